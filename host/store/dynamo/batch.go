@@ -1,0 +1,183 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// batchGetLimit is DynamoDB's maximum number of keys per BatchGetItem.
+const batchGetLimit = 100
+
+// maxUnprocessedRounds bounds the retries of unprocessed keys per chunk.
+const maxUnprocessedRounds = 10
+
+// ErrUnprocessedKeys is matched when BatchGetItem still had unprocessed keys
+// after every retry.
+var ErrUnprocessedKeys = errors.New("batch get: keys still unprocessed after retries")
+
+// BatchGetItem implements store.DB: keys are de-duplicated, read consistently
+// in chunks of 100, unprocessed keys retried with a short jittered backoff,
+// and the result is in the order of keys, nil where an item is absent.
+func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([]abi.Item, error) {
+	out := make([]abi.Item, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	// Unique keys, each with the positions that asked for it.
+	type want struct {
+		key       abi.Item
+		positions []int
+	}
+	index := map[string]*want{}
+	var order []string
+	for i, k := range keys {
+		id, err := keyID(k, nil)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo BatchGetItem key %d: %w", i, err)
+		}
+		w, ok := index[id]
+		if !ok {
+			w = &want{key: k}
+			index[id] = w
+			order = append(order, id)
+		}
+		w.positions = append(w.positions, i)
+	}
+	for start := 0; start < len(order); start += batchGetLimit {
+		end := min(start+batchGetLimit, len(order))
+		chunk := make([]abi.Item, 0, end-start)
+		for _, id := range order[start:end] {
+			chunk = append(chunk, index[id].key)
+		}
+		items, err := d.batchGetChunk(ctx, table, chunk)
+		if err != nil {
+			return nil, err
+		}
+		// Every key of a table has the table's key attributes, so an item's
+		// key is its projection on the first key's names.
+		for _, it := range items {
+			id, err := keyID(it, chunk[0])
+			if err != nil {
+				continue
+			}
+			if w, ok := index[id]; ok {
+				for _, p := range w.positions {
+					out[p] = it
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) ([]abi.Item, error) {
+	req := make([]map[string]types.AttributeValue, len(keys))
+	for i, k := range keys {
+		av, err := ToAttributeMap(k)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo BatchGetItem key: %w", err)
+		}
+		req[i] = av
+	}
+	var items []abi.Item
+	for round := 0; len(req) > 0; round++ {
+		if round > 0 {
+			if round > maxUnprocessedRounds {
+				return nil, fmt.Errorf("dynamo BatchGetItem: %d keys of table %s: %w", len(req), table, ErrUnprocessedKeys)
+			}
+			if err := sleepJitter(ctx, round); err != nil {
+				return nil, err
+			}
+		}
+		out, err := d.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+			RequestItems: map[string]types.KeysAndAttributes{
+				table: {Keys: req, ConsistentRead: aws.Bool(true)},
+			},
+		}, d.opt)
+		if err != nil {
+			return nil, mapError("BatchGetItem", err)
+		}
+		for _, raw := range out.Responses[table] {
+			it, err := FromAttributeMap(raw)
+			if err != nil {
+				return nil, fmt.Errorf("dynamo BatchGetItem: %w", err)
+			}
+			items = append(items, it)
+		}
+		req = out.UnprocessedKeys[table].Keys
+	}
+	return items, nil
+}
+
+// sleepJitter waits a jittered, growing delay: up to 10 ms × 2^(round-1),
+// capped at 500 ms, at least half of it.
+func sleepJitter(ctx context.Context, round int) error {
+	ceil := 10 * time.Millisecond << min(round-1, 6)
+	ceil = min(ceil, 500*time.Millisecond)
+	wait := ceil/2 + rand.N(ceil/2+1)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// keyID is a canonical text of a key: of item's attributes named in like (or
+// all of item's when like is nil). Numbers are normalised, so "1.0" and "1"
+// are the same key, as they are to DynamoDB.
+func keyID(item abi.Item, like abi.Item) (string, error) {
+	var names []string
+	if like == nil {
+		for n := range item {
+			names = append(names, n)
+		}
+	} else {
+		for n := range like {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		v, ok := item[n]
+		if !ok {
+			return "", fmt.Errorf("key attribute %q missing", n)
+		}
+		b.WriteString(n)
+		b.WriteByte(0)
+		b.WriteString(v.Kind.String())
+		b.WriteByte(0)
+		switch v.Kind {
+		case abi.KindS:
+			b.WriteString(v.Str)
+		case abi.KindN:
+			r, ok := new(big.Rat).SetString(v.Str)
+			if !ok {
+				return "", fmt.Errorf("key attribute %q: bad number %q", n, v.Str)
+			}
+			b.WriteString(r.RatString())
+		case abi.KindB:
+			b.WriteString(hex.EncodeToString(v.Bytes))
+		default:
+			return "", fmt.Errorf("key attribute %q has type %s; keys are S, N or B", n, v.Kind)
+		}
+		b.WriteByte(0)
+	}
+	return b.String(), nil
+}
