@@ -1,0 +1,110 @@
+package eventstore
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// TimestampFormat is how appends write the timestamp attribute (ISO-8601,
+// UTC, milliseconds, as JavaScript's toISOString).
+const TimestampFormat = "2006-01-02T15:04:05.000Z"
+
+// Item returns the stored item of an event under the layout. The event's
+// Data gets its _tag (the event type) when it lacks one.
+func (l Layout) Item(e abi.Event) abi.Item {
+	data := abi.CloneItem(e.Data)
+	if data == nil {
+		data = abi.Item{}
+	}
+	if _, ok := data[AttrTag]; !ok {
+		data[AttrTag] = abi.S(e.Type)
+	}
+	item := abi.Item{
+		l.PKName():    abi.S(l.PK(e.Stream, e.StreamID)),
+		l.SKName():    abi.S(l.SK(e.Stream, e.Version)),
+		AttrMarker:    abi.S(l.Marker(e.Stream)),
+		AttrStreamID:  abi.S(e.StreamID),
+		AttrVersion:   abi.N(strconv.FormatUint(e.Version, 10)),
+		AttrEventType: abi.S(e.Type),
+		AttrData:      abi.M(data),
+		AttrTimestamp: abi.S(e.Timestamp),
+	}
+	if e.Metadata != nil {
+		item[AttrMetadata] = abi.M(abi.CloneItem(e.Metadata))
+	}
+	return item
+}
+
+const decodeHint = "the stored item is not a valid event: repair or remove it (with onDecodeFailure \"skip\" the record is acknowledged but the next event of its row still reads it)"
+
+// decodeEvent decodes an item already known (by its marker) to be an event
+// of stream s.
+func (l Layout) decodeEvent(s Stream, item abi.Item) (abi.Event, error) {
+	fail := func(attr, problem string) error {
+		return &DecodeError{Stream: s.Name, PK: item[l.PKName()].Str, SK: item[l.SKName()].Str,
+			Attribute: attr, Problem: problem, Hint: decodeHint}
+	}
+	str := func(attr string) (string, error) {
+		v, ok := item[attr]
+		if !ok {
+			return "", fail(attr, "is missing")
+		}
+		if v.Kind != abi.KindS {
+			return "", fail(attr, fmt.Sprintf("is of type %s, want S", v.Kind))
+		}
+		return v.Str, nil
+	}
+	e := abi.Event{Stream: s.Name}
+	var err error
+	if e.StreamID, err = str(AttrStreamID); err != nil {
+		return abi.Event{}, err
+	}
+	if e.StreamID == "" {
+		return abi.Event{}, fail(AttrStreamID, "is empty")
+	}
+	v, ok := item[AttrVersion]
+	switch {
+	case !ok:
+		return abi.Event{}, fail(AttrVersion, "is missing")
+	case v.Kind != abi.KindN:
+		return abi.Event{}, fail(AttrVersion, fmt.Sprintf("is of type %s, want N", v.Kind))
+	}
+	if e.Version, err = strconv.ParseUint(v.Str, 10, 64); err != nil || e.Version == 0 || e.Version > MaxVersion {
+		return abi.Event{}, fail(AttrVersion, fmt.Sprintf("is %q, want an integer from 1 to %d", v.Str, uint64(MaxVersion)))
+	}
+	if e.Type, err = str(AttrEventType); err != nil {
+		return abi.Event{}, err
+	}
+	if !s.HasEventType(e.Type) {
+		return abi.Event{}, fail(AttrEventType, fmt.Sprintf("is %q, not one of the stream's event types %q", e.Type, s.EventTypes))
+	}
+	d, ok := item[AttrData]
+	switch {
+	case !ok:
+		return abi.Event{}, fail(AttrData, "is missing")
+	case d.Kind != abi.KindM:
+		return abi.Event{}, fail(AttrData, fmt.Sprintf("is of type %s, want M (a map with _tag)", d.Kind))
+	}
+	tag, ok := d.Map[AttrTag]
+	switch {
+	case !ok:
+		return abi.Event{}, fail(AttrData+"."+AttrTag, "is missing")
+	case tag.Kind != abi.KindS:
+		return abi.Event{}, fail(AttrData+"."+AttrTag, fmt.Sprintf("is of type %s, want S", tag.Kind))
+	case tag.Str != e.Type:
+		return abi.Event{}, fail(AttrData+"."+AttrTag, fmt.Sprintf("is %q but eventType is %q", tag.Str, e.Type))
+	}
+	e.Data = d.Map
+	if m, ok := item[AttrMetadata]; ok && m.Kind != abi.KindNULL {
+		if m.Kind != abi.KindM {
+			return abi.Event{}, fail(AttrMetadata, fmt.Sprintf("is of type %s, want M", m.Kind))
+		}
+		e.Metadata = m.Map
+	}
+	if e.Timestamp, err = str(AttrTimestamp); err != nil {
+		return abi.Event{}, err
+	}
+	return e, nil
+}
