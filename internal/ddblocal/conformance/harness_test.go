@@ -311,3 +311,12 @@ func rangeTable(t testing.TB, skType types.ScalarAttributeType) string {
 }
 
 func sleepMs(ms int) { time.Sleep(time.Duration(ms) * time.Millisecond) }
+
+// skipOnDynalite skips a test whose behaviour dynalite 4.0.0 gets wrong
+// against the AWS documentation; each call carries a comment citing the docs.
+func skipOnDynalite(t testing.TB, what string) {
+	t.Helper()
+	if tgt.name == "dynalite" {
+		t.Skipf("%s skipped: dynalite 4.0.0 %s (differs from the AWS API reference)", t.Name(), what)
+	}
+}
