@@ -1,0 +1,219 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// instanceID names a stream instance read by a source.
+type instanceID struct {
+	source   string
+	streamID string
+}
+
+// rowWork is what one call brings to one row.
+type rowWork struct {
+	key       abi.Item
+	keyStr    string
+	instances map[instanceID][]Input
+}
+
+// ApplyBatch applies decoded events to the projection's rows (SPEC P7):
+// per row, concurrently, it sorts and de-duplicates, reads the row and its
+// checkpoints, fills gaps, folds once and writes once. It never fails as a
+// whole; each row has its own outcome.
+func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
+	res := Result{Projection: e.p.Name}
+	// present holds, per source instance, the versions the batch brings
+	// whose row is known (this row, another row or none): a gap-fill needs
+	// to read only versions missing from it. Events whose key failed are
+	// not present, so no checkpoint passes them.
+	present := map[instanceID]map[uint64]bool{}
+	markPresent := func(id instanceID, v uint64) {
+		if present[id] == nil {
+			present[id] = map[uint64]bool{}
+		}
+		present[id][v] = true
+	}
+	bySource := map[string][]Input{}
+	for _, in := range inputs {
+		for _, s := range e.p.Sources {
+			if s.Stream != in.Event.Stream || (in.Source != "" && in.Source != s.Name) {
+				continue
+			}
+			in.Source = s.Name
+			bySource[s.Name] = append(bySource[s.Name], in)
+		}
+	}
+
+	rows := map[string]*rowWork{}
+	var order []string
+	for _, s := range e.p.Sources {
+		ins := bySource[s.Name]
+		if len(ins) == 0 {
+			continue
+		}
+		keys, err := e.keys(ctx, s.Name, inputEvents(ins))
+		for i, in := range ins {
+			switch {
+			case err != nil:
+				res.KeyFailures = append(res.KeyFailures, KeyFailure{Event: in.Event, Pos: in.Pos, Err: err})
+			case keys[i].Error != nil:
+				res.KeyFailures = append(res.KeyFailures, KeyFailure{Event: in.Event, Pos: in.Pos, Err: keys[i].Error})
+			case keys[i].Key == nil:
+				markPresent(instanceID{s.Name, in.Event.StreamID}, in.Event.Version)
+				res.Ignored = append(res.Ignored, Ignored{Event: in.Event, Pos: in.Pos})
+			default:
+				k, kerr := e.checkKey(keys[i].Key)
+				if kerr != nil {
+					res.KeyFailures = append(res.KeyFailures, KeyFailure{Event: in.Event, Pos: in.Pos, Err: kerr})
+					continue
+				}
+				w := rows[k]
+				if w == nil {
+					w = &rowWork{key: keys[i].Key, keyStr: k, instances: map[instanceID][]Input{}}
+					rows[k] = w
+					order = append(order, k)
+				}
+				id := instanceID{s.Name, in.Event.StreamID}
+				markPresent(id, in.Event.Version)
+				w.instances[id] = append(w.instances[id], in)
+			}
+		}
+	}
+	if len(order) == 0 {
+		return res
+	}
+
+	keys := make([]abi.Item, len(order))
+	for i, k := range order {
+		keys[i] = rows[k].key
+	}
+	items, readErr := e.db.BatchGetItem(ctx, e.p.Table, keys)
+
+	res.Rows = make([]Outcome, len(order))
+	sem := make(chan struct{}, e.p.Rows)
+	var wg sync.WaitGroup
+	for i, k := range order {
+		w := rows[k]
+		if readErr != nil {
+			res.Rows[i] = e.failed(w, fmt.Errorf("reading the row (BatchGetItem on %s): %w", e.p.Table, readErr))
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, w *rowWork, item abi.Item) {
+			defer func() { <-sem; wg.Done() }()
+			res.Rows[i] = e.applyRow(ctx, w, item, present)
+		}(i, w, items[i])
+	}
+	wg.Wait()
+	return res
+}
+
+func inputEvents(ins []Input) []abi.Event {
+	evs := make([]abi.Event, len(ins))
+	for i, in := range ins {
+		evs[i] = in.Event
+	}
+	return evs
+}
+
+// keys calls the logic's key function for a source's events.
+func (e *Engine) keys(ctx context.Context, source string, evs []abi.Event) ([]abi.KeyResult, error) {
+	resp, err := e.p.Logic.Key(ctx, &abi.KeyRequest{Source: source, Events: evs})
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Keys) != len(evs) {
+		return nil, fmt.Errorf("plugin %s: key returned %d results for %d events", e.plugin, len(resp.Keys), len(evs))
+	}
+	return resp.Keys, nil
+}
+
+// checkKey validates a row key against the table's key attributes and
+// returns its canonical string.
+func (e *Engine) checkKey(k abi.Item) (string, error) {
+	if len(k) != len(e.p.KeyAttrs) {
+		return "", fmt.Errorf("plugin %s: key returned attributes %v, but table %s is keyed by %v", e.plugin, itemNames(k), e.p.Table, e.p.KeyAttrs)
+	}
+	for _, a := range e.p.KeyAttrs {
+		v, ok := k[a]
+		if !ok {
+			return "", fmt.Errorf("plugin %s: key lacks the key attribute %q of table %s", e.plugin, a, e.p.Table)
+		}
+		switch v.Kind {
+		case abi.KindS, abi.KindB:
+			if len(v.Str) == 0 && len(v.Bytes) == 0 {
+				return "", fmt.Errorf("plugin %s: key attribute %q is empty; DynamoDB refuses empty key values", e.plugin, a)
+			}
+		case abi.KindN:
+		default:
+			return "", fmt.Errorf("plugin %s: key attribute %q is of type %s; key attributes are S, N or B", e.plugin, a, v.Kind)
+		}
+	}
+	return keyString(k), nil
+}
+
+func itemNames(it abi.Item) []string {
+	out := make([]string, 0, len(it))
+	for k := range it {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// keyString is a canonical, readable form of a key item.
+func keyString(k abi.Item) string {
+	names := itemNames(k)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		v := k[n]
+		b.WriteString(n)
+		b.WriteByte('=')
+		switch v.Kind {
+		case abi.KindB:
+			b.WriteString(strconv.Quote(string(v.Bytes)))
+		default:
+			b.WriteString(v.Str)
+		}
+	}
+	return b.String()
+}
+
+// failed is the outcome of a row that failed before its fold.
+func (e *Engine) failed(w *rowWork, err error) Outcome {
+	o := Outcome{Key: w.key, Positions: w.positions()}
+	o.Err = &RowError{Projection: e.p.Name, Key: w.keyStr, Cause: err}
+	for id, ins := range w.instances {
+		o.Instances = append(o.Instances, Instance{Source: id.source, StreamID: id.streamID, Err: err})
+		_ = ins
+	}
+	return o
+}
+
+// positions returns the record positions of the row's events, ascending.
+func (w *rowWork) positions() []int {
+	var ps []int
+	seen := map[int]bool{}
+	for _, ins := range w.instances {
+		for _, in := range ins {
+			if in.Pos >= 0 && !seen[in.Pos] {
+				seen[in.Pos] = true
+				ps = append(ps, in.Pos)
+			}
+		}
+	}
+	sort.Ints(ps)
+	return ps
+}

@@ -1,0 +1,157 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// folded is the result of folding a row's runs.
+type folded struct {
+	resp       *abi.EvolveResponse
+	decided    map[instanceID][]abi.Decision // per run, parallel to run.fold
+	write      bool                          // something was applied or rejected
+	checkpoint map[instanceID]uint64         // per run, after the fold
+}
+
+// fold calls evolve once for the row's runs, in fold order: sources in
+// declaration order, then stream id, then version. An instance whose event
+// fails (not accepted by terminal) leaves the fold, which is recomputed
+// without it; the row fails when no instance is left (SPEC M6).
+func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*run) (*folded, error) {
+	state := row.item
+	for {
+		req := &abi.EvolveRequest{Key: w.key, State: state}
+		var owner []*run
+		for _, r := range runs {
+			if r.failed != nil {
+				continue
+			}
+			for _, ev := range r.fold {
+				req.Events = append(req.Events, abi.SourcedEvent{Source: r.id.source, Event: ev})
+				owner = append(owner, r)
+			}
+		}
+		if len(runs) == 1 {
+			req.StreamID = runs[0].id.streamID
+		}
+		f := &folded{decided: map[instanceID][]abi.Decision{}, checkpoint: map[instanceID]uint64{}}
+		for _, r := range runs {
+			f.checkpoint[r.id] = r.c
+		}
+		if len(req.Events) == 0 {
+			return f, nil
+		}
+		resp, err := e.p.Logic.Evolve(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkDecisions(e.plugin, resp, len(req.Events)); err != nil {
+			return nil, err
+		}
+		if n := len(resp.Decisions); resp.Decisions[n-1].Outcome == abi.Failed {
+			r := owner[n-1]
+			ev := req.Events[n-1].Event
+			r.failed = &EventError{Event: ev, Err: resp.Decisions[n-1].Error}
+			if remaining(runs) == 0 {
+				return nil, r.failed
+			}
+			continue
+		}
+		f.resp = resp
+		for i, d := range resp.Decisions {
+			r := owner[i]
+			f.decided[r.id] = append(f.decided[r.id], d)
+			if d.Remove {
+				return nil, fmt.Errorf("plugin %s returned removeRow for %s v%d, but the projection has no removal configured; configure removal to turn rows into tombstones", e.plugin, req.Events[i].Event.Stream, req.Events[i].Event.Version)
+			}
+		}
+		anyApplied := false
+		for _, r := range runs {
+			if r.failed != nil {
+				continue
+			}
+			c := r.c
+			ds := f.decided[r.id]
+			for v := r.c + 1; v <= r.max; v++ {
+				if r.other[v] {
+					c = v
+				}
+			}
+			for i, ev := range r.fold {
+				switch ds[i].Outcome {
+				case abi.Applied:
+					anyApplied = true
+					f.write = true
+					c = max(c, ev.Version)
+				case abi.Rejected:
+					f.write = true
+					c = max(c, ev.Version)
+				}
+			}
+			f.checkpoint[r.id] = c
+		}
+		// Rejected events alone never create a row.
+		if resp.State == nil && !anyApplied {
+			f.write = false
+		}
+		return f, nil
+	}
+}
+
+func remaining(runs []*run) int {
+	n := 0
+	for _, r := range runs {
+		if r.failed == nil && len(r.fold) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// checkDecisions validates the shape of an evolve response.
+func checkDecisions(plugin string, resp *abi.EvolveResponse, events int) error {
+	n := len(resp.Decisions)
+	switch {
+	case n == 0 || n > events:
+		return fmt.Errorf("plugin %s: evolve returned %d decisions for %d events; the ABI requires one per event, stopping only after a failed one", plugin, n, events)
+	case n < events && resp.Decisions[n-1].Outcome != abi.Failed:
+		return fmt.Errorf("plugin %s: evolve returned %d decisions for %d events without a failed one at the end", plugin, n, events)
+	}
+	for i, d := range resp.Decisions {
+		switch d.Outcome {
+		case abi.Applied, abi.Skipped:
+		case abi.Rejected, abi.Failed:
+			if d.Error == nil {
+				return fmt.Errorf("plugin %s: evolve decision %d is %s without an error", plugin, i, d.Outcome)
+			}
+			if d.Outcome == abi.Failed && i != n-1 {
+				return fmt.Errorf("plugin %s: evolve went on after a failed event (decision %d of %d)", plugin, i, n)
+			}
+		default:
+			return fmt.Errorf("plugin %s: evolve decision %d has unknown outcome %d", plugin, i, d.Outcome)
+		}
+	}
+	return nil
+}
+
+// instance returns the outcome of one run.
+func (f *folded) instance(r *run) Instance {
+	in := Instance{Source: r.id.source, StreamID: r.id.streamID, AlreadyApplied: r.already, Version: r.c, Err: r.failed}
+	if r.failed != nil {
+		return in
+	}
+	for i, d := range f.decided[r.id] {
+		ev := r.fold[i]
+		switch d.Outcome {
+		case abi.Applied:
+			in.Applied = append(in.Applied, ev)
+		case abi.Skipped:
+			in.Skipped = append(in.Skipped, ev)
+		case abi.Rejected:
+			in.Rejected = append(in.Rejected, Rejection{Event: ev, Error: d.Error})
+		}
+	}
+	return in
+}

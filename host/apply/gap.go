@@ -1,0 +1,110 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// gapRead is a gap-fill read kept across a row's lost-race retries: the
+// events of (after, to] and which of them fold into this row.
+type gapRead struct {
+	after, to uint64
+	events    []abi.Event
+	mine      map[uint64]bool
+}
+
+// fillGaps makes r.fold hold every version c+1 … max of the instance that
+// addresses this row, and r.other the versions of that range that address
+// another row or none. It reads the event store only when the batch lacks a
+// version (SPEC P7), with one bounded, strongly consistent read.
+func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[uint64]bool, gaps map[instanceID]*gapRead) error {
+	mine := make(map[uint64]bool, len(r.fold))
+	for _, ev := range r.fold {
+		mine[ev.Version] = true
+	}
+	complete := true
+	for v := r.c + 1; v <= r.max; v++ {
+		if !present[v] {
+			complete = false
+			break
+		}
+	}
+	if complete {
+		for v := r.c + 1; v <= r.max; v++ {
+			if !mine[v] {
+				r.other[v] = true
+			}
+		}
+		return nil
+	}
+
+	g := gaps[r.id]
+	if g == nil || g.after > r.c || g.to < r.max {
+		var err error
+		if g, err = e.readGap(ctx, w, r, present, mine); err != nil {
+			return err
+		}
+		gaps[r.id] = g
+	}
+	r.fold = r.fold[:0]
+	for _, ev := range g.events {
+		if ev.Version <= r.c || ev.Version > r.max {
+			continue
+		}
+		if g.mine[ev.Version] {
+			r.fold = append(r.fold, ev)
+		} else {
+			r.other[ev.Version] = true
+		}
+	}
+	return nil
+}
+
+// readGap reads (c, max] from the event store and keys the events the
+// batch did not bring.
+func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present, mine map[uint64]bool) (*gapRead, error) {
+	evs, err := e.events.ReadFrom(ctx, r.src.Stream, r.id.streamID, r.c, r.max)
+	if err != nil {
+		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: %w", r.src.Stream, r.id.streamID, r.c+1, r.max, err)
+	}
+	want := r.c + 1
+	for _, ev := range evs {
+		if ev.Version != want {
+			return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store returned version %d where %d was expected; an append commits versions contiguously, so the event store's items or layout are not what this host expects", r.src.Stream, r.id.streamID, r.c+1, r.max, ev.Version, want)
+		}
+		want++
+	}
+	if want != r.max+1 {
+		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store holds only up to version %d, yet version %d was delivered; check that the projection reads the table the change feed comes from", r.src.Stream, r.id.streamID, r.c+1, r.max, want-1, r.max)
+	}
+	g := &gapRead{after: r.c, to: r.max, events: evs, mine: map[uint64]bool{}}
+	var unknown []abi.Event
+	for _, ev := range evs {
+		switch {
+		case mine[ev.Version]:
+			g.mine[ev.Version] = true
+		case present[ev.Version]:
+			// brought by the batch and keyed to another row or none
+		default:
+			unknown = append(unknown, ev)
+		}
+	}
+	if len(unknown) == 0 {
+		return g, nil
+	}
+	keys, err := e.keys(ctx, r.id.source, unknown)
+	if err != nil {
+		return nil, fmt.Errorf("keying gap-filled events: %w", err)
+	}
+	for i, k := range keys {
+		if k.Error != nil {
+			return nil, fmt.Errorf("key failed on gap-filled %s %s v%d: %w", r.src.Stream, r.id.streamID, unknown[i].Version, k.Error)
+		}
+		if k.Key != nil && keyString(k.Key) == w.keyStr {
+			g.mine[unknown[i].Version] = true
+		}
+	}
+	return g, nil
+}

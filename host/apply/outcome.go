@@ -1,0 +1,119 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// Input is one decoded event handed to ApplyBatch.
+type Input struct {
+	Source string    // the source that reads it; "" routes it to every source of its stream
+	Event  abi.Event // the event
+	Pos    int       // its record's position in the batch; -1 when it has none
+}
+
+// Rejection is an event that evolve failed and terminal accepted.
+type Rejection struct {
+	Event abi.Event
+	Error *abi.Error
+}
+
+// Instance is the outcome for one source instance of a row.
+type Instance struct {
+	Source         string
+	StreamID       string
+	Applied        []abi.Event // version order, gap-filled ones included
+	AlreadyApplied []abi.Event // the batch's events the row already had
+	Skipped        []abi.Event
+	Rejected       []Rejection
+	Superseded     []abi.Event // latest mode: older events not folded
+	Version        uint64      // the instance's checkpoint after the call
+	Err            error       // set when this instance failed
+}
+
+// Outcome is what happened to one row in one call: Applied (Err nil) or
+// Failed (Err set).
+type Outcome struct {
+	Key       abi.Item   // the row's key
+	Instances []Instance // one per source instance with events in the call
+	State     abi.Item   // the row after the call (as written, or as read when nothing was written)
+	Written   bool       // the call wrote the row
+	Revision  int64      // the row's revision after the call (0 without revision)
+	Removed   bool       // the row is a tombstone
+	Attempts  int        // write attempts (1 + lost races)
+	Positions []int      // record positions of the row's batch events, ascending
+	Err       error      // the row failed: nothing was written
+}
+
+// Failed reports whether the row failed.
+func (o *Outcome) Failed() bool { return o.Err != nil }
+
+// Applied returns every applied event of the row, across instances, in fold order.
+func (o *Outcome) Applied() []abi.Event {
+	var out []abi.Event
+	for _, in := range o.Instances {
+		out = append(out, in.Applied...)
+	}
+	return out
+}
+
+// Ignored is an event whose key named no row (SPEC P1).
+type Ignored struct {
+	Event abi.Event
+	Pos   int
+}
+
+// Result is the outcome of one ApplyBatch call. ApplyBatch never fails as a
+// whole: every row has its own Outcome.
+type Result struct {
+	Projection string
+	Rows       []Outcome
+	Ignored    []Ignored
+	// KeyFailures are events whose key function failed; their rows are
+	// unknown, so their records must be retried.
+	KeyFailures []KeyFailure
+}
+
+// KeyFailure is an event the projection's key function failed on.
+type KeyFailure struct {
+	Event abi.Event
+	Pos   int
+	Err   error
+}
+
+// ErrConcurrentModification is the error of a row whose conditional write
+// lost every race of its retry budget (SPEC P10).
+var ErrConcurrentModification = errors.New("ConcurrentModification")
+
+// RowError is the error of a failed row: which projection and row, and why.
+type RowError struct {
+	Projection string
+	Key        string
+	Cause      error
+}
+
+// Error implements error.
+func (e *RowError) Error() string {
+	return fmt.Sprintf("projection %s: row %s: %v", e.Projection, e.Key, e.Cause)
+}
+
+// Unwrap returns the cause.
+func (e *RowError) Unwrap() error { return e.Cause }
+
+// EventError is a domain error that failed an event's fold (evolve failed
+// and terminal did not accept the error).
+type EventError struct {
+	Event abi.Event
+	Err   *abi.Error
+}
+
+// Error implements error.
+func (e *EventError) Error() string {
+	return fmt.Sprintf("evolve failed on %s %s v%d (%s): %v; the row keeps its checkpoint below this event and every later delivery will fail the same way until the plugin accepts or skips it (terminal / skip) or the event is repaired",
+		e.Event.Stream, e.Event.StreamID, e.Event.Version, e.Event.Type, e.Err)
+}
+
+// Unwrap returns the domain error.
+func (e *EventError) Unwrap() error { return e.Err }

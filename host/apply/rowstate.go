@@ -1,0 +1,72 @@
+package apply
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// rowState is a row as read: its item and the engine's fields in it.
+type rowState struct {
+	item        abi.Item // nil when absent
+	revision    int64
+	hasRevision bool
+}
+
+// readRow parses the engine's fields of a row as read.
+func (e *Engine) readRow(item abi.Item) (*rowState, error) {
+	s := &rowState{item: item}
+	if e.p.Revision != nil && item != nil {
+		if v, ok := item[e.p.Revision.Field]; ok {
+			n, err := intField(v)
+			if err != nil {
+				return nil, fmt.Errorf("the row's revision field %q %v; it must be an integer the projection increments on every write", e.p.Revision.Field, err)
+			}
+			s.revision, s.hasRevision = n, true
+		}
+	}
+	return s, nil
+}
+
+// checkpoint returns the instance's checkpoint: the last version considered
+// for the row (0 when none).
+func (s *rowState) checkpoint(e *Engine, id instanceID) (uint64, error) {
+	if s.item == nil {
+		return 0, nil
+	}
+	f := e.p.Checkpoint
+	v, ok := s.item[f.Field]
+	if !ok {
+		return 0, nil // a legacy row: every event applies
+	}
+	n, err := intField(v)
+	if err != nil {
+		return 0, fmt.Errorf("the row's checkpoint field %q %v; it must hold the last applied stream version (plus offset %d)", f.Field, err, f.Offset)
+	}
+	c := n - f.Offset
+	if c < 0 {
+		return 0, fmt.Errorf("the row's checkpoint field %q holds %d, below the offset %d: that is no stream version", f.Field, n, f.Offset)
+	}
+	return uint64(c), nil
+}
+
+// nextRevision is the revision the next write sets.
+func (s *rowState) nextRevision(r *Revision) int64 {
+	if !s.hasRevision {
+		return r.Initial
+	}
+	return s.revision + 1
+}
+
+// intField reads an integer number attribute.
+func intField(v abi.Value) (int64, error) {
+	if v.Kind != abi.KindN {
+		return 0, fmt.Errorf("is of type %s, not N", v.Kind)
+	}
+	n, err := strconv.ParseInt(v.Str, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("holds %q, not an integer", v.Str)
+	}
+	return n, nil
+}
