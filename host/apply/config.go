@@ -60,17 +60,17 @@ type Retry struct {
 
 // Projection configures the engine for one projection.
 type Projection struct {
-	Name       string       // the projection's name, used in outcomes and errors
-	Table      string       // the read-model table
-	KeyAttrs   []string     // the table's key attribute names (hash, then range)
-	Sources    []Source     // in declaration order; one for a single-source projection
-	Checkpoint Checkpoint   // single-source checkpoint field (required without Revision)
-	Revision   *Revision    // optional for single-source projections
-	CreatedAt  string       // attribute keeping the row's creation time ("" disables it)
-	WrittenBy  string       // attribute recording the plugin that wrote the row ("" disables it)
-	Logic      logic.Logic  // the domain logic
-	Rows       int          // rows processed concurrently (default 10)
-	Retry      Retry        // lost-race policy
+	Name       string      // the projection's name, used in outcomes and errors
+	Table      string      // the read-model table
+	KeyAttrs   []string    // the table's key attribute names (hash, then range)
+	Sources    []Source    // in declaration order; one for a single-source projection
+	Checkpoint Checkpoint  // single-source checkpoint field (required without Revision)
+	Revision   *Revision   // optional for single-source projections
+	CreatedAt  string      // attribute keeping the row's creation time ("" disables it)
+	WrittenBy  string      // attribute recording the plugin that wrote the row ("" disables it)
+	Logic      logic.Logic // the domain logic
+	Rows       int         // rows processed concurrently (default 10)
+	Retry      Retry       // lost-race policy
 	Now        func() time.Time
 	Logger     *slog.Logger
 }
