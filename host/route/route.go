@@ -1,0 +1,66 @@
+// Package route sends each decoded event to every projection that reads its
+// stream (SPEC B6): one feed, several projections, each record decoded once.
+// Streams named for side effects only come back as Unrouted.
+package route
+
+import (
+	"sort"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// Event is a decoded event with its record's position in the batch.
+type Event struct {
+	Pos   int
+	Event abi.Event
+}
+
+// Table is a routing table: which projections read which stream, and which
+// streams are named for side effects.
+type Table struct {
+	byStream    map[string][]string
+	sideEffects map[string]bool
+}
+
+// New returns a routing table. projections maps a projection's name to the
+// streams it reads; sideEffects names streams whose events the caller wants
+// back, decoded, whether or not a projection reads them.
+func New(projections map[string][]string, sideEffects []string) *Table {
+	t := &Table{byStream: map[string][]string{}, sideEffects: map[string]bool{}}
+	names := make([]string, 0, len(projections))
+	for n := range projections {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, s := range projections[n] {
+			t.byStream[s] = append(t.byStream[s], n)
+		}
+	}
+	for _, s := range sideEffects {
+		t.sideEffects[s] = true
+	}
+	return t
+}
+
+// Routed is the result of routing a batch.
+type Routed struct {
+	// ByProjection holds each projection's events, in record order.
+	ByProjection map[string][]Event
+	// Unrouted holds the events of streams named for side effects.
+	Unrouted []Event
+}
+
+// Route sends every event to each projection of its stream.
+func (t *Table) Route(events []Event) Routed {
+	r := Routed{ByProjection: map[string][]Event{}}
+	for _, ev := range events {
+		for _, p := range t.byStream[ev.Event.Stream] {
+			r.ByProjection[p] = append(r.ByProjection[p], ev)
+		}
+		if t.sideEffects[ev.Event.Stream] {
+			r.Unrouted = append(r.Unrouted, ev)
+		}
+	}
+	return r
+}
