@@ -1,0 +1,4 @@
+package dynamo
+
+// MapError exposes mapError to the tests.
+var MapError = mapError
