@@ -240,8 +240,16 @@ func (r *Reader) Bool() bool {
 // Value reads one Value.
 func (r *Reader) Value() Value { return r.value(0) }
 
-func (r *Reader) value(depth int) Value {
-	k := Kind(r.Byte())
+// ValuePayload reads the payload of a Value whose Kind byte k was already
+// read.
+func (r *Reader) ValuePayload(k Kind) Value { return r.payload(k, 0) }
+
+func (r *Reader) value(depth int) Value { return r.payload(Kind(r.Byte()), depth) }
+
+func (r *Reader) payload(k Kind, depth int) Value {
+	if r.err != nil {
+		return Value{}
+	}
 	switch k {
 	case KindInvalid, KindNULL:
 		return Value{Kind: k}

@@ -1,0 +1,508 @@
+package guest
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// Mapping between Go values and the abi encoding, straight from and to bytes
+// (no abi.Item in between). Each Go type gets a codec, built once by
+// reflection and cached; encoding and decoding then work on field offsets.
+
+// Number is an exact decimal number (DynamoDB N) kept as its text, for
+// amounts that must not pass through float64.
+type Number string
+
+// Float returns n parsed as a float64 (0 when n is not a number).
+func (n Number) Float() float64 { f, _ := strconv.ParseFloat(string(n), 64); return f }
+
+// Int returns n parsed as an int64 (0 when n is not an integer).
+func (n Number) Int() int64 { i, _ := strconv.ParseInt(string(n), 10, 64); return i }
+
+// MappingError reports a value that cannot be mapped to or from a Go type.
+type MappingError struct {
+	Type   string // the Go type
+	Reason string
+}
+
+// Error implements error.
+func (e *MappingError) Error() string { return "guest: mapping " + e.Type + ": " + e.Reason }
+
+type encoder struct {
+	buf []byte
+	err error
+}
+
+func (e *encoder) fail(t reflect.Type, format string, args ...any) {
+	if e.err == nil {
+		e.err = &MappingError{Type: t.String(), Reason: fmt.Sprintf(format, args...)}
+	}
+}
+
+type decoder struct {
+	r     abi.Reader
+	depth int
+}
+
+// codec maps one Go type. enc appends a whole Value (kind byte included);
+// dec reads the payload of a Value whose kind byte k was already read; omit
+// reports values stored as absent attributes (nil pointers, slices, maps).
+type codec struct {
+	t    reflect.Type
+	enc  func(e *encoder, p unsafe.Pointer)
+	dec  func(d *decoder, k abi.Kind, p unsafe.Pointer)
+	omit func(p unsafe.Pointer) bool
+	// fields is set for structs (mapped to M).
+	fields []field
+	byName map[string]int
+	// entries reads n item entries into p (structs and maps).
+	entries func(d *decoder, n int, p unsafe.Pointer)
+}
+
+type field struct {
+	name   string
+	offset uintptr
+	c      *codec
+}
+
+var (
+	codecs   sync.Map // reflect.Type -> *codec
+	buildMu  sync.Mutex
+	building = map[reflect.Type]*codec{}
+)
+
+var (
+	numberType = reflect.TypeOf(Number(""))
+	valueType  = reflect.TypeOf(abi.Value{})
+	bytesType  = reflect.TypeOf([]byte(nil))
+)
+
+func codecFor(t reflect.Type) *codec {
+	if c, ok := codecs.Load(t); ok {
+		return c.(*codec)
+	}
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	return buildCodec(t)
+}
+
+// buildCodec builds (with buildMu held) the codec of t; recursive types find
+// their own codec, not yet complete, in building.
+func buildCodec(t reflect.Type) *codec {
+	if c, ok := codecs.Load(t); ok {
+		return c.(*codec)
+	}
+	if c, ok := building[t]; ok {
+		return c
+	}
+	c := &codec{t: t}
+	building[t] = c
+	c.fill()
+	delete(building, t)
+	codecs.Store(t, c)
+	return c
+}
+
+func (c *codec) mismatch(d *decoder, k abi.Kind) {
+	d.r.Fail("cannot decode %s into %s", k, c.t)
+}
+
+func (c *codec) fill() {
+	t := c.t
+	switch {
+	case t == numberType:
+		c.enc = func(e *encoder, p unsafe.Pointer) {
+			s := *(*string)(p)
+			if s == "" {
+				s = "0"
+			}
+			e.buf = append(e.buf, byte(abi.KindN))
+			e.buf = abi.AppendString(e.buf, s)
+		}
+		c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+			if k != abi.KindN {
+				c.mismatch(d, k)
+				return
+			}
+			*(*string)(p) = d.r.String()
+		}
+		return
+	case t == valueType:
+		c.enc = func(e *encoder, p unsafe.Pointer) { e.buf = abi.AppendValue(e.buf, *(*abi.Value)(p)) }
+		c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+			*(*abi.Value)(p) = d.r.ValuePayload(k)
+		}
+		c.omit = func(p unsafe.Pointer) bool { return (*abi.Value)(p).Kind == abi.KindInvalid }
+		return
+	case t == bytesType:
+		c.enc = func(e *encoder, p unsafe.Pointer) {
+			e.buf = append(e.buf, byte(abi.KindB))
+			e.buf = abi.AppendBytes(e.buf, *(*[]byte)(p))
+		}
+		c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+			if k != abi.KindB {
+				c.mismatch(d, k)
+				return
+			}
+			*(*[]byte)(p) = d.r.Bytes()
+		}
+		c.omit = func(p unsafe.Pointer) bool { return *(*[]byte)(p) == nil }
+		return
+	}
+	switch t.Kind() {
+	case reflect.String:
+		c.enc = func(e *encoder, p unsafe.Pointer) {
+			e.buf = append(e.buf, byte(abi.KindS))
+			e.buf = abi.AppendString(e.buf, *(*string)(p))
+		}
+		c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+			if k != abi.KindS {
+				c.mismatch(d, k)
+				return
+			}
+			*(*string)(p) = d.r.String()
+		}
+	case reflect.Bool:
+		c.enc = func(e *encoder, p unsafe.Pointer) {
+			e.buf = append(e.buf, byte(abi.KindBOOL))
+			e.buf = abi.AppendBool(e.buf, *(*bool)(p))
+		}
+		c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+			if k != abi.KindBOOL {
+				c.mismatch(d, k)
+				return
+			}
+			*(*bool)(p) = d.r.Bool()
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		c.fillInt()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		c.fillUint()
+	case reflect.Float32, reflect.Float64:
+		c.fillFloat()
+	case reflect.Pointer:
+		c.fillPointer()
+	case reflect.Struct:
+		c.fillStruct()
+	case reflect.Slice:
+		c.fillSlice()
+	case reflect.Map:
+		c.fillMap()
+	case reflect.Interface:
+		c.fillInterface()
+	default:
+		c.enc = func(e *encoder, _ unsafe.Pointer) { e.fail(t, "unsupported kind %s", t.Kind()) }
+		c.dec = func(d *decoder, _ abi.Kind, _ unsafe.Pointer) { d.r.Fail("unsupported Go type %s", t) }
+	}
+}
+
+func (c *codec) readNumber(d *decoder, k abi.Kind) (string, bool) {
+	if k != abi.KindN {
+		c.mismatch(d, k)
+		return "", false
+	}
+	return d.r.String(), d.r.Err() == nil
+}
+
+func (c *codec) fillInt() {
+	bits := c.t.Bits()
+	c.enc = func(e *encoder, p unsafe.Pointer) {
+		var v int64
+		switch bits {
+		case 8:
+			v = int64(*(*int8)(p))
+		case 16:
+			v = int64(*(*int16)(p))
+		case 32:
+			v = int64(*(*int32)(p))
+		default:
+			v = *(*int64)(p)
+		}
+		e.buf = append(e.buf, byte(abi.KindN))
+		var tmp [24]byte
+		e.buf = abi.AppendBytes(e.buf, strconv.AppendInt(tmp[:0], v, 10))
+	}
+	c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+		s, ok := c.readNumber(d, k)
+		if !ok {
+			return
+		}
+		v, err := strconv.ParseInt(s, 10, bits)
+		if err != nil {
+			f, ferr := strconv.ParseFloat(s, 64)
+			if ferr != nil || f != math.Trunc(f) || f < -math.Ldexp(1, bits-1) || f >= math.Ldexp(1, bits-1) {
+				d.r.Fail("number %q does not fit %s", s, c.t)
+				return
+			}
+			v = int64(f)
+		}
+		switch bits {
+		case 8:
+			*(*int8)(p) = int8(v)
+		case 16:
+			*(*int16)(p) = int16(v)
+		case 32:
+			*(*int32)(p) = int32(v)
+		default:
+			*(*int64)(p) = v
+		}
+	}
+}
+
+func (c *codec) fillUint() {
+	bits := c.t.Bits()
+	c.enc = func(e *encoder, p unsafe.Pointer) {
+		var v uint64
+		switch bits {
+		case 8:
+			v = uint64(*(*uint8)(p))
+		case 16:
+			v = uint64(*(*uint16)(p))
+		case 32:
+			v = uint64(*(*uint32)(p))
+		default:
+			v = *(*uint64)(p)
+		}
+		e.buf = append(e.buf, byte(abi.KindN))
+		var tmp [24]byte
+		e.buf = abi.AppendBytes(e.buf, strconv.AppendUint(tmp[:0], v, 10))
+	}
+	c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+		s, ok := c.readNumber(d, k)
+		if !ok {
+			return
+		}
+		v, err := strconv.ParseUint(s, 10, bits)
+		if err != nil {
+			f, ferr := strconv.ParseFloat(s, 64)
+			if ferr != nil || f != math.Trunc(f) || f < 0 || f >= math.Ldexp(1, bits) {
+				d.r.Fail("number %q does not fit %s", s, c.t)
+				return
+			}
+			v = uint64(f)
+		}
+		switch bits {
+		case 8:
+			*(*uint8)(p) = uint8(v)
+		case 16:
+			*(*uint16)(p) = uint16(v)
+		case 32:
+			*(*uint32)(p) = uint32(v)
+		default:
+			*(*uint64)(p) = v
+		}
+	}
+}
+
+func (c *codec) fillFloat() {
+	bits := c.t.Bits()
+	c.enc = func(e *encoder, p unsafe.Pointer) {
+		var f float64
+		if bits == 32 {
+			f = float64(*(*float32)(p))
+		} else {
+			f = *(*float64)(p)
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			e.fail(c.t, "%v cannot be stored as a DynamoDB number", f)
+			return
+		}
+		e.buf = append(e.buf, byte(abi.KindN))
+		var tmp [32]byte
+		e.buf = abi.AppendBytes(e.buf, strconv.AppendFloat(tmp[:0], f, 'g', -1, bits))
+	}
+	c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+		s, ok := c.readNumber(d, k)
+		if !ok {
+			return
+		}
+		f, err := strconv.ParseFloat(s, bits)
+		if err != nil {
+			d.r.Fail("number %q does not fit %s", s, c.t)
+			return
+		}
+		if bits == 32 {
+			*(*float32)(p) = float32(f)
+		} else {
+			*(*float64)(p) = f
+		}
+	}
+}
+
+func (c *codec) fillPointer() {
+	elem := buildCodec(c.t.Elem())
+	et := c.t.Elem()
+	c.enc = func(e *encoder, p unsafe.Pointer) {
+		q := *(*unsafe.Pointer)(p)
+		if q == nil {
+			e.buf = append(e.buf, byte(abi.KindNULL))
+			return
+		}
+		elem.enc(e, q)
+	}
+	c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+		if k == abi.KindNULL {
+			*(*unsafe.Pointer)(p) = nil
+			return
+		}
+		q := reflect.New(et).UnsafePointer()
+		elem.dec(d, k, q)
+		*(*unsafe.Pointer)(p) = q
+	}
+	c.omit = func(p unsafe.Pointer) bool { return *(*unsafe.Pointer)(p) == nil }
+}
+
+// fieldName returns the attribute name of a struct field and whether the
+// field is mapped: the ddb tag's name, else the Go name with its first
+// letter lower-cased; `ddb:"-"` ignores the field.
+func fieldName(f reflect.StructField) (string, bool) {
+	tag := f.Tag.Get("ddb")
+	if tag == "-" {
+		return "", false
+	}
+	if name, _, _ := strings.Cut(tag, ","); name != "" {
+		return name, true
+	}
+	r, n := utf8.DecodeRuneInString(f.Name)
+	return string(unicode.ToLower(r)) + f.Name[n:], true
+}
+
+func (c *codec) addFields(t reflect.Type, base uintptr) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("ddb") == "" {
+			c.addFields(f.Type, base+f.Offset)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		name, ok := fieldName(f)
+		if !ok {
+			continue
+		}
+		if j, dup := c.byName[name]; dup {
+			c.fields[j] = field{name: name, offset: base + f.Offset, c: buildCodec(f.Type)}
+			continue
+		}
+		c.byName[name] = len(c.fields)
+		c.fields = append(c.fields, field{name: name, offset: base + f.Offset, c: buildCodec(f.Type)})
+	}
+}
+
+func (c *codec) fillStruct() {
+	c.byName = map[string]int{}
+	c.addFields(c.t, 0)
+	c.entries = c.decFields
+	c.enc = func(e *encoder, p unsafe.Pointer) {
+		e.buf = append(e.buf, byte(abi.KindM))
+		c.encFields(e, p, false)
+	}
+	c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+		if k != abi.KindM {
+			c.mismatch(d, k)
+			return
+		}
+		n := d.r.Count(2)
+		c.decFields(d, n, p)
+	}
+}
+
+// encFields appends the struct at p as an item's entries, preceded by the
+// entry count (plus one when opt, for an optional item).
+func (c *codec) encFields(e *encoder, p unsafe.Pointer, opt bool) {
+	n := 0
+	for i := range c.fields {
+		f := &c.fields[i]
+		if f.c.omit == nil || !f.c.omit(unsafe.Add(p, f.offset)) {
+			n++
+		}
+	}
+	if opt {
+		n++
+	}
+	e.buf = abi.AppendUvarint(e.buf, uint64(n))
+	for i := range c.fields {
+		f := &c.fields[i]
+		q := unsafe.Add(p, f.offset)
+		if f.c.omit != nil && f.c.omit(q) {
+			continue
+		}
+		e.buf = abi.AppendString(e.buf, f.name)
+		f.c.enc(e, q)
+	}
+}
+
+// decFields reads n item entries into the struct at p; unknown attributes
+// are skipped.
+func (c *codec) decFields(d *decoder, n int, p unsafe.Pointer) {
+	if d.depth++; d.depth > abi.MaxDepth {
+		d.r.Fail("nesting deeper than %d", abi.MaxDepth)
+		return
+	}
+	for i := 0; i < n && d.r.Err() == nil; i++ {
+		name := d.r.String()
+		j := -1
+		if len(c.fields) <= 8 {
+			for x := range c.fields {
+				if c.fields[x].name == name {
+					j = x
+					break
+				}
+			}
+		} else if x, ok := c.byName[name]; ok {
+			j = x
+		}
+		if j < 0 {
+			d.r.SkipValue()
+			continue
+		}
+		f := &c.fields[j]
+		k := abi.Kind(d.r.Byte())
+		q := unsafe.Add(p, f.offset)
+		if k == abi.KindNULL && f.c.t.Kind() != reflect.Pointer && f.c.t != valueType {
+			typedmemclr(f.c.t, q)
+			continue
+		}
+		f.c.dec(d, k, q)
+	}
+	d.depth--
+}
+
+// typedmemclr sets the value of type t at p to its zero value.
+func typedmemclr(t reflect.Type, p unsafe.Pointer) {
+	reflect.NewAt(t, p).Elem().SetZero()
+}
+
+// decodeOptItem decodes an encoded optional item into the struct or map at
+// p; an absent item leaves it unchanged.
+func decodeOptItem(raw string, c *codec, p unsafe.Pointer) error {
+	if c.entries == nil {
+		return &MappingError{Type: c.t.String(), Reason: "an item maps only to a struct or a map[string]T"}
+	}
+	var d decoder
+	d.r.Reset(raw)
+	if n, ok := d.r.OptCount(); ok {
+		c.entries(&d, n, p)
+	}
+	return d.r.End()
+}
+
+// encodeOptItem appends the struct at p as an optional item.
+func encodeOptItem(dst []byte, c *codec, p unsafe.Pointer) ([]byte, error) {
+	e := encoder{buf: dst}
+	if c.fields != nil || c.t.Kind() == reflect.Struct {
+		c.encFields(&e, p, true)
+		return e.buf, e.err
+	}
+	return appendOptItemOf(dst, reflect.NewAt(c.t, p).Elem().Interface())
+}
