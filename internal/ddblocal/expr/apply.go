@@ -47,19 +47,30 @@ func (u *Update) Apply(item abi.Item) (abi.Item, error) {
 			return nil, err
 		}
 	}
-	// Remove list elements from the highest index down, so that indices
-	// keep referring to the list as it was.
-	sort.SliceStable(removes, func(i, j int) bool {
-		a, b := removes[i], removes[j]
-		if len(a) == len(b) && a[len(a)-1].IsIndex && b[len(b)-1].IsIndex && Path(a[:len(a)-1]).Equal(b[:len(b)-1]) {
-			return a[len(a)-1].Index > b[len(b)-1].Index
-		}
-		return false
-	})
+	// Remove list elements from the highest index down (and inside an
+	// element before removing elements before it), so that indices keep
+	// referring to the lists as they were.
+	sort.SliceStable(removes, func(i, j int) bool { return pathAfter(removes[i], removes[j]) })
 	for _, p := range removes {
 		removeAt(out, p)
 	}
 	return out, nil
+}
+
+// pathAfter orders paths descending, element by element (higher indices
+// first); removals in that order never shift an index still to be used.
+func pathAfter(a, b Path) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x.IsIndex && y.IsIndex {
+			return x.Index > y.Index
+		}
+		return x.Name > y.Name
+	}
+	return len(a) > len(b)
 }
 
 func validation(msg string) error { return apierr.Validation("%s", msg) }
