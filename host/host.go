@@ -1,0 +1,252 @@
+// Package host is the dynafold projection host as a library: it loads a
+// configuration (SPEC H4), connects to DynamoDB, loads each projection's
+// plugin and runs change-feed batches through decode → route → apply,
+// answering with the partial batch response.
+//
+//	cfg, _ := host.LoadConfig("dynafold.json")
+//	h, _ := host.New(ctx, cfg)
+//	res, _ := h.ProcessBatch(ctx, records)
+//	resp, _ := res.Response()
+//
+// The stages are packages of their own: host/decode, host/route,
+// host/apply, host/batch; the plugin runtime is host/plugin.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/apply"
+	"github.com/dynafold/dynafold/host/batch"
+	"github.com/dynafold/dynafold/host/decode"
+	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/host/store/dynamo"
+)
+
+// Host runs the configured projections.
+type Host struct {
+	cfg     *Config
+	db      *dynamo.DB
+	es      *eventstore.Store
+	streams map[string]eventstore.Stream
+	engines map[string]*apply.Engine
+	order   []string
+	logics  []logic.Logic
+	proc    *batch.Processor
+	log     *slog.Logger
+}
+
+// Option changes how New builds a Host.
+type Option func(*options)
+
+type options struct {
+	native map[string]logic.Logic
+	client *dynamodb.Client
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// WithNative registers logic that a projection names as "native:<name>".
+func WithNative(name string, l logic.Logic) Option {
+	return func(o *options) { o.native[name] = l }
+}
+
+// WithClient makes the host use client instead of building one from the
+// configuration's endpoint and region.
+func WithClient(c *dynamodb.Client) Option { return func(o *options) { o.client = c } }
+
+// WithLogger sets the host's logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithClock sets the clock used for createdAt and event timestamps.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// New connects to DynamoDB, loads every projection's plugin and validates
+// the configuration against what the plugins describe.
+func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) {
+	o := options{native: map[string]logic.Logic{}, log: slog.Default(), now: time.Now}
+	for _, f := range opts {
+		f(&o)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	h := &Host{cfg: cfg, streams: map[string]eventstore.Stream{}, engines: map[string]*apply.Engine{}, log: o.log}
+	defer func() {
+		if err != nil {
+			_ = h.Close(ctx)
+		}
+	}()
+	client := o.client
+	if client == nil {
+		if client, err = dynamo.NewClient(ctx, cfg.Endpoint, region(cfg)); err != nil {
+			return nil, fmt.Errorf("DynamoDB client: %w", err)
+		}
+	}
+	h.db = dynamo.New(client)
+	var streams []eventstore.Stream
+	for _, s := range cfg.EventStore.Streams {
+		st := eventstore.Stream{Name: s.Name, EventTypes: s.EventTypes, Composite: s.Composite}
+		h.streams[s.Name] = st
+		streams = append(streams, st)
+	}
+	layout := eventstore.DefaultLayout(cfg.EventStore.Schema, max(cfg.EventStore.SchemaVersion, 1))
+	if h.es, err = eventstore.New(h.db, cfg.EventStore.Table, layout, eventstore.WithClock(o.now)); err != nil {
+		return nil, err
+	}
+	dec, err := layout.NewDecoder(streams...)
+	if err != nil {
+		return nil, err
+	}
+	var engines []*apply.Engine
+	for _, pc := range cfg.Projections {
+		e, err := h.newEngine(ctx, pc, o)
+		if err != nil {
+			return nil, fmt.Errorf("projection %q: %w", pc.Name, err)
+		}
+		h.engines[pc.Name] = e
+		h.order = append(h.order, pc.Name)
+		engines = append(engines, e)
+	}
+	dopts := decode.Options{Decoder: dec, Source: decode.Source(cfg.Source), OnDecodeFailure: decode.FailurePolicy(cfg.OnDecodeFailure)}
+	if h.proc, err = batch.New(dopts, engines, cfg.SideEffectStreams); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func region(cfg *Config) string {
+	if cfg.Region == "" {
+		return "us-east-1"
+	}
+	return cfg.Region
+}
+
+func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*apply.Engine, error) {
+	l, err := h.loadLogic(ctx, pc, o)
+	if err != nil {
+		return nil, err
+	}
+	d := l.Describe()
+	var sources []apply.Source
+	for _, s := range d.Sources {
+		if _, ok := h.streams[s.Stream]; !ok {
+			return nil, fmt.Errorf("plugin %s reads stream %q, which eventStore.streams does not define", d.Name, s.Stream)
+		}
+		sources = append(sources, apply.Source{Name: s.Name, Stream: s.Stream, Mode: s.Mode})
+	}
+	p := apply.Projection{
+		Name: pc.Name, Table: pc.Table, KeyAttrs: pc.Key, Sources: sources, Logic: l,
+		Checkpoint: apply.Checkpoint{Field: pc.Checkpoint.Field, Offset: pc.Checkpoint.Offset},
+		CreatedAt:  pc.CreatedAt, WrittenBy: pc.WrittenBy, Rows: pc.Concurrency,
+		Retry: apply.Retry{Attempts: pc.Retry.Attempts, Base: time.Duration(pc.Retry.Base), Max: time.Duration(pc.Retry.Max)},
+		Now:   o.now, Logger: h.log.With("projection", pc.Name),
+	}
+	if len(p.KeyAttrs) == 0 {
+		p.KeyAttrs = []string{"pk", "sk"}
+	}
+	switch p.CreatedAt {
+	case "":
+		p.CreatedAt = "createdAt"
+	case "-":
+		p.CreatedAt = ""
+	}
+	if pc.Revision != nil {
+		p.Revision = &apply.Revision{Field: pc.Revision.Field, Initial: pc.Revision.Initial}
+	}
+	return apply.New(p, h.db, storeReader{h})
+}
+
+func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (logic.Logic, error) {
+	if name, ok := strings.CutPrefix(pc.Plugin, "native:"); ok {
+		l := o.native[name]
+		if l == nil {
+			return nil, fmt.Errorf("plugin %q: no native logic registered under %q (host.WithNative)", pc.Plugin, name)
+		}
+		return l, nil
+	}
+	path := pc.Plugin
+	if !filepath.IsAbs(path) && h.cfg.dir != "" {
+		path = filepath.Join(h.cfg.dir, path)
+	}
+	pd := h.cfg.Plugins
+	cacheDir := pd.CacheDir
+	if cacheDir != "" && !filepath.IsAbs(cacheDir) && h.cfg.dir != "" {
+		cacheDir = filepath.Join(h.cfg.dir, cacheDir)
+	}
+	p, err := plugin.LoadFile(ctx, path, plugin.Config{
+		PoolSize: max(pd.PoolSize, pc.Concurrency), MemoryLimitPages: pd.MemoryLimitPages,
+		CallTimeout: time.Duration(pd.CallTimeout), CacheDir: cacheDir, Logger: h.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.logics = append(h.logics, p)
+	return p, nil
+}
+
+// storeReader adapts the event store to the engine's EventReader.
+type storeReader struct{ h *Host }
+
+func (r storeReader) ReadFrom(ctx context.Context, stream, streamID string, after, to uint64) ([]abi.Event, error) {
+	s, ok := r.h.streams[stream]
+	if !ok {
+		return nil, fmt.Errorf("stream %q is not configured", stream)
+	}
+	return r.h.es.ReadFrom(ctx, s, streamID, after, to)
+}
+
+// ProcessBatch runs one batch of change-feed records through every
+// projection (SPEC B1) and returns the result; its Response method gives the
+// partial batch response. The error is set only when the whole invocation
+// must fail (StreamRecordIdentifierMissing).
+func (h *Host) ProcessBatch(ctx context.Context, records []decode.Record) (*batch.Result, error) {
+	return h.proc.Process(ctx, records)
+}
+
+// ProcessRawBatch is ProcessBatch for records of any shape, read through
+// custom extractors (SPEC B2).
+func (h *Host) ProcessRawBatch(ctx context.Context, records []any) (*batch.Result, error) {
+	return h.proc.ProcessRaw(ctx, records)
+}
+
+// EventStore returns the host's event store.
+func (h *Host) EventStore() *eventstore.Store { return h.es }
+
+// Stream returns a configured stream by name.
+func (h *Host) Stream(name string) (eventstore.Stream, bool) {
+	s, ok := h.streams[name]
+	return s, ok
+}
+
+// Projection returns a projection's engine by name.
+func (h *Host) Projection(name string) (*apply.Engine, bool) {
+	e, ok := h.engines[name]
+	return e, ok
+}
+
+// Projections returns the projections' names in configuration order.
+func (h *Host) Projections() []string { return append([]string(nil), h.order...) }
+
+// DB returns the host's DynamoDB client (with request counts).
+func (h *Host) DB() *dynamo.DB { return h.db }
+
+// Close releases the plugins.
+func (h *Host) Close(ctx context.Context) error {
+	var errs []error
+	for _, l := range h.logics {
+		errs = append(errs, l.Close(ctx))
+	}
+	h.logics = nil
+	return errors.Join(errs...)
+}
