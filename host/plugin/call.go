@@ -1,0 +1,225 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/logic"
+)
+
+// Output status bytes of the calling convention.
+const (
+	statusOK    = 0
+	statusError = 1
+)
+
+// Key calls the plugin's key export.
+func (p *Plugin) Key(ctx context.Context, req *abi.KeyRequest) (*abi.KeyResponse, error) {
+	var resp *abi.KeyResponse
+	err := p.call(ctx, abi.CapKey,
+		func(dst []byte) []byte { return abi.AppendKeyRequest(dst, req) },
+		func(body []byte) (err error) {
+			if resp, err = abi.DecodeKeyResponse(body); err != nil {
+				return err
+			}
+			if len(resp.Keys) != len(req.Events) {
+				return fmt.Errorf("%d keys for %d events", len(resp.Keys), len(req.Events))
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Evolve calls the plugin's evolve export.
+func (p *Plugin) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, error) {
+	var resp *abi.EvolveResponse
+	err := p.call(ctx, abi.CapEvolve,
+		func(dst []byte) []byte { return abi.AppendEvolveRequest(dst, req) },
+		func(body []byte) (err error) {
+			if resp, err = abi.DecodeEvolveResponse(body); err != nil {
+				return err
+			}
+			if len(resp.Decisions) > len(req.Events) {
+				return fmt.Errorf("%d decisions for %d events", len(resp.Decisions), len(req.Events))
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Call calls export fn (a capability: "key", "evolve", "to_item", ...)
+// with an encoded request and returns the encoded response (without the
+// status byte). It is the raw form of Key and Evolve, for the optional
+// exports. Every failure is a *logic.CallError; its cause matches one of
+// ErrTimeout, ErrMemoryLimit, ErrTrap, ErrBadOutput, ErrGuest, ErrCanceled or
+// ErrClosed.
+func (p *Plugin) Call(ctx context.Context, fn string, input []byte) ([]byte, error) {
+	var out []byte
+	err := p.call(ctx, fn,
+		func(dst []byte) []byte { return append(dst, input...) },
+		func(body []byte) error { out = append([]byte(nil), body...); return nil })
+	return out, err
+}
+
+// call runs one call on an instance of the pool: encode appends the request
+// to a scratch buffer, decode reads the response body, which is a view of
+// guest memory valid only during decode. A runtime failure or a decode error
+// discards the instance.
+func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte, decode func([]byte) error) error {
+	if p.closed.Load() {
+		return p.wrap(fn, ErrClosed)
+	}
+	if _, ok := p.compiled.ExportedFunctions()[fn]; !ok || !isCapability(fn) {
+		return p.wrap(fn, fmt.Errorf("%w: the plugin does not export %q", ErrInvalidModule, fn))
+	}
+	p.pool.stats.calls.Add(1)
+	in, err := p.pool.acquire(ctx)
+	if err != nil {
+		p.pool.stats.failures.Add(1)
+		if errors.Is(err, ErrClosed) {
+			return p.wrap(fn, ErrClosed)
+		}
+		if ctx.Err() != nil {
+			return p.wrap(fn, newCause(ErrCanceled, err, "canceled while waiting for an instance: %v", err))
+		}
+		return p.classify(ctx, fn, nil, fmt.Errorf("instantiate a new instance: %w", err))
+	}
+	in.scratch = encode(in.scratch[:0])
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	out, err := in.invoke(cctx, fn, in.scratch)
+	cancel()
+	if err == nil {
+		var body []byte
+		if body, err = p.body(fn, out); err == nil {
+			if derr := decode(body); derr != nil {
+				err = p.badOutput(fn, derr)
+			}
+		} else if errors.Is(err, ErrGuest) {
+			p.pool.release(ctx, in) // the guest handled its failure
+			p.pool.stats.failures.Add(1)
+			return err
+		}
+	}
+	if err != nil {
+		cerr := p.classify(ctx, fn, in, err)
+		p.pool.discard(ctx, in)
+		p.pool.stats.failures.Add(1)
+		p.cfg.Logger.Warn("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", cerr)
+		return cerr
+	}
+	if cap(in.scratch) > 1<<20 {
+		in.scratch = nil // do not pin a huge request
+	}
+	p.pool.release(ctx, in)
+	return nil
+}
+
+// body checks an output's status byte and returns the response it carries.
+func (p *Plugin) body(fn string, out []byte) ([]byte, error) {
+	switch out[0] {
+	case statusOK:
+		return out[1:], nil
+	case statusError:
+		return nil, p.wrap(fn, newCause(ErrGuest, nil, "guest error: %s", out[1:]))
+	}
+	return nil, p.wrap(fn, newCause(ErrBadOutput, nil, "malformed output: status byte %#x", out[0]))
+}
+
+func (p *Plugin) wrap(fn string, err error) *logic.CallError {
+	return &logic.CallError{Plugin: p.name, Function: fn, Cause: err}
+}
+
+func (p *Plugin) badOutput(fn string, err error) error {
+	return p.wrap(fn, newCause(ErrBadOutput, err, "malformed output: %v", err))
+}
+
+// callError is classify for load-time calls.
+func (p *Plugin) callError(ctx context.Context, fn string, in *instance, err error) error {
+	return p.classify(ctx, fn, in, err)
+}
+
+// classify turns a runtime error of a call into a *logic.CallError whose
+// cause says what happened. ctx is the caller's context (without the
+// CallTimeout), to tell the caller's cancellation from a timeout.
+func (p *Plugin) classify(ctx context.Context, fn string, in *instance, err error) error {
+	var ce *logic.CallError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	var c *cause
+	if errors.As(err, &c) {
+		return p.wrap(fn, c)
+	}
+	var reason string
+	if in != nil {
+		reason = in.out.reason()
+	}
+	var exit *sys.ExitError
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
+		errors.Is(err, context.DeadlineExceeded):
+		if ctx.Err() != nil { // the caller's own deadline, not CallTimeout
+			return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", ctx.Err()))
+		}
+		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s", p.cfg.CallTimeout))
+	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
+		errors.Is(err, context.Canceled):
+		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Canceled))
+	case p.memoryExhausted(in, reason):
+		return p.wrap(fn, newCause(ErrMemoryLimit, err, "memory limit of %d pages reached (%s)", p.cfg.MemoryLimitPages, orText(reason, err)))
+	case errors.As(err, &exit):
+		if reason != "" {
+			return p.wrap(fn, newCause(ErrTrap, err, "trap: guest exited with code %d: %s", exit.ExitCode(), reason))
+		}
+		return p.wrap(fn, newCause(ErrTrap, err, "trap: guest exited with code %d", exit.ExitCode()))
+	}
+	return p.wrap(fn, newCause(ErrTrap, err, "trap: %s", trapText(err, reason)))
+}
+
+// memoryExhausted reports whether a failure is the memory limit: a Go guest
+// says "out of memory" before exiting; other guests trap once memory.grow
+// fails, with the memory at (or within 1/16 of) the limit.
+func (p *Plugin) memoryExhausted(in *instance, reason string) bool {
+	if strings.Contains(reason, "out of memory") {
+		return true
+	}
+	if in == nil || in.mem == nil {
+		return false
+	}
+	pages := uint64(in.mem.Size()) / 65536
+	limit := uint64(p.cfg.MemoryLimitPages)
+	return pages >= limit-limit/16
+}
+
+// trapText shortens wazero's "wasm error: unreachable\nwasm stack trace:
+// ..." to "unreachable", then what the guest said before trapping (a Go
+// guest's "panic: ..." line), then at most eight frames of the stack.
+func trapText(err error, reason string) string {
+	text := strings.TrimPrefix(err.Error(), "wasm error: ")
+	lines := strings.Split(text, "\n")
+	if reason != "" {
+		lines[0] += ": " + reason
+	}
+	if len(lines) > 10 {
+		lines = append(lines[:10], "\t...")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func orText(reason string, err error) string {
+	if reason != "" {
+		return reason
+	}
+	return strings.SplitN(err.Error(), "\n", 2)[0]
+}

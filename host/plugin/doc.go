@@ -1,0 +1,59 @@
+// Package plugin runs a projection's domain logic compiled to WebAssembly,
+// on wazero, through dynafold's fixed ABI (package abi). A *Plugin implements
+// logic.Logic, so the engine calls a Wasm plugin exactly as it calls logic
+// written in Go.
+//
+// # Calling convention
+//
+// A plugin module exports "memory", dynafold_abi_version() -> i32 returning
+// major<<16|minor, dynafold_alloc(size i32) -> i32, and one (ptr i32, len i32)
+// -> i64 function per capability (describe, key, evolve required; initial,
+// terminal, to_item, effects, self_test optional). The host calls
+// dynafold_alloc(n), writes the encoded request there and calls the
+// capability; the result is outPtr<<32 | outLen, a buffer whose first byte is
+// a status: 0 then the encoded response, or 1 then a UTF-8 error message. A Go
+// wasip1 c-shared module is a reactor: the host runs its _initialize export
+// once per instance and never runs _start.
+//
+// # Sandbox (SPEC W4, Y1)
+//
+// Each instance gets wasi_snapshot_preview1 and nothing else: a module that
+// imports anything else is refused at load. The WASI configuration is:
+//
+//   - no filesystem, no preopened directories, no sockets, no environment
+//     variables, no arguments, empty stdin;
+//   - stdout and stderr are captured per call (the tail is kept to explain a
+//     failure, e.g. a Go panic message) and sent to Config.Logger at debug level;
+//   - the wall clock is frozen at the Unix epoch: time.Now in a guest always
+//     reads 1970-01-01T00:00:00Z, whatever the instance has done before;
+//   - the monotonic clock is wazero's fake clock, which advances 1 ms per
+//     reading (never the host's clock), and sleeping returns at once;
+//   - random_get is a deterministic generator that is reset to the same seed
+//     before every call, so a call sees the same "random" bytes whichever
+//     instance serves it and whatever that instance served before.
+//
+// With these defaults the same request gives the same bytes back (SPEC Y1).
+// What the sandbox cannot fix is a guest that depends on its own history (a
+// global counter, a Go map iterated in runtime-randomised order into its
+// output); the guest SDK encodes maps in sorted order for that reason.
+//
+// # Limits
+//
+// Config sets explicit limits in the manner of Extism's manifest: the memory
+// of each instance (MemoryLimitPages), the time of each call (CallTimeout,
+// enforced through the call's context with wazero's close-on-context-done),
+// and the number of instances (PoolSize). A trap, a timeout, the memory limit
+// or output that does not decode fails that call only, with a
+// *logic.CallError naming the plugin, the function and the cause; the
+// instance is discarded (its memory may be corrupt) and replaced lazily, and
+// every other call carries on.
+//
+// # Instances and compilation
+//
+// Instances are created lazily up to Config.PoolSize; one instance serves one
+// call at a time, and a caller waits (respecting its context) when all are
+// busy. Plugins loaded with the same cache directory and memory limit share
+// one wazero.Runtime; with Config.CacheDir set, compiled code is kept in that
+// directory (wazero's file compilation cache), so a later process skips
+// compilation (SPEC W5, Y6). Precompile fills the cache ahead of time.
+package plugin

@@ -1,0 +1,188 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Export names of the calling convention.
+const (
+	exportMemory  = "memory"
+	exportVersion = "dynafold_abi_version"
+	exportAlloc   = "dynafold_alloc"
+)
+
+// instance is one instantiated module. It is used by one call at a time.
+type instance struct {
+	mod     api.Module
+	mem     api.Memory
+	alloc   api.Function
+	fns     map[string]api.Function // capability -> export
+	out     *guestOutput
+	rnd     *detRand
+	stack   [2]uint64
+	scratch []byte      // the encoded request, reused across calls
+	busy    atomic.Bool // set while a call holds the instance
+}
+
+// newInstance instantiates compiled in the plugin's sandbox and runs its
+// _initialize (bounded by ctx).
+func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, out *guestOutput) (*instance, error) {
+	rnd := &detRand{}
+	rnd.reset()
+	mod, err := rt.InstantiateModule(ctx, compiled, moduleConfig(out, rnd))
+	if err != nil {
+		return nil, err
+	}
+	inst := &instance{
+		mod:   mod,
+		mem:   mod.Memory(),
+		alloc: mod.ExportedFunction(exportAlloc),
+		fns:   map[string]api.Function{},
+		out:   out,
+		rnd:   rnd,
+	}
+	for name := range compiled.ExportedFunctions() {
+		if isCapability(name) {
+			inst.fns[name] = mod.ExportedFunction(name)
+		}
+	}
+	return inst, nil
+}
+
+// abiVersion calls dynafold_abi_version.
+func (in *instance) abiVersion(ctx context.Context) (major, minor uint32, err error) {
+	fn := in.mod.ExportedFunction(exportVersion)
+	in.stack[0] = 0
+	if err := fn.CallWithStack(ctx, in.stack[:]); err != nil {
+		return 0, 0, err
+	}
+	v := uint32(in.stack[0])
+	return v >> 16, v & 0xffff, nil
+}
+
+// invoke calls capability fn with input and returns the raw output (status
+// byte included): a view of guest memory, valid until the next call into
+// the instance. A runtime error (trap, exit,
+// closed by the context) comes back as is; an output or allocation out of
+// bounds as an ErrBadOutput cause.
+func (in *instance) invoke(ctx context.Context, fn string, input []byte) ([]byte, error) {
+	f := in.fns[fn]
+	in.out.reset()
+	in.rnd.reset()
+	var ptr uint32
+	if len(input) > 0 {
+		in.stack[0] = uint64(len(input))
+		if err := in.alloc.CallWithStack(ctx, in.stack[:]); err != nil {
+			return nil, err
+		}
+		ptr = uint32(in.stack[0])
+		if !in.mem.Write(ptr, input) {
+			return nil, newCause(ErrBadOutput, nil, "malformed output: %s(%d) returned %#x, outside memory of %d bytes",
+				exportAlloc, len(input), ptr, in.mem.Size())
+		}
+	}
+	in.stack[0], in.stack[1] = uint64(ptr), uint64(len(input))
+	if err := f.CallWithStack(ctx, in.stack[:]); err != nil {
+		return nil, err
+	}
+	res := in.stack[0]
+	outPtr, outLen := uint32(res>>32), uint32(res)
+	view, ok := in.mem.Read(outPtr, outLen)
+	if !ok {
+		return nil, newCause(ErrBadOutput, nil, "malformed output: result buffer [%#x, +%d) is outside memory of %d bytes",
+			outPtr, outLen, in.mem.Size())
+	}
+	if outLen == 0 {
+		return nil, newCause(ErrBadOutput, nil, "malformed output: empty result (no status byte)")
+	}
+	return view, nil
+}
+
+func (in *instance) close(ctx context.Context) {
+	_ = in.mod.Close(ctx)
+}
+
+// capabilities lists every capability export name of the convention.
+var capabilities = []string{"describe", "key", "evolve", "initial", "terminal", "to_item", "effects", "self_test"}
+
+func isCapability(name string) bool {
+	for _, c := range capabilities {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkExports validates the exports of a compiled module against the calling
+// convention.
+func checkExports(compiled wazero.CompiledModule) error {
+	fns := compiled.ExportedFunctions()
+	if _, ok := compiled.ExportedMemories()[exportMemory]; !ok {
+		return fmt.Errorf("%w: no exported memory %q", ErrInvalidModule, exportMemory)
+	}
+	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
+	want := map[string][2][]api.ValueType{
+		exportVersion: {nil, {i32}},
+		exportAlloc:   {{i32}, {i32}},
+	}
+	for _, c := range capabilities {
+		want[c] = [2][]api.ValueType{{i32, i32}, {i64}}
+	}
+	for _, name := range []string{exportVersion, exportAlloc, "describe", "key", "evolve"} {
+		if fns[name] == nil {
+			return fmt.Errorf("%w: missing export %q", ErrInvalidModule, name)
+		}
+	}
+	for name, def := range fns {
+		sig, ok := want[name]
+		if !ok {
+			continue
+		}
+		if !sameTypes(def.ParamTypes(), sig[0]) || !sameTypes(def.ResultTypes(), sig[1]) {
+			return fmt.Errorf("%w: export %q has signature %s, want %s", ErrInvalidModule, name,
+				signature(def.ParamTypes(), def.ResultTypes()), signature(sig[0], sig[1]))
+		}
+	}
+	for _, def := range compiled.ImportedFunctions() {
+		if mod, name, _ := def.Import(); mod != "wasi_snapshot_preview1" {
+			return fmt.Errorf("%w: imports %s.%s; the host provides wasi_snapshot_preview1 only", ErrInvalidModule, mod, name)
+		}
+	}
+	return nil
+}
+
+func sameTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func signature(params, results []api.ValueType) string {
+	s := "("
+	for i, p := range params {
+		if i > 0 {
+			s += ", "
+		}
+		s += api.ValueTypeName(p)
+	}
+	s += ") -> ("
+	for i, r := range results {
+		if i > 0 {
+			s += ", "
+		}
+		s += api.ValueTypeName(r)
+	}
+	return s + ")"
+}

@@ -1,0 +1,231 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/logic"
+)
+
+// Plugin is a loaded Wasm plugin: a compiled module and a pool of its
+// instances. It implements logic.Logic and is safe for concurrent use.
+type Plugin struct {
+	cfg      Config
+	name     string // for errors: "name@version"
+	desc     abi.Description
+	wasmHash string // hex SHA-256 of the module
+	rt       *sharedRuntime
+	compiled wazero.CompiledModule
+	pool     *pool
+	closed   atomic.Bool
+}
+
+var _ logic.Logic = (*Plugin)(nil)
+
+// LoadFile reads a module from path and loads it (see Load). Without
+// cfg.Name, the file's base name names the plugin until describe answers.
+func LoadFile(ctx context.Context, path string, cfg Config) (*Plugin, error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &LoadError{Plugin: path, Cause: err}
+	}
+	if cfg.Name == "" {
+		return load(ctx, wasm, cfg, strings.TrimSuffix(filepath.Base(path), ".wasm"))
+	}
+	return Load(ctx, wasm, cfg)
+}
+
+// Load compiles a module, validates it and returns it ready to call: the
+// exports follow the calling convention, the ABI major version is this host's
+// (else an *ABIVersionError), nothing but WASI is imported, and describe
+// decodes and lists describe, key and evolve. One instance is created to do
+// so; it joins the pool.
+func Load(ctx context.Context, wasm []byte, cfg Config) (*Plugin, error) {
+	return load(ctx, wasm, cfg, "")
+}
+
+// Precompile compiles a module into cfg.CacheDir, so that a later Load with
+// the same CacheDir and MemoryLimitPages (in this or another process) skips
+// compilation (SPEC W5, Y6). It does not instantiate the module.
+func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
+	}
+	if cfg.CacheDir == "" {
+		return fmt.Errorf("%w: Precompile needs a CacheDir", ErrConfig)
+	}
+	rt, err := acquireRuntime(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rt.release(ctx)
+	compiled, err := rt.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
+	}
+	return compiled.Close(ctx)
+}
+
+func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ *Plugin, err error) {
+	sum := sha256.Sum256(wasm)
+	hash := hex.EncodeToString(sum[:])
+	name := cfg.Name
+	if name == "" {
+		name = fallbackName
+	}
+	if name == "" {
+		name = "sha256:" + hash[:12]
+	}
+	fail := func(err error) (*Plugin, error) {
+		if _, ok := err.(*ABIVersionError); ok {
+			return nil, err
+		}
+		return nil, &LoadError{Plugin: name, Cause: err}
+	}
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return fail(err)
+	}
+	start := time.Now()
+	rt, err := acquireRuntime(ctx, cfg)
+	if err != nil {
+		return fail(err)
+	}
+	p := &Plugin{cfg: cfg, name: name, wasmHash: hash, rt: rt}
+	defer func() {
+		if err != nil {
+			p.release(context.WithoutCancel(ctx))
+		}
+	}()
+	if p.compiled, err = rt.rt.CompileModule(ctx, wasm); err != nil {
+		return fail(fmt.Errorf("%w: compile: %v", ErrInvalidModule, err))
+	}
+	if err = checkExports(p.compiled); err != nil {
+		return fail(err)
+	}
+	p.pool = newPool(cfg.PoolSize, p.newInstance)
+
+	ictx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
+	defer cancel()
+	in, err := p.newInstance(ictx)
+	if err != nil {
+		return fail(fmt.Errorf("instantiate: %w", err))
+	}
+	major, minor, err := in.abiVersion(ictx)
+	if err != nil {
+		in.close(ctx)
+		return fail(fmt.Errorf("%s: %w", exportVersion, err))
+	}
+	if major != abi.VersionMajor {
+		in.close(ctx)
+		return fail(&ABIVersionError{Plugin: name, Major: major, Minor: minor, HostMajor: abi.VersionMajor, HostMinor: abi.VersionMinor})
+	}
+	out, err := in.invoke(ictx, abi.CapDescribe, nil)
+	if err != nil {
+		in.close(ctx)
+		return fail(p.callError(ictx, abi.CapDescribe, in, err))
+	}
+	body, err := p.body(abi.CapDescribe, out)
+	if err != nil {
+		in.close(ctx)
+		return fail(err)
+	}
+	desc, err := abi.DecodeDescription(body)
+	if err != nil {
+		in.close(ctx)
+		return fail(fmt.Errorf("%w: %v", ErrDescription, err))
+	}
+	if err = p.checkDescription(desc, major, minor); err != nil {
+		in.close(ctx)
+		return fail(err)
+	}
+	p.desc = *desc
+	if cfg.Name == "" && desc.Name != "" {
+		p.name = desc.Name
+	}
+	if desc.Version != "" {
+		p.name += "@" + desc.Version
+	}
+	p.pool.slots <- struct{}{} // hand the validated instance to the pool
+	p.pool.stats.created.Add(1)
+	p.pool.stats.live.Add(1)
+	p.pool.release(ctx, p.pool.take(in))
+	cfg.Logger.Info("plugin loaded", "plugin", p.name, "sha256", hash[:12],
+		"abi", fmt.Sprintf("%d.%d", major, minor), "capabilities", desc.Capabilities,
+		"elapsed", time.Since(start))
+	return p, nil
+}
+
+// checkDescription validates describe's answer against the module.
+func (p *Plugin) checkDescription(d *abi.Description, major, minor uint32) error {
+	if d.ABIMajor != major {
+		return fmt.Errorf("%w: describe says ABI %d.%d but %s says %d.%d", ErrDescription,
+			d.ABIMajor, d.ABIMinor, exportVersion, major, minor)
+	}
+	for _, c := range []abi.Capability{abi.CapDescribe, abi.CapKey, abi.CapEvolve} {
+		if !d.Has(c) {
+			return fmt.Errorf("%w: capabilities %v lack the required %q", ErrDescription, d.Capabilities, c)
+		}
+	}
+	for _, c := range d.Capabilities {
+		if p.compiled.ExportedFunctions()[c] == nil {
+			return fmt.Errorf("%w: capability %q is listed but not exported", ErrDescription, c)
+		}
+	}
+	if len(d.Sources) == 0 {
+		return fmt.Errorf("%w: no sources", ErrDescription)
+	}
+	return nil
+}
+
+// newInstance instantiates the module in the sandbox, bounded by
+// CallTimeout.
+func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	defer cancel()
+	out := &guestOutput{log: p.cfg.Logger, plugin: &p.name}
+	return newInstance(ctx, p.rt.rt, p.compiled, out)
+}
+
+// Name returns the plugin's name and version ("order-summary@1.0.0"), as
+// errors and logs name it.
+func (p *Plugin) Name() string { return p.name }
+
+// SHA256 returns the hex SHA-256 of the module's bytes.
+func (p *Plugin) SHA256() string { return p.wasmHash }
+
+// Describe returns what describe answered at load.
+func (p *Plugin) Describe() abi.Description { return p.desc }
+
+// Close refuses new calls, waits for the calls in flight (until ctx ends)
+// and releases the instances, the compiled module and, with the last plugin
+// using it, the runtime.
+func (p *Plugin) Close(ctx context.Context) error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	p.pool.close(ctx)
+	return p.release(ctx)
+}
+
+func (p *Plugin) release(ctx context.Context) error {
+	var err error
+	if p.compiled != nil {
+		err = p.compiled.Close(ctx)
+	}
+	if rerr := p.rt.release(ctx); err == nil {
+		err = rerr
+	}
+	return err
+}

@@ -1,0 +1,91 @@
+package plugin_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dynafold/dynafold/host/plugin"
+)
+
+// TestW5_PoolNeverSharesAnInstance hammers a small pool from many goroutines
+// with healthy and trapping calls. The pool panics if it ever hands out a busy
+// instance, the guest fails a call that re-enters it, and the pool never
+// holds more live instances than PoolSize.
+func TestW5_PoolNeverSharesAnInstance(t *testing.T) {
+	const size = 3
+	p := loadGuest(t, "trap", plugin.Config{PoolSize: size})
+	var (
+		wg       sync.WaitGroup
+		ok, trap atomic.Int64
+		maxLive  atomic.Int64
+		stop     = make(chan struct{})
+	)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if l := int64(p.Stats().Live); l > maxLive.Load() {
+				maxLive.Store(l)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	for g := 0; g < 12; g++ {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, 1))
+			for i := 0; i < 60; i++ {
+				typ := "Placed"
+				if r.IntN(10) == 0 {
+					typ = "Boom"
+				}
+				resp, err := p.Evolve(context.Background(), evolveReq("Placed", typ))
+				switch {
+				case typ == "Boom" && err != nil:
+					trap.Add(1)
+				case typ == "Placed" && err == nil && resp.State["count"].Str == "2":
+					ok.Add(1)
+				default:
+					t.Errorf("event %s: resp %+v err %v", typ, resp, err)
+					return
+				}
+			}
+		}(uint64(g))
+	}
+	wg.Wait()
+	close(stop)
+	s := p.Stats()
+	if maxLive.Load() > size || s.Live > size {
+		t.Errorf("live instances reached %d (now %d), PoolSize is %d", maxLive.Load(), s.Live, size)
+	}
+	if s.Busy != 0 {
+		t.Errorf("%d instances still busy", s.Busy)
+	}
+	if uint64(trap.Load()) != s.Discarded {
+		t.Errorf("%d traps but %d discarded instances", trap.Load(), s.Discarded)
+	}
+	if ok.Load() == 0 || trap.Load() == 0 {
+		t.Errorf("ok=%d trap=%d: the hammer did not exercise both paths", ok.Load(), trap.Load())
+	}
+}
+
+func TestW5_WaitRespectsContext(t *testing.T) {
+	p := loadGuest(t, "loop", plugin.Config{PoolSize: 1, CallTimeout: time.Second})
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		_, _ = p.Evolve(context.Background(), evolveReq("Loop"))
+	}()
+	<-started
+	time.Sleep(50 * time.Millisecond) // let it take the only instance
+	_, err := p.Evolve(ctxTimeout(t, 100*time.Millisecond), evolveReq("Placed"))
+	wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrCanceled, "waiting for an instance")
+}

@@ -1,0 +1,149 @@
+package plugin_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/plugin"
+)
+
+func TestW4_TrapFailsOnlyThatCall(t *testing.T) {
+	p := loadGuest(t, "trap", plugin.Config{PoolSize: 2})
+	tests := []struct {
+		event     string
+		fragments []string
+	}{
+		{"Boom", []string{"trap: out of bounds memory access", "wasm stack trace:"}},
+		{"Panic", []string{"trap: unreachable: panic: runtime error: invalid memory address or nil pointer dereference", "runtime.gopanic"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.event, func(t *testing.T) {
+			before := p.Stats()
+			// A healthy call runs beside the failing one on the other instance.
+			var wg sync.WaitGroup
+			var okErr error
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 20 && okErr == nil; i++ {
+					_, okErr = p.Evolve(context.Background(), evolveReq("Placed"))
+				}
+			}()
+			_, err := p.Evolve(context.Background(), evolveReq("Placed", tt.event))
+			wg.Wait()
+			wantCallError(t, err, "trap@0.0.1", "evolve", plugin.ErrTrap, tt.fragments...)
+			if okErr != nil {
+				t.Errorf("a concurrent healthy call failed: %v", okErr)
+			}
+			if got := p.Stats().Discarded - before.Discarded; got != 1 {
+				t.Errorf("discarded %d instances, want 1", got)
+			}
+			mustServe(t, p)
+		})
+	}
+}
+
+func TestW4_InfiniteLoopTimesOut(t *testing.T) {
+	p := loadGuest(t, "loop", plugin.Config{PoolSize: 1, CallTimeout: 200 * time.Millisecond})
+	start := time.Now()
+	_, err := p.Evolve(context.Background(), evolveReq("Loop"))
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("the timeout took %s", el)
+	}
+	wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrTimeout, "timeout after 200ms")
+	mustServe(t, p)
+
+	// The caller's own deadline is a cancellation, not the plugin's timeout.
+	_, err = p.Evolve(ctxTimeout(t, 50*time.Millisecond), evolveReq("Loop"))
+	wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrCanceled, "canceled")
+	if errors.Is(err, plugin.ErrTimeout) {
+		t.Errorf("caller's deadline reported as the plugin's timeout: %v", err)
+	}
+	mustServe(t, p)
+}
+
+func TestW4_GarbageOutputIsCallError(t *testing.T) {
+	p := loadGuest(t, "garbage", plugin.Config{PoolSize: 1})
+	tests := []struct {
+		event    string
+		kind     error
+		fragment string
+		discard  bool
+	}{
+		{"Garbage", plugin.ErrBadOutput, "malformed output: status byte 0x7", true},
+		{"OutOfBounds", plugin.ErrBadOutput, "malformed output: result buffer [0x7fff0000, +4096) is outside memory", true},
+		{"Undecodable", plugin.ErrBadOutput, "malformed output: ", true},
+		{"GuestError", plugin.ErrGuest, "guest error: cannot fold GuestError", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.event, func(t *testing.T) {
+			before := p.Stats()
+			_, err := p.Evolve(context.Background(), evolveReq(tt.event))
+			wantCallError(t, err, "garbage@0.0.1", "evolve", tt.kind, tt.fragment)
+			if got := p.Stats().Discarded - before.Discarded; (got == 1) != tt.discard {
+				t.Errorf("discarded %d instances, want discard=%v", got, tt.discard)
+			}
+			mustServe(t, p)
+		})
+	}
+}
+
+func TestW4_MemoryLimit(t *testing.T) {
+	p := loadGuest(t, "hog", plugin.Config{PoolSize: 1, MemoryLimitPages: 256})
+	_, err := p.Evolve(context.Background(), evolveReq("Hog"))
+	wantCallError(t, err, "hog@0.0.1", "evolve", plugin.ErrMemoryLimit, "memory limit of 256 pages reached")
+	mustServe(t, p)
+}
+
+func TestW4_Deterministic(t *testing.T) {
+	const pool = 4
+	p := loadGuest(t, "good", plugin.Config{PoolSize: pool})
+	req := abi.AppendEvolveRequest(nil, evolveReq("Placed", "Placed", "Placed"))
+	first, err := p.Call(context.Background(), abi.CapEvolve, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := abi.DecodeEvolveResponse(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.State["now"].Str; got != "1970-01-01T00:00:00Z" {
+		t.Errorf("the guest's wall clock reads %q, want the frozen epoch", got)
+	}
+	if got := resp.State["random"].Str; got == "" || got == "0000000000000000" {
+		t.Errorf("random bytes %q", got)
+	}
+	// Every instance, fresh or used many times, answers with the same bytes.
+	var wg sync.WaitGroup
+	errs := make(chan error, pool*25)
+	for g := 0; g < pool*2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				out, err := p.Call(context.Background(), abi.CapEvolve, req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if string(out) != string(first) {
+					errs <- errors.New("different output: " + strings.ToValidUTF8(string(out), "?"))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if s := p.Stats(); s.Created < 2 {
+		t.Errorf("only %d instances served the test; it proves nothing", s.Created)
+	}
+}

@@ -1,0 +1,33 @@
+// Command loop is a test guest whose evolve never returns on demand.
+package main
+
+import (
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/plugin/testdata/rawguest"
+)
+
+func main() {}
+
+//go:wasmexport dynafold_abi_version
+func abiVersion() int32 { return rawguest.Version }
+
+//go:wasmexport describe
+func describe(ptr, size int32) int64 { return rawguest.Describe("loop") }
+
+//go:wasmexport dynafold_alloc
+func alloc(size int32) int32 { return rawguest.Alloc(size) }
+
+//go:wasmexport key
+func key(ptr, size int32) int64 { return rawguest.Key(ptr, size) }
+
+var spins uint64
+
+//go:wasmexport evolve
+func evolve(ptr, size int32) int64 {
+	return rawguest.Evolve(ptr, size, func(e *abi.Event) (int64, bool) {
+		for e.Type == "Loop" {
+			spins++
+		}
+		return 0, false
+	})
+}

@@ -1,0 +1,41 @@
+// Command trap is a test guest whose evolve traps on demand.
+package main
+
+import (
+	"unsafe"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/plugin/testdata/rawguest"
+)
+
+func main() {}
+
+//go:wasmexport dynafold_abi_version
+func abiVersion() int32 { return rawguest.Version }
+
+//go:wasmexport describe
+func describe(ptr, size int32) int64 { return rawguest.Describe("trap") }
+
+//go:wasmexport dynafold_alloc
+func alloc(size int32) int32 { return rawguest.Alloc(size) }
+
+//go:wasmexport key
+func key(ptr, size int32) int64 { return rawguest.Key(ptr, size) }
+
+var sink byte
+
+type node struct{ next *node }
+
+//go:wasmexport evolve
+func evolve(ptr, size int32) int64 {
+	return rawguest.Evolve(ptr, size, func(e *abi.Event) (int64, bool) {
+		switch e.Type {
+		case "Boom": // a load far outside linear memory: the Wasm trap
+			sink = unsafe.Slice(&sink, 1<<31)[1<<31-1]
+		case "Panic": // a nil dereference: a Go panic, the module exits
+			var n *node
+			sink = byte(uintptr(unsafe.Pointer(n.next)))
+		}
+		return 0, false
+	})
+}
