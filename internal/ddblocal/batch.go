@@ -1,0 +1,273 @@
+package ddblocal
+
+import (
+	"context"
+	"sort"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/ddblocal/apierr"
+	"github.com/dynafold/dynafold/internal/ddblocal/wire"
+)
+
+func init() {
+	register("BatchGetItem", batchGetItem)
+	register("BatchWriteItem", batchWriteItem)
+}
+
+const (
+	maxBatchGet   = 100
+	maxBatchWrite = 25
+	maxBatchBytes = 16 << 20
+)
+
+type keysAndAttrs struct {
+	Keys                     []wire.Item
+	ConsistentRead           bool
+	ProjectionExpression     *string
+	AttributesToGet          []string
+	ExpressionAttributeNames map[string]string
+}
+
+type batchGetInput struct {
+	RequestItems map[string]*keysAndAttrs
+}
+
+func sortedNames[T any](m map[string]T) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
+	var in batchGetInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if in.RequestItems == nil {
+		return nil, apierr.Validation("1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null")
+	}
+	if len(in.RequestItems) == 0 {
+		return nil, apierr.Validation("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1")
+	}
+	type prepared struct {
+		t    *table
+		keys []abi.Item
+		proj *projector
+		ka   *keysAndAttrs
+	}
+	total := 0
+	var preps []prepared
+	for _, name := range sortedNames(in.RequestItems) {
+		ka := in.RequestItems[name]
+		var c constraintErrors
+		c.checkTableName("requestItems."+name+".member.tableName", name)
+		if ka == nil || ka.Keys == nil {
+			c.add("Value null at 'requestItems." + name + ".member.keys' failed to satisfy constraint: Member must not be null")
+		} else if len(ka.Keys) == 0 || len(ka.Keys) > maxBatchGet {
+			c.add("Value '[...]' at 'requestItems." + name + ".member.keys' failed to satisfy constraint: Member must have length less than or equal to 100")
+		}
+		if err := c.err(); err != nil {
+			return nil, err
+		}
+		total += len(ka.Keys)
+		if total > maxBatchGet {
+			return nil, apierr.Validation("Too many items requested for the BatchGetItem call")
+		}
+		p, err := exprInput{ExpressionAttributeNames: ka.ExpressionAttributeNames}.params(has(ka.ProjectionExpression))
+		if err != nil {
+			return nil, err
+		}
+		proj, err := parseProj(ka.ProjectionExpression, ka.AttributesToGet, p)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.CheckUnused(); err != nil {
+			return nil, err
+		}
+		t, err := s.lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		keys := make([]abi.Item, len(ka.Keys))
+		for i, raw := range ka.Keys {
+			k, err := normItem(abi.Item(raw))
+			if err != nil {
+				return nil, err
+			}
+			if err := t.validateKey(k); err != nil {
+				return nil, err
+			}
+			id := string(encodeKey(t, k))
+			if seen[id] {
+				return nil, apierr.Validation("Provided list of item keys contains duplicates")
+			}
+			seen[id] = true
+			keys[i] = k
+		}
+		preps = append(preps, prepared{t: t, keys: keys, proj: proj, ka: ka})
+	}
+	responses := map[string][]wire.Item{}
+	unprocessed := map[string]any{}
+	size := 0
+	for _, p := range preps {
+		var got []wire.Item
+		var left []wire.Item
+		p.t.mu.RLock()
+		if p.t.deleted {
+			p.t.mu.RUnlock()
+			return nil, errGone
+		}
+		for _, k := range p.keys {
+			if size >= maxBatchBytes || s.faults.unprocessed("BatchGetItem") {
+				left = append(left, wire.Item(k))
+				continue
+			}
+			if it := p.t.get(k); it != nil {
+				size += itemSize(it)
+				got = append(got, wire.Item(p.proj.apply(it)))
+			}
+		}
+		p.t.mu.RUnlock()
+		name := p.t.meta.TableName
+		if got == nil {
+			got = []wire.Item{}
+		}
+		responses[name] = got
+		if len(left) > 0 {
+			u := map[string]any{"Keys": left}
+			if p.ka.ConsistentRead {
+				u["ConsistentRead"] = true
+			}
+			if p.ka.ProjectionExpression != nil {
+				u["ProjectionExpression"] = *p.ka.ProjectionExpression
+			}
+			if p.ka.ExpressionAttributeNames != nil {
+				u["ExpressionAttributeNames"] = p.ka.ExpressionAttributeNames
+			}
+			if p.ka.AttributesToGet != nil {
+				u["AttributesToGet"] = p.ka.AttributesToGet
+			}
+			unprocessed[name] = u
+		}
+	}
+	return map[string]any{"Responses": responses, "UnprocessedKeys": unprocessed}, nil
+}
+
+type writeRequest struct {
+	PutRequest *struct {
+		Item wire.Item
+	} `json:",omitempty"`
+	DeleteRequest *struct {
+		Key wire.Item
+	} `json:",omitempty"`
+}
+
+type batchWriteInput struct {
+	RequestItems map[string][]writeRequest
+}
+
+func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
+	var in batchWriteInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if in.RequestItems == nil {
+		return nil, apierr.Validation("1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null")
+	}
+	if len(in.RequestItems) == 0 {
+		return nil, apierr.Validation("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1")
+	}
+	type prepared struct {
+		w   *writeOp
+		raw writeRequest
+	}
+	var ops []prepared
+	total := 0
+	for _, name := range sortedNames(in.RequestItems) {
+		reqs := in.RequestItems[name]
+		var c constraintErrors
+		c.checkTableName("requestItems."+name+".member.tableName", name)
+		if len(reqs) == 0 || len(reqs) > maxBatchWrite {
+			c.add("Value '[...]' at 'requestItems." + name + ".member' failed to satisfy constraint: Member must have length less than or equal to 25")
+		}
+		if err := c.err(); err != nil {
+			return nil, err
+		}
+		total += len(reqs)
+		if total > maxBatchWrite {
+			return nil, apierr.Validation("Too many items requested for the BatchWriteItem call")
+		}
+		t, err := s.lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		for _, r := range reqs {
+			if (r.PutRequest == nil) == (r.DeleteRequest == nil) {
+				return nil, apierr.Validation("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes")
+			}
+			var w *writeOp
+			if r.PutRequest != nil {
+				if r.PutRequest.Item == nil {
+					return nil, apierr.Validation("1 validation error detected: Value null at 'requestItems.%s.member.1.member.putRequest.item' failed to satisfy constraint: Member must not be null", name)
+				}
+				item, err := normItem(abi.Item(r.PutRequest.Item))
+				if err != nil {
+					return nil, err
+				}
+				if err := t.validateItem(item); err != nil {
+					return nil, err
+				}
+				w = &writeOp{kind: opPut, t: t, key: t.keyOf(item), item: item}
+			} else {
+				if r.DeleteRequest.Key == nil {
+					return nil, apierr.Validation("1 validation error detected: Value null at 'requestItems.%s.member.1.member.deleteRequest.key' failed to satisfy constraint: Member must not be null", name)
+				}
+				key, err := normItem(abi.Item(r.DeleteRequest.Key))
+				if err != nil {
+					return nil, err
+				}
+				if err := t.validateKey(key); err != nil {
+					return nil, err
+				}
+				w = &writeOp{kind: opDelete, t: t, key: key}
+			}
+			id := string(encodeKey(t, w.key))
+			if seen[id] {
+				return nil, apierr.Validation("Provided list of item keys contains duplicates")
+			}
+			seen[id] = true
+			ops = append(ops, prepared{w: w, raw: r})
+		}
+	}
+	unprocessed := map[string][]writeRequest{}
+	for _, op := range ops {
+		name := op.w.t.meta.TableName
+		if s.faults.unprocessed("BatchWriteItem") {
+			unprocessed[name] = append(unprocessed[name], op.raw)
+			continue
+		}
+		if err := s.applyWrite(op.w); err != nil {
+			return nil, err
+		}
+	}
+	return map[string]any{"UnprocessedItems": unprocessed}, nil
+}
+
+// applyWrite runs an unconditional write under its table's lock.
+func (s *Server) applyWrite(w *writeOp) error {
+	w.t.mu.Lock()
+	defer w.t.mu.Unlock()
+	if w.t.deleted {
+		return errGone
+	}
+	c, err := w.eval()
+	if err != nil {
+		return err
+	}
+	return s.commit([]change{c}, nil)
+}

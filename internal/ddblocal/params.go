@@ -1,0 +1,144 @@
+package ddblocal
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/ddblocal/apierr"
+	"github.com/dynafold/dynafold/internal/ddblocal/expr"
+	"github.com/dynafold/dynafold/internal/ddblocal/wire"
+)
+
+// exprInput is the expression parameters shared by most requests.
+type exprInput struct {
+	ExpressionAttributeNames  map[string]string
+	ExpressionAttributeValues wire.Item
+}
+
+// legacyInput is the pre-expression parameters; ddblocal refuses them.
+type legacyInput struct {
+	Expected            json.RawMessage
+	ConditionalOperator json.RawMessage
+	AttributeUpdates    json.RawMessage
+	KeyConditions       json.RawMessage
+	QueryFilter         json.RawMessage
+	ScanFilter          json.RawMessage
+}
+
+func (l legacyInput) check() error {
+	var names []string
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"Expected", l.Expected}, {"ConditionalOperator", l.ConditionalOperator}, {"AttributeUpdates", l.AttributeUpdates}, {"KeyConditions", l.KeyConditions}, {"QueryFilter", l.QueryFilter}, {"ScanFilter", l.ScanFilter}} {
+		if len(f.raw) > 0 && string(f.raw) != "null" {
+			names = append(names, f.name)
+		}
+	}
+	if len(names) > 0 {
+		return apierr.Validation("ddblocal does not support the legacy parameters %s; use expressions", strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// params returns the request's expression parameters; used reports whether
+// the request has any expression at all.
+func (e exprInput) params(used bool) (*expr.Params, error) {
+	if e.ExpressionAttributeNames != nil {
+		if !used {
+			return nil, apierr.Validation("ExpressionAttributeNames can only be specified when using expressions")
+		}
+		if len(e.ExpressionAttributeNames) == 0 {
+			return nil, apierr.Validation("ExpressionAttributeNames must not be empty")
+		}
+	}
+	if e.ExpressionAttributeValues != nil {
+		if !used {
+			return nil, apierr.Validation("ExpressionAttributeValues can only be specified when using expressions")
+		}
+		if len(e.ExpressionAttributeValues) == 0 {
+			return nil, apierr.Validation("ExpressionAttributeValues must not be empty")
+		}
+	}
+	vals, err := normValues(abi.Item(e.ExpressionAttributeValues))
+	if err != nil {
+		return nil, err
+	}
+	return expr.NewParams(e.ExpressionAttributeNames, vals), nil
+}
+
+func has(s *string) bool { return s != nil }
+
+// parseCond parses an optional ConditionExpression.
+func parseCond(src *string, p *expr.Params) (*expr.Condition, error) {
+	if src == nil {
+		return nil, nil
+	}
+	return expr.ParseCondition(*src, p)
+}
+
+// parseProj parses an optional ProjectionExpression or AttributesToGet.
+func parseProj(src *string, attrs []string, p *expr.Params) (*projector, error) {
+	if src != nil && attrs != nil {
+		return nil, apierr.Validation("Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}")
+	}
+	if src != nil {
+		pr, err := expr.ParseProjection(*src, p)
+		if err != nil {
+			return nil, err
+		}
+		return &projector{expr: pr}, nil
+	}
+	if attrs != nil {
+		if len(attrs) == 0 {
+			return nil, apierr.Validation("1 validation error detected: Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1")
+		}
+		seen := map[string]bool{}
+		for _, a := range attrs {
+			if seen[a] {
+				return nil, apierr.Validation("One or more parameter values were invalid: Duplicate value in attribute name: %s", a)
+			}
+			seen[a] = true
+		}
+		return &projector{attrs: attrs}, nil
+	}
+	return nil, nil
+}
+
+// projector applies a ProjectionExpression or AttributesToGet.
+type projector struct {
+	expr  *expr.Projection
+	attrs []string
+}
+
+func (p *projector) apply(it abi.Item) abi.Item {
+	if p == nil || it == nil {
+		return it
+	}
+	if p.expr != nil {
+		return p.expr.Apply(it)
+	}
+	out := abi.Item{}
+	for _, a := range p.attrs {
+		if v, ok := it[a]; ok {
+			out[a] = v
+		}
+	}
+	return out
+}
+
+func condFailed(old abi.Item, returnOld bool) error {
+	e := &apierr.Error{Code: "ConditionalCheckFailedException", Message: "The conditional request failed", Status: 400}
+	if returnOld && old != nil {
+		e.Item = wire.Item(old)
+	}
+	return e
+}
+
+func checkRVOnFailure(v string) error {
+	if v != "" && v != "NONE" && v != "ALL_OLD" {
+		return apierr.Validation("1 validation error detected: Value '%s' at 'returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]", v)
+	}
+	return nil
+}

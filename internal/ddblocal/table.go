@@ -1,0 +1,250 @@
+package ddblocal
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/ddblocal/expr"
+)
+
+// keyElem is a KeySchemaElement.
+type keyElem struct {
+	AttributeName string
+	KeyType       string
+}
+
+// attrDef is an AttributeDefinition.
+type attrDef struct {
+	AttributeName string
+	AttributeType string
+}
+
+// projection is an index Projection.
+type projection struct {
+	ProjectionType   string   `json:",omitempty"`
+	NonKeyAttributes []string `json:",omitempty"`
+}
+
+// throughput is a ProvisionedThroughput.
+type throughput struct {
+	ReadCapacityUnits  int64
+	WriteCapacityUnits int64
+}
+
+// indexDef is a secondary index definition as stored.
+type indexDef struct {
+	IndexName             string
+	KeySchema             []keyElem
+	Projection            projection
+	ProvisionedThroughput *throughput `json:",omitempty"`
+	Global                bool        `json:"-"`
+}
+
+// streamSpec is a StreamSpecification.
+type streamSpec struct {
+	StreamEnabled  bool
+	StreamViewType string `json:",omitempty"`
+}
+
+// tableMeta is everything about a table but its items; it is what
+// persists in the catalog.
+type tableMeta struct {
+	TableName            string
+	KeySchema            []keyElem
+	AttributeDefinitions []attrDef
+	GSIs                 []indexDef `json:",omitempty"`
+	LSIs                 []indexDef `json:",omitempty"`
+	BillingMode          string
+	Throughput           *throughput `json:",omitempty"`
+	CreatedAt            time.Time
+	TableID              string
+	Stream               *streamSpec `json:",omitempty"`
+	StreamArn            string      `json:",omitempty"`
+	StreamLabel          string      `json:",omitempty"`
+	TTLAttr              string      `json:",omitempty"`
+	TTLEnabled           bool        `json:",omitempty"`
+}
+
+// keyDef names a primary key (of the table or of an index).
+type keyDef struct {
+	hash, rng string // rng is "" without a sort key
+}
+
+func schemaKey(ks []keyElem) keyDef {
+	var k keyDef
+	for _, e := range ks {
+		if e.KeyType == "HASH" {
+			k.hash = e.AttributeName
+		} else {
+			k.rng = e.AttributeName
+		}
+	}
+	return k
+}
+
+// names returns the key's attribute names, hash first.
+func (k keyDef) names() []string {
+	if k.rng == "" {
+		return []string{k.hash}
+	}
+	return []string{k.hash, k.rng}
+}
+
+// partition holds the items of one hash key, ordered by range key.
+type partition struct {
+	hk   abi.Value
+	rows []abi.Item
+}
+
+// table is a table: metadata and items, guarded by mu.
+type table struct {
+	mu      sync.RWMutex
+	meta    tableMeta
+	key     keyDef
+	types   map[string]string // attribute definitions: name -> S/N/B
+	deleted bool
+	parts   map[string]*partition
+	order   []*partition // by hash key, for Scan
+	count   int64
+	size    int64
+}
+
+func newTable(m tableMeta) *table {
+	t := &table{parts: map[string]*partition{}}
+	t.setMeta(m)
+	return t
+}
+
+func (t *table) setMeta(m tableMeta) {
+	t.meta = m
+	t.key = schemaKey(m.KeySchema)
+	t.types = map[string]string{}
+	for _, d := range m.AttributeDefinitions {
+		t.types[d.AttributeName] = d.AttributeType
+	}
+}
+
+// index returns the named index, or nil.
+func (t *table) index(name string) *indexDef {
+	for i := range t.meta.GSIs {
+		if t.meta.GSIs[i].IndexName == name {
+			d := t.meta.GSIs[i]
+			d.Global = true
+			return &d
+		}
+	}
+	for i := range t.meta.LSIs {
+		if t.meta.LSIs[i].IndexName == name {
+			d := t.meta.LSIs[i]
+			return &d
+		}
+	}
+	return nil
+}
+
+// allIndexes returns every index, GSIs first.
+func (t *table) allIndexes() []indexDef {
+	var out []indexDef
+	for _, g := range t.meta.GSIs {
+		g.Global = true
+		out = append(out, g)
+	}
+	return append(out, t.meta.LSIs...)
+}
+
+// valueKey is a map key for a scalar key value.
+func valueKey(v abi.Value) string {
+	switch v.Kind {
+	case abi.KindB:
+		return "B" + string(v.Bytes)
+	default:
+		return v.Kind.String() + v.Str
+	}
+}
+
+// cmpVal orders scalar key values of one kind.
+func cmpVal(a, b abi.Value) int {
+	c, ok := expr.Compare(a, b)
+	if !ok {
+		return int(a.Kind) - int(b.Kind)
+	}
+	return c
+}
+
+// keyOf returns the primary key attributes of item.
+func (t *table) keyOf(item abi.Item) abi.Item {
+	k := abi.Item{t.key.hash: item[t.key.hash]}
+	if t.key.rng != "" {
+		k[t.key.rng] = item[t.key.rng]
+	}
+	return k
+}
+
+// find returns the partition and the position of key in it.
+func (t *table) find(key abi.Item) (*partition, int, bool) {
+	p := t.parts[valueKey(key[t.key.hash])]
+	if p == nil {
+		return nil, 0, false
+	}
+	if t.key.rng == "" {
+		return p, 0, len(p.rows) > 0
+	}
+	rv := key[t.key.rng]
+	i := sort.Search(len(p.rows), func(i int) bool { return cmpVal(p.rows[i][t.key.rng], rv) >= 0 })
+	return p, i, i < len(p.rows) && cmpVal(p.rows[i][t.key.rng], rv) == 0
+}
+
+// get returns the stored item with key (not a copy), or nil.
+func (t *table) get(key abi.Item) abi.Item {
+	p, i, ok := t.find(key)
+	if !ok {
+		return nil
+	}
+	return p.rows[i]
+}
+
+// put stores item (replacing the item with its key).
+func (t *table) put(item abi.Item) {
+	p, i, ok := t.find(item)
+	if p == nil {
+		hk := item[t.key.hash]
+		p = &partition{hk: hk}
+		t.parts[valueKey(hk)] = p
+		j := sort.Search(len(t.order), func(j int) bool { return cmpVal(t.order[j].hk, hk) >= 0 })
+		t.order = append(t.order, nil)
+		copy(t.order[j+1:], t.order[j:])
+		t.order[j] = p
+	}
+	sz := int64(expr.ItemSize(item))
+	if ok {
+		t.size -= int64(expr.ItemSize(p.rows[i]))
+		p.rows[i] = item
+	} else {
+		p.rows = append(p.rows, nil)
+		copy(p.rows[i+1:], p.rows[i:])
+		p.rows[i] = item
+		t.count++
+	}
+	t.size += sz
+}
+
+// remove deletes the item with key; it reports whether one was there.
+func (t *table) remove(key abi.Item) bool {
+	p, i, ok := t.find(key)
+	if !ok {
+		return false
+	}
+	t.size -= int64(expr.ItemSize(p.rows[i]))
+	t.count--
+	p.rows = append(p.rows[:i], p.rows[i+1:]...)
+	if len(p.rows) == 0 {
+		delete(t.parts, valueKey(p.hk))
+		j := sort.Search(len(t.order), func(j int) bool { return cmpVal(t.order[j].hk, p.hk) >= 0 })
+		if j < len(t.order) && t.order[j] == p {
+			t.order = append(t.order[:j], t.order[j+1:]...)
+		}
+	}
+	return true
+}

@@ -1,0 +1,110 @@
+package ddblocal
+
+import (
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/ddblocal/apierr"
+	"github.com/dynafold/dynafold/internal/ddblocal/expr"
+)
+
+// opKind is the kind of a write.
+type opKind int
+
+const (
+	opPut opKind = iota
+	opDelete
+	opUpdate
+	opCheck
+)
+
+// writeOp is a prepared (validated, parsed) single-item write; eval runs it
+// against the current item under the table's lock.
+type writeOp struct {
+	kind     opKind
+	t        *table
+	key      abi.Item
+	item     abi.Item // opPut
+	cond     *expr.Condition
+	upd      *expr.Update
+	returnRV bool // ReturnValuesOnConditionCheckFailure = ALL_OLD
+}
+
+// errCondFailed marks a failed condition in eval's results.
+type condFailure struct{ old abi.Item }
+
+func (c *condFailure) Error() string { return "The conditional request failed" }
+
+// eval computes the change the write makes. A failed condition returns a
+// *condFailure; other errors are validation errors.
+func (w *writeOp) eval() (change, error) {
+	old := w.t.get(w.key)
+	if w.cond != nil {
+		ok, err := w.cond.Eval(old)
+		if err != nil {
+			return change{}, err
+		}
+		if !ok {
+			return change{}, &condFailure{old: old}
+		}
+	}
+	c := change{t: w.t, key: w.key, old: old}
+	switch w.kind {
+	case opPut:
+		c.new = w.item
+	case opDelete:
+		c.new = nil
+	case opCheck:
+		c.new = old
+	case opUpdate:
+		base := old
+		if base == nil {
+			base = abi.CloneItem(w.key)
+		}
+		nw := base
+		if w.upd != nil {
+			var err error
+			if nw, err = w.upd.Apply(base); err != nil {
+				return change{}, err
+			}
+		}
+		for k, v := range w.key {
+			if nv, ok := nw[k]; !ok || !nv.Equal(v) {
+				return change{}, apierr.Validation("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", k)
+			}
+		}
+		if err := w.t.validateItem(nw); err != nil {
+			return change{}, err
+		}
+		c.new = nw
+	}
+	return c, nil
+}
+
+// checkUpdatePaths refuses updates of key attributes.
+func checkUpdatePaths(t *table, u *expr.Update) error {
+	keys := map[string]bool{}
+	for _, n := range t.key.names() {
+		keys[n] = true
+	}
+	idx := map[string]bool{}
+	for _, ix := range t.allIndexes() {
+		for _, n := range schemaKey(ix.KeySchema).names() {
+			idx[n] = true
+		}
+	}
+	for _, p := range u.Paths() {
+		if len(p) == 0 || p[0].IsIndex {
+			continue
+		}
+		n := p[0].Name
+		if keys[n] {
+			if len(p) == 1 {
+				return apierr.Validation("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", n)
+			}
+			return apierr.Validation("Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: %s", n)
+		}
+		if idx[n] && len(p) > 1 {
+			return apierr.Validation("Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: IndexKey: %s", n)
+		}
+	}
+	return nil
+}
