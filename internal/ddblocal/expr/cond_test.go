@@ -68,9 +68,9 @@ func TestConformance_ExprConditionEval(t *testing.T) {
 		{"NOT NOT NOT NOT a < :n10", true},
 		{"a = :n1 OR a = :n5", true},
 		{"a = :n1 AND a = :n5", false},
-		{"a = :n5 OR a = :n1 AND a = :n2", true},  // AND binds tighter
+		{"a = :n5 OR a = :n1 AND a = :n2", true},    // AND binds tighter
 		{"(a = :n5 OR a = :n1) AND a = :n2", false}, // parentheses
-		{"NOT a = :n5 OR a = :n5", true},          // NOT binds tighter than OR
+		{"NOT a = :n5 OR a = :n5", true},            // NOT binds tighter than OR
 		{"NOT (a = :n5 OR a = :n1)", false},
 		{"(a) = :n5", true},
 		{"((a = :n5) AND (s = :s))", true},
