@@ -80,7 +80,7 @@ func TestDynamo_TransactionCancelledReasonsInOrder(t *testing.T) {
 	err := db.TransactWriteItems(ctx, []store.Write{
 		{Check: &store.Check{Table: table, Key: key("t", "2"), Cond: store.Cond{Expr: "attribute_exists(#pk)", Names: map[string]string{"#pk": "pk"}}}},
 		{Put: &store.Put{Table: table, Item: key("t", "3"), Cond: notExists}},
-		{Put: &store.Put{Table: table, Item: key("t", "2"), Cond: notExists}},
+		{Put: &store.Put{Table: table, Item: key("t", "5"), Cond: &store.Cond{Expr: "attribute_exists(#pk)", Names: map[string]string{"#pk": "pk"}}}},
 	})
 	require.Error(t, err)
 	dynamotest.SkipIfUnsupported(t, err)

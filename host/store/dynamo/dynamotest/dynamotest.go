@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"sync/atomic"
@@ -53,7 +54,15 @@ func Endpoint(t testing.TB) string {
 // Client returns an SDK client for a server for t (see Endpoint).
 func Client(t testing.TB) *dynamodb.Client {
 	t.Helper()
-	c, err := dynamo.NewClient(context.Background(), Endpoint(t), "")
+	ep := Endpoint(t)
+	// Connections dialled but never used look "new" to the server, and
+	// http.Server.Shutdown waits 5 s for those: close them first (cleanups
+	// run last-in first-out, so this runs before the server closes).
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := dynamo.NewClient(context.Background(), ep, "", func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: tr}
+	})
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
