@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/host/store/dynamo"
+	"github.com/dynafold/dynafold/internal/ddblocal"
+	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
+	guest "github.com/dynafold/dynafold/sdk-guest"
+)
+
+func runDemo(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	pluginPath := fs.String("plugin", "build/plugins/order-summary.wasm", "the order-summary plugin (.wasm); \"native\" runs the same Go logic without Wasm")
+	orders := fs.Int("orders", 300, "order streams to append")
+	lanes := fs.Int("lanes", 10, "concurrent lanes (Lambda's ParallelizationFactor)")
+	batchSize := fs.Int("batch", 100, "maximum records per batch (Lambda's BatchSize)")
+	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed of the event mix, the batch splits and the shuffles")
+	cacheDir := fs.String("cache-dir", ".cache/wazero", "wazero compilation cache directory (\"\" for none)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	start := time.Now()
+	srv, err := ddblocal.Start(ctx, ddblocal.Options{})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	client, err := dynamo.NewClient(ctx, srv.Endpoint(), "us-east-1")
+	if err != nil {
+		return err
+	}
+	streamArn, err := demoTables(ctx, client)
+	if err != nil {
+		return err
+	}
+	cfg := &host.Config{
+		EventStore: host.EventStoreConfig{Table: "events", Schema: "shop", SchemaVersion: 1, Streams: []host.StreamConfig{
+			{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, Composite: []string{"orderId"}}}},
+		Plugins: host.PluginDefaults{CacheDir: *cacheDir},
+		Projections: []host.ProjectionConfig{{Name: "summaries", Plugin: *pluginPath, Table: "order-summaries",
+			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}}},
+	}
+	native, err := nativeOrderSummary()
+	if err != nil {
+		return err
+	}
+	opts := []host.Option{host.WithClient(client)}
+	if *pluginPath == "native" {
+		cfg.Projections[0].Plugin = "native:order-summary"
+		opts = append(opts, host.WithNative("order-summary", native))
+	} else if _, err := os.Stat(*pluginPath); err != nil {
+		return fmt.Errorf("plugin %s: %w (build it with `make plugins`, or run the demo with `make demo`)", *pluginPath, err)
+	}
+	h, err := host.New(ctx, cfg, opts...)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+
+	rng := rand.New(rand.NewPCG(*seed, 7))
+	heads, err := appendOrders(ctx, h, *orders, rng)
+	if err != nil {
+		return err
+	}
+	sc := dynamodbstreams.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}},
+		func(o *dynamodbstreams.Options) { o.BaseEndpoint = aws.String(srv.Endpoint()) })
+	records, err := readFeed(ctx, sc, streamArn)
+	if err != nil {
+		return err
+	}
+	h.DB().ResetCounts()
+	applyStart := time.Now()
+	var st replayStats
+	if err := replay(ctx, h, records, *lanes, *batchSize, *seed, &st); err != nil {
+		return err
+	}
+	applyTime := time.Since(applyStart)
+	counts := h.DB().Counts()
+	bad, err := verify(ctx, h, native, heads)
+	if err != nil {
+		return err
+	}
+	report(os.Stdout, *pluginPath, *seed, len(records), len(heads), &st, counts, applyTime, time.Since(start), bad)
+	if len(bad) > 0 {
+		return fmt.Errorf("%d of %d rows differ from the in-order fold of their stream", len(bad), len(heads))
+	}
+	return nil
+}
+
+func nativeOrderSummary() (logic.Logic, error) {
+	p, err := guest.New(ordersummary.Projection)
+	if err != nil {
+		return nil, err
+	}
+	return logic.Native(p, "order-summary"), nil
+}
+
+// demoTables creates the event table (with a NEW_IMAGE stream) and the
+// read-model table, and returns the event table's stream ARN.
+func demoTables(ctx context.Context, c *dynamodb.Client) (string, error) {
+	keyed := func(name string, stream bool) *dynamodb.CreateTableInput {
+		in := &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
+			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}, {AttributeName: aws.String("sk"), AttributeType: types.ScalarAttributeTypeS}},
+			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("sk"), KeyType: types.KeyTypeRange}}}
+		if stream {
+			in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}
+		}
+		return in
+	}
+	out, err := c.CreateTable(ctx, keyed("events", true))
+	if err != nil {
+		return "", fmt.Errorf("creating the event table: %w", err)
+	}
+	if _, err := c.CreateTable(ctx, keyed("order-summaries", false)); err != nil {
+		return "", fmt.Errorf("creating the read-model table: %w", err)
+	}
+	return aws.ToString(out.TableDescription.LatestStreamArn), nil
+}
+
+// appendOrders appends the orders' events in rounds, so appends of
+// different orders interleave in the change feed, and returns each order's
+// head version.
+func appendOrders(ctx context.Context, h *host.Host, n int, rng *rand.Rand) (map[string]uint64, error) {
+	s, _ := h.Stream("Order")
+	type plan struct {
+		id     string
+		events []eventstore.NewEvent
+	}
+	plans := make([]*plan, n)
+	for i := range plans {
+		p := &plan{id: fmt.Sprintf("o-%04d", i)}
+		p.events = append(p.events, eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S(fmt.Sprintf("c-%d", rng.IntN(50)))}})
+		for j := 1 + rng.IntN(6); j > 0; j-- {
+			price := fmt.Sprintf("%d.%02d", 1+rng.IntN(99), rng.IntN(100))
+			p.events = append(p.events, eventstore.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("sku-" + strconv.Itoa(rng.IntN(500))), "price": abi.N(price)}})
+		}
+		if rng.IntN(3) > 0 {
+			p.events = append(p.events, eventstore.NewEvent{Type: "OrderShipped", Data: abi.Item{}})
+		}
+		plans[i] = p
+	}
+	heads := map[string]uint64{}
+	for pending := true; pending; {
+		pending = false
+		for _, p := range plans {
+			if len(p.events) == 0 {
+				continue
+			}
+			k := min(len(p.events), 1+rng.IntN(3)) // one append of 1–3 events
+			if _, err := h.EventStore().Append(ctx, s, p.id, heads[p.id], p.events[:k]...); err != nil {
+				return nil, err
+			}
+			heads[p.id] += uint64(k)
+			p.events = p.events[k:]
+			pending = pending || len(p.events) > 0
+		}
+	}
+	return heads, nil
+}
+
+// verify compares every row with the in-order fold of its stream, computed
+// by the same Go logic natively, and returns the order ids that differ.
+func verify(ctx context.Context, h *host.Host, native logic.Logic, heads map[string]uint64) ([]string, error) {
+	s, _ := h.Stream("Order")
+	ids := make([]string, 0, len(heads))
+	for id := range heads {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var bad []string
+	for _, id := range ids {
+		evs, err := h.EventStore().ReadFrom(ctx, s, id, 0, heads[id])
+		if err != nil {
+			return nil, err
+		}
+		srcs := make([]abi.SourcedEvent, len(evs))
+		for i, ev := range evs {
+			srcs[i] = abi.SourcedEvent{Source: "Order", Event: ev}
+		}
+		key := ordersummary.RowKey(id)
+		want, err := native.Evolve(ctx, &abi.EvolveRequest{Key: key, StreamID: id, Events: srcs})
+		if err != nil {
+			return nil, err
+		}
+		got, err := h.DB().GetItem(ctx, "order-summaries", key)
+		if err != nil {
+			return nil, err
+		}
+		if !rowMatches(got, want.Item, heads[id]) {
+			fmt.Fprintf(os.Stderr, "row %s differs:\n  got  %v\n  want %v (version %d)\n", id, got, want.Item, heads[id])
+			bad = append(bad, id)
+		}
+	}
+	return bad, nil
+}
+
+// rowMatches compares the plugin's attributes and the checkpoint.
+func rowMatches(got, want abi.Item, head uint64) bool {
+	if got == nil {
+		return false
+	}
+	for k, v := range want {
+		if k == ordersummary.Checkpoint {
+			continue
+		}
+		if !v.Equal(got[k]) {
+			return false
+		}
+	}
+	return got[ordersummary.Checkpoint].Equal(abi.N(strconv.FormatUint(head, 10)))
+}
+
+func report(w *os.File, plugin string, seed uint64, records, rows int, st *replayStats, counts map[string]int64, applyTime, total time.Duration, bad []string) {
+	fmt.Fprintf(w, "dynafold demo — order-summary plugin %s, seed %d\n", plugin, seed)
+	fmt.Fprintf(w, "  change feed:   %d records, %d rows (order streams)\n", records, rows)
+	fmt.Fprintf(w, "  deliveries:    %d records in %d batches (%d redelivered, %d reported failed)\n",
+		st.deliveries.Load(), st.batches.Load(), st.redelivered.Load(), st.failedRecords.Load())
+	ops := make([]string, 0, len(counts))
+	var n int64
+	for op, c := range counts {
+		ops = append(ops, op)
+		n += c
+	}
+	sort.Strings(ops)
+	fmt.Fprintf(w, "  DynamoDB:      %d requests:", n)
+	for _, op := range ops {
+		fmt.Fprintf(w, " %s %d", op, counts[op])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  time:          %s applying (%.0f records/s), %s in all\n", applyTime.Round(time.Millisecond), float64(st.deliveries.Load())/applyTime.Seconds(), total.Round(time.Millisecond))
+	if len(bad) == 0 {
+		fmt.Fprintf(w, "  check:         all %d rows equal the in-order fold of their stream\n", rows)
+	} else {
+		fmt.Fprintf(w, "  check:         %d rows DIFFER: %v\n", len(bad), bad)
+	}
+}
