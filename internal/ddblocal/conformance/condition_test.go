@@ -227,7 +227,9 @@ func TestConformance_Condition_Invalid(t *testing.T) {
 		if tc.nm != nil {
 			in.ExpressionAttributeNames = tc.nm
 		}
-		_, err := ddb(t).PutItem(ctx(t), in)
-		requireValidation(t, err, tc.name+": "+tc.expr)
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ddb(t).PutItem(ctx(t), in)
+			requireValidation(t, err, tc.name+": "+tc.expr)
+		})
 	}
 }

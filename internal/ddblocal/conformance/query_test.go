@@ -178,8 +178,10 @@ func TestConformance_Query_Invalid(t *testing.T) {
 		{"UnknownIndex", &dynamodb.QueryInput{TableName: aws.String(idx), IndexName: aws.String("nope"), KeyConditionExpression: aws.String("gpk = :p"), ExpressionAttributeValues: Item{":p": s("g")}}},
 	}
 	for _, tc := range cases {
-		_, err := ddb(t).Query(ctx(t), tc.in)
-		requireValidation(t, err, tc.name)
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ddb(t).Query(ctx(t), tc.in)
+			requireValidation(t, err, tc.name)
+		})
 	}
 }
 

@@ -45,8 +45,10 @@ func TestConformance_Validation_Keys(t *testing.T) {
 		{"NumberNotANumber", Item{"pk": s("a"), "sk": n("1"), "v": n("12abc")}},
 	}
 	for _, tc := range puts {
-		_, err := c.PutItem(ctx(t), &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: tc.item})
-		requireValidation(t, err, "PutItem "+tc.name)
+		t.Run("Put"+tc.name, func(t *testing.T) {
+			_, err := c.PutItem(ctx(t), &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: tc.item})
+			requireValidation(t, err, "PutItem "+tc.name)
+		})
 	}
 	gets := []struct {
 		name string
@@ -58,10 +60,12 @@ func TestConformance_Validation_Keys(t *testing.T) {
 		{"KeyEmptyString", Item{"pk": s(""), "sk": n("1")}},
 	}
 	for _, tc := range gets {
-		_, err := c.GetItem(ctx(t), &dynamodb.GetItemInput{TableName: aws.String(tbl), Key: tc.key})
-		requireValidation(t, err, "GetItem "+tc.name)
-		_, err = c.DeleteItem(ctx(t), &dynamodb.DeleteItemInput{TableName: aws.String(tbl), Key: tc.key})
-		requireValidation(t, err, "DeleteItem "+tc.name)
+		t.Run("Get"+tc.name, func(t *testing.T) {
+			_, err := c.GetItem(ctx(t), &dynamodb.GetItemInput{TableName: aws.String(tbl), Key: tc.key})
+			requireValidation(t, err, "GetItem "+tc.name)
+			_, err = c.DeleteItem(ctx(t), &dynamodb.DeleteItemInput{TableName: aws.String(tbl), Key: tc.key})
+			requireValidation(t, err, "DeleteItem "+tc.name)
+		})
 	}
 	// 38 significant digits are accepted and kept exactly; an empty non-key string is allowed.
 	put(t, tbl, Item{"pk": s("a"), "sk": n("1"), "v": n("1.2345678901234567890123456789012345678"), "e": s(""), "eb": b([]byte{})})
