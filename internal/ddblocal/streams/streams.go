@@ -61,6 +61,9 @@ type Options struct {
 	// FlushDelay is how long the write-behind persister waits to batch
 	// records into one bbolt transaction (0: 10ms). Only with DB.
 	FlushDelay time.Duration
+	// NoCopy makes Record keep the Change's items instead of deep copies:
+	// faster, but the caller must never modify an item it passed to Record.
+	NoCopy bool
 }
 
 // Identity is the userIdentity of a stream record: set for deletions made by
@@ -68,7 +71,7 @@ type Options struct {
 type Identity struct{ Type, PrincipalID string }
 
 // Change is one modification of one item, as the table engine reports it.
-// Record takes ownership of the items only to read them: they are copied.
+// Record copies the items it keeps, unless Options.NoCopy is set.
 type Change struct {
 	EventName                string // "INSERT", "MODIFY", "REMOVE"
 	Keys, OldImage, NewImage abi.Item
@@ -248,17 +251,19 @@ func (r *Registry) Record(arn string, c Change) {
 		return
 	}
 	rec := &record{eventName: c.EventName, at: c.At, identity: c.UserIdentity}
-	s.mu.RLock()
-	view := s.viewType
-	s.mu.RUnlock()
-	rec.keys = abi.CloneItem(c.Keys)
+	clone := abi.CloneItem
+	if r.opts.NoCopy {
+		clone = func(it abi.Item) abi.Item { return it }
+	}
+	view := s.viewType // immutable after Enable
+	rec.keys = clone(c.Keys)
 	rec.size = itemSize(c.Keys)
 	if (view == ViewNewImage || view == ViewNewAndOldImages) && c.NewImage != nil {
-		rec.newImage = abi.CloneItem(c.NewImage)
+		rec.newImage = clone(c.NewImage)
 		rec.size += itemSize(c.NewImage)
 	}
 	if (view == ViewOldImage || view == ViewNewAndOldImages) && c.OldImage != nil {
-		rec.oldImage = abi.CloneItem(c.OldImage)
+		rec.oldImage = clone(c.OldImage)
 		rec.size += itemSize(c.OldImage)
 	}
 	if c.UserIdentity != nil {
