@@ -5,6 +5,7 @@ package lambdaevents
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -39,7 +40,7 @@ func FromRecord(r events.DynamoDBEventRecord) (decode.Record, error) {
 		EventSourceARN: r.EventSourceArn,
 		AWSRegion:      r.AWSRegion,
 		DynamoDB: decode.StreamRecord{
-			ApproximateCreationDateTime: r.Change.ApproximateCreationDateTime.Time,
+			ApproximateCreationDateTime: utc(r.Change.ApproximateCreationDateTime.Time),
 			SequenceNumber:              r.Change.SequenceNumber,
 			SizeBytes:                   r.Change.SizeBytes,
 			StreamViewType:              r.Change.StreamViewType,
@@ -177,4 +178,11 @@ func ToImage(it abi.Item) (map[string]events.DynamoDBAttributeValue, error) {
 		out[k] = av
 	}
 	return out, nil
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
 }
