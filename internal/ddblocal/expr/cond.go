@@ -65,6 +65,9 @@ func parseCondition(src string, params *Params, k kind) (*Condition, error) {
 // parseCondTree parses and checks a condition-grammar text (also used for
 // key conditions).
 func parseCondTree(src string, params *Params, k kind) (*cond, error) {
+	if err := precheck(src, k); err != nil {
+		return nil, err
+	}
 	p := newParser(src, k, "AND", "OR", "NOT", "BETWEEN", "IN")
 	if p.peek().kind == tEOF {
 		return nil, emptyError(k)

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -214,4 +215,15 @@ func TestConformance_ExprParamsValidate(t *testing.T) {
 	if err := testParams().Validate(true, true); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestConformance_ExprSizeLimit(t *testing.T) {
+	long := "a = :n1" + strings.Repeat(" ", 4096-7)
+	if _, err := ParseCondition(long, testParams()); err != nil {
+		t.Fatalf("4096 bytes: %v", err)
+	}
+	_, err := ParseFilter(long+" ", testParams())
+	wantValidation(t, err, "Invalid FilterExpression: Expression size has exceeded the maximum allowed size; expression size: 4097")
+	_, err = ParseUpdate("SET a = :n1"+strings.Repeat(" ", 4096), testParams())
+	wantValidation(t, err, "Invalid UpdateExpression: Expression size has exceeded the maximum allowed size; expression size: 4107")
 }

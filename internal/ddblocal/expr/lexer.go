@@ -101,5 +101,17 @@ func syntaxError(k kind, src string, toks []token, i int) error {
 	return invalid(k, "Syntax error; token: \"%s\", near: \"%s\"", t.text, src[from:to])
 }
 
+// maxExprSize is DynamoDB's limit on the length of an expression string.
+const maxExprSize = 4096
+
+// precheck returns DynamoDB's error for an expression that is empty or
+// longer than 4 KB (checked before any parsing).
+func precheck(src string, k kind) error {
+	if len(src) > maxExprSize {
+		return invalid(k, "Expression size has exceeded the maximum allowed size; expression size: %d", len(src))
+	}
+	return nil
+}
+
 // emptyError is DynamoDB's answer to an expression with no tokens.
 func emptyError(k kind) error { return invalid(k, "The expression can not be empty;") }

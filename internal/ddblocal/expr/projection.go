@@ -14,6 +14,9 @@ type Projection struct {
 // ParseProjection parses a ProjectionExpression: document paths separated
 // by commas.
 func ParseProjection(src string, params *Params) (*Projection, error) {
+	if err := precheck(src, kindProjection); err != nil {
+		return nil, err
+	}
 	p := newParser(src, kindProjection)
 	if p.peek().kind == tEOF {
 		return nil, emptyError(kindProjection)

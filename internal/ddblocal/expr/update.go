@@ -40,6 +40,9 @@ var updateErrorOrder = []string{catParens, catReserved, catUnknownFn, catMisused
 // ParseUpdate parses an UpdateExpression: SET, REMOVE, ADD and DELETE
 // clauses, each at most once, in any order.
 func ParseUpdate(src string, params *Params) (*Update, error) {
+	if err := precheck(src, kindUpdate); err != nil {
+		return nil, err
+	}
 	p := newParser(src, kindUpdate, sectionNames[:]...)
 	if p.peek().kind == tEOF {
 		return nil, emptyError(kindUpdate)
