@@ -345,6 +345,37 @@ func checkBetween(r *resolver, lo, hi *operand) {
 	}
 }
 
+// Paths returns the document paths the condition reads, in the order
+// written (inside functions too).
+func (c *Condition) Paths() []Path {
+	var out []Path
+	var walkOp func(o *operand)
+	walkOp = func(o *operand) {
+		switch o.typ {
+		case opPath:
+			out = append(out, o.path)
+		case opFunc:
+			for _, a := range o.args {
+				walkOp(a)
+			}
+		}
+	}
+	var walk func(n *cond)
+	walk = func(n *cond) {
+		for _, k := range n.kids {
+			walk(k)
+		}
+		for _, a := range n.args {
+			walkOp(a)
+		}
+		if n.fn != nil {
+			walkOp(n.fn)
+		}
+	}
+	walk(c.root)
+	return out
+}
+
 // Eval evaluates the condition against item, which may be nil (absent
 // item: every path is then absent). A condition never fails at run time;
 // the error is always nil and is there for future use.

@@ -227,3 +227,17 @@ func TestConformance_ExprSizeLimit(t *testing.T) {
 	_, err = ParseUpdate("SET a = :n1"+strings.Repeat(" ", 4096), testParams())
 	wantValidation(t, err, "Invalid UpdateExpression: Expression size has exceeded the maximum allowed size; expression size: 4107")
 }
+
+func TestExpr_ConditionPaths(t *testing.T) {
+	c, err := ParseCondition("#s = :s AND (size(m.k) > :n1 OR contains(l[2], :sa))", testParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range c.Paths() {
+		got = append(got, p.String())
+	}
+	if strings.Join(got, ",") != "status,m.k,l[2]" {
+		t.Fatalf("Paths = %v", got)
+	}
+}

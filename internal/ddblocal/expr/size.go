@@ -72,12 +72,54 @@ func numberSize(s string) int {
 	return (d.digits()+1)/2 + 1
 }
 
-// ValidateValue checks a value from a request, recursively: numbers valid
+// ValidateValue checks a value from a request, recursively: nesting at most
+// 32 levels, numbers valid
 // (DynamoDB's limits), sets neither empty nor with duplicates, NS members
 // valid numbers. Empty strings and binaries are allowed (key attributes are
 // the server's to check). It returns a ValidationException with DynamoDB's
 // message.
 func ValidateValue(v abi.Value) error {
+	if depth(v) > maxNesting {
+		return apierr.Validation("%s", msgNesting)
+	}
+	return validateValue(v)
+}
+
+// maxNesting is DynamoDB's limit on document nesting: the attribute itself
+// is level 1, and a scalar may sit at level 32 at the deepest.
+const maxNesting = 32
+
+const msgNesting = "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+
+// depth is the nesting level of v: 1 for a scalar or an empty container,
+// 1 more than its deepest element for a list or map.
+func depth(v abi.Value) int {
+	d := 0
+	switch v.Kind {
+	case abi.KindL:
+		for _, e := range v.List {
+			d = max(d, depth(e))
+		}
+	case abi.KindM:
+		for _, e := range v.Map {
+			d = max(d, depth(e))
+		}
+	}
+	return d + 1
+}
+
+// CheckNesting returns DynamoDB's ValidationException when an attribute of
+// item is nested more than 32 levels deep (for items an update produced).
+func CheckNesting(item abi.Item) error {
+	for _, v := range item {
+		if depth(v) > maxNesting {
+			return apierr.Validation("%s", msgNesting)
+		}
+	}
+	return nil
+}
+
+func validateValue(v abi.Value) error {
 	const prefix = "One or more parameter values were invalid: "
 	switch v.Kind {
 	case abi.KindInvalid:
@@ -124,13 +166,13 @@ func ValidateValue(v abi.Value) error {
 		}
 	case abi.KindL:
 		for _, e := range v.List {
-			if err := ValidateValue(e); err != nil {
+			if err := validateValue(e); err != nil {
 				return err
 			}
 		}
 	case abi.KindM:
 		for _, k := range sortedKeys(v.Map) {
-			if err := ValidateValue(v.Map[k]); err != nil {
+			if err := validateValue(v.Map[k]); err != nil {
 				return err
 			}
 		}

@@ -59,3 +59,23 @@ func TestConformance_ExprValidateValue(t *testing.T) {
 		}
 	}
 }
+
+func deepMap(n int) abi.Value {
+	v := abi.S("leaf")
+	for i := 0; i < n; i++ {
+		v = abi.M(map[string]abi.Value{"n": v})
+	}
+	return v
+}
+
+func TestConformance_ExprNesting(t *testing.T) {
+	if err := ValidateValue(deepMap(31)); err != nil {
+		t.Fatalf("31 levels: %v", err)
+	}
+	wantValidation(t, ValidateValue(deepMap(32)), msgNesting)
+	wantValidation(t, ValidateValue(abi.L(deepMap(31))), msgNesting)
+	if err := CheckNesting(abi.Item{"a": deepMap(31)}); err != nil {
+		t.Fatal(err)
+	}
+	wantValidation(t, CheckNesting(abi.Item{"a": deepMap(32)}), msgNesting)
+}
