@@ -21,8 +21,9 @@ import (
 // batchGetLimit is DynamoDB's maximum number of keys per BatchGetItem.
 const batchGetLimit = 100
 
-// maxUnprocessedRounds bounds the retries of unprocessed keys per chunk.
-const maxUnprocessedRounds = 10
+// maxStalledRounds bounds the consecutive retries of unprocessed keys that
+// make no progress; rounds that read some keys do not count against it.
+const maxStalledRounds = 8
 
 // ErrUnprocessedKeys is matched when BatchGetItem still had unprocessed keys
 // after every retry.
@@ -93,12 +94,13 @@ func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) (
 		req[i] = av
 	}
 	var items []abi.Item
+	stalls := 0 // consecutive rounds that returned nothing
 	for round := 0; len(req) > 0; round++ {
 		if round > 0 {
-			if round > maxUnprocessedRounds {
+			if stalls > maxStalledRounds {
 				return nil, fmt.Errorf("dynamo BatchGetItem: %d keys of table %s: %w", len(req), table, ErrUnprocessedKeys)
 			}
-			if err := sleepJitter(ctx, round); err != nil {
+			if err := sleepJitter(ctx, stalls+1); err != nil {
 				return nil, err
 			}
 		}
@@ -117,15 +119,21 @@ func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) (
 			}
 			items = append(items, it)
 		}
-		req = out.UnprocessedKeys[table].Keys
+		next := out.UnprocessedKeys[table].Keys
+		if len(next) >= len(req) {
+			stalls++
+		} else {
+			stalls = 0
+		}
+		req = next
 	}
 	return items, nil
 }
 
-// sleepJitter waits a jittered, growing delay: up to 10 ms × 2^(round-1),
-// capped at 500 ms, at least half of it.
-func sleepJitter(ctx context.Context, round int) error {
-	ceil := 10 * time.Millisecond << min(round-1, 6)
+// sleepJitter waits a jittered delay growing with the rounds that made no
+// progress: up to 10 ms × 2^(n-1), capped at 500 ms, at least half of it.
+func sleepJitter(ctx context.Context, n int) error {
+	ceil := 10 * time.Millisecond << min(n-1, 6)
 	ceil = min(ceil, 500*time.Millisecond)
 	wait := ceil/2 + rand.N(ceil/2+1)
 	t := time.NewTimer(wait)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -54,15 +55,25 @@ func Endpoint(t testing.TB) string {
 // Client returns an SDK client for a server for t (see Endpoint).
 func Client(t testing.TB) *dynamodb.Client {
 	t.Helper()
-	ep := Endpoint(t)
+	return ClientAt(t, Endpoint(t))
+}
+
+// ClientAt returns an SDK client for the server at endpoint, its idle
+// connections closed when t ends.
+func ClientAt(t testing.TB, ep string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	t.Helper()
 	// Connections dialled but never used look "new" to the server, and
 	// http.Server.Shutdown waits 5 s for those: close them first (cleanups
 	// run last-in first-out, so this runs before the server closes).
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
-	c, err := dynamo.NewClient(context.Background(), ep, "", func(o *dynamodb.Options) {
+	optFns = append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
 		o.HTTPClient = &http.Client{Transport: tr}
-	})
+		// The SDK's own retries stay (4 attempts for DynamoDB), with short
+		// waits so tests of throttling run fast.
+		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, 20*time.Millisecond)
+	}}, optFns...)
+	c, err := dynamo.NewClient(context.Background(), ep, "", optFns...)
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
