@@ -30,8 +30,24 @@ func (u *Update) Apply(item abi.Item) (abi.Item, error) {
 		}
 		vals[i] = v
 	}
-	var removes []Path
+	// SETs that append to a list append in index order (DynamoDB sorts
+	// them by element number); other SETs are independent of each other.
+	var order, rest []int
 	for i, a := range u.actions {
+		if a.typ == aSet {
+			order = append(order, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		return pathAfter(u.actions[order[j]].path, u.actions[order[i]].path)
+	})
+	order = append(order, rest...)
+	missingItem := len(item) == 0
+	var removes []Path
+	for _, i := range order {
+		a := u.actions[i]
 		var err error
 		switch a.typ {
 		case aSet:
@@ -41,7 +57,7 @@ func (u *Update) Apply(item abi.Item) (abi.Item, error) {
 		case aAdd:
 			err = addAt(out, a.path, a.arg.val)
 		case aDelete:
-			err = deleteAt(out, a.path, a.arg.val)
+			err = deleteAt(out, a.path, a.arg.val, missingItem)
 		}
 		if err != nil {
 			return nil, err
@@ -52,7 +68,9 @@ func (u *Update) Apply(item abi.Item) (abi.Item, error) {
 	// referring to the lists as they were.
 	sort.SliceStable(removes, func(i, j int) bool { return pathAfter(removes[i], removes[j]) })
 	for _, p := range removes {
-		removeAt(out, p)
+		if err := removeAt(out, p, missingItem); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -203,46 +221,67 @@ func setIn(cur abi.Value, rest Path, x abi.Value) (abi.Value, error) {
 	return cur, nil
 }
 
-// removeAt removes the value at path; a missing path is no error.
-func removeAt(item abi.Item, path Path) {
+// removeAt removes the value at path. A missing last element (a map key,
+// an index past the end) is no error, but the parent must exist and be a
+// map (for a name) or a list (for an index) - except in a missing item,
+// where DynamoDB ignores any REMOVE.
+func removeAt(item abi.Item, path Path, missingItem bool) error {
+	if missingItem {
+		return nil
+	}
 	name := path[0].Name
 	if len(path) == 1 {
 		delete(item, name)
-		return
+		return nil
 	}
-	if cur, ok := item[name]; ok {
-		item[name] = removeIn(cur, path[1:])
+	cur, ok := item[name]
+	if !ok {
+		return validation(msgInvalidPath)
 	}
+	v, err := removeIn(cur, path[1:])
+	if err != nil {
+		return err
+	}
+	item[name] = v
+	return nil
 }
 
-func removeIn(cur abi.Value, rest Path) abi.Value {
+func removeIn(cur abi.Value, rest Path) (abi.Value, error) {
 	e := rest[0]
 	if e.IsIndex {
-		if cur.Kind != abi.KindL || e.Index >= len(cur.List) {
-			return cur
+		if cur.Kind != abi.KindL {
+			return cur, validation(msgInvalidPath)
+		}
+		if e.Index >= len(cur.List) {
+			if len(rest) == 1 {
+				return cur, nil
+			}
+			return cur, validation(msgInvalidPath)
 		}
 		if len(rest) == 1 {
 			l := make([]abi.Value, 0, len(cur.List)-1)
 			l = append(l, cur.List[:e.Index]...)
 			cur.List = append(l, cur.List[e.Index+1:]...)
-			return cur
+			return cur, nil
 		}
-		cur.List[e.Index] = removeIn(cur.List[e.Index], rest[1:])
-		return cur
+		v, err := removeIn(cur.List[e.Index], rest[1:])
+		cur.List[e.Index] = v
+		return cur, err
 	}
 	if cur.Kind != abi.KindM {
-		return cur
-	}
-	child, ok := cur.Map[e.Name]
-	if !ok {
-		return cur
+		return cur, validation(msgInvalidPath)
 	}
 	if len(rest) == 1 {
 		delete(cur.Map, e.Name)
-		return cur
+		return cur, nil
 	}
-	cur.Map[e.Name] = removeIn(child, rest[1:])
-	return cur
+	child, ok := cur.Map[e.Name]
+	if !ok {
+		return cur, validation(msgInvalidPath)
+	}
+	v, err := removeIn(child, rest[1:])
+	cur.Map[e.Name] = v
+	return cur, err
 }
 
 // addAt is ADD: a number is added to a number, set members to a set of the
@@ -267,9 +306,14 @@ func addAt(item abi.Item, path Path, x abi.Value) error {
 
 // deleteAt is DELETE: the members of x leave the set; an emptied set is
 // removed; an absent attribute is no error.
-func deleteAt(item abi.Item, path Path, x abi.Value) error {
+func deleteAt(item abi.Item, path Path, x abi.Value, missingItem bool) error {
 	cur, ok := lookup(item, path)
 	if !ok {
+		if len(path) > 1 && !missingItem {
+			if parent, ok := lookup(item, path[:len(path)-1]); !ok || !fits(parent, path[len(path)-1]) {
+				return validation(msgInvalidPath)
+			}
+		}
 		return nil
 	}
 	if !isSet(cur.Kind) || cur.Kind != x.Kind {
@@ -277,10 +321,18 @@ func deleteAt(item abi.Item, path Path, x abi.Value) error {
 	}
 	d := setDiff(cur, x)
 	if setLen(d) == 0 {
-		removeAt(item, path)
-		return nil
+		return removeAt(item, path, false)
 	}
 	return setAt(item, path, d)
+}
+
+// fits reports whether container can hold path element e (a map for a
+// name, a list for an index).
+func fits(container abi.Value, e PathElem) bool {
+	if e.IsIndex {
+		return container.Kind == abi.KindL
+	}
+	return container.Kind == abi.KindM
 }
 
 func isSet(k abi.Kind) bool { return k == abi.KindSS || k == abi.KindNS || k == abi.KindBS }

@@ -227,8 +227,12 @@ func checkCond(c *cond, r *resolver) {
 		checkOperands(r, c.args...)
 		switch c.typ {
 		case cCmp:
+			if c.op != "=" && c.op != "<>" {
+				checkOrderedTypes(r, c.op, c.args)
+			}
 			checkDistinct(r, c.op, c.args)
 		case cBetween:
+			checkOrderedTypes(r, "BETWEEN", c.args)
 			checkBetween(r, c.args[1], c.args[2])
 		case cIn:
 			if len(c.args)-1 > maxInOperands {
@@ -318,6 +322,19 @@ func staticType(o *operand) string {
 		}
 	}
 	return ""
+}
+
+// checkOrderedTypes reports an :value of a type that has no order (only N,
+// S and B do) given to an ordering comparison.
+func checkOrderedTypes(r *resolver, op string, args []*operand) {
+	for _, a := range args {
+		switch t := staticType(a); t {
+		case "", "N", "S", "B":
+		default:
+			r.errs.add(catFunction, "Incorrect operand type for operator or function; operator or function: %s, operand type: %s", op, t)
+			return
+		}
+	}
 }
 
 // checkDistinct reports two identical document paths as the two operands.

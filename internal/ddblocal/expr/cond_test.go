@@ -150,6 +150,9 @@ func TestConformance_ExprConditionErrors(t *testing.T) {
 		{"contains(a, a)", "Invalid ConditionExpression: The first operand must be distinct from the remaining operands for this operator or function; operator: contains, first operand: [a]"},
 		{"a BETWEEN :n1 AND :s", "Invalid ConditionExpression: The BETWEEN operator requires same data type for lower and upper bounds; lower bound operand: AttributeValue: {N:1}, upper bound operand: AttributeValue: {S:hello}"},
 		{"a BETWEEN :n10 AND :n1", "Invalid ConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: {N:10}, upper bound operand: AttributeValue: {N:1}"},
+		{"a < :l", "Invalid ConditionExpression: Incorrect operand type for operator or function; operator or function: <, operand type: L"},
+		{":ss >= a", "Invalid ConditionExpression: Incorrect operand type for operator or function; operator or function: >=, operand type: SS"},
+		{"a BETWEEN :t AND :t", "Invalid ConditionExpression: Incorrect operand type for operator or function; operator or function: BETWEEN, operand type: BOOL"},
 		{"((a = :n1))", "Invalid ConditionExpression: The expression has redundant parentheses;"},
 		{"((a)) = :n1", "Invalid ConditionExpression: The expression has redundant parentheses;"},
 	}
