@@ -112,7 +112,7 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	}
 	responses := map[string][]wire.Item{}
 	unprocessed := map[string]any{}
-	size := 0
+	size, full := 0, false
 	for _, p := range preps {
 		var got []wire.Item
 		var left []wire.Item
@@ -122,12 +122,18 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 			return nil, errGone
 		}
 		for _, k := range p.keys {
-			if size >= maxBatchBytes || s.faults.unprocessed("BatchGetItem") {
+			if full || s.faults.unprocessed("BatchGetItem") {
 				left = append(left, wire.Item(k))
 				continue
 			}
 			if it := p.t.get(k); it != nil {
-				size += itemSize(it)
+				if sz := itemSize(it); size+sz > maxBatchBytes {
+					full = true
+					left = append(left, wire.Item(k))
+					continue
+				} else {
+					size += sz
+				}
 				got = append(got, wire.Item(p.proj.apply(it)))
 			}
 		}

@@ -61,11 +61,69 @@ func (e exprInput) params(used bool) (*expr.Params, error) {
 			return nil, apierr.Validation("ExpressionAttributeValues must not be empty")
 		}
 	}
+	p := expr.NewParams(e.ExpressionAttributeNames, abi.Item(e.ExpressionAttributeValues))
+	if err := p.Validate(e.ExpressionAttributeNames != nil, e.ExpressionAttributeValues != nil); err != nil {
+		return nil, err
+	}
 	vals, err := normValues(abi.Item(e.ExpressionAttributeValues))
 	if err != nil {
 		return nil, err
 	}
 	return expr.NewParams(e.ExpressionAttributeNames, vals), nil
+}
+
+// topNames returns the attribute names an expression's paths start with
+// (a lexical scan: expr.Condition does not expose its paths).
+func topNames(src string, names map[string]string) []string {
+	var out []string
+	i := 0
+	for i < len(src) {
+		ch := src[i]
+		if ch == '\'' || ch == '"' {
+			i++
+			continue
+		}
+		if !isWordByte(ch) && ch != '#' && ch != ':' {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(src) && isWordByte(src[j]) {
+			j++
+		}
+		tok := src[i:j]
+		prev := byte(' ')
+		for k := i - 1; k >= 0; k-- {
+			if src[k] != ' ' && src[k] != '\t' && src[k] != '\n' {
+				prev = src[k]
+				break
+			}
+		}
+		next := byte(' ')
+		for k := j; k < len(src); k++ {
+			if src[k] != ' ' && src[k] != '\t' && src[k] != '\n' {
+				next = src[k]
+				break
+			}
+		}
+		i = j
+		if prev == '.' || next == '(' || tok[0] == ':' || (tok[0] >= '0' && tok[0] <= '9') {
+			continue
+		}
+		switch strings.ToUpper(tok) {
+		case "AND", "OR", "NOT", "BETWEEN", "IN":
+			continue
+		}
+		if tok[0] == '#' {
+			tok = names[tok]
+		}
+		out = append(out, tok)
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 }
 
 func has(s *string) bool { return s != nil }

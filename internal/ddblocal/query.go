@@ -29,6 +29,7 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 		return nil, apierr.Validation("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.")
 	}
+	in.isQuery = true
 	r, p, err := s.prepareRead(&in.readInput, true)
 	if err != nil {
 		return nil, err

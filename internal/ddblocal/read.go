@@ -21,6 +21,7 @@ type readInput struct {
 	AttributesToGet        []string
 	FilterExpression       *string
 	ReturnConsumedCapacity string
+	isQuery                bool
 	exprInput
 	legacyInput
 }
@@ -89,6 +90,21 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 		return nil, nil, err
 	}
 	r.src.t = t
+	if in.FilterExpression != nil && in.isQuery {
+		keyNames := t.key.names()
+		if in.IndexName != nil {
+			if ix := t.index(*in.IndexName); ix != nil {
+				keyNames = schemaKey(ix.KeySchema).names()
+			}
+		}
+		for _, n := range topNames(*in.FilterExpression, in.ExpressionAttributeNames) {
+			for _, k := range keyNames {
+				if n == k {
+					return nil, nil, apierr.Validation("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", k)
+				}
+			}
+		}
+	}
 	if in.IndexName != nil {
 		ix := t.index(*in.IndexName)
 		if ix == nil {

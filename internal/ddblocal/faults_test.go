@@ -1,0 +1,106 @@
+package ddblocal
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+func TestFaults_ScriptRatesAndUnprocessed(t *testing.T) {
+	srv := startServer(t, Options{Faults: FaultConfig{Script: []ScriptedFault{
+		{Op: "PutItem", Code: FaultThroughput},
+		{Op: "PutItem", Code: FaultInternal},
+		{Op: "TransactWriteItems", Code: FaultTransactionConflict},
+	}}})
+	c := client(srv, 1)
+	ctx := ctxT(t)
+	mkTable(t, c, "flt", false)
+	put := &dynamodb.PutItemInput{TableName: aws.String("flt"), Item: map[string]types.AttributeValue{"pk": s("a")}}
+	_, err := c.PutItem(ctx, put)
+	var pte *types.ProvisionedThroughputExceededException
+	if !errors.As(err, &pte) {
+		t.Fatalf("1st PutItem: want ProvisionedThroughputExceededException, got %v", err)
+	}
+	_, err = c.PutItem(ctx, put)
+	var ise *types.InternalServerError
+	if !errors.As(err, &ise) {
+		t.Fatalf("2nd PutItem: want InternalServerError, got %v", err)
+	}
+	if _, err = c.PutItem(ctx, put); err != nil {
+		t.Fatalf("3rd PutItem: script exhausted, want success, got %v", err)
+	}
+	_, err = c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String("flt"), Item: map[string]types.AttributeValue{"pk": s("b")}}},
+		{Put: &types.Put{TableName: aws.String("flt"), Item: map[string]types.AttributeValue{"pk": s("c")}}},
+	}})
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) || len(tce.CancellationReasons) != 2 || aws.ToString(tce.CancellationReasons[0].Code) != "TransactionConflict" {
+		t.Fatalf("TransactWriteItems conflict: %v", err)
+	}
+	// The SDK's retryer rides over an injected throttle.
+	srv.SetFaults(FaultConfig{Script: []ScriptedFault{{Op: "GetItem", Code: FaultThrottling}}})
+	if _, err := client(srv, 3).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("flt"), Key: map[string]types.AttributeValue{"pk": s("a")}}); err != nil {
+		t.Fatalf("GetItem with retries: %v", err)
+	}
+	// Rates: every BatchGetItem key is left unprocessed.
+	srv.SetFaults(FaultConfig{Rates: map[string]map[string]float64{"BatchGetItem": {FaultUnprocessed: 1}}})
+	out, err := c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{"flt": {Keys: []map[string]types.AttributeValue{{"pk": s("a")}}}}})
+	if err != nil || len(out.UnprocessedKeys["flt"].Keys) != 1 {
+		t.Fatalf("BatchGetItem with unprocessed fault: %v %v", out, err)
+	}
+	srv.SetFaults(FaultConfig{})
+	out, err = c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{"flt": {Keys: []map[string]types.AttributeValue{{"pk": s("a")}}}}})
+	if err != nil || len(out.UnprocessedKeys) != 0 || len(out.Responses["flt"]) != 1 {
+		t.Fatalf("BatchGetItem without faults: %v %v", out, err)
+	}
+	if st := srv.Stats(); st["PutItem"] != 3 || st["BatchGetItem"] != 2 {
+		t.Fatalf("Stats = %v", st)
+	}
+}
+
+func TestServer_MalformedRequests(t *testing.T) {
+	srv := startServer(t, Options{})
+	post := func(target, body string) (int, string, http.Header) {
+		req, _ := http.NewRequest(http.MethodPost, srv.Endpoint()+"/", strings.NewReader(body))
+		req.Header.Set("X-Amz-Target", target)
+		req.Header.Set("Content-Type", contentType)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	cases := []struct{ target, body, want string }{
+		{"DynamoDB_20120810.PutItem", `{"TableName":`, "SerializationException"},
+		{"DynamoDB_20120810.PutItem", `[1,2]`, "SerializationException"},
+		{"DynamoDB_20120810.PutItem", `{"TableName":"abc","Item":{"pk":{"S":1}}}`, "SerializationException"},
+		{"DynamoDB_20120810.PutItem", `{"TableName":"abc","Item":{"pk":{}}}`, "ValidationException"},
+		{"DynamoDB_20120810.NoSuchOp", `{}`, "UnknownOperationException"},
+		{"", `{}`, "UnknownOperationException"},
+		{"DynamoDB_20120810.GetItem", `{"TableName":"x"}`, "ValidationException"},
+	}
+	for _, tc := range cases {
+		code, body, h := post(tc.target, tc.body)
+		if code != 400 || !strings.Contains(body, "#"+tc.want+`"`) {
+			t.Errorf("%s %s: %d %s, want 400 %s", tc.target, tc.body, code, body, tc.want)
+		}
+		if h.Get("x-amz-crc32") == "" || h.Get("x-amzn-RequestId") == "" {
+			t.Errorf("missing x-amz-crc32 / x-amzn-RequestId headers: %v", h)
+		}
+	}
+	// The SDK sees a typed API error for an unknown target.
+	_, err := client(srv, 1).ListTables(ctxT(t), &dynamodb.ListTablesInput{Limit: aws.Int32(1000)})
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != "ValidationException" {
+		t.Fatalf("ListTables Limit 1000: %v", err)
+	}
+}
