@@ -48,7 +48,7 @@ func TestConformance_ExprUpdateApply(t *testing.T) {
 		{"SET l[0].c = :n1", abi.Item{"l": abi.L(m())}, abi.Item{"l": abi.L(m("c", abi.N("1")))}},
 		{"SET l[84] = :n1, l[37] = :n2, l[17] = :n5, l[50] = :n10", abi.Item{"l": abi.L(abi.N("0"))}, abi.Item{"l": abi.L(abi.N("0"), abi.N("5"), abi.N("2"), abi.N("10"), abi.N("1"))}},
 		{"REMOVE l[1] SET l[3] = :n10", abi.Item{"l": abi.L(abi.N("2"), abi.N("3"), abi.N("4"), abi.N("5"), abi.N("6"))}, abi.Item{"l": abi.L(abi.N("2"), abi.N("4"), abi.N("10"), abi.N("6"))}},
-		{"REMOVE x.y, x[0]", nil, abi.Item{}},
+		{"REMOVE x.y, z[0]", nil, abi.Item{}},
 		{"REMOVE a", abi.Item{"a": abi.N("1"), "b": abi.N("2")}, abi.Item{"b": abi.N("2")}},
 		{"REMOVE nope, m.nope, l[7]", abi.Item{"l": abi.L(), "m": m()}, abi.Item{"l": abi.L(), "m": m()}},
 		{"REMOVE l[0], l[2]", abi.Item{"l": abi.L(abi.N("0"), abi.N("1"), abi.N("2"), abi.N("3"))}, abi.Item{"l": abi.L(abi.N("1"), abi.N("3"))}},
