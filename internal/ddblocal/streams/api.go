@@ -175,13 +175,13 @@ func (r *Registry) listStreams(in listStreamsIn) (any, error) {
 
 type shardFilter struct {
 	Type    string
-	ShardId *string //nolint:revive // wire name
+	ShardId *string
 }
 
 type describeStreamIn struct {
 	StreamArn             *string
 	Limit                 *int
-	ExclusiveStartShardId *string //nolint:revive // wire name
+	ExclusiveStartShardId *string
 	ShardFilter           *shardFilter
 }
 
@@ -196,9 +196,9 @@ type seqRangeOut struct {
 }
 
 type shardOut struct {
-	ShardId             string //nolint:revive // wire name
+	ShardId             string
 	SequenceNumberRange seqRangeOut
-	ParentShardId       string `json:",omitempty"` //nolint:revive // wire name
+	ParentShardId       string `json:",omitempty"`
 }
 
 type streamDescription struct {
@@ -210,7 +210,7 @@ type streamDescription struct {
 	KeySchema               []keySchemaOut
 	CreationRequestDateTime json.Number
 	Shards                  []shardOut
-	LastEvaluatedShardId    string `json:",omitempty"` //nolint:revive // wire name
+	LastEvaluatedShardId    string `json:",omitempty"`
 }
 
 type describeStreamOut struct {
@@ -288,7 +288,7 @@ func (r *Registry) describeStream(in describeStreamIn) (any, error) {
 
 type getShardIteratorIn struct {
 	StreamArn         *string
-	ShardId           *string //nolint:revive // wire name
+	ShardId           *string
 	ShardIteratorType *string
 	SequenceNumber    *string
 }

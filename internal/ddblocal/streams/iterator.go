@@ -22,7 +22,7 @@ const (
 // marks a TRIM_HORIZON iterator not yet used: it reads from wherever the
 // trim horizon is when it is used.
 type iterator struct {
-	Arn     string `json:"a"`
+	Arn     string `json:"-"` // carried in clear before the payload
 	Shard   string `json:"s"`
 	Pos     uint64 `json:"p"`
 	Horizon bool   `json:"h,omitempty"`
@@ -47,9 +47,10 @@ func decodeIterator(s string) (iterator, error) {
 	if err != nil {
 		return it, bad
 	}
-	if err := json.Unmarshal(b, &it); err != nil || it.Arn+"|1" != s[:i] || it.Shard == "" {
+	if err := json.Unmarshal(b, &it); err != nil || it.Shard == "" {
 		return it, bad
 	}
+	it.Arn = strings.TrimSuffix(s[:i], "|1")
 	return it, nil
 }
 

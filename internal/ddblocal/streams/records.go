@@ -16,7 +16,7 @@ type getRecordsIn struct {
 }
 
 type identityOut struct {
-	PrincipalId string //nolint:revive // wire name
+	PrincipalId string
 	Type        string
 }
 

@@ -246,7 +246,9 @@ func (r *Registry) Disable(arn string) {
 // stream are dropped. The caller serialises writes to one item, so an item's
 // records arrive in write order.
 func (r *Registry) Record(arn string, c Change) {
-	s := r.lookup(arn)
+	r.mu.RLock()
+	s := r.streams[arn] // a stream past its retention is disabled: dropped below
+	r.mu.RUnlock()
 	if s == nil {
 		return
 	}
