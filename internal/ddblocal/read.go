@@ -168,12 +168,16 @@ func (r *reader) page(candidates []abi.Item) map[string]any {
 		scanned++
 		size += itemSize(it)
 		last = it
-		view := it
-		if ix != nil && !(r.sel == "ALL_ATTRIBUTES" && !ix.Global) {
+		// A local index fetches unprojected attributes from the table when
+		// the request asks for them; a global one only has its projection.
+		view, full := it, it
+		if ix != nil && ix.Global {
+			view, full = t.projectIndex(ix, it), t.projectIndex(ix, it)
+		} else if ix != nil && r.sel != "ALL_ATTRIBUTES" && r.proj == nil {
 			view = t.projectIndex(ix, it)
 		}
 		if r.filter != nil {
-			ok, err := r.filter.Eval(view)
+			ok, err := r.filter.Eval(full)
 			if err != nil || !ok {
 				continue
 			}
