@@ -1,6 +1,6 @@
 //go:build !noddblocal
 
-package streamsrecords_test
+package decode_test
 
 import (
 	"context"
@@ -21,17 +21,12 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/decode"
-	"github.com/dynafold/dynafold/host/decode/streamsrecords"
+	"github.com/dynafold/dynafold/host/decode/streamsdk"
 	"github.com/dynafold/dynafold/host/eventstore"
 	"github.com/dynafold/dynafold/host/store"
 	"github.com/dynafold/dynafold/host/store/dynamo"
 	"github.com/dynafold/dynafold/host/store/dynamo/dynamotest"
 	"github.com/dynafold/dynafold/internal/ddblocal"
-)
-
-var (
-	orderStream  = eventstore.Stream{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded"}, Composite: []string{"orderId"}}
-	sensorStream = eventstore.Stream{Name: "Sensor", EventTypes: []string{"SensorPlaced"}, Composite: []string{"siteId", "sensorId"}}
 )
 
 // feed is a table with a stream, some history, and the records read back.
@@ -105,15 +100,14 @@ func readStream(t *testing.T, endpoint string, client *dynamodb.Client, table st
 			iter = out.NextShardIterator
 		}
 	}
-	recs, err := streamsrecords.FromRecords(raw)
+	recs, err := streamsdk.Records(raw)
 	require.NoError(t, err)
 	return recs
 }
 
 func TestB2_IdentifiersOfRealStreamRecords(t *testing.T) {
 	f := buildFeed(t)
-	d, err := eventstore.NewDecoder(orderStream, sensorStream)
-	require.NoError(t, err)
+	d := decoder(t)
 
 	lambda := decode.Decode(f.records, decode.Options{Decoder: d, Source: decode.SourceLambda})
 	require.Empty(t, lambda.Failures)
@@ -143,8 +137,7 @@ func TestB2_IdentifiersOfRealStreamRecords(t *testing.T) {
 
 func TestX5_TTLDeletionFromTheStreamIsNotAnEvent(t *testing.T) {
 	f := buildFeed(t)
-	d, err := eventstore.NewDecoder(orderStream, sensorStream)
-	require.NoError(t, err)
+	d := decoder(t)
 	res := decode.Decode(f.records, decode.Options{Decoder: d})
 	ttl := res.TTLDeletions()
 	require.Len(t, ttl, 2)
