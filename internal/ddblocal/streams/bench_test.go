@@ -25,7 +25,6 @@ func BenchmarkRecord(b *testing.B) {
 			opts := Options{}
 			if persist {
 				db := openDB(b, filepath.Join(b.TempDir(), "ddb.bolt"))
-				defer db.Close()
 				opts.DB = db
 			}
 			r := newRegistry(b, opts)

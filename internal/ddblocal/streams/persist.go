@@ -335,9 +335,28 @@ func (r *Registry) load() error {
 			return nil
 		})
 	})
+	if err != nil {
+		return err
+	}
+	// Sequence numbers handed out after the last flush of a previous run
+	// that crashed were never persisted: skip past them, and record the new
+	// floor at once so a second crash cannot reuse numbers either.
+	if maxSeq > 0 {
+		maxSeq += seqRestartGap
+	}
 	r.seq.Store(maxSeq)
-	return err
+	return r.opts.DB.Update(func(tx *bbolt.Tx) error {
+		root, err := tx.CreateBucketIfNotExists(rootBucket)
+		if err != nil {
+			return err
+		}
+		return root.Put(seqKey, seqBytes(maxSeq))
+	})
 }
+
+// seqRestartGap is how far sequence numbers jump when a Registry reopens a
+// database: more than a run can hand out between two flushes.
+const seqRestartGap = 1 << 20
 
 func loadStream(arn string, b *bbolt.Bucket) (*stream, uint64, error) {
 	var m streamMeta

@@ -20,6 +20,7 @@ func openDB(t testing.TB, path string) *bbolt.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = db.Close() }) // after the registries' cleanups, which run first
 	return db
 }
 
@@ -51,7 +52,6 @@ func TestConformance_Streams_PersistAcrossReopen(t *testing.T) {
 	}
 
 	db = openDB(t, path)
-	defer db.Close()
 	r2 := newRegistry(t, Options{DB: db, Now: clk.Now, ShardMaxRecords: 4})
 	c2 := serve(t, r2)
 	after := shards(t, c2, arn)
@@ -94,7 +94,6 @@ func TestConformance_Streams_PersistTrimsAndDrops(t *testing.T) {
 	clk := newClock()
 	path := filepath.Join(t.TempDir(), "ddb.bolt")
 	db := openDB(t, path)
-	defer db.Close()
 	r := newRegistry(t, Options{DB: db, Now: clk.Now, ShardMaxRecords: 1, ShardMaxAge: 1000 * time.Hour})
 	arn, _ := r.Enable("T", ViewKeysOnly, []string{"pk"})
 	dropped, _ := r.Enable("D", ViewKeysOnly, []string{"pk"})
@@ -149,7 +148,6 @@ func TestConformance_Streams_ConcurrentRecordAndRead(t *testing.T) {
 			opts := Options{ShardMaxRecords: 50}
 			if persist {
 				db := openDB(t, filepath.Join(t.TempDir(), "ddb.bolt"))
-				defer db.Close()
 				opts.DB = db
 			}
 			r := newRegistry(t, opts)
@@ -214,5 +212,35 @@ func TestConformance_Streams_ConcurrentRecordAndRead(t *testing.T) {
 				last[id] = v
 			}
 		})
+	}
+}
+
+// TestConformance_Streams_NoSequenceReuseAfterCrash reopens a database whose
+// last records were never flushed (a crash): the numbers those records had
+// must not be handed out again.
+func TestConformance_Streams_NoSequenceReuseAfterCrash(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "ddb.bolt"))
+	r1 := newRegistry(t, Options{DB: db, FlushDelay: time.Hour})
+	arn, _ := r1.Enable("T", ViewKeysOnly, []string{"pk"})
+	r1.Record(arn, insert("flushed", 1))
+	if err := r1.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r1.Record(arn, insert("lost", 1)) // never flushed before the "crash"
+	lost := readAll(t, serve(t, r1), arn)
+	if len(lost) != 2 {
+		t.Fatalf("first run read %d records", len(lost))
+	}
+
+	r2 := newRegistry(t, Options{DB: db})
+	c2 := serve(t, r2)
+	if got := readAll(t, c2, arn); len(got) != 1 {
+		t.Fatalf("after the crash %d records, want the 1 flushed", len(got))
+	}
+	r2.Record(arn, insert("next", 1))
+	got := readAll(t, c2, arn)
+	if len(got) != 2 || *got[1].Dynamodb.SequenceNumber <= *lost[1].Dynamodb.SequenceNumber {
+		t.Fatalf("new record got sequence number %s, not above the lost one's %s",
+			*got[len(got)-1].Dynamodb.SequenceNumber, *lost[1].Dynamodb.SequenceNumber)
 	}
 }

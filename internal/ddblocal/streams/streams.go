@@ -259,7 +259,7 @@ func (r *Registry) Record(arn string, c Change) {
 	}
 	view := s.viewType // immutable after Enable
 	rec.keys = clone(c.Keys)
-	rec.size = itemSize(c.Keys)
+	rec.size = max(1, itemSize(c.Keys)) // SizeBytes is at least 1
 	if (view == ViewNewImage || view == ViewNewAndOldImages) && c.NewImage != nil {
 		rec.newImage = clone(c.NewImage)
 		rec.size += itemSize(c.NewImage)
