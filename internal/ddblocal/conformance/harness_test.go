@@ -184,6 +184,13 @@ func rawCall(t testing.TB, amzTarget string, body []byte) (int, []byte) {
 
 func rawRequest(t testing.TB, headers map[string]string, body []byte) (int, []byte) {
 	t.Helper()
+	status, _, out := rawRequestHeaders(t, headers, body)
+	return status, out
+}
+
+// rawRequestHeaders is rawRequest that also returns the response headers.
+func rawRequestHeaders(t testing.TB, headers map[string]string, body []byte) (int, http.Header, []byte) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(ctx(t), http.MethodPost, tgt.endpoint+"/", bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("new request: %v", err)
@@ -212,7 +219,7 @@ func rawRequest(t testing.TB, headers map[string]string, body []byte) (int, []by
 	if err != nil {
 		t.Fatalf("read body: %v", err)
 	}
-	return resp.StatusCode, out
+	return resp.StatusCode, resp.Header, out
 }
 
 // errorType returns the __type of a JSON error body, or "".
