@@ -116,17 +116,16 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	for _, p := range preps {
 		var got []wire.Item
 		var left []wire.Item
-		p.t.mu.RLock()
-		if p.t.deleted {
-			p.t.mu.RUnlock()
-			return nil, errGone
-		}
 		for _, k := range p.keys {
 			if full || s.faults.unprocessed("BatchGetItem") {
 				left = append(left, wire.Item(k))
 				continue
 			}
-			if it := p.t.get(k); it != nil {
+			it, err := p.t.read(k)
+			if err != nil {
+				return nil, err
+			}
+			if it != nil {
 				if sz := itemSize(it); size+sz > maxBatchBytes {
 					full = true
 					left = append(left, wire.Item(k))
@@ -137,7 +136,6 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 				got = append(got, wire.Item(p.proj.apply(it)))
 			}
 		}
-		p.t.mu.RUnlock()
 		name := p.t.meta.TableName
 		if got == nil {
 			got = []wire.Item{}

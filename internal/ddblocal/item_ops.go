@@ -60,13 +60,10 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := t.validateKey(key); err != nil {
 		return nil, err
 	}
-	t.mu.RLock()
-	if t.deleted {
-		t.mu.RUnlock()
-		return nil, errGone
+	it, err := t.read(key)
+	if err != nil {
+		return nil, err
 	}
-	it := t.get(key)
-	t.mu.RUnlock()
 	out := map[string]any{}
 	if it != nil {
 		out["Item"] = wire.Item(proj.apply(it))

@@ -248,3 +248,13 @@ func (t *table) remove(key abi.Item) bool {
 	}
 	return true
 }
+
+// read returns the stored item with key under the read lock.
+func (t *table) read(key abi.Item) (abi.Item, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.deleted {
+		return nil, errGone
+	}
+	return t.get(key), nil
+}
