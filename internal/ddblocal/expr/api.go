@@ -7,6 +7,7 @@
 package expr
 
 import (
+	"errors"
 	"sort"
 	"strings"
 
@@ -65,6 +66,22 @@ func (p *Params) Validate(namesSet, valuesSet bool) error {
 	for _, k := range sortedKeys(p.values) {
 		if !validPlaceholder(k, ':') {
 			return apierr.Validation("ExpressionAttributeValues contains invalid key: Syntax error; key: \"%s\"", k)
+		}
+	}
+	return nil
+}
+
+// ValidateValues checks every ExpressionAttributeValues entry with
+// ValidateValue, answering DynamoDB's wrapped message:
+// "ExpressionAttributeValues contains invalid value: <reason> for key :v".
+func (p *Params) ValidateValues() error {
+	for _, k := range sortedKeys(p.values) {
+		if err := ValidateValue(p.values[k]); err != nil {
+			var ae *apierr.Error
+			if errors.As(err, &ae) {
+				return apierr.Validation("ExpressionAttributeValues contains invalid value: %s for key %s", ae.Message, k)
+			}
+			return err
 		}
 	}
 	return nil

@@ -79,3 +79,13 @@ func TestConformance_ExprNesting(t *testing.T) {
 	}
 	wantValidation(t, CheckNesting(abi.Item{"a": deepMap(32)}), msgNesting)
 }
+
+func TestConformance_ExprParamsValidateValues(t *testing.T) {
+	p := NewParams(nil, map[string]abi.Value{":a": abi.N("1"), ":b": abi.SS()})
+	wantValidation(t, p.ValidateValues(), "ExpressionAttributeValues contains invalid value: One or more parameter values were invalid: An string set  may not be empty for key :b")
+	p = NewParams(nil, map[string]abi.Value{":n": abi.N("1e200")})
+	wantValidation(t, p.ValidateValues(), "ExpressionAttributeValues contains invalid value: "+msgOverflow+" for key :n")
+	if err := testParams().ValidateValues(); err != nil {
+		t.Fatal(err)
+	}
+}
