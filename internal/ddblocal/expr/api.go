@@ -3,7 +3,22 @@
 // DynamoDB's number rules, for ddblocal, the project's DynamoDB-compatible
 // server. Every error it returns is an *apierr.Error ValidationException
 // carrying DynamoDB's own message text; parse errors name the expression
-// parameter they came from ("Invalid FilterExpression: ...").
+// parameter they came from ("Invalid FilterExpression: ..."), which is why
+// ParseCondition and ParseFilter are separate.
+//
+// A request is handled in this order:
+//
+//	p := NewParams(names, values)
+//	p.Validate(namesSet, valuesSet)  // placeholder keys, empty maps
+//	p.ValidateValues()               // each :value (sets, numbers, nesting)
+//	ParseKeyCondition / ParseFilter / ParseCondition / ParseUpdate / ParseProjection
+//	p.CheckUnused()                  // after every expression of the request
+//	kc.Validate(hash, range, types)  // before reading kc's fields
+//
+// Parsed expressions are immutable and safe for concurrent use. Update.Apply
+// reports DynamoDB's run-time errors (a missing attribute on the right of
+// SET, wrong operand types, an invalid document path); the caller then
+// checks CheckNesting and ItemSize on the result.
 package expr
 
 import (
