@@ -25,6 +25,7 @@ const (
 	targetPrefix     = "DynamoDBStreams_20120810."
 	errExpired       = "ExpiredIteratorException"
 	errTrimmed       = "TrimmedDataAccessException"
+	errLimit         = "LimitExceededException"
 	errUnknownOp     = "UnknownOperationException"
 	errSerialization = "SerializationException"
 )

@@ -222,3 +222,31 @@ func asErr[T error](err error, target *T) bool {
 	}
 	return errors.As(err, target)
 }
+
+func TestC1_GetRecordsThrottledPerShard(t *testing.T) {
+	clk := newClock()
+	r := newRegistry(t, Options{Now: clk.Now, GetRecordsPerShardPerSecond: 5})
+	arn, _ := r.Enable("T", ViewKeysOnly, []string{"pk"})
+	r.Record(arn, insert("a", 1))
+	var d describeStreamOut
+	if err := call(t, r, "DescribeStream", map[string]any{"StreamArn": arn}, &d); err != nil {
+		t.Fatal(err)
+	}
+	var it getShardIteratorOut
+	if err := call(t, r, "GetShardIterator", map[string]any{"StreamArn": arn, "ShardId": d.StreamDescription.Shards[0].ShardId, "ShardIteratorType": "TRIM_HORIZON"}, &it); err != nil {
+		t.Fatal(err)
+	}
+	get := func() error { return call(t, r, "GetRecords", map[string]any{"ShardIterator": it.ShardIterator}, nil) }
+	for i := 0; i < 5; i++ {
+		if err := get(); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if err := get(); errCode(err) != "LimitExceededException" {
+		t.Fatalf("6th call in a second: %v, want LimitExceededException", err)
+	}
+	clk.Advance(time.Second)
+	if err := get(); err != nil {
+		t.Fatalf("next second: %v", err)
+	}
+}

@@ -29,7 +29,7 @@ var (
 	recordsBucket = []byte("records")
 )
 
-// ErrClosed is returned by Flush and Close once the Registry is closed.
+// ErrClosed is returned by Flush once the Registry is closed.
 var ErrClosed = errors.New("streams: registry closed")
 
 type streamMeta struct {
@@ -133,7 +133,7 @@ func (p *persister) loop() {
 			return
 		case <-t.C:
 		}
-		if err := p.flush(); err != nil {
+		if err := p.flush(); err != nil && !errors.Is(err, ErrClosed) {
 			slog.Error("ddblocal streams: persisting stream records", "err", err)
 		}
 	}
@@ -149,7 +149,7 @@ func (p *persister) close() error {
 	p.mu.Unlock()
 	close(p.done)
 	<-p.stopped
-	return p.flush()
+	return p.flushOnce(true)
 }
 
 type shardSnap struct {
@@ -194,11 +194,18 @@ func snapshot(s *stream) streamSnap {
 	return snap
 }
 
-// flush writes every queued stream in one transaction.
-func (p *persister) flush() error {
+// flush writes every queued stream in one transaction; only the final
+// flush of close runs once the persister is closed.
+func (p *persister) flush() error { return p.flushOnce(false) }
+
+func (p *persister) flushOnce(final bool) error {
 	p.flushMu.Lock()
 	defer p.flushMu.Unlock()
 	p.mu.Lock()
+	if p.closed && !final {
+		p.mu.Unlock()
+		return ErrClosed
+	}
 	queue, drops := p.queue, p.drops
 	p.queue, p.drops = nil, nil
 	p.mu.Unlock()

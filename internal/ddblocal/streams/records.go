@@ -70,6 +70,9 @@ func (r *Registry) getRecords(in getRecordsIn) (any, error) {
 	if s == nil {
 		return nil, streamNotFound(it.Arn)
 	}
+	if err := r.throttle(it, now); err != nil {
+		return nil, err
+	}
 
 	s.mu.Lock()
 	changed := s.maintain(r, now)
@@ -93,6 +96,37 @@ func (r *Registry) getRecords(in getRecordsIn) (any, error) {
 		out.NextShardIterator = &t
 	}
 	return out, nil
+}
+
+// throttle counts a GetRecords call on a shard and refuses it past
+// Options.GetRecordsPerShardPerSecond calls in the current second.
+func (r *Registry) throttle(it iterator, now time.Time) error {
+	limit := r.opts.GetRecordsPerShardPerSecond
+	if limit <= 0 {
+		return nil
+	}
+	k := it.Arn + "/" + it.Shard
+	sec := now.Unix()
+	r.rateMu.Lock()
+	defer r.rateMu.Unlock()
+	if r.rate == nil {
+		r.rate = map[string]rateWindow{}
+	}
+	w := r.rate[k]
+	if w.second != sec {
+		for key, old := range r.rate { // forget idle shards
+			if old.second < sec-1 {
+				delete(r.rate, key)
+			}
+		}
+		w = rateWindow{second: sec}
+	}
+	if w.calls >= limit {
+		return apierr.New(errLimit, 400, "Rate exceeded for shard %s in stream %s under account %s.", it.Shard, it.Arn, r.opts.AccountID)
+	}
+	w.calls++
+	r.rate[k] = w
+	return nil
 }
 
 // read returns the records an iterator reaches, at most limit of them and

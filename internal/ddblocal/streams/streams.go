@@ -64,6 +64,10 @@ type Options struct {
 	// NoCopy makes Record keep the Change's items instead of deep copies:
 	// faster, but the caller must never modify an item it passed to Record.
 	NoCopy bool
+	// GetRecordsPerShardPerSecond, when positive, makes GetRecords answer
+	// LimitExceededException past that many calls per second on one shard,
+	// as DynamoDB throttles readers (0: no limit).
+	GetRecordsPerShardPerSecond int
 }
 
 // Identity is the userIdentity of a stream record: set for deletions made by
@@ -89,6 +93,14 @@ type Registry struct {
 	streams map[string]*stream // by ARN
 
 	p *persister // nil without DB
+
+	rateMu sync.Mutex
+	rate   map[string]rateWindow // by ARN and shard id
+}
+
+type rateWindow struct {
+	second int64
+	calls  int
 }
 
 type keyElem struct{ Name, Type string }
