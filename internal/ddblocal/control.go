@@ -222,6 +222,9 @@ func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.ProvisionedThroughput == nil && in.BillingMode == "" && in.StreamSpecification == nil && len(in.GlobalSecondaryIndexUpdates) == 0 {
+		return nil, apierr.Validation("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required")
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.deleted {
