@@ -13,6 +13,20 @@ import (
 // ValidationExceptions (a missing attribute on the right, wrong operand
 // types, an invalid document path).
 func (u *Update) Apply(item abi.Item) (abi.Item, error) {
+	return u.apply(item, len(item) == 0)
+}
+
+// ApplyMissing applies the update to an item that does not exist yet: the
+// result starts from a copy of key (the request's key attributes), and, as
+// DynamoDB does for a missing item, REMOVE and DELETE of paths whose parent
+// is absent are ignored instead of being errors. Call it instead of Apply
+// when UpdateItem finds no item.
+func (u *Update) ApplyMissing(key abi.Item) (abi.Item, error) {
+	return u.apply(key, true)
+}
+
+func (u *Update) apply(item abi.Item, missingItem bool) (abi.Item, error) {
+	// Right-hand sides read the item as it was (for a missing item: its key).
 	old := item
 	out := abi.CloneItem(item)
 	if out == nil {
@@ -44,7 +58,6 @@ func (u *Update) Apply(item abi.Item) (abi.Item, error) {
 		return pathAfter(u.actions[order[j]].path, u.actions[order[i]].path)
 	})
 	order = append(order, rest...)
-	missingItem := len(item) == 0
 	var removes []Path
 	for _, i := range order {
 		a := u.actions[i]

@@ -148,6 +148,31 @@ func TestConformance_ExprUpdateParseErrors(t *testing.T) {
 	}
 }
 
+func TestConformance_ExprUpdateApplyMissing(t *testing.T) {
+	key := abi.Item{"p": abi.S("k")}
+	u, err := ParseUpdate("REMOVE x.y, z[0] SET a = p DELETE m.s :ss", testParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := u.ApplyMissing(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (abi.Item{"p": abi.S("k"), "a": abi.S("k")}); !abi.ItemsEqual(got, want) {
+		t.Fatalf("ApplyMissing = %v, want %v", got, want)
+	}
+	if len(key) != 1 {
+		t.Fatal("ApplyMissing modified the key")
+	}
+	// The same update on an existing item is an error.
+	_, err = u.Apply(abi.Item{"p": abi.S("k")})
+	wantValidation(t, err, msgInvalidPath)
+	// SET of a nested path is an error on a missing item too.
+	u, _ = ParseUpdate("SET c.c = :n1", testParams())
+	_, err = u.ApplyMissing(key)
+	wantValidation(t, err, msgInvalidPath)
+}
+
 func TestConformance_ExprUpdatePaths(t *testing.T) {
 	u, err := ParseUpdate("SET a.b = :n1, #m[2] = :n2 REMOVE c ADD d :n1", testParams())
 	if err != nil {
