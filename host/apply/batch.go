@@ -22,6 +22,7 @@ type rowWork struct {
 	key       abi.Item
 	keyStr    string
 	instances map[instanceID][]Input
+	rebuild   bool // fold from version 1 and initial, ignoring the row's state
 }
 
 // ApplyBatch applies decoded events to the projection's rows (SPEC P7):
@@ -29,6 +30,10 @@ type rowWork struct {
 // checkpoints, fills gaps, folds once and writes once. It never fails as a
 // whole; each row has its own outcome.
 func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
+	return e.applyBatch(ctx, inputs, false)
+}
+
+func (e *Engine) applyBatch(ctx context.Context, inputs []Input, rebuild bool) Result {
 	res := Result{Projection: e.p.Name}
 	// present holds, per source instance, the versions the batch brings
 	// whose row is known (this row, another row or none): a gap-fill needs
@@ -77,7 +82,7 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 				}
 				w := rows[k]
 				if w == nil {
-					w = &rowWork{key: keys[i].Key, keyStr: k, instances: map[instanceID][]Input{}}
+					w = &rowWork{key: keys[i].Key, keyStr: k, instances: map[instanceID][]Input{}, rebuild: rebuild}
 					rows[k] = w
 					order = append(order, k)
 				}

@@ -23,7 +23,8 @@ import (
 )
 
 // EventReader reads a stream instance's events from the event store,
-// strongly consistent: every version in (after, to], in version order.
+// strongly consistent: every version in (after, to], in version order; to 0
+// reads to the stream's head.
 type EventReader interface {
 	ReadFrom(ctx context.Context, stream, streamID string, after, to uint64) ([]abi.Event, error)
 }

@@ -21,6 +21,9 @@ type folded struct {
 // without it; the row fails when no instance is left (SPEC M6).
 func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*run) (*folded, error) {
 	state := row.item
+	if w.rebuild {
+		state = nil
+	}
 	for {
 		req := &abi.EvolveRequest{Key: w.key, State: state}
 		var owner []*run

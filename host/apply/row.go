@@ -108,6 +108,9 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 		if err != nil {
 			return nil, err
 		}
+		if w.rebuild {
+			c = 0
+		}
 		r.c = c
 		for _, ev := range r.batch {
 			if ev.Version <= c {
