@@ -390,6 +390,10 @@ func loadStream(arn string, b *bbolt.Bucket) (*stream, uint64, error) {
 			start: sm.Start, end: sm.End, last: sm.Last, count: sm.Count, trimmed: sm.Trimmed,
 		}
 		top = max(top, sh.start, sh.end, sh.last)
+		if recs == nil {
+			s.shards = append(s.shards, sh)
+			return nil
+		}
 		if rb := recs.Bucket(id); rb != nil {
 			if err := rb.ForEach(func(k, v []byte) error {
 				var d recordDisk

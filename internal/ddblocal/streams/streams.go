@@ -132,6 +132,7 @@ type shard struct {
 	count    int    // records ever appended
 	trimmed  uint64 // highest sequence number trimmed away (0: none)
 	records  []*record
+	dead     int    // trimmed records still held by the records array
 	persist  uint64 // highest record sequence number persisted
 }
 
@@ -428,7 +429,14 @@ func (s *stream) trim(r *Registry, now time.Time) bool {
 		}
 		if n > 0 {
 			sh.trimmed = sh.records[n-1].seq
-			sh.records = append([]*record(nil), sh.records[n:]...)
+			// Readers may hold sub-slices of the array: never overwrite it,
+			// re-slice, and copy once the dead prefix outgrows the rest.
+			sh.records = sh.records[n:]
+			sh.dead += n
+			if sh.dead > len(sh.records)+64 {
+				sh.records = append([]*record(nil), sh.records...)
+				sh.dead = 0
+			}
 			changed = true
 		}
 		if sh.end != 0 && len(sh.records) == 0 && sh.closedAt.Before(cutoff) {
