@@ -196,7 +196,7 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		var c constraintErrors
 		c.checkTableName("requestItems."+name+".member.tableName", name)
 		if len(reqs) == 0 || len(reqs) > maxBatchWrite {
-			c.add("Value '[...]' at 'requestItems." + name + ".member' failed to satisfy constraint: Member must have length less than or equal to 25")
+			c.add("Value '{" + name + "=[...]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]")
 		}
 		if err := c.err(); err != nil {
 			return nil, err
