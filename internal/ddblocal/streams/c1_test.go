@@ -250,3 +250,28 @@ func TestC1_GetRecordsThrottledPerShard(t *testing.T) {
 		t.Fatalf("next second: %v", err)
 	}
 }
+
+func TestC1_SteadyTrimmingKeepsTheRetainedWindow(t *testing.T) {
+	clk := newClock()
+	r := newRegistry(t, Options{Now: clk.Now, Retention: time.Hour, ShardMaxAge: 1000 * time.Hour})
+	c := serve(t, r)
+	arn, _ := r.Enable("T", ViewNewImage, []string{"pk"})
+	for v := 1; v <= 300; v++ {
+		r.Record(arn, modify("a", v-1, v))
+		if v%10 == 0 {
+			_ = shards(t, c, arn) // reads trim as they go
+		}
+		clk.Advance(time.Minute)
+	}
+	// Now is 300 minutes after the first write: versions 241..300 are
+	// within the hour (the 241st was written exactly 60 minutes ago).
+	recs := readAll(t, c, arn)
+	if len(recs) != 60 {
+		t.Fatalf("retained %d records, want 60", len(recs))
+	}
+	for i, rec := range recs {
+		if v := rec.Dynamodb.NewImage["v"].(*types.AttributeValueMemberN).Value; v != fmt.Sprint(241+i) {
+			t.Fatalf("record %d is version %s, want %d", i, v, 241+i)
+		}
+	}
+}

@@ -185,8 +185,8 @@ func NewRegistry(opts Options) (*Registry, error) {
 	return r, nil
 }
 
-// Close flushes what is not yet persisted and stops the persister. The
-// Registry must not be used afterwards.
+// Close flushes what is not yet persisted and stops the persister; call it
+// before closing Options.DB. The Registry must not be used afterwards.
 func (r *Registry) Close() error {
 	if r.p == nil {
 		return nil
