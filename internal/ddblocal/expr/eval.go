@@ -241,7 +241,7 @@ func valueDesc(v abi.Value) string {
 	case abi.KindS, abi.KindN:
 		return v.Kind.String() + ":" + v.Str
 	case abi.KindB:
-		return "B:" + string(v.Bytes)
+		return "B:" + base64Std(v.Bytes)
 	case abi.KindBOOL:
 		return "BOOL:" + strconv.FormatBool(v.Bool)
 	}
