@@ -250,3 +250,14 @@ func (h *Host) Close(ctx context.Context) error {
 	h.logics = nil
 	return errors.Join(errs...)
 }
+
+// FilterCriteria returns the FilterCriteria JSON that keeps only the
+// configured streams' event INSERTs (SPEC ES5), for an event source mapping
+// or a Pipe.
+func (h *Host) FilterCriteria() ([]byte, error) {
+	streams := make([]eventstore.Stream, 0, len(h.cfg.EventStore.Streams))
+	for _, s := range h.cfg.EventStore.Streams {
+		streams = append(streams, h.streams[s.Name])
+	}
+	return h.es.Layout().FilterCriteria(streams...)
+}
