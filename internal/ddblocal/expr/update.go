@@ -192,6 +192,12 @@ func checkUpdateFunc(r *resolver, o *operand) {
 		return
 	}
 	for _, a := range o.args {
+		// DynamoDB refuses list_append nested in another function call
+		// (list_append(if_not_exists(a, :v), :w) is fine, the reverse
+		// nesting or list_append(list_append(...), ...) is not).
+		if a.typ == opFunc && a.name == "list_append" {
+			r.errs.add(catMisused, "The function is not allowed to be used this way in an expression; function: %s", a.name)
+		}
 		checkUpdateFunc(r, a)
 	}
 	n, known := updateFuncs[o.name]
