@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/host/store/dynamo"
+	"github.com/dynafold/dynafold/host/store/dynamo/dynamotest"
 	"github.com/dynafold/dynafold/internal/ddblocal"
 )
 
@@ -39,10 +40,7 @@ func Start(t testing.TB, opts ...func(*ddblocal.Options)) *Env {
 		t.Fatalf("starting ddblocal: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	client, err := dynamo.NewClient(ctx, srv.Endpoint(), "us-east-1")
-	if err != nil {
-		t.Fatalf("client for ddblocal: %v", err)
-	}
+	client := dynamotest.ClientAt(t, srv.Endpoint())
 	return &Env{Server: srv, Client: client, DB: dynamo.New(client)}
 }
 
