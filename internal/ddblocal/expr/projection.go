@@ -77,10 +77,18 @@ func checkOverlap(r *resolver, earlier []Path, path Path) {
 // Paths returns the projected paths.
 func (p *Projection) Paths() []Path { return p.paths }
 
-// Apply returns the projection of item (nil when nothing of it is projected
-// or item is nil).
+// Apply returns the projection of item: nil when item is nil (no item),
+// an empty item when the item exists but none of the paths does (DynamoDB
+// then answers "Item": {}).
 func (p *Projection) Apply(item abi.Item) abi.Item {
-	return Select(item, p.paths)
+	if item == nil {
+		return nil
+	}
+	out := Select(item, p.paths)
+	if out == nil {
+		out = abi.Item{}
+	}
+	return out
 }
 
 // ptree is a set of paths as a tree.

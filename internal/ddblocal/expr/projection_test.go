@@ -17,8 +17,9 @@ func TestConformance_ExprProjection(t *testing.T) {
 		{"m.k", abi.Item{"m": abi.M(map[string]abi.Value{"k": abi.S("v")})}},
 		{"m.n.d, m.k", abi.Item{"m": abi.M(map[string]abi.Value{"k": abi.S("v"), "n": abi.M(map[string]abi.Value{"d": abi.N("4")})})}},
 		{"l[2].c, l[0]", abi.Item{"l": abi.L(abi.N("1"), abi.M(map[string]abi.Value{"c": abi.N("3")}))}},
-		{"l[9]", nil},
-		{"a.b", nil},
+		{"l[9]", abi.Item{}},
+		{"a.b", abi.Item{}},
+		{"l[0][0], m.k.x, l[2].c.d", abi.Item{}},
 		{"#dot", abi.Item{"x.y": abi.S("dotted")}},
 		{"#s", abi.Item{"status": abi.S("ok")}},
 	}
@@ -32,6 +33,12 @@ func TestConformance_ExprProjection(t *testing.T) {
 		if !abi.ItemsEqual(got, c.want) {
 			t.Errorf("Apply(%q) = %v, want %v", c.expr, got, c.want)
 		}
+	}
+	if p, _ := ParseProjection("a", testParams()); p.Apply(nil) != nil {
+		t.Error("Apply(nil) should be nil")
+	}
+	if got := func() abi.Item { p, _ := ParseProjection("nope", testParams()); return p.Apply(testItem()) }(); got == nil || len(got) != 0 {
+		t.Errorf("Apply of absent paths = %v, want an empty item", got)
 	}
 	// The projection is a copy.
 	p, _ := ParseProjection("l", testParams())
