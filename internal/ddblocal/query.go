@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"context"
+	"slices"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/internal/ddblocal/apierr"
@@ -104,5 +105,5 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	cands = r.afterESK(cands, reverse)
-	return r.page(cands), nil
+	return r.page(slices.Values(cands)), nil
 }

@@ -1,6 +1,8 @@
 package ddblocal
 
 import (
+	"iter"
+
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/internal/ddblocal/apierr"
 	"github.com/dynafold/dynafold/internal/ddblocal/expr"
@@ -153,14 +155,14 @@ func (r *reader) checkESK(esk abi.Item) error {
 
 // page runs the read over candidates (in read order, already past the
 // ExclusiveStartKey) and builds the response.
-func (r *reader) page(candidates []abi.Item) map[string]any {
+func (r *reader) page(candidates iter.Seq[abi.Item]) map[string]any {
 	t, ix := r.src.t, r.src.ix
 	names := r.src.posNames()
 	var items []wire.Item
 	count, scanned, size := 0, 0, 0
 	var last abi.Item
 	stopped := false
-	for _, it := range candidates {
+	for it := range candidates {
 		if (r.limit > 0 && scanned >= r.limit) || size >= pageBytes {
 			stopped = true
 			break

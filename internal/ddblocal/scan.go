@@ -3,6 +3,9 @@ package ddblocal
 import (
 	"context"
 	"hash/fnv"
+	"iter"
+	"slices"
+	"sort"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/internal/ddblocal/apierr"
@@ -70,22 +73,48 @@ func scan(s *Server, ctx context.Context, body []byte) (any, error) {
 		h.Write([]byte(valueKey(hk)))
 		return int(h.Sum32()%uint32(total)) == seg
 	}
-	var cands []abi.Item
 	if r.src.ix == nil {
-		for _, p := range t.order {
+		return r.page(t.scanSeq(r.esk, inSeg)), nil
+	}
+	var cands []abi.Item
+	t.eachIndexItem(r.src.ix, func(it abi.Item) {
+		if inSeg(it[key.hash]) {
+			cands = append(cands, it)
+		}
+	})
+	sortPos(r.src.posNames(), cands)
+	cands = r.afterESK(cands, false)
+	return r.page(slices.Values(cands)), nil
+}
+
+// scanSeq yields the table's items in scan order (hash key, then range
+// key), starting after esk, keeping the partitions inSeg accepts.
+func (t *table) scanSeq(esk abi.Item, inSeg func(abi.Value) bool) iter.Seq[abi.Item] {
+	return func(yield func(abi.Item) bool) {
+		start := 0
+		var hk abi.Value
+		if esk != nil {
+			hk = esk[t.key.hash]
+			start = sort.Search(len(t.order), func(j int) bool { return cmpVal(t.order[j].hk, hk) >= 0 })
+		}
+		for j := start; j < len(t.order); j++ {
+			p := t.order[j]
 			if !inSeg(p.hk) {
 				continue
 			}
-			cands = append(cands, p.rows...)
-		}
-	} else {
-		t.eachIndexItem(r.src.ix, func(it abi.Item) {
-			if inSeg(it[key.hash]) {
-				cands = append(cands, it)
+			i := 0
+			if esk != nil && cmpVal(p.hk, hk) == 0 {
+				if t.key.rng == "" {
+					continue
+				}
+				rv := esk[t.key.rng]
+				i = sort.Search(len(p.rows), func(i int) bool { return cmpVal(p.rows[i][t.key.rng], rv) > 0 })
 			}
-		})
-		sortPos(r.src.posNames(), cands)
+			for ; i < len(p.rows); i++ {
+				if !yield(p.rows[i]) {
+					return
+				}
+			}
+		}
 	}
-	cands = r.afterESK(cands, false)
-	return r.page(cands), nil
 }

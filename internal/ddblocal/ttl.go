@@ -134,18 +134,33 @@ func (s *Server) SweepTTL(ctx context.Context) (int, error) {
 }
 
 func (s *Server) sweepTable(t *table) (int, error) {
+	now := s.now()
+	// Find candidates under the read lock, so a sweep that deletes nothing
+	// never blocks writers; re-check them under the write lock.
+	t.mu.RLock()
+	var keys []abi.Item
+	if !t.deleted && t.meta.TTLEnabled {
+		for _, p := range t.order {
+			for _, it := range p.rows {
+				if expired(it[t.meta.TTLAttr], now) {
+					keys = append(keys, t.keyOf(it))
+				}
+			}
+		}
+	}
+	t.mu.RUnlock()
+	if len(keys) == 0 {
+		return 0, nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.deleted || !t.meta.TTLEnabled {
 		return 0, nil
 	}
-	now := s.now()
 	var cs []change
-	for _, p := range t.order {
-		for _, it := range p.rows {
-			if expired(it[t.meta.TTLAttr], now) {
-				cs = append(cs, change{t: t, key: t.keyOf(it), old: it})
-			}
+	for _, k := range keys {
+		if it := t.get(k); it != nil && expired(it[t.meta.TTLAttr], now) {
+			cs = append(cs, change{t: t, key: k, old: it})
 		}
 	}
 	if len(cs) == 0 {
