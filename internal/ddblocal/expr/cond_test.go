@@ -74,6 +74,13 @@ func TestConformance_ExprConditionEval(t *testing.T) {
 		{"NOT a = :n5 OR a = :n5", true},            // NOT binds tighter than OR
 		{"NOT (a = :n5 OR a = :n1)", false},
 		{"(a) = :n5", true},
+		{"(((a=:n1) AND s=:s) OR a=:n2 oR a=:n10) or NoT a<:n5", true},
+		{"(((a=:n5) AND s=:sa) OR a=:n2 oR a=:n10) or NoT a<=:n5", false},
+		{"size(s) IN (:n1, :n5)", true},
+		{"size(s) BETWEEN :n1 AND :n5", true},
+		{"contains(b, :b)", true},
+		{"contains(m, :sa)", false},
+		{"contains(t, :t)", false},
 		{"((a = :n5) AND (s = :s))", true},
 		{"big > :n10", true},
 		{"ns = :ns", false},
