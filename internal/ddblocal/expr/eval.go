@@ -68,7 +68,7 @@ func sizeOf(v abi.Value) (int, bool) {
 	case abi.KindS:
 		n := 0
 		for _, r := range v.Str {
-			n += len(utf16.Encode([]rune{r}))
+			n += utf16.RuneLen(r)
 		}
 		return n, true
 	case abi.KindB:
