@@ -24,7 +24,7 @@ type fixture struct {
 	logic  *testlogic.Ledger
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	env := testenv.Start(t)
 	events := env.Table(t, "events", true)
@@ -43,7 +43,7 @@ func (r reader) ReadFrom(ctx context.Context, stream, streamID string, after, to
 	return r.f.es.ReadFrom(ctx, r.f.stream, streamID, after, to)
 }
 
-func (f *fixture) engine(t *testing.T, mod func(*apply.Projection)) *apply.Engine {
+func (f *fixture) engine(t testing.TB, mod func(*apply.Projection)) *apply.Engine {
 	t.Helper()
 	p := apply.Projection{
 		Name: "ledger", Table: f.table, KeyAttrs: []string{"pk", "sk"},
@@ -63,7 +63,7 @@ func (f *fixture) engine(t *testing.T, mod func(*apply.Projection)) *apply.Engin
 
 // ev describes an event to append: "Add:5", "Skip", "Reject", "Fail", "Same",
 // "Add:1@rowname", "Add:1@" (no row).
-func (f *fixture) append(t *testing.T, streamID string, specs ...string) []abi.Event {
+func (f *fixture) append(t testing.TB, streamID string, specs ...string) []abi.Event {
 	t.Helper()
 	ctx := context.Background()
 	head, err := f.es.Head(ctx, f.stream, streamID)
@@ -105,7 +105,7 @@ func inputs(evs ...abi.Event) []apply.Input {
 	return out
 }
 
-func (f *fixture) row(t *testing.T, name string) abi.Item {
+func (f *fixture) row(t testing.TB, name string) abi.Item {
 	t.Helper()
 	it, err := f.env.DB.GetItem(context.Background(), f.table, testlogic.RowKey(name))
 	if err != nil {
