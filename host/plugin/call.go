@@ -80,7 +80,7 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 	if p.closed.Load() {
 		return p.wrap(fn, ErrClosed)
 	}
-	if _, ok := p.compiled.ExportedFunctions()[fn]; !ok || !isCapability(fn) {
+	if !p.exports[fn] {
 		return p.wrap(fn, fmt.Errorf("%w: the plugin does not export %q", ErrInvalidModule, fn))
 	}
 	p.pool.stats.calls.Add(1)

@@ -32,8 +32,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// guest builds (once per process, cached across runs) a test guest of testdata.
-func guest(t testing.TB, name string) []byte {
+// testGuest builds (once per process, cached across runs) a test guest of testdata.
+func testGuest(t testing.TB, name string) []byte {
 	t.Helper()
 	guestsMu.Lock()
 	defer guestsMu.Unlock()
@@ -52,7 +52,7 @@ func loadGuest(t testing.TB, name string, cfg plugin.Config) *plugin.Plugin {
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = cacheDir
 	}
-	p, err := plugin.Load(ctx, guest(t, name), cfg)
+	p, err := plugin.Load(ctx, testGuest(t, name), cfg)
 	if err != nil {
 		t.Fatalf("load %s: %v", name, err)
 	}

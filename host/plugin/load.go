@@ -26,6 +26,7 @@ type Plugin struct {
 	wasmHash string // hex SHA-256 of the module
 	rt       *sharedRuntime
 	compiled wazero.CompiledModule
+	exports  map[string]bool // the capabilities the module exports
 	pool     *pool
 	closed   atomic.Bool
 }
@@ -113,6 +114,10 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	}
 	if err = checkExports(p.compiled); err != nil {
 		return fail(err)
+	}
+	p.exports = map[string]bool{}
+	for name := range p.compiled.ExportedFunctions() {
+		p.exports[name] = isCapability(name)
 	}
 	p.pool = newPool(cfg.PoolSize, p.newInstance)
 

@@ -10,7 +10,7 @@ import (
 )
 
 func TestW1_RefusesUnknownABIMajor(t *testing.T) {
-	_, err := plugin.Load(context.Background(), guest(t, "abi2"), plugin.Config{Name: "abi2"})
+	_, err := plugin.Load(context.Background(), testGuest(t, "abi2"), plugin.Config{Name: "abi2"})
 	if !errors.Is(err, plugin.ErrABIVersion) {
 		t.Fatalf("error %v does not match ErrABIVersion", err)
 	}
