@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 
-	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/internal/ddblocal/apierr"
 )
 
@@ -70,10 +69,9 @@ func (s *Server) describe(t *table, status string) map[string]any {
 			"IndexSizeBytes": 0,
 			"ItemCount":      0,
 		}
-		ix.Global = global
-		var n, sz int64
-		t.eachIndexItem(&ix, func(it abi.Item) { n++; sz += int64(itemSize(it)) })
-		ixd["ItemCount"], ixd["IndexSizeBytes"] = n, sz
+		if st := t.idx[ix.IndexName]; st != nil {
+			ixd["ItemCount"], ixd["IndexSizeBytes"] = st.count, st.size
+		}
 		if global {
 			ixd["IndexStatus"] = "ACTIVE"
 			p := map[string]any{"ReadCapacityUnits": 0, "WriteCapacityUnits": 0, "NumberOfDecreasesToday": 0}

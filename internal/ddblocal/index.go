@@ -18,17 +18,6 @@ func (t *table) inIndex(ix *indexDef, item abi.Item) bool {
 	return true
 }
 
-// eachIndexItem calls f for every item in the index, in no order.
-func (t *table) eachIndexItem(ix *indexDef, f func(abi.Item)) {
-	for _, p := range t.order {
-		for _, it := range p.rows {
-			if t.inIndex(ix, it) {
-				f(it)
-			}
-		}
-	}
-}
-
 // projectIndex returns the attributes of item the index projects.
 func (t *table) projectIndex(ix *indexDef, item abi.Item) abi.Item {
 	if ix == nil || ix.Projection.ProjectionType == "ALL" {
@@ -89,16 +78,117 @@ func cmpPos(names []string, a, b abi.Item) int {
 	return 0
 }
 
-// sortPos sorts items by position.
-func sortPos(names []string, items []abi.Item) {
-	sort.SliceStable(items, func(i, j int) bool { return cmpPos(names, items[i], items[j]) < 0 })
-}
-
 // lek builds a LastEvaluatedKey from an item.
 func lek(names []string, it abi.Item) abi.Item {
 	out := abi.Item{}
 	for _, n := range names {
 		out[n] = it[n]
+	}
+	return out
+}
+
+// idxPart holds the items of one index hash key, in index order.
+type idxPart struct {
+	hk   abi.Value
+	rows []abi.Item
+}
+
+// idxStore is a maintained secondary index: its items grouped by index
+// hash key, each group ordered by index range key then table key.
+type idxStore struct {
+	def   indexDef
+	names []string // position attributes (source.posNames)
+	parts map[string]*idxPart
+	count int64
+	size  int64
+}
+
+// buildIndexes (re)creates every index from the table's items.
+func (t *table) buildIndexes() {
+	t.idx = map[string]*idxStore{}
+	for _, d := range t.allIndexes() {
+		d := d
+		st := &idxStore{def: d, parts: map[string]*idxPart{}}
+		st.names = source{t: t, ix: &st.def}.posNames()
+		t.idx[d.IndexName] = st
+	}
+	for _, p := range t.order {
+		for _, it := range p.rows {
+			t.indexAdd(it)
+		}
+	}
+}
+
+func (t *table) indexAdd(item abi.Item) {
+	for _, st := range t.idx {
+		if !t.inIndex(&st.def, item) {
+			continue
+		}
+		hash := st.names[0]
+		k := valueKey(item[hash])
+		p := st.parts[k]
+		if p == nil {
+			p = &idxPart{hk: item[hash]}
+			st.parts[k] = p
+		}
+		i := sort.Search(len(p.rows), func(i int) bool { return cmpPos(st.names, p.rows[i], item) >= 0 })
+		p.rows = append(p.rows, nil)
+		copy(p.rows[i+1:], p.rows[i:])
+		p.rows[i] = item
+		st.count++
+		st.size += int64(itemSize(item))
+	}
+}
+
+func (t *table) indexRemove(item abi.Item) {
+	for _, st := range t.idx {
+		if !t.inIndex(&st.def, item) {
+			continue
+		}
+		k := valueKey(item[st.names[0]])
+		p := st.parts[k]
+		if p == nil {
+			continue
+		}
+		i := sort.Search(len(p.rows), func(i int) bool { return cmpPos(st.names, p.rows[i], item) >= 0 })
+		if i < len(p.rows) && cmpPos(st.names, p.rows[i], item) == 0 {
+			p.rows = append(p.rows[:i], p.rows[i+1:]...)
+			st.count--
+			st.size -= int64(itemSize(item))
+			if len(p.rows) == 0 {
+				delete(st.parts, k)
+			}
+		}
+	}
+}
+
+// indexRows returns the index's items with hash key hv, in index order.
+func (t *table) indexRows(name string, hv abi.Value) []abi.Item {
+	st := t.idx[name]
+	if st == nil {
+		return nil
+	}
+	if p := st.parts[valueKey(hv)]; p != nil {
+		return p.rows
+	}
+	return nil
+}
+
+// indexAll returns every item of the index in scan order (index hash key,
+// then index order).
+func (t *table) indexAll(name string) []abi.Item {
+	st := t.idx[name]
+	if st == nil {
+		return nil
+	}
+	parts := make([]*idxPart, 0, len(st.parts))
+	for _, p := range st.parts {
+		parts = append(parts, p)
+	}
+	sort.Slice(parts, func(i, j int) bool { return cmpVal(parts[i].hk, parts[j].hk) < 0 })
+	var out []abi.Item
+	for _, p := range parts {
+		out = append(out, p.rows...)
 	}
 	return out
 }

@@ -51,6 +51,16 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := kc.Validate(key.hash, key.rng, types); err != nil {
 		return nil, err
 	}
+	if isEmptyScalar(kc.HashValue) {
+		return nil, apierr.Validation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s", emptyKeyWord(kc.HashValue.Kind), key.hash)
+	}
+	if kc.Range != nil {
+		for _, v := range kc.Range.Values {
+			if isEmptyScalar(v) && kc.Range.Op != "begins_with" {
+				return nil, apierr.Validation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s", emptyKeyWord(v.Kind), key.rng)
+			}
+		}
+	}
 	if r.esk != nil {
 		if v := r.esk[key.hash]; cmpVal(v, kc.HashValue) != 0 {
 			return nil, apierr.Validation("The provided starting key is outside query boundaries based on provided conditions")
@@ -70,21 +80,12 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 		return nil, errGone
 	}
 	var cands []abi.Item
-	if r.src.ix == nil || !r.src.ix.Global {
+	if r.src.ix == nil {
 		if p := t.parts[valueKey(hv)]; p != nil {
-			for _, it := range p.rows {
-				if r.src.ix != nil && !t.inIndex(r.src.ix, it) {
-					continue
-				}
-				cands = append(cands, it)
-			}
+			cands = p.rows
 		}
 	} else {
-		t.eachIndexItem(r.src.ix, func(it abi.Item) {
-			if cmpVal(it[key.hash], hv) == 0 {
-				cands = append(cands, it)
-			}
-		})
+		cands = t.indexRows(r.src.ix.IndexName, hv)
 	}
 	if kc.Range != nil {
 		kept := cands[:0:0]
@@ -95,9 +96,8 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 		cands = kept
 	}
-	names := r.src.posNames()
-	if r.src.ix != nil {
-		sortPos(names, cands)
+	if kc.Range == nil {
+		cands = slices.Clone(cands)
 	}
 	if reverse {
 		for i, j := 0, len(cands)-1; i < j; i, j = i+1, j-1 {

@@ -77,12 +77,11 @@ func scan(s *Server, ctx context.Context, body []byte) (any, error) {
 		return r.page(t.scanSeq(r.esk, inSeg)), nil
 	}
 	var cands []abi.Item
-	t.eachIndexItem(r.src.ix, func(it abi.Item) {
+	for _, it := range t.indexAll(r.src.ix.IndexName) {
 		if inSeg(it[key.hash]) {
 			cands = append(cands, it)
 		}
-	})
-	sortPos(r.src.posNames(), cands)
+	}
 	cands = r.afterESK(cands, false)
 	return r.page(slices.Values(cands)), nil
 }

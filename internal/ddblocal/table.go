@@ -109,6 +109,7 @@ type table struct {
 	order   []*partition // by hash key, for Scan
 	count   int64
 	size    int64
+	idx     map[string]*idxStore // secondary indexes by name
 }
 
 func newTable(m tableMeta) *table {
@@ -124,6 +125,7 @@ func (t *table) setMeta(m tableMeta) {
 	for _, d := range m.AttributeDefinitions {
 		t.types[d.AttributeName] = d.AttributeType
 	}
+	t.buildIndexes()
 }
 
 // index returns the named index, or nil.
@@ -220,6 +222,7 @@ func (t *table) put(item abi.Item) {
 	sz := int64(expr.ItemSize(item))
 	if ok {
 		t.size -= int64(expr.ItemSize(p.rows[i]))
+		t.indexRemove(p.rows[i])
 		p.rows[i] = item
 	} else {
 		p.rows = append(p.rows, nil)
@@ -228,6 +231,7 @@ func (t *table) put(item abi.Item) {
 		t.count++
 	}
 	t.size += sz
+	t.indexAdd(item)
 }
 
 // remove deletes the item with key; it reports whether one was there.
@@ -238,6 +242,7 @@ func (t *table) remove(key abi.Item) bool {
 	}
 	t.size -= int64(expr.ItemSize(p.rows[i]))
 	t.count--
+	t.indexRemove(p.rows[i])
 	p.rows = append(p.rows[:i], p.rows[i+1:]...)
 	if len(p.rows) == 0 {
 		delete(t.parts, valueKey(p.hk))
