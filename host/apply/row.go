@@ -8,6 +8,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/store"
+	"github.com/dynafold/dynafold/internal/backoff"
 )
 
 // run is one source instance's share of a row in one attempt.
@@ -37,7 +38,7 @@ func (e *Engine) applyRow(ctx context.Context, w *rowWork, item abi.Item, presen
 		if attempt >= e.p.Retry.Attempts {
 			return e.failedWith(w, fmt.Errorf("%w: the conditional write lost %d races in a row; the records go back to the source and the redelivery is skipped or gap-filled (raise the retry budget if many lanes write the same rows)", ErrConcurrentModification, attempt), attempt)
 		}
-		if err = sleep(ctx, e.p.Retry.delay(attempt)); err != nil {
+		if err = (backoff.Policy{Base: e.p.Retry.Base, Max: e.p.Retry.Max}).Wait(ctx, attempt); err != nil {
 			return e.failedWith(w, fmt.Errorf("waiting to retry a lost race: %w", err), attempt)
 		}
 		item, err = e.db.GetItem(ctx, e.p.Table, w.key)

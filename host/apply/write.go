@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -58,25 +57,4 @@ func guard(c *store.Cond, field string, read abi.Item) {
 	}
 	c.Expr = "attribute_not_exists(#g)"
 	c.Values = nil
-}
-
-// delay is the wait before retry number attempt (from 1): a jittered delay
-// doubling from Base up to Max.
-func (r Retry) delay(attempt int) time.Duration {
-	d := r.Base << (attempt - 1)
-	if d > r.Max || d <= 0 {
-		d = r.Max
-	}
-	return d/2 + rand.N(d)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/store"
+	"github.com/dynafold/dynafold/internal/backoff"
 )
 
 // TransactLimit is the most items one TransactWriteItems may hold.
@@ -149,16 +149,9 @@ func versionConflict(reasons []string, n int) bool {
 	return false
 }
 
+// wait is the delay before retrying a TransactionConflict.
 func wait(ctx context.Context, attempt int) error {
-	d := time.Duration(5+rand.IntN(10*attempt)) * time.Millisecond
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return backoff.Policy{Base: 5 * time.Millisecond, Max: 100 * time.Millisecond}.Wait(ctx, attempt)
 }
 
 func (s *Store) event(stream Stream, streamID string, version uint64, ts string, ne NewEvent) (abi.Event, error) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"math/rand/v2"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/backoff"
 )
 
 // batchGetLimit is DynamoDB's maximum number of keys per BatchGetItem.
@@ -131,19 +131,9 @@ func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) (
 }
 
 // sleepJitter waits a jittered delay growing with the rounds that made no
-// progress: up to 10 ms × 2^(n-1), capped at 500 ms, at least half of it.
+// progress: 10 ms doubling up to 500 ms.
 func sleepJitter(ctx context.Context, n int) error {
-	ceil := 10 * time.Millisecond << min(n-1, 6)
-	ceil = min(ceil, 500*time.Millisecond)
-	wait := ceil/2 + rand.N(ceil/2+1)
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return backoff.Policy{Base: 10 * time.Millisecond, Max: 500 * time.Millisecond}.Wait(ctx, n)
 }
 
 // keyID is a canonical text of a key: of item's attributes named in like (or
