@@ -3,6 +3,7 @@ package ddblocal
 import (
 	"context"
 	"slices"
+	"sort"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/internal/ddblocal/apierr"
@@ -88,22 +89,62 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 		cands = t.indexRows(r.src.ix.IndexName, hv)
 	}
 	if kc.Range != nil {
-		kept := cands[:0:0]
-		for _, it := range cands {
-			if kc.Range.Match(it[key.rng]) {
-				kept = append(kept, it)
+		cands = rangeSlice(cands, key.rng, kc.Range)
+	}
+	names := r.src.posNames()
+	lo, hi := 0, len(cands)
+	if r.esk != nil {
+		if reverse {
+			hi = sort.Search(len(cands), func(i int) bool { return cmpPos(names, cands[i], r.esk) >= 0 })
+		} else {
+			lo = sort.Search(len(cands), func(i int) bool { return cmpPos(names, cands[i], r.esk) > 0 })
+		}
+	}
+	cands = cands[lo:hi]
+	if !reverse {
+		return r.page(slices.Values(cands)), nil
+	}
+	return r.page(func(yield func(abi.Item) bool) {
+		for i := len(cands) - 1; i >= 0; i-- {
+			if !yield(cands[i]) {
+				return
 			}
 		}
-		cands = kept
+	}), nil
+}
+
+// rangeSlice narrows rows (ordered by the range key name) to those the
+// sort-key condition accepts; they are contiguous.
+func rangeSlice(rows []abi.Item, name string, rc *expr.RangeCond) []abi.Item {
+	at := func(v abi.Value, strict bool) int {
+		return sort.Search(len(rows), func(i int) bool {
+			c := cmpVal(rows[i][name], v)
+			return c > 0 || (!strict && c == 0)
+		})
 	}
-	if kc.Range == nil {
-		cands = slices.Clone(cands)
-	}
-	if reverse {
-		for i, j := 0, len(cands)-1; i < j; i, j = i+1, j-1 {
-			cands[i], cands[j] = cands[j], cands[i]
+	lo, hi := 0, len(rows)
+	switch rc.Op {
+	case "=":
+		lo, hi = at(rc.Values[0], false), at(rc.Values[0], true)
+	case "<":
+		hi = at(rc.Values[0], false)
+	case "<=":
+		hi = at(rc.Values[0], true)
+	case ">":
+		lo = at(rc.Values[0], true)
+	case ">=":
+		lo = at(rc.Values[0], false)
+	case "BETWEEN":
+		lo, hi = at(rc.Values[0], false), at(rc.Values[1], true)
+		if hi < lo {
+			hi = lo
+		}
+	default: // begins_with: a contiguous run from the prefix on
+		lo = at(rc.Values[0], false)
+		hi = lo
+		for hi < len(rows) && rc.Match(rows[hi][name]) {
+			hi++
 		}
 	}
-	cands = r.afterESK(cands, reverse)
-	return r.page(slices.Values(cands)), nil
+	return rows[lo:hi]
 }

@@ -55,6 +55,25 @@ func TestQuery_PaginationOrderAndSparseIndex(t *testing.T) {
 	if want := "[-3 2 7.5 10 100]"; fmt.Sprint(got) != want || pages != 3 {
 		t.Fatalf("query order %v in %d pages, want %s in 3", got, pages, want)
 	}
+	got, esk, pages = nil, nil, 0
+	for {
+		out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("qry"), KeyConditionExpression: aws.String("pk = :h AND sk BETWEEN :a AND :b"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":h": s("h"), ":a": n("2"), ":b": n("100")}, ScanIndexForward: aws.Bool(false),
+			Limit: aws.Int32(2), ExclusiveStartKey: esk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, it := range out.Items {
+			got = append(got, it["sk"].(*types.AttributeValueMemberN).Value)
+		}
+		if esk = out.LastEvaluatedKey; esk == nil {
+			break
+		}
+	}
+	if want := "[100 10 7.5 2]"; fmt.Sprint(got) != want || pages != 3 {
+		t.Fatalf("backward BETWEEN query %v in %d pages, want %s in 3", got, pages, want)
+	}
 	out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("qry"), KeyConditionExpression: aws.String("pk = :h AND sk BETWEEN :a AND :b"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":h": s("h"), ":a": n("2"), ":b": n("10")}, ScanIndexForward: aws.Bool(false),
 		FilterExpression: aws.String("x <> :x"), ExpressionAttributeNames: nil})
