@@ -5,13 +5,9 @@ package testenv
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -44,32 +40,13 @@ func Start(t testing.TB, opts ...func(*ddblocal.Options)) *Env {
 	return &Env{Server: srv, Client: client, DB: dynamo.New(client)}
 }
 
-var tableSeq atomic.Int64
-
 // Table creates a table keyed by pk (S) and sk (S), with a NEW_IMAGE stream
 // when stream is true, and returns its (unique) name.
 func (e *Env) Table(t testing.TB, prefix string, stream bool) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%d", strings.ToLower(prefix), tableSeq.Add(1))
-	in := &dynamodb.CreateTableInput{
-		TableName: aws.String(name),
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String("sk"), AttributeType: types.ScalarAttributeTypeS},
-		},
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String("sk"), KeyType: types.KeyTypeRange},
-		},
-		BillingMode: types.BillingModePayPerRequest,
+	view := types.StreamViewTypeNewImage
+	if !stream {
+		view = ""
 	}
-	if stream {
-		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := e.Client.CreateTable(ctx, in); err != nil {
-		t.Fatalf("CreateTable %s: %v", name, err)
-	}
-	return name
+	return dynamotest.CreateTableWith(t, e.Client, strings.ToLower(prefix), view)
 }

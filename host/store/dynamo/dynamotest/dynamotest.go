@@ -91,6 +91,13 @@ func DB(t testing.TB) *dynamo.DB {
 // the name. The table is deleted when t ends.
 func CreateTable(t testing.TB, c *dynamodb.Client, prefix string) string {
 	t.Helper()
+	return CreateTableWith(t, c, prefix, types.StreamViewTypeNewImage)
+}
+
+// CreateTableWith is CreateTable with the stream's view type; "" creates
+// the table without a stream.
+func CreateTableWith(t testing.TB, c *dynamodb.Client, prefix string, view types.StreamViewType) string {
+	t.Helper()
 	name := fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano()%1_000_000_000, tableSeq.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -104,11 +111,8 @@ func CreateTable(t testing.TB, c *dynamodb.Client, prefix string) string {
 			{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash},
 			{AttributeName: aws.String("sk"), KeyType: types.KeyTypeRange},
 		},
-		BillingMode: types.BillingModePayPerRequest,
-		StreamSpecification: &types.StreamSpecification{
-			StreamEnabled:  aws.Bool(true),
-			StreamViewType: types.StreamViewTypeNewImage,
-		},
+		BillingMode:         types.BillingModePayPerRequest,
+		StreamSpecification: streamSpec(view),
 	})
 	if err != nil {
 		t.Fatalf("CreateTable %s: %v", name, err)
@@ -123,6 +127,13 @@ func CreateTable(t testing.TB, c *dynamodb.Client, prefix string) string {
 		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 	})
 	return name
+}
+
+func streamSpec(view types.StreamViewType) *types.StreamSpecification {
+	if view == "" {
+		return nil
+	}
+	return &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: view}
 }
 
 // SkipIfUnsupported skips t when err says the server does not implement the
