@@ -85,8 +85,9 @@ func (f *faultState) before(ctx context.Context, op string, body []byte) error {
 	}
 	if code == "" {
 		for _, key := range []string{op, "*"} {
-			for c, p := range f.cfg.Rates[key] {
-				if c != FaultUnprocessed && p > 0 && f.rng.Float64() < p {
+			rates := f.cfg.Rates[key]
+			for _, c := range sortedNames(rates) { // sorted: repeatable with a Seed
+				if p := rates[c]; c != FaultUnprocessed && p > 0 && f.rng.Float64() < p {
 					code = c
 					break
 				}

@@ -104,3 +104,25 @@ func TestServer_MalformedRequests(t *testing.T) {
 		t.Fatalf("ListTables Limit 1000: %v", err)
 	}
 }
+
+func TestFaults_RatesRepeatableWithSeed(t *testing.T) {
+	pattern := func() string {
+		srv := startServer(t, Options{Faults: FaultConfig{Seed: 7, Rates: map[string]map[string]float64{"DescribeTable": {FaultThrottling: 0.5}}}})
+		c := client(srv, 1)
+		var b strings.Builder
+		for i := 0; i < 40; i++ {
+			_, err := c.DescribeTable(ctxT(t), &dynamodb.DescribeTableInput{TableName: aws.String("none")})
+			var te interface{ ErrorCode() string }
+			if errors.As(err, &te) && te.ErrorCode() == FaultThrottling {
+				b.WriteByte('T')
+			} else {
+				b.WriteByte('.')
+			}
+		}
+		return b.String()
+	}
+	a, b := pattern(), pattern()
+	if a != b || !strings.Contains(a, "T") || !strings.Contains(a, ".") {
+		t.Fatalf("patterns %s / %s: want equal, mixing faults and passes", a, b)
+	}
+}
