@@ -130,7 +130,7 @@ func (s *Server) writeError(w http.ResponseWriter, reqID string, err error) {
 		status = 400
 	}
 	m := map[string]any{}
-	m["__type"] = "com.amazonaws.dynamodb.v20120810#" + ae.Code
+	m["__type"] = typePrefix(ae.Code) + ae.Code
 	if ae.Code == "TransactionCanceledException" {
 		m["Message"] = ae.Message
 		reasons := make([]map[string]any, len(ae.Reasons))
@@ -192,4 +192,17 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return fmt.Errorf("ddblocal: %w", ctx.Err())
 	}
+}
+
+// typePrefix is the namespace DynamoDB puts before an error code: protocol
+// errors come from the service framework (coral), the rest from DynamoDB.
+func typePrefix(code string) string {
+	switch code {
+	case "SerializationException", "UnknownOperationException", "MissingAuthenticationTokenException",
+		"InvalidSignatureException", "RequestEntityTooLarge":
+		return "com.amazon.coral.service#"
+	case "ThrottlingException":
+		return "com.amazon.coral.availability#"
+	}
+	return "com.amazonaws.dynamodb.v20120810#"
 }
