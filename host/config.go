@@ -133,6 +133,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// String returns the duration as Go writes it.
+func (d Duration) String() string { return time.Duration(d).String() }
+
 // MarshalJSON writes the duration as a string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 

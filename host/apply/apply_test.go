@@ -270,3 +270,25 @@ func TestY4_RowsAreReadWithBatchGet(t *testing.T) {
 	assert.Zero(t, counts["GetItem"])
 	assert.Equal(t, int64(150), counts["PutItem"])
 }
+
+func TestP8_ApplyReturnsTheRowsFailureAsItsError(t *testing.T) {
+	f := newFixture(t)
+	e := f.engine(t, nil)
+	ok := f.append(t, "a", "Add:4")
+	bad := f.append(t, "b", "Fail")
+	none := f.append(t, "c", "Add:1@")
+
+	o, err := e.Apply(ctx, apply.Input{Event: ok[0], Pos: -1})
+	require.NoError(t, err)
+	assert.Equal(t, "1", versions(o.Applied()))
+
+	o, err = e.Apply(ctx, apply.Input{Event: bad[0], Pos: -1})
+	var ee *apply.EventError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, "Boom", ee.Err.Tag)
+	assert.True(t, o.Failed())
+
+	o, err = e.Apply(ctx, apply.Input{Event: none[0], Pos: -1})
+	require.NoError(t, err)
+	assert.Nil(t, o, "an event that addresses no row has no outcome")
+}

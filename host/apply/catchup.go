@@ -68,3 +68,17 @@ func (e *Engine) Rebuild(ctx context.Context, streamID string) ([]Outcome, error
 	}
 	return res.Rows, errors.Join(errs...)
 }
+
+// Apply applies one event (SPEC P8): ApplyBatch of that event, with the
+// row's failure as the error. The outcome is nil when the event addresses
+// no row (SPEC P1).
+func (e *Engine) Apply(ctx context.Context, ev Input) (*Outcome, error) {
+	res := e.ApplyBatch(ctx, []Input{ev})
+	for _, kf := range res.KeyFailures {
+		return nil, fmt.Errorf("key failed on %s %s v%d: %w", kf.Event.Stream, kf.Event.StreamID, kf.Event.Version, kf.Err)
+	}
+	if len(res.Rows) == 0 {
+		return nil, nil
+	}
+	return &res.Rows[0], res.Rows[0].Err
+}
