@@ -30,6 +30,7 @@ type keysAndAttrs struct {
 
 type batchGetInput struct {
 	RequestItems map[string]*keysAndAttrs
+	rccInput
 }
 
 func sortedNames[T any](m map[string]T) []string {
@@ -110,6 +111,10 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 		preps = append(preps, prepared{t: t, keys: keys, proj: proj, ka: ka})
 	}
+	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
+		return nil, err
+	}
+	units := map[string]float64{}
 	responses := map[string][]wire.Item{}
 	unprocessed := map[string]any{}
 	size, full := 0, false
@@ -125,14 +130,18 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 			if err != nil {
 				return nil, err
 			}
+			sz := 0
 			if it != nil {
-				if sz := itemSize(it); size+sz > maxBatchBytes {
-					full = true
-					left = append(left, wire.Item(k))
-					continue
-				} else {
-					size += sz
-				}
+				sz = itemSize(it)
+			}
+			if size+sz > maxBatchBytes {
+				full = true
+				left = append(left, wire.Item(k))
+				continue
+			}
+			size += sz
+			units[p.t.meta.TableName] += readUnits(sz, p.ka.ConsistentRead)
+			if it != nil {
 				got = append(got, wire.Item(p.proj.apply(it)))
 			}
 		}
@@ -158,7 +167,11 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 			unprocessed[name] = u
 		}
 	}
-	return map[string]any{"Responses": responses, "UnprocessedKeys": unprocessed}, nil
+	out := map[string]any{"Responses": responses, "UnprocessedKeys": unprocessed}
+	if cc := consumedList(in.ReturnConsumedCapacity, units); cc != nil {
+		out["ConsumedCapacity"] = cc
+	}
+	return out, nil
 }
 
 type writeRequest struct {
@@ -172,6 +185,7 @@ type writeRequest struct {
 
 type batchWriteInput struct {
 	RequestItems map[string][]writeRequest
+	rccInput
 }
 
 func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
@@ -248,30 +262,40 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 			ops = append(ops, prepared{w: w, raw: r})
 		}
 	}
+	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
+		return nil, err
+	}
 	unprocessed := map[string][]writeRequest{}
+	units := map[string]float64{}
 	for _, op := range ops {
 		name := op.w.t.meta.TableName
 		if s.faults.unprocessed("BatchWriteItem") {
 			unprocessed[name] = append(unprocessed[name], op.raw)
 			continue
 		}
-		if err := s.applyWrite(op.w); err != nil {
+		u, err := s.applyWrite(op.w)
+		if err != nil {
 			return nil, err
 		}
+		units[name] += u
 	}
-	return map[string]any{"UnprocessedItems": unprocessed}, nil
+	out := map[string]any{"UnprocessedItems": unprocessed}
+	if cc := consumedList(in.ReturnConsumedCapacity, units); cc != nil {
+		out["ConsumedCapacity"] = cc
+	}
+	return out, nil
 }
 
 // applyWrite runs an unconditional write under its table's lock.
-func (s *Server) applyWrite(w *writeOp) error {
+func (s *Server) applyWrite(w *writeOp) (float64, error) {
 	w.t.mu.Lock()
 	defer w.t.mu.Unlock()
 	if w.t.deleted {
-		return errGone
+		return 0, errGone
 	}
 	c, err := w.eval()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return s.commit([]change{c}, nil)
+	return writeUnits(c.old, c.new), s.commit([]change{c}, nil)
 }

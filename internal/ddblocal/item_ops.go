@@ -23,6 +23,7 @@ type getItemInput struct {
 	ProjectionExpression *string
 	AttributesToGet      []string
 	exprInput
+	rccInput
 }
 
 func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
@@ -36,6 +37,9 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		c.add("Value null at 'key' failed to satisfy constraint: Member must not be null")
 	}
 	if err := c.err(); err != nil {
+		return nil, err
+	}
+	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
 		return nil, err
 	}
 	p, err := in.params(has(in.ProjectionExpression))
@@ -68,6 +72,13 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if it != nil {
 		out["Item"] = wire.Item(proj.apply(it))
 	}
+	sz := 0
+	if it != nil {
+		sz = itemSize(it)
+	}
+	if cc := consumed(in.ReturnConsumedCapacity, t.meta.TableName, "", false, readUnits(sz, in.ConsistentRead)); cc != nil {
+		out["ConsumedCapacity"] = cc
+	}
 	return out, nil
 }
 
@@ -79,6 +90,7 @@ type putItemInput struct {
 	ReturnValuesOnConditionCheckFailure string
 	exprInput
 	legacyInput
+	rccInput
 }
 
 // preparePut validates a Put (single or in a transaction / batch).
@@ -134,11 +146,14 @@ func putItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.runSingle(w, in.ReturnValues)
+	return s.runSingle(w, in.ReturnValues, in.ReturnConsumedCapacity)
 }
 
 // runSingle runs one write under its table's lock and builds the response.
-func (s *Server) runSingle(w *writeOp, rv string) (any, error) {
+func (s *Server) runSingle(w *writeOp, rv, rcc string) (any, error) {
+	if err := checkRCC(rcc); err != nil {
+		return nil, err
+	}
 	t := w.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -160,6 +175,9 @@ func (s *Server) runSingle(w *writeOp, rv string) (any, error) {
 	if attrs := returnAttrs(w, rv, c); attrs != nil {
 		out["Attributes"] = wire.Item(attrs)
 	}
+	if cc := consumed(rcc, t.meta.TableName, "", false, writeUnits(c.old, c.new)); cc != nil {
+		out["ConsumedCapacity"] = cc
+	}
 	return out, nil
 }
 
@@ -171,6 +189,7 @@ type deleteItemInput struct {
 	ReturnValuesOnConditionCheckFailure string
 	exprInput
 	legacyInput
+	rccInput
 }
 
 // prepareKeyOp validates a Delete, ConditionCheck or Update (upd set).
@@ -237,5 +256,5 @@ func deleteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.runSingle(w, in.ReturnValues)
+	return s.runSingle(w, in.ReturnValues, in.ReturnConsumedCapacity)
 }

@@ -30,12 +30,14 @@ type readInput struct {
 
 // reader is a prepared Query or Scan.
 type reader struct {
-	src    source
-	sel    string
-	limit  int
-	esk    abi.Item
-	filter *expr.Condition
-	proj   *projector
+	rcc        string
+	consistent bool
+	src        source
+	sel        string
+	limit      int
+	esk        abi.Item
+	filter     *expr.Condition
+	proj       *projector
 }
 
 var selects = map[string]bool{"": true, "ALL_ATTRIBUTES": true, "ALL_PROJECTED_ATTRIBUTES": true, "SPECIFIC_ATTRIBUTES": true, "COUNT": true}
@@ -75,7 +77,10 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &reader{sel: in.Select}
+	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
+		return nil, nil, err
+	}
+	r := &reader{sel: in.Select, rcc: in.ReturnConsumedCapacity, consistent: in.ConsistentRead}
 	if in.Limit != nil {
 		r.limit = *in.Limit
 	}
@@ -201,6 +206,13 @@ func (r *reader) page(candidates iter.Seq[abi.Item]) map[string]any {
 	}
 	if stopped && last != nil {
 		out["LastEvaluatedKey"] = wire.Item(lek(names, last))
+	}
+	ixName, global := "", false
+	if ix != nil {
+		ixName, global = ix.IndexName, ix.Global
+	}
+	if cc := consumed(r.rcc, t.meta.TableName, ixName, global, readUnits(size, r.consistent)); cc != nil {
+		out["ConsumedCapacity"] = cc
 	}
 	return out
 }

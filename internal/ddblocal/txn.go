@@ -51,6 +51,7 @@ type transactWriteInput struct {
 		ConditionCheck *txKeyOp
 	}
 	ClientRequestToken *string
+	rccInput
 }
 
 // canceled builds a TransactionCanceledException.
@@ -110,6 +111,9 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 		c.add("Value '" + *in.ClientRequestToken + "' at 'clientRequestToken' failed to satisfy constraint: Member must have length less than or equal to 36")
 	}
 	if err := c.err(); err != nil {
+		return nil, err
+	}
+	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
 		return nil, err
 	}
 	ops := make([]*writeOp, len(in.TransactItems))
@@ -205,7 +209,15 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 	if in.ClientRequestToken != nil {
 		s.idem.store(*in.ClientRequestToken, digest, s.now())
 	}
-	return map[string]any{}, nil
+	out := map[string]any{}
+	units := map[string]float64{}
+	for _, c := range changes {
+		units[c.t.meta.TableName] += 2 * writeUnits(c.old, c.new)
+	}
+	if cc := consumedList(in.ReturnConsumedCapacity, units); cc != nil {
+		out["ConsumedCapacity"] = cc
+	}
+	return out, nil
 }
 
 func errMessage(err error) string {

@@ -17,6 +17,7 @@ type transactGetInput struct {
 			exprInput
 		}
 	}
+	rccInput
 }
 
 type preparedGet struct {
@@ -39,6 +40,9 @@ func transactGetItems(s *Server, ctx context.Context, body []byte) (any, error) 
 		c.add("Value '[...]' at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100")
 	}
 	if err := c.err(); err != nil {
+		return nil, err
+	}
+	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
 		return nil, err
 	}
 	gets := make([]preparedGet, len(in.TransactItems))
@@ -90,14 +94,22 @@ func transactGetItems(s *Server, ctx context.Context, body []byte) (any, error) 
 	unlock := lockTables(tables, false)
 	defer unlock()
 	resps := make([]map[string]any, len(gets))
+	units := map[string]float64{}
 	for i, g := range gets {
 		if g.t.deleted {
 			return nil, errGone
 		}
 		resps[i] = map[string]any{}
+		sz := 0
 		if it := g.t.get(g.key); it != nil {
 			resps[i]["Item"] = wire.Item(g.proj.apply(it))
+			sz = itemSize(it)
 		}
+		units[g.t.meta.TableName] += 2 * readUnits(sz, true)
 	}
-	return map[string]any{"Responses": resps}, nil
+	out := map[string]any{"Responses": resps}
+	if cc := consumedList(in.ReturnConsumedCapacity, units); cc != nil {
+		out["ConsumedCapacity"] = cc
+	}
+	return out, nil
 }

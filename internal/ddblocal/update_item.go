@@ -20,6 +20,7 @@ type updateItemInput struct {
 	ReturnValuesOnConditionCheckFailure string
 	exprInput
 	legacyInput
+	rccInput
 }
 
 var updateRV = map[string]bool{"": true, "NONE": true, "ALL_OLD": true, "UPDATED_OLD": true, "ALL_NEW": true, "UPDATED_NEW": true}
@@ -39,7 +40,7 @@ func updateItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.runSingle(w, in.ReturnValues)
+	return s.runSingle(w, in.ReturnValues, in.ReturnConsumedCapacity)
 }
 
 // returnAttrs is the Attributes of a write's response per ReturnValues.
