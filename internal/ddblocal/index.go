@@ -90,6 +90,7 @@ func lek(names []string, it abi.Item) abi.Item {
 // idxPart holds the items of one index hash key, in index order.
 type idxPart struct {
 	hk   abi.Value
+	h    uint64 // scanHash(hk)
 	rows []abi.Item
 }
 
@@ -128,7 +129,7 @@ func (t *table) indexAdd(item abi.Item) {
 		k := valueKey(item[hash])
 		p := st.parts[k]
 		if p == nil {
-			p = &idxPart{hk: item[hash]}
+			p = &idxPart{hk: item[hash], h: scanHash(item[hash])}
 			st.parts[k] = p
 		}
 		i := sort.Search(len(p.rows), func(i int) bool { return cmpPos(st.names, p.rows[i], item) >= 0 })
@@ -174,9 +175,8 @@ func (t *table) indexRows(name string, hv abi.Value) []abi.Item {
 	return nil
 }
 
-// indexAll returns every item of the index in scan order (index hash key,
-// then index order).
-func (t *table) indexAll(name string) []abi.Item {
+// indexParts returns the index's partitions in scan order.
+func (t *table) indexParts(name string) []*idxPart {
 	st := t.idx[name]
 	if st == nil {
 		return nil
@@ -185,10 +185,6 @@ func (t *table) indexAll(name string) []abi.Item {
 	for _, p := range st.parts {
 		parts = append(parts, p)
 	}
-	sort.Slice(parts, func(i, j int) bool { return cmpVal(parts[i].hk, parts[j].hk) < 0 })
-	var out []abi.Item
-	for _, p := range parts {
-		out = append(out, p.rows...)
-	}
-	return out
+	sort.Slice(parts, func(i, j int) bool { return cmpScan(parts[i].h, parts[i].hk, parts[j].h, parts[j].hk) < 0 })
+	return parts
 }

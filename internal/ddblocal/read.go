@@ -216,19 +216,3 @@ func (r *reader) page(candidates iter.Seq[abi.Item]) map[string]any {
 	}
 	return out
 }
-
-// afterESK drops the candidates at or before the ExclusiveStartKey
-// (candidates are in read order; reverse is true for a backward Query).
-func (r *reader) afterESK(cands []abi.Item, reverse bool) []abi.Item {
-	if r.esk == nil {
-		return cands
-	}
-	names := r.src.posNames()
-	for i, it := range cands {
-		c := cmpPos(names, it, r.esk)
-		if (!reverse && c > 0) || (reverse && c < 0) {
-			return cands[i:]
-		}
-	}
-	return nil
-}

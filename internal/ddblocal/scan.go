@@ -2,7 +2,6 @@ package ddblocal
 
 import (
 	"context"
-	"hash/fnv"
 	"iter"
 	"slices"
 	"sort"
@@ -65,40 +64,48 @@ func scan(s *Server, ctx context.Context, body []byte) (any, error) {
 		seg, total = *in.Segment, *in.TotalSegments
 	}
 	key := r.src.key()
-	inSeg := func(hk abi.Value) bool {
-		if total == 1 {
-			return true
-		}
-		h := fnv.New32a()
-		h.Write([]byte(valueKey(hk)))
-		return int(h.Sum32()%uint32(total)) == seg
+	inSeg := func(h uint64) bool { return total == 1 || segmentOf(h, total) == seg }
+	if r.esk != nil && !inSeg(scanHash(r.esk[key.hash])) {
+		return nil, apierr.Validation("The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: %d Segment: %d", total, seg)
 	}
 	if r.src.ix == nil {
 		return r.page(t.scanSeq(r.esk, inSeg)), nil
 	}
 	var cands []abi.Item
-	for _, it := range t.indexAll(r.src.ix.IndexName) {
-		if inSeg(it[key.hash]) {
-			cands = append(cands, it)
+	for _, p := range t.indexParts(r.src.ix.IndexName) {
+		if inSeg(p.h) {
+			cands = append(cands, p.rows...)
 		}
 	}
-	cands = r.afterESK(cands, false)
+	if r.esk != nil {
+		names := r.src.posNames()
+		eh := scanHash(r.esk[key.hash])
+		i := sort.Search(len(cands), func(i int) bool {
+			c := cmpScan(scanHash(cands[i][key.hash]), cands[i][key.hash], eh, r.esk[key.hash])
+			if c == 0 {
+				c = cmpPos(names[1:], cands[i], r.esk)
+			}
+			return c > 0
+		})
+		cands = cands[i:]
+	}
 	return r.page(slices.Values(cands)), nil
 }
 
 // scanSeq yields the table's items in scan order (hash key, then range
 // key), starting after esk, keeping the partitions inSeg accepts.
-func (t *table) scanSeq(esk abi.Item, inSeg func(abi.Value) bool) iter.Seq[abi.Item] {
+func (t *table) scanSeq(esk abi.Item, inSeg func(uint64) bool) iter.Seq[abi.Item] {
 	return func(yield func(abi.Item) bool) {
 		start := 0
 		var hk abi.Value
 		if esk != nil {
 			hk = esk[t.key.hash]
-			start = sort.Search(len(t.order), func(j int) bool { return cmpVal(t.order[j].hk, hk) >= 0 })
+			eh := scanHash(hk)
+			start = sort.Search(len(t.order), func(j int) bool { return cmpScan(t.order[j].h, t.order[j].hk, eh, hk) >= 0 })
 		}
 		for j := start; j < len(t.order); j++ {
 			p := t.order[j]
-			if !inSeg(p.hk) {
+			if !inSeg(p.h) {
 				continue
 			}
 			i := 0

@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -50,6 +51,29 @@ func TestScan_SegmentsAndPageLimit(t *testing.T) {
 	}
 	if maxPage > 11 {
 		t.Fatalf("a page held %d items of 100 KB; want at most ~1 MB per page", maxPage)
+	}
+	// Like DynamoDB, Scan follows a hash of the partition key, not its value.
+	var order []string
+	var esk map[string]types.AttributeValue
+	for {
+		out, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("scn"), ProjectionExpression: aws.String("pk"), Limit: aws.Int32(7), ExclusiveStartKey: esk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range out.Items {
+			order = append(order, it["pk"].(*types.AttributeValueMemberS).Value)
+		}
+		if esk = out.LastEvaluatedKey; esk == nil {
+			break
+		}
+	}
+	if len(order) != total || sort.StringsAreSorted(order) {
+		t.Fatalf("scan order %v: want all %d items, not sorted by key", order, total)
+	}
+	_, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("scn"), Segment: aws.Int32(0), TotalSegments: aws.Int32(1000),
+		ExclusiveStartKey: map[string]types.AttributeValue{"pk": s(order[len(order)-1])}})
+	if err == nil {
+		t.Fatal("an ExclusiveStartKey outside the segment must be refused")
 	}
 	d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String("scn")})
 	if err != nil || aws.ToInt64(d.Table.ItemCount) != total {

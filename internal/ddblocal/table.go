@@ -1,6 +1,8 @@
 package ddblocal
 
 import (
+	"crypto/md5"
+	"encoding/binary"
 	"sort"
 	"sync"
 	"time"
@@ -95,6 +97,7 @@ func (k keyDef) names() []string {
 // partition holds the items of one hash key, ordered by range key.
 type partition struct {
 	hk   abi.Value
+	h    uint64 // scanHash(hk)
 	rows []abi.Item
 }
 
@@ -106,7 +109,7 @@ type table struct {
 	types   map[string]string // attribute definitions: name -> S/N/B
 	deleted bool
 	parts   map[string]*partition
-	order   []*partition // by hash key, for Scan
+	order   []*partition // in scan order (cmpScan), for Scan
 	count   int64
 	size    int64
 	idx     map[string]*idxStore // secondary indexes by name
@@ -212,9 +215,9 @@ func (t *table) put(item abi.Item) {
 	p, i, ok := t.find(item)
 	if p == nil {
 		hk := item[t.key.hash]
-		p = &partition{hk: hk}
+		p = &partition{hk: hk, h: scanHash(hk)}
 		t.parts[valueKey(hk)] = p
-		j := sort.Search(len(t.order), func(j int) bool { return cmpVal(t.order[j].hk, hk) >= 0 })
+		j := sort.Search(len(t.order), func(j int) bool { return cmpScan(t.order[j].h, t.order[j].hk, p.h, hk) >= 0 })
 		t.order = append(t.order, nil)
 		copy(t.order[j+1:], t.order[j:])
 		t.order[j] = p
@@ -246,7 +249,7 @@ func (t *table) remove(key abi.Item) bool {
 	p.rows = append(p.rows[:i], p.rows[i+1:]...)
 	if len(p.rows) == 0 {
 		delete(t.parts, valueKey(p.hk))
-		j := sort.Search(len(t.order), func(j int) bool { return cmpVal(t.order[j].hk, p.hk) >= 0 })
+		j := sort.Search(len(t.order), func(j int) bool { return cmpScan(t.order[j].h, t.order[j].hk, p.h, p.hk) >= 0 })
 		if j < len(t.order) && t.order[j] == p {
 			t.order = append(t.order[:j], t.order[j+1:]...)
 		}
@@ -262,4 +265,33 @@ func (t *table) read(key abi.Item) (abi.Item, error) {
 		return nil, errGone
 	}
 	return t.get(key), nil
+}
+
+// scanHash places a hash key in Scan order. Like DynamoDB, which scans in
+// the order of its partitioning hash, ddblocal scans in an order unrelated
+// to the keys' values, so that code relying on a sorted Scan fails here
+// too rather than only in production.
+func scanHash(v abi.Value) uint64 {
+	h := md5.New()
+	h.Write([]byte("Outliers"))
+	h.Write([]byte(valueKey(v)))
+	var sum [md5.Size]byte
+	return binary.BigEndian.Uint64(h.Sum(sum[:0]))
+}
+
+// cmpScan orders hash keys in Scan order: by scanHash, then by value.
+func cmpScan(ha uint64, a abi.Value, hb uint64, b abi.Value) int {
+	switch {
+	case ha < hb:
+		return -1
+	case ha > hb:
+		return 1
+	}
+	return cmpVal(a, b)
+}
+
+// segmentOf is the parallel-scan segment of a scan hash: segments are
+// contiguous ranges of the hash space.
+func segmentOf(h uint64, total int) int {
+	return int((h >> 32) * uint64(total) >> 32)
 }
