@@ -1,8 +1,3 @@
-// Package ddblocal is dynafold's DynamoDB-compatible server: the AWS JSON 1.0
-// protocol of DynamoDB and DynamoDB Streams over HTTP, with tables, items,
-// secondary indexes, transactions, streams and TTL kept in memory or in a
-// bbolt file. Every test of the project and the embedded default mode talk
-// to it through the real aws-sdk-go-v2 client.
 package ddblocal
 
 import (

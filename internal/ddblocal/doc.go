@@ -1,0 +1,44 @@
+// Package ddblocal is dynafold's DynamoDB-compatible server: the AWS JSON 1.0
+// protocol of DynamoDB and DynamoDB Streams over HTTP, with tables, items,
+// secondary indexes, transactions, streams and TTL kept in memory or in a
+// bbolt file. Every test of the project and the embedded default mode talk
+// to it through the real aws-sdk-go-v2 client, so it follows DynamoDB's
+// rules and messages (the API reference is the specification) and is never
+// more lenient where that could hide a bug until production.
+//
+// # Layout
+//
+// server.go and http.go hold the server, the protocol and the error shape;
+// table.go, index.go and validate.go the in-memory store (items ordered by
+// hash key then range key, maintained secondary indexes) and its checks;
+// one file per operation family (item_ops.go, update_item.go, query.go,
+// scan.go, batch.go, txn.go, txn_get.go, create_table.go, control.go,
+// ttl.go); commit.go applies a set of item changes atomically (store, memory,
+// stream records); persist.go is the bbolt layout; faults.go the fault
+// injection; capacity.go the ConsumedCapacity arithmetic.
+//
+// # Consistency
+//
+// Each table has a read-write lock. A single-item write holds its table's
+// write lock while it reads the item, evaluates the condition, stores the
+// result and records the stream change, so conditional writes are
+// linearizable and an item's stream records are in write order. A
+// transaction takes the write locks of all its tables in name order, checks
+// every condition, then commits all its changes or none. Stored items are
+// never mutated in place (updates build new items), so readers may use them
+// after releasing the lock.
+//
+// # Known deviations from DynamoDB
+//
+//   - Tables and indexes are ACTIVE at once; index reads are immediately
+//     consistent and eventually consistent reads never return stale data.
+//   - Concurrent transactions on one item are serialized rather than
+//     cancelled with TransactionConflict (inject it with FaultConfig).
+//   - The legacy parameters (Expected, AttributeUpdates, KeyConditions,
+//     QueryFilter, ScanFilter, ConditionalOperator) are refused with a
+//     ValidationException; AttributesToGet is supported.
+//   - PartiQL, backups, global tables, tags, exports and imports are not
+//     implemented (UnknownOperationException).
+//   - ItemCount and sizes in DescribeTable are exact, not six-hourly.
+//   - ConsumedCapacity counts table units only; index writes are not added.
+package ddblocal
