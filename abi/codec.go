@@ -5,15 +5,26 @@ package abi
 // buffer's length delimits it. Decoders copy the input once (into a string)
 // and never keep a reference to it.
 
-// AppendEvent appends an Event.
+// AppendEvent appends an Event. Its data and metadata are each preceded by
+// their byte length (4 bytes, little-endian), so a reader can skip or keep
+// them without walking their attributes.
 func AppendEvent(dst []byte, e *Event) []byte {
 	dst = AppendString(dst, e.Stream)
 	dst = AppendString(dst, e.StreamID)
 	dst = AppendUvarint(dst, e.Version)
 	dst = AppendString(dst, e.Type)
-	dst = AppendOptItem(dst, e.Data)
-	dst = AppendOptItem(dst, e.Metadata)
+	dst = appendSized(dst, e.Data)
+	dst = appendSized(dst, e.Metadata)
 	return AppendString(dst, e.Timestamp)
+}
+
+func appendSized(dst []byte, it Item) []byte {
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = AppendOptItem(dst, it)
+	n := len(dst) - at - 4
+	dst[at], dst[at+1], dst[at+2], dst[at+3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
+	return dst
 }
 
 // ReadEvent reads an Event.
@@ -22,9 +33,36 @@ func (r *Reader) ReadEvent(e *Event) {
 	e.StreamID = r.String()
 	e.Version = r.Uvarint()
 	e.Type = r.String()
-	e.Data = r.OptItem()
-	e.Metadata = r.OptItem()
+	e.Data = r.sizedItem()
+	e.Metadata = r.sizedItem()
 	e.Timestamp = r.String()
+}
+
+func (r *Reader) sizedItem() Item {
+	raw := r.Raw(int(r.Fixed32()))
+	if r.err != nil {
+		return nil
+	}
+	sub := Reader{s: raw}
+	it := sub.OptItem()
+	if err := sub.End(); err != nil {
+		r.Fail("event item: %v", err)
+		return nil
+	}
+	return it
+}
+
+// RawEvent reads an Event keeping its data and metadata encoded (each an
+// optional item, "" when the field is empty), without decoding them.
+func (r *Reader) RawEvent(e *Event) (data, metadata string) {
+	e.Stream = r.String()
+	e.StreamID = r.String()
+	e.Version = r.Uvarint()
+	e.Type = r.String()
+	data = r.Raw(int(r.Fixed32()))
+	metadata = r.Raw(int(r.Fixed32()))
+	e.Timestamp = r.String()
+	return data, metadata
 }
 
 // AppendOptError appends an optional Error: 0, or 1 then tag and message.
@@ -138,7 +176,7 @@ func AppendKeyRequest(dst []byte, q *KeyRequest) []byte {
 func DecodeKeyRequest(b []byte) (*KeyRequest, error) {
 	r := Reader{s: string(b)}
 	q := &KeyRequest{Source: r.String()}
-	if n := r.Count(7); n > 0 {
+	if n := r.Count(12); n > 0 {
 		q.Events = make([]Event, n)
 		for i := range q.Events {
 			r.ReadEvent(&q.Events[i])
@@ -188,7 +226,7 @@ func AppendEvolveRequest(dst []byte, q *EvolveRequest) []byte {
 func DecodeEvolveRequest(b []byte) (*EvolveRequest, error) {
 	r := Reader{s: string(b)}
 	q := &EvolveRequest{Key: r.OptItem(), StreamID: r.String(), State: r.OptItem()}
-	if n := r.Count(8); n > 0 {
+	if n := r.Count(13); n > 0 {
 		q.Events = make([]SourcedEvent, n)
 		for i := range q.Events {
 			q.Events[i].Source = r.String()
@@ -226,28 +264,56 @@ func (r *Reader) ReadDecision(d *Decision) {
 	}
 }
 
-// AppendEvolveResponse appends an EvolveResponse.
+// AppendEvolveResponse appends an EvolveResponse: the decisions, each
+// starting with its outcome byte (1–4), ended by a 0 byte, then the state,
+// removed and the item. (Decisions come first so that a guest can write
+// each as it folds, before it knows the final state.)
 func AppendEvolveResponse(dst []byte, p *EvolveResponse) []byte {
-	dst = AppendOptItem(dst, p.State)
-	dst = AppendBool(dst, p.Removed)
-	dst = AppendOptItem(dst, p.Item)
-	dst = AppendUvarint(dst, uint64(len(p.Decisions)))
 	for i := range p.Decisions {
 		dst = AppendDecision(dst, &p.Decisions[i])
 	}
-	return dst
+	dst = append(dst, 0)
+	dst = AppendOptItem(dst, p.State)
+	dst = AppendBool(dst, p.Removed)
+	return AppendOptItem(dst, p.Item)
 }
 
 // DecodeEvolveResponse decodes an EvolveResponse.
 func DecodeEvolveResponse(b []byte) (*EvolveResponse, error) {
 	r := Reader{s: string(b)}
-	p := &EvolveResponse{State: r.OptItem(), Removed: r.Bool(), Item: r.OptItem()}
-	if n := r.Count(4); n > 0 {
+	p := &EvolveResponse{}
+	n := 0
+	for sub := (Reader{s: r.s}); ; n++ {
+		if o := sub.Byte(); o == 0 || sub.err != nil {
+			break
+		} else if Outcome(o) > Failed {
+			break // reported by ReadDecision below
+		}
+		sub.Bool()
+		if sub.Bool() {
+			sub.SkipString()
+			sub.SkipString()
+		}
+		for k := sub.Count(1); k > 0 && sub.err == nil; k-- {
+			sub.SkipValue()
+		}
+		if sub.err != nil {
+			n++ // let ReadDecision report the error
+			break
+		}
+	}
+	if n > 0 {
 		p.Decisions = make([]Decision, n)
 		for i := range p.Decisions {
 			r.ReadDecision(&p.Decisions[i])
 		}
 	}
+	if r.Byte() != 0 && r.err == nil {
+		r.Fail("decisions not ended")
+	}
+	p.State = r.OptItem()
+	p.Removed = r.Bool()
+	p.Item = r.OptItem()
 	return done(p, &r)
 }
 

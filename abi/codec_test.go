@@ -166,7 +166,7 @@ func TestW1_CodecRejectsGarbage(t *testing.T) {
 	if _, err := DecodeValue(deep); err == nil || !strings.Contains(err.Error(), "nesting") {
 		t.Fatalf("deep nesting: %v", err)
 	}
-	if _, err := DecodeEvolveResponse([]byte{0, 0, 0, 1, 9, 0, 0, 0}); err == nil {
+	if _, err := DecodeEvolveResponse([]byte{9, 0, 0, 0, 0, 0, 0}); err == nil {
 		t.Fatal("unknown outcome decoded")
 	}
 }

@@ -139,12 +139,13 @@ func (r *Reader) Remaining() int { return len(r.s) - r.off }
 // Offset returns the number of bytes read so far.
 func (r *Reader) Offset() int { return r.off }
 
-// Fail records err (wrapped in ErrMalformed) unless an error is already kept.
+// Fail records a decoding error (wrapping ErrMalformed) unless one is
+// already kept, and moves to the end of the input so later reads fail fast.
 func (r *Reader) Fail(format string, args ...any) {
 	if r.err == nil {
 		r.err = fmt.Errorf("%w: %s at byte %d", ErrMalformed, fmt.Sprintf(format, args...), r.off)
-		r.off = len(r.s)
 	}
+	r.off = len(r.s)
 }
 
 // End fails unless every byte was read.
@@ -157,17 +158,30 @@ func (r *Reader) End() error {
 
 // Byte reads one byte.
 func (r *Reader) Byte() byte {
-	if r.off >= len(r.s) {
-		r.Fail("unexpected end")
-		return 0
+	if o := r.off; o < len(r.s) {
+		r.off = o + 1
+		return r.s[o]
 	}
-	b := r.s[r.off]
-	r.off++
-	return b
+	return r.eof()
+}
+
+func (r *Reader) eof() byte {
+	r.Fail("unexpected end")
+	return 0
 }
 
 // Uvarint reads an unsigned LEB128 varint of at most 10 bytes.
 func (r *Reader) Uvarint() uint64 {
+	if o := r.off; o < len(r.s) {
+		if b := r.s[o]; b < 0x80 {
+			r.off = o + 1
+			return uint64(b)
+		}
+	}
+	return r.uvarint()
+}
+
+func (r *Reader) uvarint() uint64 {
 	var x uint64
 	var shift uint
 	for i := 0; ; i++ {
@@ -194,9 +208,6 @@ func (r *Reader) Uvarint() uint64 {
 // never makes the decoder allocate more than the input can fill.
 func (r *Reader) Count(min int) int {
 	n := r.Uvarint()
-	if r.err != nil {
-		return 0
-	}
 	if min < 1 {
 		min = 1
 	}
@@ -209,6 +220,16 @@ func (r *Reader) Count(min int) int {
 
 // String reads a length-prefixed string (a substring of the input).
 func (r *Reader) String() string {
+	if o := r.off; o < len(r.s) {
+		if n := int(r.s[o]); n < 0x80 && n < len(r.s)-o {
+			r.off = o + 1 + n
+			return r.s[o+1 : o+1+n]
+		}
+	}
+	return r.string()
+}
+
+func (r *Reader) string() string {
 	n := r.Uvarint()
 	if r.err != nil {
 		return ""
@@ -220,6 +241,26 @@ func (r *Reader) String() string {
 	s := r.s[r.off : r.off+int(n)]
 	r.off += int(n)
 	return s
+}
+
+// Fixed32 reads a 4-byte little-endian unsigned integer.
+func (r *Reader) Fixed32() uint32 {
+	if o := r.off; o+4 <= len(r.s) {
+		r.off = o + 4
+		s := r.s[o : o+4]
+		return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+	}
+	return uint32(r.eof())
+}
+
+// Raw reads the next n bytes, as a substring of the input.
+func (r *Reader) Raw(n int) string {
+	if o := r.off; uint(n) <= uint(len(r.s)-o) {
+		r.off = o + n
+		return r.s[o : o+n]
+	}
+	r.eof()
+	return ""
 }
 
 // Bytes reads a length-prefixed byte string into a new slice.
@@ -333,7 +374,7 @@ func (r *Reader) OptItem() Item {
 // error), else n is its entry count.
 func (r *Reader) OptCount() (n int, ok bool) {
 	c := r.Uvarint()
-	if r.err != nil || c == 0 {
+	if c == 0 {
 		return 0, false
 	}
 	if c-1 > uint64(r.Remaining()/2) {
@@ -430,12 +471,62 @@ func DecodeOptItem(b []byte) (Item, error) {
 // SkipString skips a length-prefixed string or byte string.
 func (r *Reader) SkipString() {
 	n := r.Uvarint()
-	if r.err != nil {
-		return
-	}
 	if n > uint64(r.Remaining()) {
 		r.Fail("length %d exceeds the input", n)
 		return
 	}
 	r.off += int(n)
+}
+
+// Fast paths, small enough to be inlined into a caller's loop (a call costs
+// much more inside a Wasm guest than natively). Each returns ok false,
+// having consumed nothing, when the plain method must be used instead.
+
+// ShortString reads a string shorter than 128 bytes.
+func (r *Reader) ShortString() (s string, ok bool) {
+	if o := r.off; o < len(r.s) {
+		if n := int(r.s[o]); n < 0x80 && n < len(r.s)-o {
+			r.off = o + 1 + n
+			return r.s[o+1 : o+1+n], true
+		}
+	}
+	return "", false
+}
+
+// NextByte reads one byte.
+func (r *Reader) NextByte() (b byte, ok bool) {
+	if o := r.off; o < len(r.s) {
+		r.off = o + 1
+		return r.s[o], true
+	}
+	return 0, false
+}
+
+// SmallUvarint reads a varint below 128.
+func (r *Reader) SmallUvarint() (x uint64, ok bool) {
+	if o := r.off; o < len(r.s) && r.s[o] < 0x80 {
+		r.off = o + 1
+		return uint64(r.s[o]), true
+	}
+	return 0, false
+}
+
+// Sized reads a 4-byte little-endian length and that many bytes.
+func (r *Reader) Sized() (s string, ok bool) {
+	if o := r.off; o+4 <= len(r.s) {
+		b := r.s[o : o+4]
+		n := int(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+		if n <= len(r.s)-o-4 {
+			r.off = o + 4 + n
+			return r.s[o+4 : o+4+n], true
+		}
+	}
+	return "", false
+}
+
+// Unread steps back over the byte just read by NextByte or Byte.
+func (r *Reader) Unread() {
+	if r.off > 0 && r.err == nil {
+		r.off--
+	}
 }

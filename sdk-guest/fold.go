@@ -3,7 +3,6 @@ package guest
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -23,13 +22,28 @@ type runner interface {
 
 // readEvent reads an abi Event, keeping its data and metadata encoded.
 func readEvent(r *abi.Reader, e *Event) {
-	e.Stream = r.String()
-	e.StreamID = r.String()
-	e.Version = r.Uvarint()
-	e.Type = r.String()
-	e.data, _ = r.RawOptItem()
-	e.meta, _ = r.RawOptItem()
-	e.Timestamp = r.String()
+	var ok bool
+	if e.Stream, ok = r.ShortString(); !ok {
+		e.Stream = r.String()
+	}
+	if e.StreamID, ok = r.ShortString(); !ok {
+		e.StreamID = r.String()
+	}
+	if e.Version, ok = r.SmallUvarint(); !ok {
+		e.Version = r.Uvarint()
+	}
+	if e.Type, ok = r.ShortString(); !ok {
+		e.Type = r.String()
+	}
+	if e.data, ok = r.Sized(); !ok {
+		e.data = r.Raw(int(r.Fixed32()))
+	}
+	if e.meta, ok = r.Sized(); !ok {
+		e.meta = r.Raw(int(r.Fixed32()))
+	}
+	if e.Timestamp, ok = r.ShortString(); !ok {
+		e.Timestamp = r.String()
+	}
 }
 
 func (c *core[S]) key(in string, out []byte) ([]byte, error) {
@@ -39,7 +53,7 @@ func (c *core[S]) key(in string, out []byte) ([]byte, error) {
 	if err != nil {
 		return out, err
 	}
-	n := r.Count(7)
+	n := r.Count(12)
 	out = abi.AppendUvarint(out, uint64(n))
 	var e Event
 	for i := 0; i < n && r.Err() == nil; i++ {
@@ -79,128 +93,168 @@ func panicError(r any) *abi.Error {
 	return &abi.Error{Tag: "Panic", Message: fmt.Sprint(r)}
 }
 
-type sourcedEvent[S any] struct {
-	src *source[S]
-	e   Event
-}
-
-var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
+// evolve folds the run as it reads it: each event is decoded, folded and
+// dropped, and its decision written to out, so a run allocates nothing per
+// event.
 func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 	var r abi.Reader
 	r.Reset(in)
-	key := r.OptItem()
+	start := r.Offset()
+	r.RawOptItem()
+	f := fold[S]{c: c}
+	f.key.raw = in[start:r.Offset()]
+	if !c.single {
+		k := f.key.get()
+		f.key.decoded = &k
+	}
 	streamID := r.String()
 	stateRaw, present := r.RawOptItem()
-	n := r.Count(8)
-	events := make([]sourcedEvent[S], n)
-	for i := range events {
-		src, err := c.source(r.String())
-		if err != nil && r.Err() == nil {
-			return out, err
-		}
-		events[i].src = src
-		readEvent(&r, &events[i].e)
-	}
+	n := r.Count(13)
 	if err := r.Err(); err != nil {
 		return out, fmt.Errorf("guest: evolve request: %w", err)
 	}
-	if streamID == "" && n > 0 {
-		streamID = events[n-1].e.StreamID
-	}
-	var st S
+	f.present = present
 	if present {
-		if err := c.decodeState(stateRaw, &st); err != nil {
+		if err := c.decodeState(stateRaw, &f.st); err != nil {
 			return out, fmt.Errorf("guest: state as read: %w", err)
 		}
 	}
-	bp := scratch.Get().(*[]byte)
-	defer scratch.Put(bp)
-	decisions := (*bp)[:0]
-	removed := false
-	count := 0
-	for i := range events {
-		count++
-		var o abi.Outcome
-		var err error
-		decisions, o, err = c.step(decisions, &st, &present, &removed, &events[i], key)
-		if err != nil {
-			*bp = decisions
-			return out, err
-		}
-		if o == abi.Failed {
-			break
-		}
+	f.dst = out
+	if _, err := f.run(&r, n, &streamID); err != nil {
+		return out, err
 	}
-	*bp = decisions
+	out = append(f.dst, 0) // ends the decisions
 	var err error
-	if present {
-		if out, err = c.appendState(out, &st); err != nil {
+	if f.present {
+		if out, err = c.appendState(out, &f.st); err != nil {
 			return out, fmt.Errorf("guest: state: %w", err)
 		}
 	} else {
 		out = append(out, 0)
 	}
-	out = abi.AppendBool(out, removed && !present)
-	if present {
-		if out, err = c.appendItem(out, &st, ItemContext{StreamID: streamID, Key: key}); err != nil {
+	out = abi.AppendBool(out, f.removed && !f.present)
+	if f.present {
+		if out, err = c.appendItem(out, &f.st, ItemContext{StreamID: streamID, key: f.key}); err != nil {
 			return out, fmt.Errorf("guest: to_item: %w", err)
 		}
 	} else {
 		out = append(out, 0)
 	}
-	out = abi.AppendUvarint(out, uint64(count))
-	return append(out, decisions...), nil
+	return out, nil
 }
 
-// step folds one event, appending its Decision to dst. A panic in domain code
-// becomes a Failed decision tagged "Panic"; err is a guest-level failure
-// (an effect or state that cannot be encoded).
-func (c *core[S]) step(dst []byte, st *S, present, removed *bool, se *sourcedEvent[S], key Key) (out []byte, o abi.Outcome, err error) {
-	start := len(dst)
+// fold is the state of one run: the row's state, whether it exists, and the
+// decisions encoded so far.
+type fold[S any] struct {
+	c       *core[S]
+	key     lazyKey
+	st      S
+	present bool
+	removed bool
+	dst     []byte
+}
+
+// run reads and folds the run's n events, stopping after a Failed one, and
+// returns how many were decided. A panic in domain code becomes a Failed
+// decision tagged "Panic" for the event being folded (one deferred recover
+// serves the whole run, as a Failed decision ends it anyway); err is a
+// guest-level failure.
+func (f *fold[S]) run(r *abi.Reader, n int, streamID *string) (count int, err error) {
+	start := len(f.dst)
 	defer func() {
-		if r := recover(); r != nil {
-			out = append(dst[:start], byte(abi.Failed), 0)
-			out = abi.AppendOptError(out, panicError(r))
-			out = append(out, 0)
-			o, err = abi.Failed, nil
+		if p := recover(); p != nil {
+			f.dst = append(f.dst[:start], byte(abi.Failed), 0)
+			f.dst = abi.AppendOptError(f.dst, panicError(p))
+			f.dst = append(f.dst, 0)
+			err = nil
 		}
 	}()
-	e := se.e
-	cur := *st
-	if !*present {
-		if c.single {
-			cur = c.initSingle(e.StreamID, e)
-		} else {
-			cur = c.initMulti(key)
+	var e Event
+	for i := 0; i < n; i++ {
+		name, ok := r.ShortString()
+		if !ok {
+			name = r.String()
+		}
+		src, err := f.c.source(name)
+		readEvent(r, &e)
+		if err := r.Err(); err != nil {
+			return count, fmt.Errorf("guest: evolve request: %w", err)
+		}
+		if err != nil {
+			return count, err
+		}
+		if *streamID == "" {
+			*streamID = e.StreamID
+		}
+		start = len(f.dst)
+		count++
+		o, err := f.step(src, &e)
+		if err != nil || o == abi.Failed {
+			return count, err
 		}
 	}
-	next, evErr := se.src.evolve(cur, e, SourceContext{Source: se.src.desc.Name, StreamID: e.StreamID})
-	ectx := EffectContext{Source: se.src.desc.Name, StreamID: e.StreamID, Key: key}
+	return count, nil
+}
+
+// step folds one event, appending its Decision; err is a guest-level
+// failure (an effect that cannot be encoded).
+func (f *fold[S]) step(src *source[S], e *Event) (o abi.Outcome, err error) {
+	c := f.c
+	var next S
+	var evErr error
+	cur := &f.st
+	if !f.present {
+		var init S
+		if c.single {
+			init = c.initSingle(e.StreamID, *e)
+		} else {
+			init = c.initMulti(*f.key.decoded)
+		}
+		cur = &init
+	}
+	if src.evolve1 != nil {
+		next, evErr = src.evolve1(*cur, *e)
+	} else {
+		next, evErr = src.evolve(*cur, *e, SourceContext{Source: src.desc.Name, StreamID: e.StreamID})
+	}
 	switch {
 	case evErr == nil:
-		dst = append(dst, byte(abi.Applied), 0, 0)
-		if dst, err = c.appendEffects(dst, e, &next, ectx); err != nil {
-			return dst, 0, fmt.Errorf("guest: effects of %s v%d: %w", e.StreamID, e.Version, err)
+		f.dst = append(f.dst, byte(abi.Applied), 0, 0)
+		if c.effects == nil {
+			f.dst = append(f.dst, 0)
+		} else if f.dst, err = c.appendEffects(f.dst, *e, escape(next), f.effectContext(src, e)); err != nil {
+			return 0, fmt.Errorf("guest: effects of %s v%d: %w", e.StreamID, e.Version, err)
 		}
-		*st, *present, *removed = next, true, false
-		return dst, abi.Applied, nil
-	case errors.Is(evErr, Skip):
-		return append(dst, byte(abi.Skipped), 0, 0, 0), abi.Skipped, nil
-	case errors.Is(evErr, RemoveRow):
-		dst = append(dst, byte(abi.Applied), 1, 0)
-		if dst, err = c.appendEffects(dst, e, nil, ectx); err != nil {
-			return dst, 0, fmt.Errorf("guest: effects of %s v%d: %w", e.StreamID, e.Version, err)
+		f.st, f.present, f.removed = next, true, false
+		return abi.Applied, nil
+	case evErr == Skip || errors.Is(evErr, Skip):
+		f.dst = append(f.dst, byte(abi.Skipped), 0, 0, 0)
+		return abi.Skipped, nil
+	case evErr == RemoveRow || errors.Is(evErr, RemoveRow):
+		f.dst = append(f.dst, byte(abi.Applied), 1, 0)
+		if c.effects == nil {
+			f.dst = append(f.dst, 0)
+		} else if f.dst, err = c.appendEffects(f.dst, *e, nil, f.effectContext(src, e)); err != nil {
+			return 0, fmt.Errorf("guest: effects of %s v%d: %w", e.StreamID, e.Version, err)
 		}
 		var zero S
-		*st, *present, *removed = zero, false, true
-		return dst, abi.Applied, nil
+		f.st, f.present, f.removed = zero, false, true
+		return abi.Applied, nil
 	}
 	o = abi.Failed
-	if t := se.src.terminal; t != nil && t(evErr) {
+	if t := src.terminal; t != nil && t(evErr) {
 		o = abi.Rejected
 	}
-	dst = append(dst, byte(o), 0)
-	dst = abi.AppendOptError(dst, toABIError(evErr))
-	return append(dst, 0), o, nil
+	f.dst = append(f.dst, byte(o), 0)
+	f.dst = abi.AppendOptError(f.dst, toABIError(evErr))
+	f.dst = append(f.dst, 0)
+	return o, nil
 }
+
+func (f *fold[S]) effectContext(src *source[S], e *Event) EffectContext {
+	return EffectContext{Source: src.desc.Name, StreamID: e.StreamID, key: f.key}
+}
+
+// escape returns a pointer to a heap copy of s, so that only projections
+// with effects pay for one.
+func escape[S any](s S) *S { return &s }

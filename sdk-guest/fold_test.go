@@ -62,7 +62,7 @@ var testProjection = guest.Projection[counter]{
 	},
 	Terminal: func(err error) bool { return guest.HasTag(err, "Rejectable") || errors.As(err, &typedErr{}) },
 	ToItem: func(s counter, ctx guest.ItemContext) any {
-		return map[string]any{"id": s.ID, "n": s.N, "stream": ctx.StreamID, "pk": ctx.Key["pk"]}
+		return map[string]any{"id": s.ID, "n": s.N, "stream": ctx.StreamID, "pk": ctx.Key()["pk"]}
 	},
 	Effects: func(e guest.Event, next *counter, ctx guest.EffectContext) []any {
 		if next == nil {

@@ -29,6 +29,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -86,14 +88,143 @@ func (e Event) Metadata() abi.Item {
 }
 
 func decodeInto(raw string, v any) error {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return &MappingError{Type: fmt.Sprintf("%T", v), Reason: "Decode needs a non-nil pointer"}
+	ef := (*eface)(noescape(unsafe.Pointer(&v)))
+	var c *codec
+	if e := recent[(uintptr(ef.typ)>>5)%uintptr(len(recent))].Load(); e != nil && e.typ == ef.typ {
+		c = e.c
+	} else {
+		c = elemCodec(ef.typ)
+	}
+	if c == nil || ef.data == nil {
+		return &MappingError{Type: typeName(ef.typ), Reason: "Decode needs a non-nil pointer"}
 	}
 	if raw == "" {
 		return nil
 	}
-	return decodeOptItem(raw, codecFor(rv.Type().Elem()), rv.UnsafePointer())
+	if c.entries == nil {
+		return decodeOptItem(raw, c, noescape(ef.data))
+	}
+	var d decoder
+	d.r.Reset(raw)
+	n, ok := d.r.SmallUvarint()
+	if !ok {
+		return decodeOptItem(raw, c, noescape(ef.data))
+	}
+	if n > 0 {
+		c.entries((*decoder)(noescape(unsafe.Pointer(&d))), int(n-1), noescape(ef.data))
+	}
+	if d.r.Offset() == len(raw) && d.r.Err() == nil {
+		return nil
+	}
+	return d.r.End()
+}
+
+// typeOf returns the reflect.Type of an interface's type word.
+func typeOf(typ unsafe.Pointer) reflect.Type {
+	if typ == nil {
+		return nil
+	}
+	var v any
+	(*eface)(unsafe.Pointer(&v)).typ = typ
+	return reflect.TypeOf(v)
+}
+
+func typeName(typ unsafe.Pointer) string {
+	if t := typeOf(typ); t != nil {
+		return t.String()
+	}
+	return "nil"
+}
+
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+// byPtrType caches, by the type word of a pointer type *T, the codec of T;
+// copy-on-write, so lookups take no lock and allocate nothing.
+var byPtrType atomic.Pointer[map[unsafe.Pointer]*codec]
+
+func elemCodec(typ unsafe.Pointer) *codec {
+	slot := &recent[(uintptr(typ)>>5)%uintptr(len(recent))]
+	if e := slot.Load(); e != nil && e.typ == typ {
+		return e.c
+	}
+	c := elemCodecSlow(typ)
+	if c != nil {
+		slot.Store(&recentCodec{typ: typ, c: c})
+	}
+	return c
+}
+
+// typeCodec returns the codec of the type whose type word is typ, and
+// whether values of the type are stored directly in an interface's data
+// word (pointer-shaped types).
+func typeCodec(typ unsafe.Pointer) (*codec, bool) {
+	slot := &recentTypes[(uintptr(typ)>>5)%uintptr(len(recentTypes))]
+	if e := slot.Load(); e != nil && e.typ == typ {
+		return e.c, e.direct
+	}
+	t := typeOf(typ)
+	c := codecFor(t)
+	direct := pointerShaped(t)
+	slot.Store(&recentCodec{typ: typ, c: c, direct: direct})
+	return c, direct
+}
+
+// pointerShaped reports whether an interface stores a value of type t in its
+// data word rather than a pointer to it.
+func pointerShaped(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return true
+	case reflect.Struct:
+		return t.NumField() == 1 && t.Size() == unsafe.Sizeof(uintptr(0)) && pointerShaped(t.Field(0).Type)
+	case reflect.Array:
+		return t.Len() == 1 && pointerShaped(t.Elem())
+	}
+	return false
+}
+
+var recentTypes [16]atomic.Pointer[recentCodec]
+
+// recent is a small direct-mapped cache in front of byPtrType.
+var recent [16]atomic.Pointer[recentCodec]
+
+type recentCodec struct {
+	typ    unsafe.Pointer
+	c      *codec
+	direct bool
+}
+
+func elemCodecSlow(typ unsafe.Pointer) *codec {
+	if m := byPtrType.Load(); m != nil {
+		if c, ok := (*m)[typ]; ok {
+			return c
+		}
+	}
+	t := typeOf(typ)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return nil
+	}
+	c := codecFor(t.Elem())
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	next := map[unsafe.Pointer]*codec{}
+	if m := byPtrType.Load(); m != nil {
+		for k, x := range *m {
+			next[k] = x
+		}
+	}
+	next[typ] = c
+	byPtrType.Store(&next)
+	return c
+}
+
+// noescape hides p from escape analysis, so values decoded into stay on the
+// caller's stack. The decoders never keep p after they return.
+func noescape(p unsafe.Pointer) unsafe.Pointer {
+	x := uintptr(p) ^ 0
+	return *(*unsafe.Pointer)(unsafe.Pointer(&x))
 }
 
 // Skip, returned by Evolve as its error, leaves the row alone: the event is
@@ -147,8 +278,11 @@ func toABIError(err error) *abi.Error {
 // ItemContext is what ToItem knows besides the state.
 type ItemContext struct {
 	StreamID string // single-source: the stream instance
-	Key      Key    // the row's key
+	key      lazyKey
 }
+
+// Key returns the row's key.
+func (c ItemContext) Key() Key { return c.key.get() }
 
 // SourceContext is what a multi-source Evolve knows besides state and event.
 type SourceContext struct {
@@ -160,5 +294,28 @@ type SourceContext struct {
 type EffectContext struct {
 	Source   string
 	StreamID string
-	Key      Key
+	key      lazyKey
+}
+
+// Key returns the row's key.
+func (c EffectContext) Key() Key { return c.key.get() }
+
+// lazyKey is a row key decoded on first use (most calls never use it).
+type lazyKey struct {
+	raw     string // encoded optional item
+	decoded *Key
+}
+
+func newLazyKey(k Key) lazyKey { return lazyKey{decoded: &k} }
+
+func (l lazyKey) get() Key {
+	if l.decoded != nil {
+		return *l.decoded
+	}
+	if l.raw == "" {
+		return nil
+	}
+	var r abi.Reader
+	r.Reset(l.raw)
+	return r.OptItem()
 }

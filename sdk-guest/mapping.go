@@ -66,12 +66,37 @@ type codec struct {
 	byName map[string]int
 	// entries reads n item entries into p (structs and maps).
 	entries func(d *decoder, n int, p unsafe.Pointer)
+	// fast names the common kinds decFields decodes inline.
+	fast uint8
 }
+
+const (
+	fastNone uint8 = iota
+	fastString
+	fastFloat64
+	fastInt64
+	fastNumber
+	fastBool
+)
 
 type field struct {
 	name   string
 	offset uintptr
 	c      *codec
+	pre    uint64 // the name's first 8 bytes, little-endian, for a cheap match
+}
+
+// prefix8 returns the first (up to) 8 bytes of s as a little-endian integer.
+func prefix8(s string) uint64 {
+	var x uint64
+	n := len(s)
+	if n > 8 {
+		n = 8
+	}
+	for i := n - 1; i >= 0; i-- {
+		x = x<<8 | uint64(s[i])
+	}
+	return x
 }
 
 var (
@@ -107,6 +132,18 @@ func buildCodec(t reflect.Type) *codec {
 	c := &codec{t: t}
 	building[t] = c
 	c.fill()
+	switch {
+	case t == numberType:
+		c.fast = fastNumber
+	case t.Kind() == reflect.String:
+		c.fast = fastString
+	case t.Kind() == reflect.Float64:
+		c.fast = fastFloat64
+	case t.Kind() == reflect.Int64 || (t.Kind() == reflect.Int && t.Size() == 8):
+		c.fast = fastInt64
+	case t.Kind() == reflect.Bool:
+		c.fast = fastBool
+	}
 	delete(building, t)
 	codecs.Store(t, c)
 	return c
@@ -227,23 +264,17 @@ func (c *codec) fillInt() {
 		default:
 			v = *(*int64)(p)
 		}
-		e.buf = append(e.buf, byte(abi.KindN))
-		var tmp [24]byte
-		e.buf = abi.AppendBytes(e.buf, strconv.AppendInt(tmp[:0], v, 10))
+		e.buf = appendIntN(e.buf, v)
 	}
 	c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
 		s, ok := c.readNumber(d, k)
 		if !ok {
 			return
 		}
-		v, err := strconv.ParseInt(s, 10, bits)
-		if err != nil {
-			f, ferr := strconv.ParseFloat(s, 64)
-			if ferr != nil || f != math.Trunc(f) || f < -math.Ldexp(1, bits-1) || f >= math.Ldexp(1, bits-1) {
-				d.r.Fail("number %q does not fit %s", s, c.t)
-				return
-			}
-			v = int64(f)
+		v, ok := parseInt(s, bits)
+		if !ok {
+			d.r.Fail("number %q does not fit %s", s, c.t)
+			return
 		}
 		switch bits {
 		case 8:
@@ -272,9 +303,7 @@ func (c *codec) fillUint() {
 		default:
 			v = *(*uint64)(p)
 		}
-		e.buf = append(e.buf, byte(abi.KindN))
-		var tmp [24]byte
-		e.buf = abi.AppendBytes(e.buf, strconv.AppendUint(tmp[:0], v, 10))
+		e.buf = appendUintN(e.buf, v, false)
 	}
 	c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
 		s, ok := c.readNumber(d, k)
@@ -318,14 +347,24 @@ func (c *codec) fillFloat() {
 		}
 		e.buf = append(e.buf, byte(abi.KindN))
 		var tmp [32]byte
-		e.buf = abi.AppendBytes(e.buf, strconv.AppendFloat(tmp[:0], f, 'g', -1, bits))
+		if bits == 64 {
+			e.buf = abi.AppendBytes(e.buf, appendFloat(tmp[:0], f))
+		} else {
+			e.buf = abi.AppendBytes(e.buf, strconv.AppendFloat(tmp[:0], f, 'g', -1, bits))
+		}
 	}
 	c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
 		s, ok := c.readNumber(d, k)
 		if !ok {
 			return
 		}
-		f, err := strconv.ParseFloat(s, bits)
+		var f float64
+		var err error
+		if bits == 64 {
+			f, err = parseFloat(s)
+		} else {
+			f, err = strconv.ParseFloat(s, bits)
+		}
 		if err != nil {
 			d.r.Fail("number %q does not fit %s", s, c.t)
 			return
@@ -390,12 +429,13 @@ func (c *codec) addFields(t reflect.Type, base uintptr) {
 		if !ok {
 			continue
 		}
+		fd := field{name: name, offset: base + f.Offset, c: buildCodec(f.Type), pre: prefix8(name)}
 		if j, dup := c.byName[name]; dup {
-			c.fields[j] = field{name: name, offset: base + f.Offset, c: buildCodec(f.Type)}
+			c.fields[j] = fd
 			continue
 		}
 		c.byName[name] = len(c.fields)
-		c.fields = append(c.fields, field{name: name, offset: base + f.Offset, c: buildCodec(f.Type)})
+		c.fields = append(c.fields, fd)
 	}
 }
 
@@ -449,12 +489,18 @@ func (c *codec) decFields(d *decoder, n int, p unsafe.Pointer) {
 		d.r.Fail("nesting deeper than %d", abi.MaxDepth)
 		return
 	}
-	for i := 0; i < n && d.r.Err() == nil; i++ {
-		name := d.r.String()
+	for i := 0; i < n; i++ {
+		name, ok := d.r.ShortString()
+		if !ok {
+			if name = d.r.String(); d.r.Err() != nil {
+				break
+			}
+		}
 		j := -1
-		if len(c.fields) <= 8 {
+		if len(c.fields) <= 16 {
+			pre := prefix8(name)
 			for x := range c.fields {
-				if c.fields[x].name == name {
+				if f := &c.fields[x]; f.pre == pre && len(f.name) == len(name) && (len(name) <= 8 || f.name == name) {
 					j = x
 					break
 				}
@@ -463,17 +509,61 @@ func (c *codec) decFields(d *decoder, n int, p unsafe.Pointer) {
 			j = x
 		}
 		if j < 0 {
+			// Skip short scalars inline; anything else the long way.
+			if kb, ok := d.r.NextByte(); ok {
+				switch abi.Kind(kb) {
+				case abi.KindS, abi.KindN, abi.KindB:
+					if _, ok := d.r.ShortString(); ok {
+						continue
+					}
+				case abi.KindNULL:
+					continue
+				}
+				d.r.Unread()
+			}
 			d.r.SkipValue()
+			if d.r.Err() != nil {
+				break
+			}
 			continue
 		}
 		f := &c.fields[j]
-		k := abi.Kind(d.r.Byte())
-		q := unsafe.Add(p, f.offset)
-		if k == abi.KindNULL && f.c.t.Kind() != reflect.Pointer && f.c.t != valueType {
-			typedmemclr(f.c.t, q)
-			continue
+		kb, ok := d.r.NextByte()
+		if !ok {
+			d.r.Byte()
+			break
 		}
-		f.c.dec(d, k, q)
+		k := abi.Kind(kb)
+		q := unsafe.Add(p, f.offset)
+		switch {
+		case f.c.fast == fastString && k == abi.KindS, f.c.fast == fastNumber && k == abi.KindN:
+			s, ok := d.r.ShortString()
+			if !ok {
+				s = d.r.String()
+			}
+			*(*string)(q) = s
+		case f.c.fast == fastFloat64 && k == abi.KindN:
+			s, ok := d.r.ShortString()
+			if !ok {
+				s = d.r.String()
+			}
+			v, err := parseFloat(s)
+			if err != nil {
+				d.r.Fail("number %q does not fit float64", s)
+			}
+			*(*float64)(q) = v
+		case f.c.fast == fastInt64 && k == abi.KindN:
+			s := d.r.String()
+			v, ok := parseInt(s, 64)
+			if !ok {
+				d.r.Fail("number %q does not fit int64", s)
+			}
+			*(*int64)(q) = v
+		case k == abi.KindNULL && f.c.t.Kind() != reflect.Pointer && f.c.t != valueType:
+			typedmemclr(f.c.t, q)
+		default:
+			f.c.dec(d, k, q)
+		}
 	}
 	d.depth--
 }
@@ -492,7 +582,7 @@ func decodeOptItem(raw string, c *codec, p unsafe.Pointer) error {
 	var d decoder
 	d.r.Reset(raw)
 	if n, ok := d.r.OptCount(); ok {
-		c.entries(&d, n, p)
+		c.entries((*decoder)(noescape(unsafe.Pointer(&d))), n, p)
 	}
 	return d.r.End()
 }
@@ -501,7 +591,7 @@ func decodeOptItem(raw string, c *codec, p unsafe.Pointer) error {
 func encodeOptItem(dst []byte, c *codec, p unsafe.Pointer) ([]byte, error) {
 	e := encoder{buf: dst}
 	if c.fields != nil || c.t.Kind() == reflect.Struct {
-		c.encFields(&e, p, true)
+		c.encFields((*encoder)(noescape(unsafe.Pointer(&e))), noescape(p), true)
 		return e.buf, e.err
 	}
 	return appendOptItemOf(dst, reflect.NewAt(c.t, p).Elem().Interface())

@@ -196,8 +196,15 @@ func appendValueOf(dst []byte, x any) ([]byte, error) {
 	if x == nil {
 		return append(dst, byte(abi.KindNULL)), nil
 	}
+	ef := (*eface)(noescape(unsafe.Pointer(&x)))
+	c, direct := typeCodec(ef.typ)
+	p := ef.data
+	if direct {
+		// The interface holds a pointer-shaped value itself, not a pointer to it.
+		p = unsafe.Pointer(&ef.data)
+	}
 	e := encoder{buf: dst}
-	encodeReflect(&e, reflect.ValueOf(x))
+	c.enc((*encoder)(noescape(unsafe.Pointer(&e))), p)
 	return e.buf, e.err
 }
 
@@ -215,10 +222,30 @@ func appendOptItemOf(dst []byte, x any) ([]byte, error) {
 		return dst[:start], &MappingError{Type: reflect.TypeOf(x).String(), Reason: "does not map to an item (M)"}
 	}
 	// Rewrite "M count entries" as "count+1 entries".
-	r := abi.NewReader(string(dst[start+1:]))
+	var r abi.Reader
+	r.Reset(string(dst[start+1 : min(len(dst), start+11)]))
 	n := r.Uvarint()
 	rest := dst[start+1+r.Offset():]
-	hdr := abi.AppendUvarint(nil, n+1)
+	var buf [10]byte
+	hdr := abi.AppendUvarint(buf[:0], n+1)
 	out := append(dst[:start], hdr...)
 	return append(out, rest...), nil
+}
+
+// AppendItem appends v — a struct, a map[string]T or an abi.Item — mapped to
+// an item, encoded as an optional item of the abi (see ABI.md).
+func AppendItem(dst []byte, v any) ([]byte, error) { return appendOptItemOf(dst, v) }
+
+// ToItem maps v — a struct, a map[string]T or an abi.Item — to an item.
+func ToItem(v any) (abi.Item, error) {
+	b, err := appendOptItemOf(nil, v)
+	if err != nil {
+		return nil, err
+	}
+	return abi.DecodeOptItem(b)
+}
+
+// FromItem maps an item into v, a pointer to a struct or a map[string]T.
+func FromItem(it abi.Item, v any) error {
+	return decodeInto(string(abi.AppendOptItem(nil, it)), v)
 }

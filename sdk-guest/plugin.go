@@ -51,7 +51,7 @@ func (c *core[S]) toItemCall(in string, out []byte) ([]byte, error) {
 	if err := c.decodeState(string(abi.AppendOptItem(nil, q.State)), &s); err != nil {
 		return out, err
 	}
-	return c.appendItem(out, &s, ItemContext{StreamID: q.StreamID, Key: q.Key})
+	return c.appendItem(out, &s, ItemContext{StreamID: q.StreamID, key: newLazyKey(q.Key)})
 }
 
 func (c *core[S]) effectsCall(in string, out []byte) ([]byte, error) {
@@ -66,7 +66,7 @@ func (c *core[S]) effectsCall(in string, out []byte) ([]byte, error) {
 			return out, err
 		}
 	}
-	return c.appendEffects(out, NewEvent(q.Event), next, EffectContext{Source: q.Source, StreamID: q.StreamID, Key: q.Key})
+	return c.appendEffects(out, NewEvent(q.Event), next, EffectContext{Source: q.Source, StreamID: q.StreamID, key: newLazyKey(q.Key)})
 }
 
 // Plugin is a built projection. It implements abi.Handler and

@@ -66,6 +66,7 @@ type source[S any] struct {
 	desc     abi.SourceDesc
 	key      func(streamID string, e Event) (Key, bool)
 	evolve   func(s S, e Event, ctx SourceContext) (S, error)
+	evolve1  func(s S, e Event) (S, error) // single-source: Evolve, called directly
 	terminal func(err error) bool
 }
 
@@ -92,6 +93,7 @@ func (p Projection[S]) build() (runner, error) {
 		desc:     abi.SourceDesc{Name: p.Stream, Stream: p.Stream, EventTypes: p.EventTypes, Mode: abi.ModeFold},
 		key:      p.Key,
 		evolve:   func(s S, e Event, _ SourceContext) (S, error) { return ev(s, e) },
+		evolve1:  ev,
 		terminal: p.Terminal,
 	}}
 	return c, c.init()
@@ -142,6 +144,9 @@ func (c *core[S]) description() abi.Description {
 // source returns the source named name; a single-source projection also
 // answers to "".
 func (c *core[S]) source(name string) (*source[S], error) {
+	if c.single && (name == "" || name == c.sources[0].desc.Name) {
+		return &c.sources[0], nil
+	}
 	for i := range c.sources {
 		if c.sources[i].desc.Name == name {
 			return &c.sources[i], nil

@@ -36,21 +36,24 @@ func abiVersion() uint32 { return abi.VersionMajor<<16 | abi.VersionMinor }
 //go:wasmexport dynafold_alloc
 func alloc(size uint32) uint32 {
 	if size == 0 {
-		input = nil
 		return 0
 	}
-	input = make([]byte, size)
+	if int(size) > cap(input) {
+		input = make([]byte, size+size/4)
+	}
+	input = input[:size]
 	return uint32(uintptr(unsafe.Pointer(&input[0])))
 }
 
 func run(export string, ptr, n uint32) uint64 {
 	var in string
 	if n > 0 && input != nil && uint32(uintptr(unsafe.Pointer(&input[0]))) == ptr && int(n) <= len(input) {
-		in = unsafe.String(&input[0], n) // the buffer is ours from now on and never reused
+		// Decoded strings alias the buffer: they are valid during this call
+		// only, and the SDK keeps none of them (see Event).
+		in = unsafe.String(&input[0], n)
 	} else if n > 0 {
 		return fail("input buffer was not obtained from dynafold_alloc")
 	}
-	input = nil
 	if registered == nil {
 		msg := "no projection registered (call guest.Register in an init function)"
 		if registerErr != nil {
