@@ -55,16 +55,20 @@ func (w *writeOp) eval() (change, error) {
 	case opCheck:
 		c.new = old
 	case opUpdate:
-		base := old
-		if base == nil {
-			base = abi.CloneItem(w.key)
+		var nw abi.Item
+		var err error
+		switch {
+		case w.upd == nil && old == nil:
+			nw = abi.CloneItem(w.key)
+		case w.upd == nil:
+			nw = old
+		case old == nil:
+			nw, err = w.upd.ApplyMissing(w.key)
+		default:
+			nw, err = w.upd.Apply(old)
 		}
-		nw := base
-		if w.upd != nil {
-			var err error
-			if nw, err = w.upd.Apply(base); err != nil {
-				return change{}, err
-			}
+		if err != nil {
+			return change{}, err
 		}
 		for k, v := range w.key {
 			if nv, ok := nw[k]; !ok || !nv.Equal(v) {
