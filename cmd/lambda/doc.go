@@ -1,0 +1,61 @@
+// Command lambda is dynafold as an AWS Lambda function (SPEC H1): it folds
+// the change feed of an event table into read-model rows with the
+// configured plugins and answers every batch with the partial batch
+// response. Build it for the provided.al2023 runtime as bootstrap:
+//
+//	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -o bootstrap ./cmd/lambda
+//
+// and ship bootstrap, dynafold.json and the plugins (.wasm) in the
+// function's package. The host is built once, at cold start, and reused by
+// every invocation; an error building it fails the init (logged), and
+// Lambda retries it on the next invocation.
+//
+// # Environment
+//
+//   - DYNAFOLD_CONFIG: the configuration file (host.Config JSON, SPEC H4).
+//     Default: dynafold.json in LAMBDA_TASK_ROOT (where Lambda unpacks the
+//     package), else beside the binary.
+//   - DYNAFOLD_SOURCE: "lambda" (a DynamoDB event source mapping invokes the
+//     function; failed records are named by dynamodb.SequenceNumber) or
+//     "pipe" (the function is an EventBridge Pipe's target; named by
+//     eventID). Overrides the configuration's "source"; default "lambda".
+//   - DYNAFOLD_PLUGIN_DIR: the directory of relative plugin paths (default:
+//     the configuration file's directory).
+//   - AWS_ENDPOINT_URL_DYNAMODB: the DynamoDB endpoint, overriding the
+//     configuration's "endpoint" (a loopback endpoint, such as ddblocal's,
+//     gets dummy credentials).
+//   - AWS_REGION: set by Lambda; overrides the configuration's "region".
+//   - AWS_LAMBDA_LOG_LEVEL: DEBUG, INFO (default), WARN or ERROR. Logs are
+//     JSON lines (log/slog) on stderr, one summary per invocation plus one
+//     line per failed record or row.
+//
+// # Event source mapping
+//
+// For a DynamoDB event source mapping (DYNAFOLD_SOURCE=lambda):
+//
+//   - FunctionResponseTypes: ["ReportBatchItemFailures"] — required. The
+//     function reports the earliest record of every failed row and every
+//     record that failed to decode; Lambda checkpoints below the lowest one
+//     and retries from it, and the rows' checkpoints skip what was applied.
+//     Without it the response is ignored and a failed row is lost.
+//   - StartingPosition: TRIM_HORIZON for a new read model, so it sees the
+//     events already in the stream (older ones come from the event store
+//     through gap-filling and rebuild).
+//   - BisectBatchOnFunctionError: true, so a batch whose invocation fails
+//     (an error, a timeout, StreamRecordIdentifierMissing) is split to
+//     isolate the record that causes it.
+//   - MaximumRetryAttempts and MaximumRecordAgeInSeconds bounded, with an
+//     OnFailure destination (SQS or SNS), so a poison record holds its shard
+//     for a bounded time and is dead-lettered, not dropped silently.
+//   - ParallelizationFactor: any (1–10); rows are guarded by conditional
+//     writes, so lanes racing on a row are safe.
+//   - FilterCriteria: keep only the INSERTs of the configured streams' events
+//     (SPEC ES5), so snapshots and other items never invoke the function.
+//   - StreamViewType of the event table: NEW_IMAGE or NEW_AND_OLD_IMAGES.
+//
+// For an EventBridge Pipe (DYNAFOLD_SOURCE=pipe) the function must be the
+// pipe's target, not its enrichment: a Pipe honours partial batch responses
+// from its target only. Set the source parameters the same way
+// (OnPartialBatchItemFailure AUTOMATIC_BISECT, MaximumRetryAttempts,
+// MaximumRecordAgeInSeconds, DeadLetterConfig).
+package main
