@@ -140,12 +140,12 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 				continue
 			}
 			size += sz
-			units[p.t.meta.TableName] += readUnits(sz, p.ka.ConsistentRead)
+			units[p.t.name] += readUnits(sz, p.ka.ConsistentRead)
 			if it != nil {
 				got = append(got, wire.Item(p.proj.apply(it)))
 			}
 		}
-		name := p.t.meta.TableName
+		name := p.t.name
 		if got == nil {
 			got = []wire.Item{}
 		}
@@ -237,7 +237,7 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 				if err != nil {
 					return nil, err
 				}
-				if err := t.validateItem(item); err != nil {
+				if err := t.rlocked(func() error { return t.validateItem(item) }); err != nil {
 					return nil, err
 				}
 				w = &writeOp{kind: opPut, t: t, key: t.keyOf(item), item: item}
@@ -268,7 +268,7 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	unprocessed := map[string][]writeRequest{}
 	units := map[string]float64{}
 	for _, op := range ops {
-		name := op.w.t.meta.TableName
+		name := op.w.t.name
 		if s.faults.unprocessed("BatchWriteItem") {
 			unprocessed[name] = append(unprocessed[name], op.raw)
 			continue

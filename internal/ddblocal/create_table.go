@@ -61,7 +61,7 @@ func createTable(s *Server, ctx context.Context, body []byte) (any, error) {
 }
 
 func (s *Server) enableStream(t *table, viewType string) {
-	arn, label := s.streams.Enable(t.meta.TableName, viewType, t.key.names())
+	arn, label := s.streams.Enable(t.name, viewType, t.key.names())
 	t.meta.Stream = &streamSpec{StreamEnabled: true, StreamViewType: viewType}
 	t.meta.StreamArn, t.meta.StreamLabel = arn, label
 }

@@ -76,7 +76,7 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if it != nil {
 		sz = itemSize(it)
 	}
-	if cc := consumed(in.ReturnConsumedCapacity, t.meta.TableName, "", false, readUnits(sz, in.ConsistentRead)); cc != nil {
+	if cc := consumed(in.ReturnConsumedCapacity, t.name, "", false, readUnits(sz, in.ConsistentRead)); cc != nil {
 		out["ConsumedCapacity"] = cc
 	}
 	return out, nil
@@ -125,7 +125,7 @@ func (s *Server) preparePut(tableName string, raw wire.Item, cond *string, ei ex
 	if err != nil {
 		return nil, err
 	}
-	if err := t.validateItem(item); err != nil {
+	if err := t.rlocked(func() error { return t.validateItem(item) }); err != nil {
 		return nil, err
 	}
 	return &writeOp{kind: opPut, t: t, key: t.keyOf(item), item: item, cond: cd, returnRV: rvFail == "ALL_OLD"}, nil
@@ -175,7 +175,7 @@ func (s *Server) runSingle(w *writeOp, rv, rcc string) (any, error) {
 	if attrs := returnAttrs(w, rv, c); attrs != nil {
 		out["Attributes"] = wire.Item(attrs)
 	}
-	if cc := consumed(rcc, t.meta.TableName, "", false, writeUnits(c.old, c.new)); cc != nil {
+	if cc := consumed(rcc, t.name, "", false, writeUnits(c.old, c.new)); cc != nil {
 		out["ConsumedCapacity"] = cc
 	}
 	return out, nil
@@ -234,7 +234,7 @@ func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.Item, cond
 	}
 	w.t, w.key = t, key
 	if w.upd != nil {
-		if err := checkUpdatePaths(t, w.upd); err != nil {
+		if err := t.rlocked(func() error { return checkUpdatePaths(t, w.upd) }); err != nil {
 			return nil, err
 		}
 	}

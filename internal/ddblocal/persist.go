@@ -52,10 +52,10 @@ func (s *Server) saveMeta(t *table) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.CreateBucketIfNotExists(itemsBucket(t.meta.TableName)); err != nil {
+		if _, err := tx.CreateBucketIfNotExists(itemsBucket(t.name)); err != nil {
 			return err
 		}
-		return c.Put([]byte(t.meta.TableName), b)
+		return c.Put([]byte(t.name), b)
 	})
 	if err != nil {
 		return storeErr(err)
@@ -92,7 +92,7 @@ func (s *Server) persistChanges(cs []change) error {
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for _, c := range cs {
-			b, err := tx.CreateBucketIfNotExists(itemsBucket(c.t.meta.TableName))
+			b, err := tx.CreateBucketIfNotExists(itemsBucket(c.t.name))
 			if err != nil {
 				return err
 			}

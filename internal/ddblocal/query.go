@@ -23,7 +23,10 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if in.KeyConditionExpression == nil && len(in.KeyConditions) == 0 {
+	if in.KeyConditionExpression == nil {
+		if err := in.legacyInput.check(); err != nil {
+			return nil, err
+		}
 		var c constraintErrors
 		c.checkTableName("tableName", in.TableName)
 		if err := c.err(); err != nil {
@@ -36,6 +39,12 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	t := r.src.t
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.deleted {
+		return nil, errGone
+	}
 	kc, err := expr.ParseKeyCondition(*in.KeyConditionExpression, p)
 	if err != nil {
 		return nil, err
@@ -43,7 +52,6 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := p.CheckUnused(); err != nil {
 		return nil, err
 	}
-	t := r.src.t
 	key := r.src.key()
 	types := map[string]string{}
 	for _, n := range key.names() {
@@ -74,11 +82,6 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 	hv, err := normValue(kc.HashValue)
 	if err != nil {
 		return nil, err
-	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.deleted {
-		return nil, errGone
 	}
 	var cands []abi.Item
 	if r.src.ix == nil {

@@ -97,6 +97,8 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 		return nil, nil, err
 	}
 	r.src.t = t
+	t.mu.RLock() // indexes and attribute types may change (UpdateTable)
+	defer t.mu.RUnlock()
 	if in.FilterExpression != nil && in.isQuery {
 		keyNames := t.key.names()
 		if in.IndexName != nil {
@@ -211,7 +213,7 @@ func (r *reader) page(candidates iter.Seq[abi.Item]) map[string]any {
 	if ix != nil {
 		ixName, global = ix.IndexName, ix.Global
 	}
-	if cc := consumed(r.rcc, t.meta.TableName, ixName, global, readUnits(size, r.consistent)); cc != nil {
+	if cc := consumed(r.rcc, t.name, ixName, global, readUnits(size, r.consistent)); cc != nil {
 		out["ConsumedCapacity"] = cc
 	}
 	return out

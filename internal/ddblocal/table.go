@@ -103,9 +103,11 @@ type partition struct {
 
 // table is a table: metadata and items, guarded by mu.
 type table struct {
+	name    string            // immutable
+	key     keyDef            // immutable: a key schema never changes
+	keyType map[string]string // immutable: types of the key attributes
 	mu      sync.RWMutex
 	meta    tableMeta
-	key     keyDef
 	types   map[string]string // attribute definitions: name -> S/N/B
 	deleted bool
 	parts   map[string]*partition
@@ -116,14 +118,16 @@ type table struct {
 }
 
 func newTable(m tableMeta) *table {
-	t := &table{parts: map[string]*partition{}}
+	t := &table{name: m.TableName, key: schemaKey(m.KeySchema), keyType: map[string]string{}, parts: map[string]*partition{}}
 	t.setMeta(m)
+	for _, n := range t.key.names() {
+		t.keyType[n] = t.types[n]
+	}
 	return t
 }
 
 func (t *table) setMeta(m tableMeta) {
 	t.meta = m
-	t.key = schemaKey(m.KeySchema)
 	t.types = map[string]string{}
 	for _, d := range m.AttributeDefinitions {
 		t.types[d.AttributeName] = d.AttributeType
@@ -294,4 +298,12 @@ func cmpScan(ha uint64, a abi.Value, hb uint64, b abi.Value) int {
 // contiguous ranges of the hash space.
 func segmentOf(h uint64, total int) int {
 	return int((h >> 32) * uint64(total) >> 32)
+}
+
+// rlocked runs f under the table's read lock (for checks against the
+// table's schema made before a write takes the write lock).
+func (t *table) rlocked(f func() error) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return f()
 }

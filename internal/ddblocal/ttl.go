@@ -167,7 +167,7 @@ func (s *Server) sweepTable(t *table) (int, error) {
 		return 0, nil
 	}
 	if err := s.commit(cs, ttlIdentity); err != nil {
-		return 0, fmt.Errorf("ddblocal: sweep %s: %w", t.meta.TableName, err)
+		return 0, fmt.Errorf("ddblocal: sweep %s: %w", t.name, err)
 	}
 	return len(cs), nil
 }

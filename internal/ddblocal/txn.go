@@ -75,7 +75,7 @@ func lockTables(ts []*table, write bool) func() {
 			order = append(order, t)
 		}
 	}
-	sort.Slice(order, func(i, j int) bool { return order[i].meta.TableName < order[j].meta.TableName })
+	sort.Slice(order, func(i, j int) bool { return order[i].name < order[j].name })
 	for _, t := range order {
 		if write {
 			t.mu.Lock()
@@ -152,7 +152,7 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 		if err != nil {
 			return nil, err
 		}
-		id := w.t.meta.TableName + "\x00" + string(encodeKey(w.t, w.key))
+		id := w.t.name + "\x00" + string(encodeKey(w.t, w.key))
 		if seen[id] {
 			return nil, apierr.Validation(txConflictMsg)
 		}
@@ -212,7 +212,7 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 	out := map[string]any{}
 	units := map[string]float64{}
 	for _, c := range changes {
-		units[c.t.meta.TableName] += 2 * writeUnits(c.old, c.new)
+		units[c.t.name] += 2 * writeUnits(c.old, c.new)
 	}
 	if cc := consumedList(in.ReturnConsumedCapacity, units); cc != nil {
 		out["ConsumedCapacity"] = cc

@@ -105,7 +105,7 @@ func transactGetItems(s *Server, ctx context.Context, body []byte) (any, error) 
 			resps[i]["Item"] = wire.Item(g.proj.apply(it))
 			sz = itemSize(it)
 		}
-		units[g.t.meta.TableName] += 2 * readUnits(sz, true)
+		units[g.t.name] += 2 * readUnits(sz, true)
 	}
 	out := map[string]any{"Responses": resps}
 	if cc := consumedList(in.ReturnConsumedCapacity, units); cc != nil {

@@ -194,7 +194,8 @@ func checkKeySize(v abi.Value, isHash bool) error {
 	return nil
 }
 
-// validateKey checks a Key parameter against the table's schema.
+// validateKey checks a Key parameter against the table's schema (it needs
+// no lock: a key schema never changes).
 func (t *table) validateKey(key abi.Item) error {
 	names := t.key.names()
 	if len(key) != len(names) {
@@ -202,7 +203,7 @@ func (t *table) validateKey(key abi.Item) error {
 	}
 	for i, n := range names {
 		v, ok := key[n]
-		if !ok || v.Kind.String() != t.types[n] {
+		if !ok || v.Kind.String() != t.keyType[n] {
 			return apierr.Validation("The provided key element does not match the schema")
 		}
 		if isEmptyScalar(v) {
@@ -216,7 +217,8 @@ func (t *table) validateKey(key abi.Item) error {
 }
 
 // validateItem checks an item to be written: key attributes present and
-// typed, index keys typed and non-empty, size within 400 KB.
+// typed, index keys typed and non-empty, size within 400 KB. The caller
+// holds t.mu (read or write).
 func (t *table) validateItem(item abi.Item) error {
 	for i, n := range t.key.names() {
 		v, ok := item[n]
