@@ -36,7 +36,7 @@ func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool
 	}
 	for _, b := range bad {
 		if b.report {
-			warn("unreadable record", "position", b.pos, "ids", b.id, "skipped", skipBad, "err", b.err.Error())
+			warn("unreadable record", "position", b.pos, "eventID", b.eventID, "sequenceNumber", b.seq, "skipped", skipBad, "err", b.err.Error())
 		}
 	}
 	for _, f := range res.Decoded.Failures {
@@ -61,7 +61,7 @@ func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool
 		}
 	}
 	log.Info("batch",
-		"records", res.Records, "events", len(res.Decoded.Events), "ignored", len(res.Decoded.Ignored),
+		"records", res.Records, "events", len(res.Decoded.Events), "ignored", len(res.Decoded.Ignored)-len(bad),
 		"decodeFailures", len(res.Decoded.Failures)+countReported(bad),
 		"applied", applied, "rowsWritten", written, "rowsFailed", failedRows,
 		"batchItemFailures", len(resp.BatchItemFailures), "durationMs", float64(took.Microseconds())/1000)

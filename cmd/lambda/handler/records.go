@@ -47,10 +47,10 @@ func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, er
 
 // badRecord is a record that is not a readable stream record.
 type badRecord struct {
-	pos    int
-	id     string // its eventID / dynamodb.SequenceNumber, as far as they could be read
-	report bool   // it may be an INSERT, so it is treated as a decode failure
-	err    error
+	pos          int
+	eventID, seq string // its identifiers, as far as they could be read
+	report       bool   // it may be an INSERT, so it is treated as a decode failure
+	err          error
 }
 
 // parseRecords converts each raw record with aws-lambda-go's types and
@@ -76,7 +76,7 @@ func parseRecords(raws []json.RawMessage) ([]decode.Record, []badRecord) {
 		_ = json.Unmarshal(raw, &ids) // best effort: a record without them fails the call (B3)
 		recs[i] = decode.Record{EventID: ids.EventID, DynamoDB: decode.StreamRecord{SequenceNumber: ids.DynamoDB.SequenceNumber}}
 		report := ids.EventName != decode.EventModify && ids.EventName != decode.EventRemove
-		bad = append(bad, badRecord{pos: i, id: ids.EventID + "/" + ids.DynamoDB.SequenceNumber, report: report,
+		bad = append(bad, badRecord{pos: i, eventID: ids.EventID, seq: ids.DynamoDB.SequenceNumber, report: report,
 			err: fmt.Errorf("record %d is not a readable DynamoDB stream record: %w", i, err)})
 	}
 	return recs, bad
