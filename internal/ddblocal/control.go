@@ -255,6 +255,17 @@ func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	for _, u := range in.GlobalSecondaryIndexUpdates {
 		switch {
 		case u.Create != nil:
+			var c constraintErrors
+			c.checkName("globalSecondaryIndexUpdates.1.member.create.indexName", u.Create.IndexName)
+			if err := c.err(); err != nil {
+				return nil, err
+			}
+			if u.Create.Projection.ProjectionType == "" {
+				return nil, apierr.Validation("One or more parameter values were invalid: Unknown ProjectionType: null")
+			}
+			if len(u.Create.KeySchema) == 0 {
+				return nil, apierr.Validation("Invalid KeySchema: Some index key attribute have no definition")
+			}
 			for _, g := range gsis {
 				if g.IndexName == u.Create.IndexName {
 					return nil, apierr.Validation("One or more parameter values were invalid: Duplicate index name: %s", g.IndexName)

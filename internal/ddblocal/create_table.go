@@ -97,6 +97,12 @@ func validateCreateTable(in *createTableInput) error {
 			c.add(fmt.Sprintf("Value '%s' at 'keySchema.%d.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]", k.KeyType, i+1))
 		}
 	}
+	for i, ix := range in.GlobalSecondaryIndexes {
+		c.checkName(fmt.Sprintf("globalSecondaryIndexes.%d.member.indexName", i+1), ix.IndexName)
+	}
+	for i, ix := range in.LocalSecondaryIndexes {
+		c.checkName(fmt.Sprintf("localSecondaryIndexes.%d.member.indexName", i+1), ix.IndexName)
+	}
 	if in.BillingMode != "" && in.BillingMode != "PROVISIONED" && in.BillingMode != "PAY_PER_REQUEST" {
 		c.add(fmt.Sprintf("Value '%s' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]", in.BillingMode))
 	}

@@ -47,6 +47,9 @@ var selects = map[string]bool{"": true, "ALL_ATTRIBUTES": true, "ALL_PROJECTED_A
 func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Params, error) {
 	var c constraintErrors
 	c.checkTableName("tableName", in.TableName)
+	if in.IndexName != nil {
+		c.checkName("indexName", *in.IndexName)
+	}
 	if in.Limit != nil && *in.Limit < 1 {
 		c.add("Value '" + itoa(*in.Limit) + "' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1")
 	}

@@ -58,7 +58,11 @@ func itoa(n int) string {
 }
 
 // checkTableName adds the constraint errors of a TableName field.
-func (c *constraintErrors) checkTableName(field, name string) {
+func (c *constraintErrors) checkTableName(field, name string) { c.checkName(field, name) }
+
+// checkName adds the constraint errors of a table or index name: 3 to 255
+// characters of [a-zA-Z0-9_.-].
+func (c *constraintErrors) checkName(field, name string) {
 	if name == "" {
 		c.add("Value null at '" + field + "' failed to satisfy constraint: Member must not be null")
 		return
