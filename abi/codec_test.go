@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -168,5 +169,18 @@ func TestW1_CodecRejectsGarbage(t *testing.T) {
 	}
 	if _, err := DecodeEvolveResponse([]byte{9, 0, 0, 0, 0, 0, 0}); err == nil {
 		t.Fatal("unknown outcome decoded")
+	}
+}
+
+func TestW1_ABIDocExamples(t *testing.T) {
+	for want, it := range map[string]Item{
+		"00":                 nil,
+		"01":                 {},
+		"0202706b010161":     {"pk": S("a")},
+		"02016e020431322e35": {"n": N("12.5")},
+	} {
+		if got := fmt.Sprintf("%x", AppendOptItem(nil, it)); got != want {
+			t.Errorf("%v: got %s, want %s", it, got, want)
+		}
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -88,13 +89,18 @@ func (e Event) Metadata() abi.Item {
 }
 
 func decodeInto(raw string, v any) error {
-	ef := (*eface)(noescape(unsafe.Pointer(&v)))
+	// Only the type word is read before the codec lookup, which may grow
+	// (and so move) the stack; the data word, which may point into the
+	// caller's frame, is read after it.
+	typ := (*eface)(noescape(unsafe.Pointer(&v))).typ
 	var c *codec
-	if e := recent[(uintptr(ef.typ)>>5)%uintptr(len(recent))].Load(); e != nil && e.typ == ef.typ {
+	if e := recent[(uintptr(typ)>>5)%uintptr(len(recent))].Load(); e != nil && e.typ == typ {
 		c = e.c
 	} else {
-		c = elemCodec(ef.typ)
+		c = elemCodec(typ)
 	}
+	ef := (*eface)(noescape(unsafe.Pointer(&v)))
+	defer runtime.KeepAlive(v) // v stays live, so a moved stack adjusts it
 	if c == nil || ef.data == nil {
 		return &MappingError{Type: typeName(ef.typ), Reason: "Decode needs a non-nil pointer"}
 	}

@@ -2,6 +2,7 @@ package guest
 
 import (
 	"reflect"
+	"runtime"
 	"sort"
 	"unsafe"
 
@@ -196,8 +197,8 @@ func appendValueOf(dst []byte, x any) ([]byte, error) {
 	if x == nil {
 		return append(dst, byte(abi.KindNULL)), nil
 	}
+	c, direct := typeCodec((*eface)(noescape(unsafe.Pointer(&x))).typ)
 	ef := (*eface)(noescape(unsafe.Pointer(&x)))
-	c, direct := typeCodec(ef.typ)
 	p := ef.data
 	if direct {
 		// The interface holds a pointer-shaped value itself, not a pointer to it.
@@ -205,6 +206,7 @@ func appendValueOf(dst []byte, x any) ([]byte, error) {
 	}
 	e := encoder{buf: dst}
 	c.enc((*encoder)(noescape(unsafe.Pointer(&e))), p)
+	runtime.KeepAlive(x)
 	return e.buf, e.err
 }
 
