@@ -26,14 +26,14 @@ func TestTables_SchemaChangesUnderLoad(t *testing.T) {
 			_, err := c.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String("churn"),
 				AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("g"), AttributeType: types.ScalarAttributeTypeS}},
 				GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
-					IndexName: aws.String("g"), KeySchema: []types.KeySchemaElement{{AttributeName: aws.String("g"), KeyType: types.KeyTypeHash}},
+					IndexName: aws.String("byG"), KeySchema: []types.KeySchemaElement{{AttributeName: aws.String("g"), KeyType: types.KeyTypeHash}},
 					Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}}}}})
 			if err != nil {
 				errs <- err
 				return
 			}
 			if _, err := c.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String("churn"),
-				GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{IndexName: aws.String("g")}}}}); err != nil {
+				GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{IndexName: aws.String("byG")}}}}); err != nil {
 				errs <- err
 				return
 			}
