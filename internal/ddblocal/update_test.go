@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -34,6 +35,11 @@ func TestUpdate_ReturnValuesAndKeyGuard(t *testing.T) {
 	got, err = upd("ADD a :one REMOVE b", types.ReturnValueUpdatedNew, map[string]types.AttributeValue{":one": n("0.5")})
 	if err != nil || len(got) != 1 || got["a"].(*types.AttributeValueMemberN).Value != "2.5" {
 		t.Fatalf("UPDATED_NEW = %v, %v", got, err)
+	}
+	_, err = upd("SET big = :b", types.ReturnValueNone, map[string]types.AttributeValue{":b": s(strings.Repeat("x", 400*1024))})
+	var big interface{ ErrorMessage() string }
+	if !errors.As(err, &big) || big.ErrorMessage() != "Item size to update has exceeded the maximum allowed size" {
+		t.Fatalf("oversized update: %v", err)
 	}
 	_, err = upd("SET pk = :x", types.ReturnValueNone, map[string]types.AttributeValue{":x": s("b")})
 	var ve interface{ ErrorMessage() string }

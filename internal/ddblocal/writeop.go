@@ -75,6 +75,9 @@ func (w *writeOp) eval() (change, error) {
 				return change{}, apierr.Validation("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", k)
 			}
 		}
+		if itemSize(nw) > maxItemSize {
+			return change{}, apierr.Validation("Item size to update has exceeded the maximum allowed size")
+		}
 		if err := w.t.validateItem(nw); err != nil {
 			return change{}, err
 		}
