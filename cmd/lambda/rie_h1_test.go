@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dynafold/dynafold/abi"
+	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
+)
+
+// TestH1_UnderRuntimeInterfaceEmulator runs cmd/lambda the Lambda way: built
+// as bootstrap (linux, CGO_ENABLED=0, -tags lambda.norpc), started by the AWS
+// Lambda Runtime Interface Emulator with the function's environment, its
+// configuration in the task root and the order-summary Wasm plugin, talking
+// to ddblocal over loopback. It posts captured DynamoDB stream events and an
+// EventBridge Pipe batch to the Invoke API and checks the partial batch
+// responses and the rows; the emulator's REPORT lines (Init Duration,
+// Duration) are logged.
+func TestH1_UnderRuntimeInterfaceEmulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds bootstrap and the emulator")
+	}
+	tools := t.TempDir()
+	riePath := emulator(t, tools)
+	bootstrap := buildBootstrap(t, tools)
+
+	env, events, rows := newTestEnv(t)
+	taskRoot, cache := t.TempDir(), t.TempDir()
+	wasmPlugin(t, filepath.Join(taskRoot, "plugins"))
+	cfg := map[string]any{
+		"eventStore": map[string]any{"table": events, "schema": "shop", "schemaVersion": 1, "streams": []any{
+			map[string]any{"name": "Order", "eventTypes": []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, "composite": []string{"orderId"}}}},
+		"plugins":     map[string]any{"cacheDir": cache},
+		"projections": []any{map[string]any{"name": "summaries", "plugin": "order-summary.wasm", "table": rows, "checkpoint": map[string]any{"field": "version"}}},
+	}
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	if err := os.WriteFile(filepath.Join(taskRoot, "dynafold.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fnEnv := func(source string) map[string]string {
+		return map[string]string{
+			"LAMBDA_TASK_ROOT":            taskRoot, // dynafold.json is found there
+			"DYNAFOLD_PLUGIN_DIR":         filepath.Join(taskRoot, "plugins"),
+			"DYNAFOLD_SOURCE":             source,
+			"AWS_ENDPOINT_URL_DYNAMODB":   env.Server.Endpoint(),
+			"AWS_REGION":                  "us-east-1",
+			"AWS_ACCESS_KEY_ID":           "dummy",
+			"AWS_SECRET_ACCESS_KEY":       "dummy",
+			"AWS_LAMBDA_FUNCTION_TIMEOUT": "60",
+			"AWS_LAMBDA_FUNCTION_NAME":    "dynafold-" + source,
+		}
+	}
+	seed := func(name string) (raws []json.RawMessage, seq, eventID []string) {
+		t.Helper()
+		p := readFixture(t, name)
+		seedEvents(t, env, events, p)
+		return recordIDs(t, p)
+	}
+	row := func(id string) abi.Item {
+		t.Helper()
+		it, err := env.DB.GetItem(context.Background(), rows, ordersummary.RowKey(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return it
+	}
+
+	// An event source mapping's function (DYNAFOLD_SOURCE=lambda).
+	fn := startRIE(t, riePath, bootstrap, taskRoot, fnEnv("lambda"))
+	seed("stream_event.json")
+	if ids := failures(t, fn.invoke(t, readFixture(t, "stream_event.json"))); len(ids) != 0 {
+		t.Fatalf("stream_event.json: batchItemFailures = %v, want none", ids)
+	}
+	if r := row("o-1"); r["status"].Str != "shipped" || r["total"].Str != "19.75" || r["version"].Str != "4" {
+		t.Errorf("row o-1 = %v, want shipped, total 19.75, version 4", r)
+	}
+	_, seq, _ := seed("failing_row.json")
+	if ids := failures(t, fn.invoke(t, readFixture(t, "failing_row.json"))); !equalIDs(ids, []string{seq[0]}) {
+		t.Errorf("failing_row.json: batchItemFailures = %v, want [%s]", ids, seq[0])
+	}
+	if r := row("o-10"); r["items"].Str != "1" || r == nil {
+		t.Errorf("row o-10 = %v, want 1 item", r)
+	}
+	raws, seq, _ := seed("decode_failure.json")
+	if ids := failures(t, fn.invoke(t, readFixture(t, "decode_failure.json"))); !equalIDs(ids, []string{seq[2]}) {
+		t.Errorf("decode_failure.json: batchItemFailures = %v, want [%s]", ids, seq[2])
+	}
+	// The undecodable record without its sequence number: the invocation fails.
+	var rec map[string]any
+	_ = json.Unmarshal(raws[2], &rec)
+	delete(rec["dynamodb"].(map[string]any), "SequenceNumber")
+	raws[2], _ = json.Marshal(rec)
+	noID, _ := json.Marshal(map[string]any{"Records": raws})
+	if body := string(fn.invoke(t, noID)); !strings.Contains(body, "StreamRecordIdentifierMissing") || !strings.Contains(body, "errorMessage") {
+		t.Errorf("record without identifier: response %s, want a function error naming StreamRecordIdentifierMissing", body)
+	}
+	reps, err := fn.waitReports(4)
+	if err != nil {
+		t.Fatalf("%v: %d REPORT lines", err, len(reps))
+	}
+	if reps[0].init == "" || reps[1].init != "" {
+		t.Errorf("REPORT lines %+v: want an Init Duration on the first invocation only", reps)
+	}
+	logReports(t, "lambda, empty compilation cache", reps, fn.initReport(), fn.initMs(t))
+
+	// An EventBridge Pipe's target (DYNAFOLD_SOURCE=pipe), a new execution
+	// environment: the plugin's compilation is cached now.
+	pipe := startRIE(t, riePath, bootstrap, taskRoot, fnEnv("pipe"))
+	_, _, eventID := seed("pipe_batch.json")
+	if ids := failures(t, pipe.invoke(t, readFixture(t, "pipe_batch.json"))); !equalIDs(ids, []string{eventID[2], eventID[4]}) {
+		t.Errorf("pipe_batch.json: batchItemFailures = %v, want [%s %s] (eventIDs)", ids, eventID[2], eventID[4])
+	}
+	if r := row("o-7"); r["status"].Str != "shipped" {
+		t.Errorf("row o-7 = %v, want shipped", r)
+	}
+	pipe.invoke(t, readFixture(t, "pipe_batch.json")) // a warm redelivery
+	reps, err = pipe.waitReports(2)
+	if err != nil {
+		t.Fatalf("%v: %d REPORT lines", err, len(reps))
+	}
+	logReports(t, "pipe, cached compilation", reps, pipe.initReport(), pipe.initMs(t))
+}
+
+func logReports(t *testing.T, what string, reps []report, initReport string, initMs float64) {
+	t.Helper()
+	t.Logf("RIE %s: INIT REPORT durationMs %s (the emulator's init phase); the function's own init (config, client, plugin load): %.2f ms", what, initReport, initMs)
+	for i, r := range reps {
+		if r.init != "" {
+			t.Logf("RIE %s: invocation %d: Init Duration %s ms, Duration %s ms", what, i+1, r.init, r.duration)
+		} else {
+			t.Logf("RIE %s: invocation %d: Duration %s ms", what, i+1, r.duration)
+		}
+	}
+}
+
+// initMs finds the function's JSON "ready" log line and returns its initMs.
+func (r *rie) initMs(t *testing.T) float64 {
+	t.Helper()
+	for _, line := range strings.Split(r.out.String(), "\n") {
+		var l struct {
+			Msg    string  `json:"msg"`
+			InitMs float64 `json:"initMs"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "ready" {
+			return l.InitMs
+		}
+	}
+	t.Errorf("no JSON \"ready\" log line from the function:\n%s", r.out)
+	return 0
+}
