@@ -149,17 +149,24 @@ var dynaliteGaps = map[string]bool{
 
 var probes sync.Map // op -> bool (supported)
 
-// requireOps skips the test when the target does not implement one of ops,
-// naming the operation and why.
+// requireOps skips the test when the target does not implement ops, naming
+// every missing operation and why.
 func requireOps(t testing.TB, ops ...string) {
 	t.Helper()
+	var known, probed []string
 	for _, op := range ops {
-		if tgt.name == "dynalite" && dynaliteGaps[op] {
-			t.Skipf("%s skipped: dynalite 4.0.0 does not implement %s", t.Name(), op)
+		switch {
+		case tgt.name == "dynalite" && dynaliteGaps[op]:
+			known = append(known, op)
+		case !supported(t, op):
+			probed = append(probed, op)
 		}
-		if !supported(t, op) {
-			t.Skipf("%s skipped: %s answered UnknownOperationException for %s", t.Name(), tgt.name, op)
-		}
+	}
+	if len(known) > 0 {
+		t.Skipf("%s skipped: dynalite 4.0.0 does not implement %s", t.Name(), strings.Join(known, ", "))
+	}
+	if len(probed) > 0 {
+		t.Skipf("%s skipped: %s answered UnknownOperationException for %s", t.Name(), tgt.name, strings.Join(probed, ", "))
 	}
 }
 
