@@ -322,5 +322,7 @@ func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 		t.setMeta(old)
 		return nil, err
 	}
-	return map[string]any{"TableDescription": s.describe(t, "ACTIVE")}, nil
+	// Like DynamoDB, UpdateTable answers UPDATING; the change is done (and
+	// DescribeTable says ACTIVE) at once.
+	return map[string]any{"TableDescription": s.describe(t, "UPDATING")}, nil
 }

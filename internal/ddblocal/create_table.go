@@ -57,7 +57,9 @@ func createTable(s *Server, ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	s.tables[in.TableName] = t
-	return map[string]any{"TableDescription": s.describe(t, "ACTIVE")}, nil
+	// Like DynamoDB, CreateTable answers CREATING; the table is usable (and
+	// DescribeTable says ACTIVE) at once.
+	return map[string]any{"TableDescription": s.describe(t, "CREATING")}, nil
 }
 
 func (s *Server) enableStream(t *table, viewType string) {

@@ -22,6 +22,7 @@ func init() {
 
 const (
 	maxTxItems    = 100
+	maxTxBytes    = 4 << 20
 	idemWindow    = 10 * time.Minute
 	txConflictMsg = "Transaction request cannot include multiple operations on one item"
 )
@@ -158,6 +159,17 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 		}
 		seen[id] = true
 		ops[i] = w
+	}
+	total := 0
+	for _, w := range ops {
+		if w.kind == opPut {
+			total += itemSize(w.item)
+		} else {
+			total += itemSize(w.key)
+		}
+	}
+	if total > maxTxBytes {
+		return nil, apierr.Validation("Transaction request cannot be larger than 4 MB")
 	}
 	var digest [32]byte
 	if in.ClientRequestToken != nil {

@@ -78,6 +78,13 @@ func (w *writeOp) eval() (change, error) {
 		if itemSize(nw) > maxItemSize {
 			return change{}, apierr.Validation("Item size to update has exceeded the maximum allowed size")
 		}
+		for _, ix := range w.t.allIndexes() {
+			for _, n := range schemaKey(ix.KeySchema).names() {
+				if v, ok := nw[n]; ok && v.Kind.String() != w.t.types[n] {
+					return change{}, apierr.Validation("The update expression attempted to update the secondary index key to unsupported type")
+				}
+			}
+		}
 		if err := w.t.validateItem(nw); err != nil {
 			return change{}, err
 		}
