@@ -53,3 +53,23 @@ func TestConformance_Numbers_Normalized(t *testing.T) {
 		t.Errorf("-007 read back as %q, want -7", w)
 	}
 }
+
+// TestConformance_Numbers_Range: the Developer Guide (Data types, Number)
+// gives the range 1E-130 to 9.9999999999999999999999999999999999999E+125
+// (and the negatives); values outside it, or arithmetic that leaves it, are
+// ValidationExceptions.
+func TestConformance_Numbers_Range(t *testing.T) {
+	t.Parallel()
+	tbl := hashTable(t)
+	maxN := "9.9999999999999999999999999999999999999E+125"
+	put(t, tbl, Item{"pk": s("a"), "hi": n(maxN), "lo": n("1E-130"), "nhi": n("-" + maxN), "nlo": n("-1E-130")})
+	it := get(t, tbl, Item{"pk": s("a")})
+	requireItem(t, Item{"pk": s("a"), "hi": n(maxN), "lo": n("1E-130"), "nhi": n("-" + maxN), "nlo": n("-1E-130")}, it, "range ends round-trip")
+	for _, v := range []string{"1E-131", "-1E-131", "1E+126", "-1E+126"} {
+		_, err := ddb(t).PutItem(ctx(t), &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: Item{"pk": s("b"), "v": n(v)}})
+		requireValidation(t, err, "PutItem of "+v)
+	}
+	_, err := ddb(t).UpdateItem(ctx(t), &dynamodb.UpdateItemInput{TableName: aws.String(tbl), Key: Item{"pk": s("a")},
+		UpdateExpression: aws.String("SET #h = #h + #h"), ExpressionAttributeNames: names("#h", "hi")})
+	requireValidation(t, err, "arithmetic past the largest number")
+}
