@@ -69,6 +69,9 @@ func TestConformance_Numbers_Range(t *testing.T) {
 		_, err := ddb(t).PutItem(ctx(t), &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: Item{"pk": s("b"), "v": n(v)}})
 		requireValidation(t, err, "PutItem of "+v)
 	}
+	// dynalite 4.0.0 stores a sum past the range; the documented range applies
+	// to every stored number.
+	skipOnDynalite(t, "stores arithmetic results outside the Number range")
 	_, err := ddb(t).UpdateItem(ctx(t), &dynamodb.UpdateItemInput{TableName: aws.String(tbl), Key: Item{"pk": s("a")},
 		UpdateExpression: aws.String("SET #h = #h + #h"), ExpressionAttributeNames: names("#h", "hi")})
 	requireValidation(t, err, "arithmetic past the largest number")
