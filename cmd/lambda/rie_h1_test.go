@@ -72,21 +72,21 @@ func TestH1_UnderRuntimeInterfaceEmulator(t *testing.T) {
 	// An event source mapping's function (DYNAFOLD_SOURCE=lambda).
 	fn := startRIE(t, riePath, bootstrap, taskRoot, fnEnv("lambda"))
 	seed("stream_event.json")
-	if ids := failures(t, fn.invoke(t, readFixture(t, "stream_event.json"))); len(ids) != 0 {
+	if ids := failures(t, fn.invoke(t, "stream_event.json (7 records)", readFixture(t, "stream_event.json"))); len(ids) != 0 {
 		t.Fatalf("stream_event.json: batchItemFailures = %v, want none", ids)
 	}
 	if r := row("o-1"); r["status"].Str != "shipped" || r["total"].Str != "19.75" || r["version"].Str != "4" {
 		t.Errorf("row o-1 = %v, want shipped, total 19.75, version 4", r)
 	}
 	_, seq, _ := seed("failing_row.json")
-	if ids := failures(t, fn.invoke(t, readFixture(t, "failing_row.json"))); !equalIDs(ids, []string{seq[0]}) {
+	if ids := failures(t, fn.invoke(t, "failing_row.json (5 records)", readFixture(t, "failing_row.json"))); !equalIDs(ids, []string{seq[0]}) {
 		t.Errorf("failing_row.json: batchItemFailures = %v, want [%s]", ids, seq[0])
 	}
 	if r := row("o-10"); r["items"].Str != "1" || r == nil {
 		t.Errorf("row o-10 = %v, want 1 item", r)
 	}
 	raws, seq, _ := seed("decode_failure.json")
-	if ids := failures(t, fn.invoke(t, readFixture(t, "decode_failure.json"))); !equalIDs(ids, []string{seq[2]}) {
+	if ids := failures(t, fn.invoke(t, "decode_failure.json (4 records)", readFixture(t, "decode_failure.json"))); !equalIDs(ids, []string{seq[2]}) {
 		t.Errorf("decode_failure.json: batchItemFailures = %v, want [%s]", ids, seq[2])
 	}
 	// The undecodable record without its sequence number: the invocation fails.
@@ -95,44 +95,56 @@ func TestH1_UnderRuntimeInterfaceEmulator(t *testing.T) {
 	delete(rec["dynamodb"].(map[string]any), "SequenceNumber")
 	raws[2], _ = json.Marshal(rec)
 	noID, _ := json.Marshal(map[string]any{"Records": raws})
-	if body := string(fn.invoke(t, noID)); !strings.Contains(body, "StreamRecordIdentifierMissing") || !strings.Contains(body, "errorMessage") {
+	if body := string(fn.invoke(t, "a failed record without identifier", noID)); !strings.Contains(body, "StreamRecordIdentifierMissing") || !strings.Contains(body, "errorMessage") {
 		t.Errorf("record without identifier: response %s, want a function error naming StreamRecordIdentifierMissing", body)
 	}
-	reps, err := fn.waitReports(4)
+	// Warm invocations with full batches (BatchSize 100: 20 new orders of 5
+	// events each, their appends interleaved).
+	const full = 5
+	seqNo := 0
+	for i := 0; i < full; i++ {
+		if ids := failures(t, fn.invoke(t, "100 records, 20 new orders", syntheticBatch(t, env, events, i*20, 20, &seqNo))); len(ids) != 0 {
+			t.Fatalf("batch of 100: batchItemFailures = %v", ids)
+		}
+	}
+	if r := row("b-00099"); r["status"].Str != "shipped" || r["items"].Str != "3" || r["version"].Str != "5" {
+		t.Errorf("row b-00099 = %v, want shipped with 3 items at version 5", r)
+	}
+	reps, err := fn.waitReports(4 + full)
 	if err != nil {
 		t.Fatalf("%v: %d REPORT lines", err, len(reps))
 	}
 	if reps[0].init == "" || reps[1].init != "" {
 		t.Errorf("REPORT lines %+v: want an Init Duration on the first invocation only", reps)
 	}
-	logReports(t, "lambda, empty compilation cache", reps, fn.initReport(), fn.initMs(t))
+	logReports(t, "lambda, empty compilation cache", fn.labels, reps, fn.initReport(), fn.initMs(t))
 
 	// An EventBridge Pipe's target (DYNAFOLD_SOURCE=pipe), a new execution
 	// environment: the plugin's compilation is cached now.
 	pipe := startRIE(t, riePath, bootstrap, taskRoot, fnEnv("pipe"))
 	_, _, eventID := seed("pipe_batch.json")
-	if ids := failures(t, pipe.invoke(t, readFixture(t, "pipe_batch.json"))); !equalIDs(ids, []string{eventID[2], eventID[4]}) {
+	if ids := failures(t, pipe.invoke(t, "pipe_batch.json (6 records)", readFixture(t, "pipe_batch.json"))); !equalIDs(ids, []string{eventID[2], eventID[4]}) {
 		t.Errorf("pipe_batch.json: batchItemFailures = %v, want [%s %s] (eventIDs)", ids, eventID[2], eventID[4])
 	}
 	if r := row("o-7"); r["status"].Str != "shipped" {
 		t.Errorf("row o-7 = %v, want shipped", r)
 	}
-	pipe.invoke(t, readFixture(t, "pipe_batch.json")) // a warm redelivery
+	pipe.invoke(t, "pipe_batch.json redelivered", readFixture(t, "pipe_batch.json"))
 	reps, err = pipe.waitReports(2)
 	if err != nil {
 		t.Fatalf("%v: %d REPORT lines", err, len(reps))
 	}
-	logReports(t, "pipe, cached compilation", reps, pipe.initReport(), pipe.initMs(t))
+	logReports(t, "pipe, cached compilation", pipe.labels, reps, pipe.initReport(), pipe.initMs(t))
 }
 
-func logReports(t *testing.T, what string, reps []report, initReport string, initMs float64) {
+func logReports(t *testing.T, what string, labels []string, reps []report, initReport string, initMs float64) {
 	t.Helper()
 	t.Logf("RIE %s: INIT REPORT durationMs %s (the emulator's init phase); the function's own init (config, client, plugin load): %.2f ms", what, initReport, initMs)
 	for i, r := range reps {
 		if r.init != "" {
-			t.Logf("RIE %s: invocation %d: Init Duration %s ms, Duration %s ms", what, i+1, r.init, r.duration)
+			t.Logf("RIE %s: %s: Init Duration %s ms, Duration %s ms", what, labels[i], r.init, r.duration)
 		} else {
-			t.Logf("RIE %s: invocation %d: Duration %s ms", what, i+1, r.duration)
+			t.Logf("RIE %s: %s: Duration %s ms", what, labels[i], r.duration)
 		}
 	}
 }

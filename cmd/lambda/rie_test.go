@@ -95,8 +95,9 @@ func (s *syncBuffer) String() string {
 
 // rie is a running emulator with the function as its bootstrap.
 type rie struct {
-	addr string
-	out  *syncBuffer
+	addr   string
+	out    *syncBuffer
+	labels []string // what each invocation posted, in order
 }
 
 // startRIE starts the emulator on a free loopback port, with the function's
@@ -142,8 +143,9 @@ func startRIE(t *testing.T, riePath, bootstrap, taskRoot string, env map[string]
 }
 
 // invoke posts a payload as Lambda's Invoke API does and returns the body.
-func (r *rie) invoke(t *testing.T, payload []byte) []byte {
+func (r *rie) invoke(t *testing.T, label string, payload []byte) []byte {
 	t.Helper()
+	r.labels = append(r.labels, label)
 	url := "http://" + r.addr + "/2015-03-31/functions/function/invocations"
 	resp, err := http.Post(url, "application/json", bytes.NewReader(payload))
 	if err != nil {

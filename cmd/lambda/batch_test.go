@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/decode"
+	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/store"
+	"github.com/dynafold/dynafold/internal/testenv"
+)
+
+// syntheticBatch appends orders (OrderPlaced, three ItemAdded, OrderShipped:
+// five events each) to the event table and returns them as the stream event
+// Lambda delivers, the orders' appends interleaved: orders*5 records.
+func syntheticBatch(t *testing.T, env *testenv.Env, events string, first, orders int, seq *int) []byte {
+	t.Helper()
+	layout := eventstore.DefaultLayout("shop", 1)
+	ts := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var raws []json.RawMessage
+	for v := uint64(1); v <= 5; v++ {
+		for o := first; o < first+orders; o++ {
+			e := abi.Event{Stream: "Order", StreamID: fmt.Sprintf("b-%05d", o), Version: v, Type: "ItemAdded",
+				Data: abi.Item{"sku": abi.S(fmt.Sprintf("sku-%d", v)), "price": abi.N(fmt.Sprintf("%d.25", v))}, Timestamp: "2026-11-29T12:00:00.000Z"}
+			switch v {
+			case 1:
+				e.Type, e.Data = "OrderPlaced", abi.Item{"customer": abi.S("c")}
+			case 5:
+				e.Type, e.Data = "OrderShipped", abi.Item{}
+			}
+			img := layout.Item(e)
+			if err := env.DB.PutItem(context.Background(), store.Put{Table: events, Item: img}); err != nil {
+				t.Fatal(err)
+			}
+			*seq++
+			rec := decode.Record{EventID: fmt.Sprintf("%032x", *seq), EventName: decode.EventInsert, EventVersion: "1.1",
+				EventSource: "aws:dynamodb", AWSRegion: "us-east-1",
+				EventSourceARN: "arn:aws:dynamodb:us-east-1:000000000000:table/" + events + "/stream/2026-11-29T12:00:00.000",
+				DynamoDB: decode.StreamRecord{ApproximateCreationDateTime: ts, SequenceNumber: fmt.Sprintf("%021d", *seq),
+					Keys: abi.Item{"pk": img["pk"], "sk": img["sk"]}, NewImage: img, SizeBytes: 250, StreamViewType: "NEW_IMAGE"}}
+			b, err := json.Marshal(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raws = append(raws, b)
+		}
+	}
+	b, err := json.Marshal(map[string]any{"Records": raws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
