@@ -93,3 +93,22 @@ func TestTables_ListDeleteRecreate(t *testing.T) {
 		t.Fatalf("recreated table has old items: %v %v", g.Item, err)
 	}
 }
+
+func TestTables_ARNAsTableName(t *testing.T) {
+	srv := startServer(t, Options{})
+	c := client(srv, 1)
+	ctx := ctxT(t)
+	mkTable(t, c, "byarn", false)
+	d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String("byarn")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := d.Table.TableArn
+	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: arn, Item: map[string]types.AttributeValue{"pk": s("a")}}); err != nil {
+		t.Fatalf("PutItem by ARN: %v", err)
+	}
+	g, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("byarn"), Key: map[string]types.AttributeValue{"pk": s("a")}})
+	if err != nil || g.Item == nil {
+		t.Fatalf("GetItem by name after a put by ARN: %v %v", g, err)
+	}
+}

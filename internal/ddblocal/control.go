@@ -23,7 +23,7 @@ func (s *Server) lookup(name string) (*table, error) {
 		return nil, err
 	}
 	s.catMu.RLock()
-	t := s.tables[name]
+	t := s.tables[tableNameOf(name)]
 	s.catMu.RUnlock()
 	if t == nil {
 		return nil, apierr.NotFound("Requested resource not found")
@@ -142,6 +142,7 @@ func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	}
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
+	in.TableName = tableNameOf(in.TableName)
 	t := s.tables[in.TableName]
 	if t == nil {
 		return nil, apierr.NotFound("Requested resource not found: Table: %s not found", in.TableName)

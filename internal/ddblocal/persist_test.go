@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,8 +108,9 @@ func TestPersist_SurvivesRestart(t *testing.T) {
 }
 
 func TestTTL_SweepRecordsServiceRemove(t *testing.T) {
-	now := time.Unix(1_800_000_000, 0)
-	srv := startServer(t, Options{Now: func() time.Time { return now }})
+	var clock atomic.Int64
+	clock.Store(1_800_000_000)
+	srv := startServer(t, Options{Now: func() time.Time { return time.Unix(clock.Load(), 0) }})
 	c := client(srv, 1)
 	ctx := ctxT(t)
 	mkTable(t, c, "ttl", false, func(in *dynamodb.CreateTableInput) {
@@ -145,5 +147,14 @@ func TestTTL_SweepRecordsServiceRemove(t *testing.T) {
 	out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("ttl"), Key: map[string]types.AttributeValue{"pk": s("past")}})
 	if err != nil || out.Item != nil {
 		t.Fatalf("expired item still there: %v %v", out.Item, err)
+	}
+	// One TTL change per hour, as the UpdateTimeToLive reference says.
+	disable := &dynamodb.UpdateTimeToLiveInput{TableName: aws.String("ttl"), TimeToLiveSpecification: &types.TimeToLiveSpecification{Enabled: aws.Bool(false), AttributeName: aws.String("exp")}}
+	if _, err := c.UpdateTimeToLive(ctx, disable); err == nil {
+		t.Fatal("a second TTL change within the hour must be refused")
+	}
+	clock.Add(3601)
+	if _, err := c.UpdateTimeToLive(ctx, disable); err != nil {
+		t.Fatalf("TTL change an hour later: %v", err)
 	}
 }

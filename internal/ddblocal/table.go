@@ -67,6 +67,7 @@ type tableMeta struct {
 	StreamLabel          string      `json:",omitempty"`
 	TTLAttr              string      `json:",omitempty"`
 	TTLEnabled           bool        `json:",omitempty"`
+	TTLChangedAt         time.Time   `json:",omitzero"`
 }
 
 // keyDef names a primary key (of the table or of an index).

@@ -63,9 +63,15 @@ func updateTimeToLive(s *Server, ctx context.Context, body []byte) (any, error) 
 	if !sp.Enabled && sp.AttributeName != t.meta.TTLAttr {
 		return nil, apierr.Validation("TimeToLive attribute name does not match the enabled attribute name: %s", t.meta.TTLAttr)
 	}
+	// DynamoDB allows one TTL change per table per hour.
+	now := s.now()
+	if !t.meta.TTLChangedAt.IsZero() && now.Sub(t.meta.TTLChangedAt) < time.Hour {
+		return nil, apierr.Validation("Time to live has been modified multiple times within a fixed interval")
+	}
 	old := t.meta
 	t.meta.TTLEnabled = sp.Enabled
 	t.meta.TTLAttr = sp.AttributeName
+	t.meta.TTLChangedAt = now
 	if err := s.saveMeta(t); err != nil {
 		t.meta = old
 		return nil, err

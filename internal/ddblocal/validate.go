@@ -57,8 +57,34 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-// checkTableName adds the constraint errors of a TableName field.
-func (c *constraintErrors) checkTableName(field, name string) { c.checkName(field, name) }
+// checkTableName adds the constraint errors of a TableName field, which
+// may also hold the table's ARN (1 to 1024 characters).
+func (c *constraintErrors) checkTableName(field, name string) {
+	if strings.HasPrefix(name, "arn:") {
+		if len(name) > 1024 {
+			c.add("Value '" + name + "' at '" + field + "' failed to satisfy constraint: Member must have length less than or equal to 1024")
+		}
+		return
+	}
+	c.checkName(field, name)
+}
+
+// tableNameOf returns the table name a TableName parameter designates: the
+// name itself, or the name in a table ARN
+// (arn:aws:dynamodb:REGION:ACCOUNT:table/NAME).
+func tableNameOf(name string) string {
+	if !strings.HasPrefix(name, "arn:") {
+		return name
+	}
+	if i := strings.Index(name, ":table/"); i >= 0 {
+		rest := name[i+len(":table/"):]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			rest = rest[:j]
+		}
+		return rest
+	}
+	return name
+}
 
 // checkName adds the constraint errors of a table or index name: 3 to 255
 // characters of [a-zA-Z0-9_.-].
