@@ -155,6 +155,8 @@ func requireCode(t testing.TB, err error, code string, msgAndArgs ...any) {
 	if ae.ErrorCode() != code {
 		t.Fatalf("%s: want %s, got %s (%v)", fmt.Sprint(msgAndArgs...), code, ae.ErrorCode(), err)
 	}
+	// Logged (go test -v) so a reviewer can check the error is the intended one.
+	t.Logf("%s: %s: %s", fmt.Sprint(msgAndArgs...), ae.ErrorCode(), ae.ErrorMessage())
 }
 
 // requireValidation fails unless err is a ValidationException.
