@@ -23,6 +23,15 @@
 // and map[string]T to M; other slices to L; abi.Value as is; any to natural Go
 // values. Nil pointers, slices, maps and byte slices are stored as absent
 // attributes; NULL reads as the zero value. Embedded structs are flattened.
+// Types are mapped by reflection once, then by field offsets; the common
+// kinds (string, Number, int64, float64, bool) are handled inline.
+//
+// Inside a Wasm module, strings read from a request (an event's fields and
+// data, the state as read) share the module's input buffer, which the next
+// call overwrites: use them freely during the call (in the state, keys,
+// items, effects), but copy one (strings.Clone) before keeping it in a
+// global. Projections should keep nothing in globals anyway: the host may
+// call any instance, in any order.
 package guest
 
 import (

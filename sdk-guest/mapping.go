@@ -66,8 +66,10 @@ type codec struct {
 	byName map[string]int
 	// entries reads n item entries into p (structs and maps).
 	entries func(d *decoder, n int, p unsafe.Pointer)
-	// fast names the common kinds decFields decodes inline.
+	// fast names the common kinds decFields and encFields handle inline.
 	fast uint8
+	// omits is set for structs with a field that may be omitted.
+	omits bool
 }
 
 const (
@@ -84,6 +86,8 @@ type field struct {
 	offset uintptr
 	c      *codec
 	pre    uint64 // the name's first 8 bytes, little-endian, for a cheap match
+	// encName is the name encoded as a str, ready to append.
+	encName string
 }
 
 // prefix8 returns the first (up to) 8 bytes of s as a little-endian integer.
@@ -429,7 +433,8 @@ func (c *codec) addFields(t reflect.Type, base uintptr) {
 		if !ok {
 			continue
 		}
-		fd := field{name: name, offset: base + f.Offset, c: buildCodec(f.Type), pre: prefix8(name)}
+		fd := field{name: name, offset: base + f.Offset, c: buildCodec(f.Type), pre: prefix8(name),
+			encName: string(abi.AppendString(nil, name))}
 		if j, dup := c.byName[name]; dup {
 			c.fields[j] = fd
 			continue
@@ -443,6 +448,14 @@ func (c *codec) fillStruct() {
 	c.byName = map[string]int{}
 	c.addFields(c.t, 0)
 	c.entries = c.decFields
+	for _, f := range c.fields {
+		// A field's codec may still be building (recursive types): decide
+		// by kind, as fill does.
+		switch k := f.c.t.Kind(); {
+		case k == reflect.Pointer, k == reflect.Slice, k == reflect.Map, k == reflect.Interface, f.c.t == valueType:
+			c.omits = true
+		}
+	}
 	c.enc = func(e *encoder, p unsafe.Pointer) {
 		e.buf = append(e.buf, byte(abi.KindM))
 		c.encFields(e, p, false)
@@ -460,26 +473,75 @@ func (c *codec) fillStruct() {
 // encFields appends the struct at p as an item's entries, preceded by the
 // entry count (plus one when opt, for an optional item).
 func (c *codec) encFields(e *encoder, p unsafe.Pointer, opt bool) {
-	n := 0
-	for i := range c.fields {
-		f := &c.fields[i]
-		if f.c.omit == nil || !f.c.omit(unsafe.Add(p, f.offset)) {
-			n++
+	n := len(c.fields)
+	if c.omits {
+		n = 0
+		for i := range c.fields {
+			f := &c.fields[i]
+			if f.c.omit == nil || !f.c.omit(unsafe.Add(p, f.offset)) {
+				n++
+			}
 		}
 	}
 	if opt {
 		n++
 	}
-	e.buf = abi.AppendUvarint(e.buf, uint64(n))
+	buf := e.buf
+	if n < 0x80 {
+		buf = append(buf, byte(n))
+	} else {
+		buf = abi.AppendUvarint(buf, uint64(n))
+	}
 	for i := range c.fields {
 		f := &c.fields[i]
 		q := unsafe.Add(p, f.offset)
 		if f.c.omit != nil && f.c.omit(q) {
 			continue
 		}
-		e.buf = abi.AppendString(e.buf, f.name)
-		f.c.enc(e, q)
+		buf = append(buf, f.encName...)
+		switch f.c.fast {
+		case fastString, fastNumber:
+			str := *(*string)(q)
+			kind := abi.KindS
+			if f.c.fast == fastNumber {
+				kind = abi.KindN
+				if str == "" {
+					str = "0"
+				}
+			}
+			if len(str) < 0x80 {
+				buf = append(buf, byte(kind), byte(len(str)))
+				buf = append(buf, str...)
+			} else {
+				buf = abi.AppendString(append(buf, byte(kind)), str)
+			}
+		case fastInt64:
+			buf = appendIntN(buf, *(*int64)(q))
+		case fastFloat64:
+			v := *(*float64)(q)
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				e.buf = buf
+				f.c.enc(e, q) // reports the error
+				buf = e.buf
+				break
+			}
+			var tmp [32]byte
+			digits := appendFloat(tmp[:0], v)
+			buf = append(buf, byte(abi.KindN), byte(len(digits)))
+			buf = append(buf, digits...)
+		case fastBool:
+			b := byte(0)
+			if *(*bool)(q) {
+				b = 1
+			}
+			buf = append(buf, byte(abi.KindBOOL), b)
+		default:
+			e.buf = buf
+			f.c.enc(e, q)
+			buf = e.buf
+		}
 	}
+	e.buf = buf
 }
 
 // decFields reads n item entries into the struct at p; unknown attributes

@@ -158,12 +158,15 @@ func (c *core[S]) source(name string) (*source[S], error) {
 	return nil, fmt.Errorf("guest: projection %q has no source %q", c.name, name)
 }
 
+// decodeState and appendState hide s from escape analysis so that a fold's
+// state can live on the stack; s stays live in the caller, and the codecs
+// keep no reference to it.
 func (c *core[S]) decodeState(raw string, s *S) error {
-	return decodeOptItem(raw, c.state, unsafe.Pointer(s))
+	return decodeOptItem(raw, c.state, noescape(unsafe.Pointer(s)))
 }
 
 func (c *core[S]) appendState(dst []byte, s *S) ([]byte, error) {
-	return encodeOptItem(dst, c.state, unsafe.Pointer(s))
+	return encodeOptItem(dst, c.state, noescape(unsafe.Pointer(s)))
 }
 
 // appendItem appends to_item(s) as an optional item.

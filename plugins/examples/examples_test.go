@@ -1,12 +1,14 @@
 package examples_test
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/wasmbuild"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 	zonereadings "github.com/dynafold/dynafold/plugins/examples/zone-readings"
 	guest "github.com/dynafold/dynafold/sdk-guest"
@@ -199,5 +201,38 @@ func TestP9_ZoneReadings(t *testing.T) {
 	}
 	if _, ok := r.Item["maxCelsius"]; ok || r.Item["readings"].Str != "0" || r.Item["alertKey"].Str != "normal" {
 		t.Fatalf("placed: %+v", r.Item)
+	}
+}
+
+// TestW1_ModuleShape checks a built plugin against ABI.md §1: the exports,
+// and no imports beyond wasi_snapshot_preview1.
+func TestW1_ModuleShape(t *testing.T) {
+	md := load(t, "order-summary/wasm")
+	for _, name := range []string{"_initialize", "dynafold_abi_version", "dynafold_alloc", "describe", "key", "evolve",
+		"initial", "terminal", "to_item", "effects"} {
+		if md.m.ExportedFunction(name) == nil {
+			t.Errorf("missing export %s", name)
+		}
+	}
+	if md.m.ExportedMemory("memory") == nil {
+		t.Error("missing memory export")
+	}
+	cm, err := md.rt.CompileModule(context.Background(), wasmbuild.Build(t, "order-summary/wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cm.ImportedFunctions() {
+		if mod, _, _ := f.Import(); mod != "wasi_snapshot_preview1" {
+			t.Errorf("unexpected import %s", mod)
+		}
+	}
+	// An input buffer the guest did not hand out is refused with status 1.
+	md.stack[0], md.stack[1] = 8, 4
+	if err := md.fns["evolve"].CallWithStack(context.Background(), md.stack); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := md.m.Memory().Read(uint32(md.stack[0]>>32), uint32(md.stack[0]))
+	if len(out) == 0 || out[0] != 1 {
+		t.Fatalf("foreign buffer: %q", out)
 	}
 }
