@@ -113,7 +113,7 @@ func (t *table) buildIndexes() {
 		st.names = source{t: t, ix: &st.def}.posNames()
 		t.idx[d.IndexName] = st
 	}
-	for _, p := range t.order {
+	for _, p := range t.parts {
 		for _, it := range p.rows {
 			t.indexAdd(it)
 		}

@@ -96,15 +96,16 @@ func scan(s *Server, ctx context.Context, body []byte) (any, error) {
 // key), starting after esk, keeping the partitions inSeg accepts.
 func (t *table) scanSeq(esk abi.Item, inSeg func(uint64) bool) iter.Seq[abi.Item] {
 	return func(yield func(abi.Item) bool) {
+		order := t.scanOrder()
 		start := 0
 		var hk abi.Value
 		if esk != nil {
 			hk = esk[t.key.hash]
 			eh := scanHash(hk)
-			start = sort.Search(len(t.order), func(j int) bool { return cmpScan(t.order[j].h, t.order[j].hk, eh, hk) >= 0 })
+			start = sort.Search(len(order), func(j int) bool { return cmpScan(order[j].h, order[j].hk, eh, hk) >= 0 })
 		}
-		for j := start; j < len(t.order); j++ {
-			p := t.order[j]
+		for j := start; j < len(order); j++ {
+			p := order[j]
 			if !inSeg(p.h) {
 				continue
 			}

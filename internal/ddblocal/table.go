@@ -112,10 +112,14 @@ type table struct {
 	types   map[string]string // attribute definitions: name -> S/N/B
 	deleted bool
 	parts   map[string]*partition
-	order   []*partition // in scan order (cmpScan), for Scan
-	count   int64
-	size    int64
-	idx     map[string]*idxStore // secondary indexes by name
+	// The partitions in scan order (cmpScan), rebuilt by scanOrder after
+	// writes added or removed partitions (orderDirty, set under mu).
+	orderMu    sync.Mutex
+	order      []*partition
+	orderDirty bool
+	count      int64
+	size       int64
+	idx        map[string]*idxStore // secondary indexes by name
 }
 
 func newTable(m tableMeta) *table {
@@ -222,10 +226,7 @@ func (t *table) put(item abi.Item) {
 		hk := item[t.key.hash]
 		p = &partition{hk: hk, h: scanHash(hk)}
 		t.parts[valueKey(hk)] = p
-		j := sort.Search(len(t.order), func(j int) bool { return cmpScan(t.order[j].h, t.order[j].hk, p.h, hk) >= 0 })
-		t.order = append(t.order, nil)
-		copy(t.order[j+1:], t.order[j:])
-		t.order[j] = p
+		t.orderDirty = true
 	}
 	sz := int64(expr.ItemSize(item))
 	if ok {
@@ -254,10 +255,7 @@ func (t *table) remove(key abi.Item) bool {
 	p.rows = append(p.rows[:i], p.rows[i+1:]...)
 	if len(p.rows) == 0 {
 		delete(t.parts, valueKey(p.hk))
-		j := sort.Search(len(t.order), func(j int) bool { return cmpScan(t.order[j].h, t.order[j].hk, p.h, p.hk) >= 0 })
-		if j < len(t.order) && t.order[j] == p {
-			t.order = append(t.order[:j], t.order[j+1:]...)
-		}
+		t.orderDirty = true
 	}
 	return true
 }
@@ -307,4 +305,20 @@ func (t *table) rlocked(f func() error) error {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return f()
+}
+
+// scanOrder returns the partitions in scan order. The caller holds t.mu
+// (read or write); the order is rebuilt only after partitions came or went.
+func (t *table) scanOrder() []*partition {
+	t.orderMu.Lock()
+	defer t.orderMu.Unlock()
+	if t.orderDirty || len(t.order) != len(t.parts) {
+		order := make([]*partition, 0, len(t.parts))
+		for _, p := range t.parts {
+			order = append(order, p)
+		}
+		sort.Slice(order, func(i, j int) bool { return cmpScan(order[i].h, order[i].hk, order[j].h, order[j].hk) < 0 })
+		t.order, t.orderDirty = order, false
+	}
+	return t.order
 }

@@ -146,7 +146,7 @@ func (s *Server) sweepTable(t *table) (int, error) {
 	t.mu.RLock()
 	var keys []abi.Item
 	if !t.deleted && t.meta.TTLEnabled {
-		for _, p := range t.order {
+		for _, p := range t.parts {
 			for _, it := range p.rows {
 				if expired(it[t.meta.TTLAttr], now) {
 					keys = append(keys, t.keyOf(it))
