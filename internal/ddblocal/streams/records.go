@@ -49,7 +49,9 @@ func (r *Registry) getRecords(in getRecordsIn) (any, error) {
 	if err := checkLen(in.ShardIterator, "shardIterator", 1, maxIteratorLen, true); err != nil {
 		return nil, err
 	}
-	if err := checkLimit(in.Limit, "limit", 0); err != nil {
+	// "The upper limit is 1000": a larger Limit is a ValidationException
+	// (AWS CodeGuru warns of exactly that for stream batch sizes).
+	if err := checkLimit(in.Limit, "limit", maxRecordsLimit); err != nil {
 		return nil, err
 	}
 	limit := maxRecordsLimit
