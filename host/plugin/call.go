@@ -93,12 +93,14 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 		if ctx.Err() != nil {
 			return p.wrap(fn, newCause(ErrCanceled, err, "canceled while waiting for an instance: %v", err))
 		}
-		return p.classify(ctx, fn, nil, fmt.Errorf("instantiate a new instance: %w", err))
+		return p.classify(ctx, fn, nil, nil, fmt.Errorf("instantiate a new instance: %w", err))
 	}
 	in.scratch = encode(in.scratch[:0])
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-	out, err := in.invoke(cctx, fn, in.scratch)
-	cancel()
+	var out []byte
+	fired, err := in.guarded(ctx, p.cfg.CallTimeout, func(ctx context.Context) (err error) {
+		out, err = in.invoke(ctx, fn, in.scratch)
+		return err
+	})
 	if err == nil {
 		var body []byte
 		if body, err = p.body(fn, out); err == nil {
@@ -112,7 +114,7 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 		}
 	}
 	if err != nil {
-		cerr := p.classify(ctx, fn, in, err)
+		cerr := p.classify(ctx, fn, in, fired, err)
 		p.pool.discard(ctx, in)
 		p.pool.stats.failures.Add(1)
 		p.cfg.Logger.Warn("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", cerr)
@@ -144,15 +146,11 @@ func (p *Plugin) badOutput(fn string, err error) error {
 	return p.wrap(fn, newCause(ErrBadOutput, err, "malformed output: %v", err))
 }
 
-// callError is classify for load-time calls.
-func (p *Plugin) callError(ctx context.Context, fn string, in *instance, err error) error {
-	return p.classify(ctx, fn, in, err)
-}
-
 // classify turns a runtime error of a call into a *logic.CallError whose
 // cause says what happened. ctx is the caller's context (without the
-// CallTimeout), to tell the caller's cancellation from a timeout.
-func (p *Plugin) classify(ctx context.Context, fn string, in *instance, err error) error {
+// CallTimeout); fired is what the watchdog reported (ErrTimeout,
+// ErrCanceled or nil).
+func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, err error) error {
 	var ce *logic.CallError
 	if errors.As(err, &ce) {
 		return ce
@@ -167,6 +165,10 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, err erro
 	}
 	var exit *sys.ExitError
 	switch {
+	case fired == ErrTimeout:
+		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s", p.cfg.CallTimeout))
+	case fired == ErrCanceled:
+		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Cause(ctx)))
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
 		errors.Is(err, context.DeadlineExceeded):
 		if ctx.Err() != nil { // the caller's own deadline, not CallTimeout

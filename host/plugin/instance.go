@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -27,11 +28,13 @@ type instance struct {
 	stack   [2]uint64
 	scratch []byte      // the encoded request, reused across calls
 	busy    atomic.Bool // set while a call holds the instance
+	wd      watchdog
 }
 
 // newInstance instantiates compiled in the plugin's sandbox and runs its
-// _initialize (bounded by ctx).
-func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, out *guestOutput) (*instance, error) {
+// _initialize, bounded by timeout and ctx. A module that exports _start but
+// not _initialize is a command, not a reactor, and is refused.
+func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, out *guestOutput, timeout time.Duration) (*instance, error) {
 	rnd := &detRand{}
 	rnd.reset()
 	mod, err := rt.InstantiateModule(ctx, compiled, moduleConfig(out, rnd))
@@ -46,10 +49,29 @@ func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.Compile
 		out:   out,
 		rnd:   rnd,
 	}
+	if g, ok := mod.ExportedGlobal(interruptGlobal).(api.MutableGlobal); ok {
+		inst.wd.flag = g
+	}
 	for name := range compiled.ExportedFunctions() {
 		if isCapability(name) {
 			inst.fns[name] = mod.ExportedFunction(name)
 		}
+	}
+	if init := mod.ExportedFunction("_initialize"); init != nil {
+		fired, err := inst.guarded(ctx, timeout, func(ctx context.Context) error {
+			_, err := init.Call(ctx)
+			return err
+		})
+		if err != nil {
+			mod.Close(ctx)
+			if fired != nil {
+				return nil, fmt.Errorf("_initialize: %w after %s: %w", fired, timeout, err)
+			}
+			return nil, fmt.Errorf("_initialize: %w", err)
+		}
+	} else if mod.ExportedFunction("_start") != nil {
+		mod.Close(ctx)
+		return nil, fmt.Errorf("%w: a command module (exports _start, not _initialize); build the plugin with -buildmode=c-shared", ErrInvalidModule)
 	}
 	return inst, nil
 }

@@ -66,12 +66,16 @@ func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
 	if cfg.CacheDir == "" {
 		return fmt.Errorf("%w: Precompile needs a CacheDir", ErrConfig)
 	}
-	rt, err := acquireRuntime(ctx, cfg)
+	code, ierr := instrument(wasm)
+	if ierr != nil {
+		code = wasm
+	}
+	rt, err := acquireRuntime(ctx, cfg, ierr != nil)
 	if err != nil {
 		return err
 	}
 	defer rt.release(ctx)
-	compiled, err := rt.rt.CompileModule(ctx, wasm)
+	compiled, err := rt.rt.CompileModule(ctx, code)
 	if err != nil {
 		return fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
 	}
@@ -99,7 +103,13 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		return fail(err)
 	}
 	start := time.Now()
-	rt, err := acquireRuntime(ctx, cfg)
+	code, ierr := instrument(wasm)
+	if ierr != nil {
+		cfg.Logger.Info("plugin not instrumented; timeouts use wazero's slower close-on-context-done",
+			"plugin", name, "reason", ierr)
+		code = wasm
+	}
+	rt, err := acquireRuntime(ctx, cfg, ierr != nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -109,7 +119,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 			p.release(context.WithoutCancel(ctx))
 		}
 	}()
-	if p.compiled, err = rt.rt.CompileModule(ctx, wasm); err != nil {
+	if p.compiled, err = rt.rt.CompileModule(ctx, code); err != nil {
 		return fail(fmt.Errorf("%w: compile: %v", ErrInvalidModule, err))
 	}
 	if err = checkExports(p.compiled); err != nil {
@@ -121,14 +131,15 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	}
 	p.pool = newPool(cfg.PoolSize, p.newInstance)
 
-	ictx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
-	defer cancel()
-	in, err := p.newInstance(ictx)
+	in, err := p.newInstance(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("instantiate: %w", err))
 	}
-	major, minor, err := in.abiVersion(ictx)
-	if err != nil {
+	var major, minor uint32
+	if _, err = in.guarded(ctx, cfg.CallTimeout, func(ctx context.Context) (err error) {
+		major, minor, err = in.abiVersion(ctx)
+		return err
+	}); err != nil {
 		in.close(ctx)
 		return fail(fmt.Errorf("%s: %w", exportVersion, err))
 	}
@@ -136,10 +147,14 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		in.close(ctx)
 		return fail(&ABIVersionError{Plugin: name, Major: major, Minor: minor, HostMajor: abi.VersionMajor, HostMinor: abi.VersionMinor})
 	}
-	out, err := in.invoke(ictx, abi.CapDescribe, nil)
+	var out []byte
+	fired, err := in.guarded(ctx, cfg.CallTimeout, func(ctx context.Context) (err error) {
+		out, err = in.invoke(ctx, abi.CapDescribe, nil)
+		return err
+	})
 	if err != nil {
 		in.close(ctx)
-		return fail(p.callError(ictx, abi.CapDescribe, in, err))
+		return fail(p.classify(ctx, abi.CapDescribe, in, fired, err))
 	}
 	body, err := p.body(abi.CapDescribe, out)
 	if err != nil {
@@ -194,13 +209,11 @@ func (p *Plugin) checkDescription(d *abi.Description, major, minor uint32) error
 	return nil
 }
 
-// newInstance instantiates the module in the sandbox, bounded by
-// CallTimeout.
+// newInstance instantiates the module in the sandbox, its _initialize
+// bounded by CallTimeout.
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-	defer cancel()
 	out := &guestOutput{log: p.cfg.Logger, plugin: &p.name}
-	return newInstance(ctx, p.rt.rt, p.compiled, out)
+	return newInstance(ctx, p.rt.rt, p.compiled, out, p.cfg.CallTimeout)
 }
 
 // Name returns the plugin's name and version ("order-summary@1.0.0"), as

@@ -14,6 +14,9 @@ import (
 type runtimeKey struct {
 	cacheDir string
 	memLimit uint32
+	// closeOnDone is set for modules instrument cannot rewrite: wazero then
+	// enforces timeouts itself, at a cost (see instrument).
+	closeOnDone bool
 }
 
 // sharedRuntime is a reference-counted wazero.Runtime.
@@ -31,8 +34,8 @@ var runtimes = struct {
 
 // acquireRuntime returns the runtime for cfg's settings, creating it (with
 // WASI instantiated) when no live plugin uses it.
-func acquireRuntime(ctx context.Context, cfg Config) (*sharedRuntime, error) {
-	key := runtimeKey{cacheDir: cfg.CacheDir, memLimit: cfg.MemoryLimitPages}
+func acquireRuntime(ctx context.Context, cfg Config, closeOnDone bool) (*sharedRuntime, error) {
+	key := runtimeKey{cacheDir: cfg.CacheDir, memLimit: cfg.MemoryLimitPages, closeOnDone: closeOnDone}
 	runtimes.Lock()
 	defer runtimes.Unlock()
 	if s := runtimes.m[key]; s != nil {
@@ -40,7 +43,7 @@ func acquireRuntime(ctx context.Context, cfg Config) (*sharedRuntime, error) {
 		return s, nil
 	}
 	rc := wazero.NewRuntimeConfig(). // the compiler where supported
-						WithCloseOnContextDone(true).
+						WithCloseOnContextDone(key.closeOnDone).
 						WithMemoryLimitPages(key.memLimit)
 	s := &sharedRuntime{key: key, refs: 1}
 	if key.cacheDir != "" {

@@ -106,11 +106,11 @@ func (o *guestOutput) reason() string {
 // moduleConfig is the sandbox of one instance (see the package doc): WASI
 // with no filesystem, environment, arguments or network; a frozen wall clock;
 // wazero's fake monotonic clock and no-op sleep; a deterministic random
-// source; captured output; and the reactor's _initialize as start function.
+// source; captured output; and no start function.
 func moduleConfig(out *guestOutput, rnd *detRand) wazero.ModuleConfig {
 	return wazero.NewModuleConfig().
-		WithName(""). // anonymous: many instances of one module in a runtime
-		WithStartFunctions("_initialize").
+		WithName("").         // anonymous: many instances of one module in a runtime
+		WithStartFunctions(). // _initialize runs under the watchdog (newInstance)
 		WithStdout(outStream{out, "stdout"}).
 		WithStderr(outStream{out, "stderr"}).
 		WithRandSource(rnd).
