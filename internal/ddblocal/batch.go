@@ -126,7 +126,7 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 				left = append(left, wire.Item(k))
 				continue
 			}
-			it, err := p.t.read(k)
+			it, err := p.t.read(k, s.staleRead(p.ka.ConsistentRead), s.now())
 			if err != nil {
 				return nil, err
 			}

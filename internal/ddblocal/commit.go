@@ -42,6 +42,12 @@ func (s *Server) commit(changes []change, ident *streams.Identity) error {
 	if err := s.persistChanges(eff); err != nil {
 		return err
 	}
+	at := s.now()
+	if w := s.faults.staleWindow(); w > 0 {
+		for _, c := range eff {
+			c.t.noteStale(c.key, c.old, at, at.Add(w))
+		}
+	}
 	for _, c := range eff {
 		if c.new == nil {
 			c.t.remove(c.key)
@@ -49,7 +55,6 @@ func (s *Server) commit(changes []change, ident *streams.Identity) error {
 			c.t.put(c.new)
 		}
 	}
-	at := s.now()
 	for _, c := range eff {
 		m := c.t.meta
 		if m.Stream == nil || !m.Stream.StreamEnabled || m.StreamArn == "" {

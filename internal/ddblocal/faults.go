@@ -32,11 +32,17 @@ const (
 // TransactionConflictException on TransactWriteItems or TransactGetItems is
 // sent the way DynamoDB sends it: a TransactionCanceledException whose first
 // reason is TransactionConflict (the others None).
+//
+// StaleReads makes eventually consistent reads behave like DynamoDB's at
+// their worst: a GetItem or BatchGetItem without ConsistentRead of an item
+// written less than StaleReads ago returns the item as it was before that
+// write (or no item). Strongly consistent reads are never stale.
 type FaultConfig struct {
-	Rates   map[string]map[string]float64
-	Script  []ScriptedFault
-	Latency time.Duration
-	Seed    int64
+	Rates      map[string]map[string]float64
+	Script     []ScriptedFault
+	Latency    time.Duration
+	Seed       int64
+	StaleReads time.Duration
 }
 
 // ScriptedFault makes the next request of Op ("*" for any) fail with Code.
@@ -141,4 +147,17 @@ func faultError(op, code string, body []byte) error {
 		status = 503
 	}
 	return apierr.New(code, status, "Injected fault")
+}
+
+// staleWindow is the StaleReads duration in force.
+func (f *faultState) staleWindow() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cfg.StaleReads
+}
+
+// staleRead reports whether a read may be stale: eventually consistent
+// while FaultConfig.StaleReads is on.
+func (s *Server) staleRead(consistent bool) bool {
+	return !consistent && s.faults.staleWindow() > 0
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -124,5 +125,38 @@ func TestFaults_RatesRepeatableWithSeed(t *testing.T) {
 	a, b := pattern(), pattern()
 	if a != b || !strings.Contains(a, "T") || !strings.Contains(a, ".") {
 		t.Fatalf("patterns %s / %s: want equal, mixing faults and passes", a, b)
+	}
+}
+
+func TestFaults_StaleReads(t *testing.T) {
+	srv := startServer(t, Options{Faults: FaultConfig{StaleReads: time.Hour}})
+	c := client(srv, 1)
+	ctx := ctxT(t)
+	mkTable(t, c, "stale", false)
+	key := map[string]types.AttributeValue{"pk": s("a")}
+	for _, v := range []string{"1", "2"} {
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("stale"), Item: map[string]types.AttributeValue{"pk": s("a"), "v": n(v)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventual, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("stale"), Key: key})
+	if err != nil || eventual.Item != nil {
+		t.Fatalf("eventually consistent read within the window: %v %v; want the item as before its first write (absent)", eventual.Item, err)
+	}
+	strong, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("stale"), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil || strong.Item["v"].(*types.AttributeValueMemberN).Value != "2" {
+		t.Fatalf("strongly consistent read: %v %v", strong.Item, err)
+	}
+	bg, err := c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{"stale": {Keys: []map[string]types.AttributeValue{key}}}})
+	if err != nil || len(bg.Responses["stale"]) != 0 {
+		t.Fatalf("eventually consistent BatchGetItem: %v %v", bg.Responses, err)
+	}
+	srv.SetFaults(FaultConfig{})
+	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("stale"), Item: map[string]types.AttributeValue{"pk": s("a"), "v": n("3")}}); err != nil {
+		t.Fatal(err)
+	}
+	eventual, err = c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("stale"), Key: key})
+	if err != nil || eventual.Item == nil {
+		t.Fatalf("with StaleReads off an eventual read still saw stale data: %v %v", eventual.Item, err)
 	}
 }

@@ -64,7 +64,7 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := t.validateKey(key); err != nil {
 		return nil, err
 	}
-	it, err := t.read(key)
+	it, err := t.read(key, s.staleRead(in.ConsistentRead), s.now())
 	if err != nil {
 		return nil, err
 	}

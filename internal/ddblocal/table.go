@@ -119,7 +119,8 @@ type table struct {
 	orderDirty bool
 	count      int64
 	size       int64
-	idx        map[string]*idxStore // secondary indexes by name
+	idx        map[string]*idxStore  // secondary indexes by name
+	stale      map[string]staleEntry // by encoded key; FaultConfig.StaleReads
 }
 
 func newTable(m tableMeta) *table {
@@ -260,14 +261,48 @@ func (t *table) remove(key abi.Item) bool {
 	return true
 }
 
-// read returns the stored item with key under the read lock.
-func (t *table) read(key abi.Item) (abi.Item, error) {
+// read returns the stored item with key under the read lock. With stale
+// set (an eventually consistent read while FaultConfig.StaleReads is on),
+// it may return the item's previous version.
+func (t *table) read(key abi.Item, stale bool, now time.Time) (abi.Item, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.deleted {
 		return nil, errGone
 	}
+	if stale && len(t.stale) > 0 {
+		if e, ok := t.stale[string(encodeKey(t, key))]; ok && now.Before(e.until) {
+			return e.old, nil
+		}
+	}
 	return t.get(key), nil
+}
+
+// staleEntry is an item's version before its last write, which eventually
+// consistent reads may still see until the given time.
+type staleEntry struct {
+	old   abi.Item
+	until time.Time
+}
+
+// noteStale remembers old as key's previous version until until; the
+// caller holds the write lock.
+func (t *table) noteStale(key, old abi.Item, now, until time.Time) {
+	if t.stale == nil {
+		t.stale = map[string]staleEntry{}
+	}
+	k := string(encodeKey(t, key))
+	if e, ok := t.stale[k]; ok && now.Before(e.until) {
+		old = e.old // keep the oldest version still visible
+	}
+	t.stale[k] = staleEntry{old: old, until: until}
+	if len(t.stale) > 1024 {
+		for k, e := range t.stale {
+			if !now.Before(e.until) {
+				delete(t.stale, k)
+			}
+		}
+	}
 }
 
 // scanHash places a hash key in Scan order. Like DynamoDB, which scans in
