@@ -108,8 +108,12 @@ func decodeInto(raw string, v any) error {
 	} else {
 		c = elemCodec(typ)
 	}
-	ef := (*eface)(noescape(unsafe.Pointer(&v)))
-	defer runtime.KeepAlive(v) // v stays live, so a moved stack adjusts it
+	err := decodeWith(raw, c, (*eface)(noescape(unsafe.Pointer(&v))))
+	runtime.KeepAlive(v) // v stays live, so a moved stack adjusts its data word
+	return err
+}
+
+func decodeWith(raw string, c *codec, ef *eface) error {
 	if c == nil || ef.data == nil {
 		return &MappingError{Type: typeName(ef.typ), Reason: "Decode needs a non-nil pointer"}
 	}
