@@ -160,3 +160,39 @@ func TestFaults_StaleReads(t *testing.T) {
 		t.Fatalf("with StaleReads off an eventual read still saw stale data: %v %v", eventual.Item, err)
 	}
 }
+
+func TestFaults_StaleReadsLagGlobalIndex(t *testing.T) {
+	srv := startServer(t, Options{})
+	c := client(srv, 1)
+	ctx := ctxT(t)
+	mkTable(t, c, "lag", false, func(in *dynamodb.CreateTableInput) {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String("g"), AttributeType: types.ScalarAttributeTypeS})
+		in.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{{IndexName: aws.String("byG"),
+			KeySchema:  []types.KeySchemaElement{{AttributeName: aws.String("g"), KeyType: types.KeyTypeHash}},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}}}
+	})
+	put := func(pk, g string) {
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("lag"), Item: map[string]types.AttributeValue{"pk": s(pk), "g": s(g)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(g string) int32 {
+		out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("lag"), IndexName: aws.String("byG"), KeyConditionExpression: aws.String("g = :g"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":g": s(g)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Count
+	}
+	put("1", "old")
+	srv.SetFaults(FaultConfig{StaleReads: time.Hour})
+	put("1", "new") // moves between index partitions
+	put("2", "new") // new item
+	if o, nw := count("old"), count("new"); o != 1 || nw != 0 {
+		t.Fatalf("lagging index: old=%d new=%d, want 1 and 0", o, nw)
+	}
+	srv.SetFaults(FaultConfig{})
+	if o, nw := count("old"), count("new"); o != 0 || nw != 2 {
+		t.Fatalf("index without lag: old=%d new=%d, want 0 and 2", o, nw)
+	}
+}

@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"sort"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -187,4 +188,34 @@ func (t *table) indexParts(name string) []*idxPart {
 	}
 	sort.Slice(parts, func(i, j int) bool { return cmpScan(parts[i].h, parts[i].hk, parts[j].h, parts[j].hk) < 0 })
 	return parts
+}
+
+// staleIndexRows is rows (an index partition with hash key hv) as a lagging
+// global index may still show it: items written within the StaleReads
+// window appear in their previous version, or not at all.
+func (t *table) staleIndexRows(ix *indexDef, names []string, hv abi.Value, rows []abi.Item, now time.Time) []abi.Item {
+	if len(t.stale) == 0 {
+		return rows
+	}
+	hidden := map[string]bool{}
+	var out []abi.Item
+	for k, e := range t.stale {
+		if !now.Before(e.until) {
+			continue
+		}
+		hidden[k] = true
+		if e.old != nil && t.inIndex(ix, e.old) && cmpVal(e.old[names[0]], hv) == 0 {
+			out = append(out, e.old)
+		}
+	}
+	if len(hidden) == 0 {
+		return rows
+	}
+	for _, it := range rows {
+		if !hidden[string(encodeKey(t, it))] {
+			out = append(out, it)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return cmpPos(names, out[i], out[j]) < 0 })
+	return out
 }

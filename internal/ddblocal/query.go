@@ -90,6 +90,9 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 	} else {
 		cands = t.indexRows(r.src.ix.IndexName, hv)
+		if r.src.ix.Global && s.staleRead(false) {
+			cands = t.staleIndexRows(r.src.ix, r.src.posNames(), hv, cands, s.now())
+		}
 	}
 	if kc.Range != nil {
 		cands = rangeSlice(cands, key.rng, kc.Range)
