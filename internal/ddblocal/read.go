@@ -184,7 +184,8 @@ func (r *reader) page(candidates iter.Seq[abi.Item]) map[string]any {
 		// the request asks for them; a global one only has its projection.
 		view, full := it, it
 		if ix != nil && ix.Global {
-			view, full = t.projectIndex(ix, it), t.projectIndex(ix, it)
+			view = t.projectIndex(ix, it)
+			full = view
 		} else if ix != nil && r.sel != "ALL_ATTRIBUTES" && r.proj == nil {
 			view = t.projectIndex(ix, it)
 		}

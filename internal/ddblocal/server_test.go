@@ -1,0 +1,63 @@
+package ddblocal
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+func TestServer_ServeStopsOnCancel(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, Options{Addr: addr, TTLInterval: -1}) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Serve never listened on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve returned %v after cancel", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
+}
+
+func TestServer_CloseTwiceAndRefuse(t *testing.T) {
+	srv, err := Start(context.Background(), Options{TTLInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(srv, 1)
+	if _, err := c.ListTables(ctxT(t), &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := c.ListTables(ctxT(t), &dynamodb.ListTablesInput{}); err == nil {
+		t.Fatal("a closed server answered")
+	}
+}
