@@ -157,12 +157,12 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 		var resp batch.Response
 		if resp, err = res.Response(); err == nil {
 			out := toEvents(resp)
-			logBatch(log, res, bad, x.skipBad, out, time.Since(start))
+			logBatch(log, res, bad, x.skipBad, out, time.Since(start), oldest(recs))
 			return out, nil
 		}
 	}
 	if res != nil {
-		logBatch(log, res, bad, x.skipBad, events.DynamoDBEventResponse{}, time.Since(start))
+		logBatch(log, res, bad, x.skipBad, events.DynamoDBEventResponse{}, time.Since(start), oldest(recs))
 	}
 	log.Error("invocation failed: the source retries the whole batch", "err", err.Error())
 	return events.DynamoDBEventResponse{}, err

@@ -3,6 +3,7 @@ package handler_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,6 +35,7 @@ type setup struct {
 	source          string
 	plugin          string // "" runs the order-summary logic natively
 	onDecodeFailure string
+	log             *slog.Logger // nil: slog.Default()
 }
 
 func newFn(t *testing.T, s setup) *fn {
@@ -56,7 +58,7 @@ func newFn(t *testing.T, s setup) *fn {
 		cfg.Projections[0].Plugin = "native:order-summary"
 		opts = append(opts, host.WithNative("order-summary", logic.Native(p, "order-summary")))
 	}
-	h, call, err := handler.Build(context.Background(), cfg, nil, opts...)
+	h, call, err := handler.Build(context.Background(), cfg, s.log, opts...)
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}

@@ -26,7 +26,7 @@ func invocationLogger(ctx context.Context, l *slog.Logger, source string) *slog.
 
 // logBatch writes one summary line per invocation, then each failure (up
 // to maxLogged of them) with the error that caused it.
-func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool, resp events.DynamoDBEventResponse, took time.Duration) {
+func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) {
 	logged := 0
 	warn := func(msg string, args ...any) {
 		if logged < maxLogged {
@@ -60,11 +60,16 @@ func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool
 			warn("key failed", "projection", name, "position", kf.Pos, "err", kf.Err.Error())
 		}
 	}
-	log.Info("batch",
-		"records", res.Records, "events", len(res.Decoded.Events), "ignored", len(res.Decoded.Ignored)-len(bad),
-		"decodeFailures", len(res.Decoded.Failures)+countReported(bad),
+	var age []any
+	if !oldest.IsZero() {
+		// The change feed's lag: how long the oldest record waited (reference 003).
+		age = []any{"oldestRecordAgeMs", time.Since(oldest).Milliseconds()}
+	}
+	log.Info("batch", append([]any{
+		"records", res.Records, "events", len(res.Decoded.Events), "ignored", len(res.Decoded.Ignored) - len(bad),
+		"decodeFailures", len(res.Decoded.Failures) + countReported(bad),
 		"applied", applied, "rowsWritten", written, "rowsFailed", failedRows,
-		"batchItemFailures", len(resp.BatchItemFailures), "durationMs", float64(took.Microseconds())/1000)
+		"batchItemFailures", len(resp.BatchItemFailures), "durationMs", float64(took.Microseconds()) / 1000}, age...)...)
 }
 
 func countReported(bad []badRecord) int {
@@ -83,4 +88,17 @@ func keyString(k abi.Item) string {
 		return err.Error()
 	}
 	return string(b)
+}
+
+// oldest returns the earliest ApproximateCreationDateTime of the records
+// (zero when none carries one).
+func oldest(recs []decode.Record) time.Time {
+	var t time.Time
+	for i := range recs {
+		c := recs[i].DynamoDB.ApproximateCreationDateTime
+		if !c.IsZero() && (t.IsZero() || c.Before(t)) {
+			t = c
+		}
+	}
+	return t
 }
