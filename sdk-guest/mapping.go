@@ -560,9 +560,17 @@ func (c *codec) decFields(d *decoder, n int, p unsafe.Pointer) {
 		}
 		j := -1
 		if len(c.fields) <= 16 {
-			pre := prefix8(name)
+			var pre uint64
+			havePre := false
 			for x := range c.fields {
-				if f := &c.fields[x]; f.pre == pre && len(f.name) == len(name) && (len(name) <= 8 || f.name == name) {
+				f := &c.fields[x]
+				if len(f.name) != len(name) || f.name[0] != name[0] {
+					continue
+				}
+				if !havePre {
+					pre, havePre = prefix8(name), true
+				}
+				if f.pre == pre && (len(name) <= 8 || f.name == name) {
 					j = x
 					break
 				}
