@@ -104,8 +104,9 @@ func New(h *host.Host, source string, opts ...Option) (Func, error) {
 	return x.invoke, nil
 }
 
-// Build builds the host from cfg (host.New with hostOpts) and its handler,
-// with the source and onDecodeFailure of cfg. The caller closes the host.
+// Build builds the host from cfg (host.New with hostOpts; cfg is not
+// modified) and its handler, both with the source of cfg, and the handler
+// with its onDecodeFailure. The caller closes the host.
 func Build(ctx context.Context, cfg *host.Config, log *slog.Logger, hostOpts ...host.Option) (*host.Host, Func, error) {
 	if log == nil {
 		log = slog.Default()
@@ -114,12 +115,13 @@ func Build(ctx context.Context, cfg *host.Config, log *slog.Logger, hostOpts ...
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg.Source = source
-	h, err := host.New(ctx, cfg, append([]host.Option{host.WithLogger(log)}, hostOpts...)...)
+	c := *cfg
+	c.Source = source
+	h, err := host.New(ctx, &c, append([]host.Option{host.WithLogger(log)}, hostOpts...)...)
 	if err != nil {
 		return nil, nil, err
 	}
-	fn, err := New(h, cfg.Source, WithLogger(log), WithOnDecodeFailure(cfg.OnDecodeFailure))
+	fn, err := New(h, source, WithLogger(log), WithOnDecodeFailure(c.OnDecodeFailure))
 	if err != nil {
 		_ = h.Close(ctx)
 		return nil, nil, err
