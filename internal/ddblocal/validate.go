@@ -130,7 +130,7 @@ func normNumbers(v abi.Value) (abi.Value, error) {
 				return abi.Value{}, err
 			}
 			if seen[n] {
-				return abi.Value{}, apierr.Validation("One or more parameter values were invalid: Input collection contains duplicates")
+				return abi.Value{}, apierr.Validation("Input collection contains duplicates")
 			}
 			seen[n] = true
 			out[i] = n
