@@ -249,3 +249,35 @@ func TestW2_OptionalExports(t *testing.T) {
 		t.Fatalf("describe %+v", d)
 	}
 }
+
+func TestW2_EventAccessors(t *testing.T) {
+	e := guest.NewEvent(abi.Event{Data: abi.Item{"_tag": abi.S("X"), "s": abi.S("str"), "n": abi.N("12.5"), "i": abi.N("-7"),
+		"b": abi.Bool(true), "l": abi.L(abi.S("x")), "z": abi.Null()}})
+	if s, ok := e.Str("s"); !ok || s != "str" {
+		t.Fatalf("Str %q %v", s, ok)
+	}
+	if f, ok := e.Float("n"); !ok || f != 12.5 {
+		t.Fatalf("Float %v %v", f, ok)
+	}
+	if n, ok := e.Num("n"); !ok || n != "12.5" {
+		t.Fatalf("Num %v %v", n, ok)
+	}
+	if i, ok := e.Int("i"); !ok || i != -7 {
+		t.Fatalf("Int %v %v", i, ok)
+	}
+	if b, ok := e.Bool("b"); !ok || !b {
+		t.Fatalf("Bool %v %v", b, ok)
+	}
+	if _, ok := e.Str("n"); ok {
+		t.Fatal("Str of an N")
+	}
+	if _, ok := e.Str("missing"); ok {
+		t.Fatal("Str of a missing attribute")
+	}
+	if _, ok := e.Int("n"); ok {
+		t.Fatal("Int of 12.5")
+	}
+	if _, ok := (&guest.Event{}).Str("s"); ok {
+		t.Fatal("Str of an event without data")
+	}
+}

@@ -59,10 +59,6 @@ func RowKey(sensorID, zone string) guest.Key {
 	return abi.Item{"pk": abi.S(EntityType + "#" + sensorID), "sk": abi.S(zone)}
 }
 
-type zoneOnly struct {
-	Zone string `ddb:"zone"`
-}
-
 // Projection is the zone readings projection.
 var Projection = guest.Projection[ZoneReading]{
 	Name:       "zone-readings",
@@ -70,16 +66,15 @@ var Projection = guest.Projection[ZoneReading]{
 	Stream:     Stream,
 	EventTypes: []string{"SensorPlaced", "SensorReading"},
 	Key: func(streamID string, e guest.Event) (guest.Key, bool) {
-		var d zoneOnly
-		if err := e.Decode(&d); err != nil || d.Zone == "" {
-			return nil, false
+		zone, ok := e.Str("zone")
+		if !ok || zone == "" {
+			return nil, false // no zone: the event addresses no row
 		}
-		return RowKey(streamID, d.Zone), true
+		return RowKey(streamID, zone), true
 	},
 	Initial: func(streamID string, e guest.Event) ZoneReading {
-		var d zoneOnly
-		_ = e.Decode(&d)
-		return ZoneReading{SensorID: streamID, Zone: d.Zone, Readings: -1}
+		zone, _ := e.Str("zone")
+		return ZoneReading{SensorID: streamID, Zone: zone, Readings: -1}
 	},
 	Evolve: func(s ZoneReading, e guest.Event) (ZoneReading, error) {
 		if e.Type == "SensorPlaced" {
