@@ -54,10 +54,11 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		return nil, apierr.Validation("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1")
 	}
 	type prepared struct {
-		t    *table
-		keys []abi.Item
-		proj *projector
-		ka   *keysAndAttrs
+		t         *table
+		keys      []abi.Item
+		proj      *projector
+		ka        *keysAndAttrs
+		throttled map[string]bool // encoded keys left unprocessed
 	}
 	total := 0
 	var preps []prepared
@@ -115,6 +116,23 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	units := map[string]float64{}
+	// Throttled keys (FaultUnprocessed) are chosen up front: when all are,
+	// DynamoDB answers ProvisionedThroughputExceededException instead.
+	nThrottled, nKeys := 0, 0
+	for i := range preps {
+		p := &preps[i]
+		p.throttled = map[string]bool{}
+		for _, k := range p.keys {
+			nKeys++
+			if s.faults.unprocessed("BatchGetItem") {
+				p.throttled[string(encodeKey(p.t, k))] = true
+				nThrottled++
+			}
+		}
+	}
+	if nThrottled > 0 && nThrottled == nKeys {
+		return nil, faultError("BatchGetItem", FaultThroughput, nil)
+	}
 	responses := map[string][]wire.Item{}
 	unprocessed := map[string]any{}
 	size, full := 0, false
@@ -122,7 +140,7 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		var got []wire.Item
 		var left []wire.Item
 		for _, k := range p.keys {
-			if full || s.faults.unprocessed("BatchGetItem") {
+			if full || p.throttled[string(encodeKey(p.t, k))] {
 				left = append(left, wire.Item(k))
 				continue
 			}
@@ -265,11 +283,22 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
 		return nil, err
 	}
+	throttled := make([]bool, len(ops))
+	nThrottled := 0
+	for i := range ops {
+		if s.faults.unprocessed("BatchWriteItem") {
+			throttled[i] = true
+			nThrottled++
+		}
+	}
+	if nThrottled > 0 && nThrottled == len(ops) {
+		return nil, faultError("BatchWriteItem", FaultThroughput, nil)
+	}
 	unprocessed := map[string][]writeRequest{}
 	units := map[string]float64{}
-	for _, op := range ops {
+	for i, op := range ops {
 		name := op.w.t.name
-		if s.faults.unprocessed("BatchWriteItem") {
+		if throttled[i] {
 			unprocessed[name] = append(unprocessed[name], op.raw)
 			continue
 		}

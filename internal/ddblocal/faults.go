@@ -12,7 +12,9 @@ import (
 
 // Fault codes understood by FaultConfig. Besides the error codes, the
 // pseudo-code FaultUnprocessed makes BatchGetItem / BatchWriteItem leave
-// each key or request unprocessed with the given probability.
+// each key or request unprocessed with the given probability; when that
+// leaves all of them unprocessed the call fails with
+// ProvisionedThroughputExceededException, as DynamoDB's does.
 const (
 	FaultThroughput          = "ProvisionedThroughputExceededException"
 	FaultThrottling          = "ThrottlingException"

@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -50,18 +51,29 @@ func TestFaults_ScriptRatesAndUnprocessed(t *testing.T) {
 	if _, err := client(srv, 3).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("flt"), Key: map[string]types.AttributeValue{"pk": s("a")}}); err != nil {
 		t.Fatalf("GetItem with retries: %v", err)
 	}
-	// Rates: every BatchGetItem key is left unprocessed.
+	// Rates: every BatchGetItem key is left unprocessed, which DynamoDB
+	// answers with ProvisionedThroughputExceededException.
 	srv.SetFaults(FaultConfig{Rates: map[string]map[string]float64{"BatchGetItem": {FaultUnprocessed: 1}}})
 	out, err := c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{"flt": {Keys: []map[string]types.AttributeValue{{"pk": s("a")}}}}})
-	if err != nil || len(out.UnprocessedKeys["flt"].Keys) != 1 {
-		t.Fatalf("BatchGetItem with unprocessed fault: %v %v", out, err)
+	if !errors.As(err, &pte) {
+		t.Fatalf("BatchGetItem with every key throttled: want ProvisionedThroughputExceededException, got %v %v", out, err)
+	}
+	// Half of them: some processed, the rest in UnprocessedKeys.
+	srv.SetFaults(FaultConfig{Seed: 3, Rates: map[string]map[string]float64{"BatchGetItem": {FaultUnprocessed: 0.5}}})
+	var keys []map[string]types.AttributeValue
+	for i := 0; i < 40; i++ {
+		keys = append(keys, map[string]types.AttributeValue{"pk": s(fmt.Sprint("k", i))})
+	}
+	out, err = c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{"flt": {Keys: keys}}})
+	if err != nil || len(out.UnprocessedKeys["flt"].Keys) == 0 || len(out.UnprocessedKeys["flt"].Keys) == 40 {
+		t.Fatalf("BatchGetItem with half the keys throttled: %v %v", out, err)
 	}
 	srv.SetFaults(FaultConfig{})
 	out, err = c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{"flt": {Keys: []map[string]types.AttributeValue{{"pk": s("a")}}}}})
 	if err != nil || len(out.UnprocessedKeys) != 0 || len(out.Responses["flt"]) != 1 {
 		t.Fatalf("BatchGetItem without faults: %v %v", out, err)
 	}
-	if st := srv.Stats(); st["PutItem"] != 3 || st["BatchGetItem"] != 2 {
+	if st := srv.Stats(); st["PutItem"] != 3 || st["BatchGetItem"] != 3 {
 		t.Fatalf("Stats = %v", st)
 	}
 }
