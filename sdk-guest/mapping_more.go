@@ -215,6 +215,17 @@ func appendOptItemOf(dst []byte, x any) ([]byte, error) {
 	if x == nil {
 		return append(dst, 0), nil
 	}
+	c, direct := typeCodec((*eface)(noescape(unsafe.Pointer(&x))).typ)
+	if c.fields != nil && !direct {
+		// A struct (not pointer-shaped): its fields, straight as an item.
+		e := encoder{buf: dst}
+		c.encFields((*encoder)(noescape(unsafe.Pointer(&e))), (*eface)(noescape(unsafe.Pointer(&x))).data, true)
+		runtime.KeepAlive(x)
+		if e.err != nil {
+			return dst, e.err
+		}
+		return e.buf, nil
+	}
 	start := len(dst)
 	dst, err := appendValueOf(dst, x)
 	if err != nil {

@@ -58,6 +58,21 @@ func BenchmarkOrderSummaryEvolve(b *testing.B) {
 			report(b, k, cpu0)
 		})
 	}
+	b.Run("wasm-raw/existing-row/k=1", func(b *testing.B) {
+		// A row that exists: its state is decoded, folded, encoded.
+		in := abi.AppendEvolveRequest(nil, &abi.EvolveRequest{Key: ordersummary.RowKey("o-1"), StreamID: "o-1",
+			State: abi.Item{"pk": abi.S("OrderSummary#o-1"), "sk": abi.S("OrderSummary"), "orderId": abi.S("o-1"),
+				"customer": abi.S("Ada"), "status": abi.S("placed"), "items": abi.N("3"), "total": abi.N("37.5"),
+				"version": abi.N("4"), "gsi1pk": abi.S("placed"), "gsi1sk": abi.S("o-1"), "createdAt": abi.S("2026-11-29T23:00:00Z")},
+			Events: orderRun("o-1", 6)[4:5]})
+		cpu0 := startCPU()
+		for b.Loop() {
+			if _, err := md.call("evolve", in); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, 1, cpu0)
+	})
 	b.Run("wasm-raw/empty-run", func(b *testing.B) {
 		cpu0 := startCPU()
 		defer report(b, 1, cpu0)
