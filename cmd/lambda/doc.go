@@ -25,6 +25,11 @@
 //     configuration's "endpoint" (a loopback endpoint, such as ddblocal's,
 //     gets dummy credentials).
 //   - AWS_REGION: set by Lambda; overrides the configuration's "region".
+//   - DYNAFOLD_METRICS: "off" stops the per-invocation metrics, written to
+//     stdout in CloudWatch embedded metric format (namespace "dynafold",
+//     dimension Source: Records, Events, DecodeFailures, Applied,
+//     AlreadyApplied, RowsWritten, RowsFailed, Conflicts, BatchItemFailures,
+//     Duration, IteratorAge).
 //   - AWS_LAMBDA_LOG_LEVEL: DEBUG, INFO (default), WARN or ERROR. Logs are
 //     JSON lines (log/slog) on stderr, one summary per invocation plus one
 //     line per failed record or row.

@@ -17,6 +17,7 @@ const (
 	envEndpoint  = "AWS_ENDPOINT_URL_DYNAMODB"
 	envRegion    = "AWS_REGION"
 	envTaskRoot  = "LAMBDA_TASK_ROOT"
+	envMetrics   = "DYNAFOLD_METRICS"
 )
 
 // defaultConfigName is the configuration file looked for in the task root.

@@ -30,7 +30,11 @@ func initFunction(ctx context.Context, getenv func(string) string, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	h, fn, err := handler.Build(ctx, cfg, log)
+	opts := []handler.Option{handler.WithLogger(log)}
+	if getenv(envMetrics) != "off" {
+		opts = append(opts, handler.WithMetrics(os.Stdout))
+	}
+	h, fn, err := handler.Build(ctx, cfg, nil, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -117,6 +117,9 @@ func TestH1_UnderRuntimeInterfaceEmulator(t *testing.T) {
 	if reps[0].init == "" || reps[1].init != "" {
 		t.Errorf("REPORT lines %+v: want an Init Duration on the first invocation only", reps)
 	}
+	if !strings.Contains(fn.out.String(), `"Namespace":"dynafold"`) {
+		t.Errorf("no CloudWatch embedded metric format line on the function's stdout")
+	}
 	logReports(t, "lambda, empty compilation cache", fn.labels, reps, fn.initReport(), fn.initMs(t))
 
 	// An EventBridge Pipe's target (DYNAFOLD_SOURCE=pipe), a new execution

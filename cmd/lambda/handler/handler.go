@@ -4,7 +4,7 @@
 // A handler is a function, as small as net/http's: build the host once at
 // cold start, make the handler, hand it to lambda.Start.
 //
-//	h, fn, err := handler.Build(ctx, cfg, logger) // host.New + New, one source
+//	h, fn, err := handler.Build(ctx, cfg, nil, handler.WithLogger(logger)) // host.New + New, one source
 //	...
 //	lambda.Start(fn)
 //
@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -73,6 +74,21 @@ type Option func(*handler)
 // (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(x *handler) { x.log = l } }
 
+// WithMetrics writes each invocation's metrics to w as a CloudWatch
+// embedded metric format line (SPEC X1; namespace MetricsNamespace,
+// dimension Source): records, events, decode failures, applied and
+// already-applied events, rows written and failed, lost races, batch item
+// failures, duration, and the oldest record's age (the iterator age). In
+// Lambda, w is os.Stdout. Default: no metrics.
+func WithMetrics(w io.Writer) Option {
+	return func(x *handler) {
+		x.metrics = nil
+		if w != nil {
+			x.metrics = &emf{w: w}
+		}
+	}
+}
+
 // WithOnDecodeFailure sets what becomes of a record that is not a readable
 // stream record: "report" (default) or "skip". Pass the host's
 // onDecodeFailure, so these records are treated like records whose image
@@ -86,6 +102,7 @@ type handler struct {
 	source  string
 	log     *slog.Logger
 	skipBad bool
+	metrics *emf
 }
 
 // New returns the handler running h for source (SourceLambda, or "" for it,
@@ -97,36 +114,39 @@ func New(h *host.Host, source string, opts ...Option) (Func, error) {
 	if err != nil {
 		return nil, err
 	}
+	x := newHandler(h, source, opts)
+	return x.invoke, nil
+}
+
+func newHandler(h *host.Host, source string, opts []Option) *handler {
 	x := &handler{host: h, source: source, log: slog.Default()}
 	for _, o := range opts {
 		o(x)
 	}
-	return x.invoke, nil
+	if x.log == nil {
+		x.log = slog.Default()
+	}
+	return x
 }
 
 // Build builds the host from cfg (host.New with hostOpts; cfg is not
-// modified) and its handler, both with the source of cfg, and the handler
-// with its onDecodeFailure. The caller closes the host.
-func Build(ctx context.Context, cfg *host.Config, log *slog.Logger, hostOpts ...host.Option) (*host.Host, Func, error) {
-	if log == nil {
-		log = slog.Default()
-	}
+// modified) and its handler with opts, both with the source of cfg, the
+// handler with its onDecodeFailure, and the host with the handler's logger.
+// The caller closes the host.
+func Build(ctx context.Context, cfg *host.Config, hostOpts []host.Option, opts ...Option) (*host.Host, Func, error) {
 	source, err := checkSource(cfg.Source)
 	if err != nil {
 		return nil, nil, err
 	}
 	c := *cfg
 	c.Source = source
-	h, err := host.New(ctx, &c, append([]host.Option{host.WithLogger(log)}, hostOpts...)...)
+	x := newHandler(nil, source, append([]Option{WithOnDecodeFailure(c.OnDecodeFailure)}, opts...))
+	h, err := host.New(ctx, &c, append([]host.Option{host.WithLogger(x.log)}, hostOpts...)...)
 	if err != nil {
 		return nil, nil, err
 	}
-	fn, err := New(h, source, WithLogger(log), WithOnDecodeFailure(c.OnDecodeFailure))
-	if err != nil {
-		_ = h.Close(ctx)
-		return nil, nil, err
-	}
-	return h, fn, nil
+	x.host = h
+	return h, x.invoke, nil
 }
 
 func checkSource(source string) (string, error) {
@@ -150,6 +170,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 	}
 	recs, bad := parseRecords(raws)
 	res, err := x.host.ProcessBatch(ctx, recs)
+	var out events.DynamoDBEventResponse
 	if err == nil {
 		for _, b := range bad {
 			if b.report && !x.skipBad {
@@ -158,16 +179,23 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 		}
 		var resp batch.Response
 		if resp, err = res.Response(); err == nil {
-			out := toEvents(resp)
-			logBatch(log, res, bad, x.skipBad, out, time.Since(start), oldest(recs))
-			return out, nil
+			out = toEvents(resp)
 		}
 	}
 	if res != nil {
-		logBatch(log, res, bad, x.skipBad, events.DynamoDBEventResponse{}, time.Since(start), oldest(recs))
+		s := summarize(res, bad, out, time.Since(start), oldest(recs))
+		logBatch(log, res, bad, x.skipBad, s)
+		if x.metrics != nil {
+			if merr := x.metrics.write(x.source, s, time.Now()); merr != nil {
+				log.Warn("writing metrics", "err", merr.Error())
+			}
+		}
 	}
-	log.Error("invocation failed: the source retries the whole batch", "err", err.Error())
-	return events.DynamoDBEventResponse{}, err
+	if err != nil {
+		log.Error("invocation failed: the source retries the whole batch", "err", err.Error())
+		return events.DynamoDBEventResponse{}, err
+	}
+	return out, nil
 }
 
 func toEvents(r batch.Response) events.DynamoDBEventResponse {

@@ -3,6 +3,7 @@ package handler_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -36,6 +37,7 @@ type setup struct {
 	plugin          string // "" runs the order-summary logic natively
 	onDecodeFailure string
 	log             *slog.Logger // nil: slog.Default()
+	metrics         io.Writer    // nil: no metrics
 }
 
 func newFn(t *testing.T, s setup) *fn {
@@ -58,7 +60,7 @@ func newFn(t *testing.T, s setup) *fn {
 		cfg.Projections[0].Plugin = "native:order-summary"
 		opts = append(opts, host.WithNative("order-summary", logic.Native(p, "order-summary")))
 	}
-	h, call, err := handler.Build(context.Background(), cfg, s.log, opts...)
+	h, call, err := handler.Build(context.Background(), cfg, opts, handler.WithLogger(s.log), handler.WithMetrics(s.metrics))
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}

@@ -24,9 +24,45 @@ func invocationLogger(ctx context.Context, l *slog.Logger, source string) *slog.
 	return l
 }
 
-// logBatch writes one summary line per invocation, then each failure (up
-// to maxLogged of them) with the error that caused it.
-func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) {
+// stats sums up one invocation, for the log and the metrics.
+type stats struct {
+	Records, Events, Ignored, DecodeFailures         int
+	Applied, AlreadyApplied, RowsWritten, RowsFailed int
+	Conflicts, BatchItemFailures                     int // Conflicts: lost races on row writes
+	DurationMs                                       float64
+	OldestRecordAgeMs                                int64 // -1: no record carries a creation time
+}
+
+func summarize(res *batch.Result, bad []badRecord, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) stats {
+	s := stats{Records: res.Records, Events: len(res.Decoded.Events), Ignored: len(res.Decoded.Ignored) - len(bad),
+		DecodeFailures: len(res.Decoded.Failures) + countReported(bad), BatchItemFailures: len(resp.BatchItemFailures),
+		DurationMs: float64(took.Microseconds()) / 1000, OldestRecordAgeMs: -1}
+	if !oldest.IsZero() {
+		s.OldestRecordAgeMs = time.Since(oldest).Milliseconds()
+	}
+	for _, pr := range res.Projections {
+		for i := range pr.Rows {
+			row := &pr.Rows[i]
+			s.Conflicts += max(row.Attempts-1, 0)
+			if row.Failed() {
+				s.RowsFailed++
+				continue
+			}
+			s.Applied += len(row.Applied())
+			for _, in := range row.Instances {
+				s.AlreadyApplied += len(in.AlreadyApplied)
+			}
+			if row.Written {
+				s.RowsWritten++
+			}
+		}
+	}
+	return s
+}
+
+// logBatch writes each failure (up to maxLogged of them) with the error
+// that caused it, then one summary line.
+func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool, s stats) {
 	logged := 0
 	warn := func(msg string, args ...any) {
 		if logged < maxLogged {
@@ -42,34 +78,27 @@ func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool
 	for _, f := range res.Decoded.Failures {
 		warn("record failed to decode", "position", f.Position, "identifier", f.Identifier, "skipped", f.Skipped, "err", f.Err.Error())
 	}
-	applied, failedRows, written := 0, 0, 0
 	for name, pr := range res.Projections {
 		for i := range pr.Rows {
-			row := &pr.Rows[i]
-			if row.Failed() {
-				failedRows++
+			if row := &pr.Rows[i]; row.Failed() {
 				warn("row failed", "projection", name, "key", keyString(row.Key), "positions", row.Positions, "err", row.Err.Error())
-				continue
-			}
-			applied += len(row.Applied())
-			if row.Written {
-				written++
 			}
 		}
 		for _, kf := range pr.KeyFailures {
 			warn("key failed", "projection", name, "position", kf.Pos, "err", kf.Err.Error())
 		}
 	}
-	var age []any
-	if !oldest.IsZero() {
+	args := []any{"records", s.Records, "events", s.Events, "ignored", s.Ignored, "decodeFailures", s.DecodeFailures,
+		"applied", s.Applied, "alreadyApplied", s.AlreadyApplied, "rowsWritten", s.RowsWritten, "rowsFailed", s.RowsFailed,
+		"conflicts", s.Conflicts, "batchItemFailures", s.BatchItemFailures, "durationMs", s.DurationMs}
+	if s.OldestRecordAgeMs >= 0 {
 		// The change feed's lag: how long the oldest record waited (reference 003).
-		age = []any{"oldestRecordAgeMs", time.Since(oldest).Milliseconds()}
+		args = append(args, "oldestRecordAgeMs", s.OldestRecordAgeMs)
 	}
-	log.Info("batch", append([]any{
-		"records", res.Records, "events", len(res.Decoded.Events), "ignored", len(res.Decoded.Ignored) - len(bad),
-		"decodeFailures", len(res.Decoded.Failures) + countReported(bad),
-		"applied", applied, "rowsWritten", written, "rowsFailed", failedRows,
-		"batchItemFailures", len(resp.BatchItemFailures), "durationMs", float64(took.Microseconds()) / 1000}, age...)...)
+	if logged > maxLogged {
+		args = append(args, "failuresNotLogged", logged-maxLogged)
+	}
+	log.Info("batch", args...)
 }
 
 func countReported(bad []badRecord) int {

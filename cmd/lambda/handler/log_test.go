@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/dynafold/dynafold/cmd/lambda/handler"
 )
 
 // TestX2_InvocationLogsAreJSON checks the per-invocation log: one JSON
@@ -40,5 +42,59 @@ func TestX2_InvocationLogsAreJSON(t *testing.T) {
 	}
 	if got, _ := json.Marshal(rowFailed["positions"]); string(got) != "[0,3,4]" {
 		t.Errorf("row failed positions = %s, want [0,3,4] (o-5's records)", got)
+	}
+}
+
+// TestX1_MetricsInEmbeddedMetricFormat checks the per-invocation metrics
+// line CloudWatch Logs extracts metrics from.
+func TestX1_MetricsInEmbeddedMetricFormat(t *testing.T) {
+	var buf bytes.Buffer
+	f := newFn(t, setup{metrics: &buf})
+	ev := fixture(t, "failing_row.json")
+	f.seed(t, ev)
+	f.mustInvoke(t, ev)
+	f.mustInvoke(t, ev) // redelivered: o-10's events are already applied
+
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d metric lines, want one per invocation:\n%s", len(lines), buf.String())
+	}
+	var doc struct {
+		AWS struct {
+			Timestamp         int64
+			CloudWatchMetrics []struct {
+				Namespace  string
+				Dimensions [][]string
+				Metrics    []struct{ Name, Unit string }
+			}
+		} `json:"_aws"`
+		Source string
+	}
+	for i, line := range lines {
+		var values map[string]any
+		if err := json.Unmarshal([]byte(line), &doc); err != nil || json.Unmarshal([]byte(line), &values) != nil {
+			t.Fatalf("metric line %d is not JSON: %v", i, err)
+		}
+		if doc.AWS.Timestamp == 0 || len(doc.AWS.CloudWatchMetrics) != 1 || doc.Source != "lambda" {
+			t.Fatalf("metric line %d: %s", i, line)
+		}
+		d := doc.AWS.CloudWatchMetrics[0]
+		if d.Namespace != handler.MetricsNamespace || len(d.Dimensions) != 1 || d.Dimensions[0][0] != "Source" || len(d.Metrics) < 10 {
+			t.Errorf("metric line %d directive = %+v", i, d)
+		}
+		for _, m := range d.Metrics {
+			if _, ok := values[m.Name].(float64); !ok {
+				t.Errorf("metric line %d: metric %s has no numeric value", i, m.Name)
+			}
+		}
+		want := map[string]float64{"Records": 5, "RowsFailed": 1, "BatchItemFailures": 1, "Applied": 2, "AlreadyApplied": 0, "RowsWritten": 1}
+		if i == 1 {
+			want["Applied"], want["AlreadyApplied"], want["RowsWritten"] = 0, 2, 0
+		}
+		for k, v := range want {
+			if values[k] != v {
+				t.Errorf("metric line %d: %s = %v, want %v", i, k, values[k], v)
+			}
+		}
 	}
 }

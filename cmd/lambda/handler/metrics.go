@@ -1,0 +1,57 @@
+package handler
+
+import (
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+)
+
+// MetricsNamespace is the CloudWatch namespace of the handler's metrics.
+const MetricsNamespace = "dynafold"
+
+// metricUnits lists the metrics of an invocation, in the order written.
+var metricUnits = []struct{ name, unit string }{
+	{"Records", "Count"}, {"Events", "Count"}, {"DecodeFailures", "Count"},
+	{"Applied", "Count"}, {"AlreadyApplied", "Count"}, {"RowsWritten", "Count"}, {"RowsFailed", "Count"},
+	{"Conflicts", "Count"}, {"BatchItemFailures", "Count"}, {"Duration", "Milliseconds"}, {"IteratorAge", "Milliseconds"},
+}
+
+// emf writes each invocation's metrics as one CloudWatch embedded metric
+// format line (SPEC X1): CloudWatch Logs turns it into metrics of
+// MetricsNamespace, dimension Source, with no API call from the function.
+type emf struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (m *emf) write(source string, s stats, now time.Time) error {
+	metrics := make([]map[string]string, 0, len(metricUnits))
+	doc := map[string]any{
+		"Source": source, "Records": s.Records, "Events": s.Events, "DecodeFailures": s.DecodeFailures,
+		"Applied": s.Applied, "AlreadyApplied": s.AlreadyApplied, "RowsWritten": s.RowsWritten, "RowsFailed": s.RowsFailed,
+		"Conflicts": s.Conflicts, "BatchItemFailures": s.BatchItemFailures, "Duration": s.DurationMs,
+	}
+	if s.OldestRecordAgeMs >= 0 {
+		doc["IteratorAge"] = s.OldestRecordAgeMs
+	}
+	for _, mu := range metricUnits {
+		if _, ok := doc[mu.name]; ok {
+			metrics = append(metrics, map[string]string{"Name": mu.name, "Unit": mu.unit})
+		}
+	}
+	doc["_aws"] = map[string]any{
+		"Timestamp": now.UnixMilli(),
+		"CloudWatchMetrics": []any{map[string]any{
+			"Namespace": MetricsNamespace, "Dimensions": [][]string{{"Source"}}, "Metrics": metrics,
+		}},
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, err = m.w.Write(append(b, '\n'))
+	return err
+}
