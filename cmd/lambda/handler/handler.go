@@ -29,6 +29,12 @@
 // failed record without an identifier fails the invocation with
 // batch.ErrStreamRecordIdentifierMissing, so the source redelivers the batch
 // (SPEC B3).
+//
+// Records of another shape (a Pipe input template's, say) are not read
+// here: use the host library with custom extractors (SPEC B2) instead.
+//
+// Each invocation logs one JSON summary line (and one line per failure) and,
+// with WithMetrics, writes its metrics in CloudWatch embedded metric format.
 package handler
 
 import (
