@@ -116,22 +116,15 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	units := map[string]float64{}
-	// Throttled keys (FaultUnprocessed) are chosen up front: when all are,
-	// DynamoDB answers ProvisionedThroughputExceededException instead.
-	nThrottled, nKeys := 0, 0
+	// Throttled keys (FaultUnprocessed) are chosen up front.
 	for i := range preps {
 		p := &preps[i]
 		p.throttled = map[string]bool{}
 		for _, k := range p.keys {
-			nKeys++
 			if s.faults.unprocessed("BatchGetItem") {
 				p.throttled[string(encodeKey(p.t, k))] = true
-				nThrottled++
 			}
 		}
-	}
-	if nThrottled > 0 && nThrottled == nKeys {
-		return nil, faultError("BatchGetItem", FaultThroughput, nil)
 	}
 	responses := map[string][]wire.Item{}
 	unprocessed := map[string]any{}
@@ -284,15 +277,8 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	throttled := make([]bool, len(ops))
-	nThrottled := 0
 	for i := range ops {
-		if s.faults.unprocessed("BatchWriteItem") {
-			throttled[i] = true
-			nThrottled++
-		}
-	}
-	if nThrottled > 0 && nThrottled == len(ops) {
-		return nil, faultError("BatchWriteItem", FaultThroughput, nil)
+		throttled[i] = s.faults.unprocessed("BatchWriteItem")
 	}
 	unprocessed := map[string][]writeRequest{}
 	units := map[string]float64{}

@@ -12,9 +12,10 @@ import (
 
 // Fault codes understood by FaultConfig. Besides the error codes, the
 // pseudo-code FaultUnprocessed makes BatchGetItem / BatchWriteItem leave
-// each key or request unprocessed with the given probability; when that
-// leaves all of them unprocessed the call fails with
-// ProvisionedThroughputExceededException, as DynamoDB's does.
+// each key or request unprocessed with the given probability (even all of
+// them; DynamoDB would then rather fail the whole call with
+// ProvisionedThroughputExceededException, which a rate of that code on the
+// operation injects).
 const (
 	FaultThroughput          = "ProvisionedThroughputExceededException"
 	FaultThrottling          = "ThrottlingException"
