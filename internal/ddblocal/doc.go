@@ -30,8 +30,12 @@
 //
 // # Known deviations from DynamoDB
 //
-//   - Tables and indexes are ACTIVE at once; index reads are immediately
-//     consistent and eventually consistent reads never return stale data.
+//   - Tables and indexes are usable at once (CreateTable still answers
+//     CREATING, UpdateTable UPDATING; DescribeTable says ACTIVE).
+//   - Eventually consistent reads and global index queries are current,
+//     unless FaultConfig.StaleReads makes GetItem / BatchGetItem and global
+//     index queries lag; eventually consistent Query and Scan of the table
+//     are never stale.
 //   - Concurrent transactions on one item are serialized rather than
 //     cancelled with TransactionConflict (inject it with FaultConfig).
 //   - The legacy parameters (Expected, AttributeUpdates, KeyConditions,

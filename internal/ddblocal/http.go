@@ -50,11 +50,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	target := r.Header.Get("X-Amz-Target")
+	start := time.Now()
 	resp, err := s.dispatch(r.Context(), target, body)
 	if err != nil {
+		s.log.Debug("ddblocal request", "target", target, "id", reqID, "err", err, "took", time.Since(start))
 		s.writeError(w, reqID, err)
 		return
 	}
+	s.log.Debug("ddblocal request", "target", target, "id", reqID, "took", time.Since(start))
 	s.writeBody(w, reqID, http.StatusOK, resp)
 }
 
