@@ -58,6 +58,10 @@
 //     (SPEC ES5), so snapshots and other items never invoke the function.
 //   - StreamViewType of the event table: NEW_IMAGE or NEW_AND_OLD_IMAGES.
 //
+// The function stops folding 500 ms before its timeout
+// (handler.DefaultDeadlineMargin) and reports the rows still running, so a
+// slow batch is answered in part instead of timing out whole.
+//
 // For an EventBridge Pipe (DYNAFOLD_SOURCE=pipe) the function must be the
 // pipe's target, not its enrichment: a Pipe honours partial batch responses
 // from its target only. Set the source parameters the same way

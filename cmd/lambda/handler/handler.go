@@ -95,6 +95,17 @@ func WithMetrics(w io.Writer) Option {
 	}
 }
 
+// DefaultDeadlineMargin is the time kept back from the invocation's
+// deadline to answer with the partial batch response.
+const DefaultDeadlineMargin = 500 * time.Millisecond
+
+// WithDeadlineMargin sets the time kept back from the invocation's deadline
+// (default DefaultDeadlineMargin): the batch is processed under a context
+// that ends that much earlier, so rows still running then fail and are
+// reported, and the rows already written are acknowledged, instead of the
+// invocation timing out and the whole batch being retried.
+func WithDeadlineMargin(d time.Duration) Option { return func(x *handler) { x.margin = max(d, 0) } }
+
 // WithOnDecodeFailure sets what becomes of a record that is not a readable
 // stream record: "report" (default) or "skip". Pass the host's
 // onDecodeFailure, so these records are treated like records whose image
@@ -109,6 +120,7 @@ type handler struct {
 	log     *slog.Logger
 	skipBad bool
 	metrics *emf
+	margin  time.Duration
 }
 
 // New returns the handler running h for source (SourceLambda, or "" for it,
@@ -125,7 +137,7 @@ func New(h *host.Host, source string, opts ...Option) (Func, error) {
 }
 
 func newHandler(h *host.Host, source string, opts []Option) *handler {
-	x := &handler{host: h, source: source, log: slog.Default()}
+	x := &handler{host: h, source: source, log: slog.Default(), margin: DefaultDeadlineMargin}
 	for _, o := range opts {
 		o(x)
 	}
@@ -175,7 +187,13 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 		return events.DynamoDBEventResponse{}, err
 	}
 	recs, bad := parseRecords(raws)
-	res, err := x.host.ProcessBatch(ctx, recs)
+	pctx := ctx
+	if deadline, ok := ctx.Deadline(); ok && x.margin > 0 {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithDeadline(ctx, deadline.Add(-x.margin))
+		defer cancel()
+	}
+	res, err := x.host.ProcessBatch(pctx, recs)
 	var out events.DynamoDBEventResponse
 	if err == nil {
 		for _, b := range bad {

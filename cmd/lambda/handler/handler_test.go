@@ -1,6 +1,7 @@
 package handler_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -197,4 +198,24 @@ func withoutField(t *testing.T, raw json.RawMessage, field string) json.RawMessa
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestH1_RowsStillRunningAtTheDeadlineAreReported(t *testing.T) {
+	f := newFn(t, setup{})
+	ev := fixture(t, "stream_event.json")
+	f.seed(t, ev)
+	_, seq, _ := records(t, ev)
+	// The invocation has less time left than the margin: nothing can run
+	// (not even the plugin's key function), every record is reported, and
+	// the function still answers rather than timing out.
+	ctx, cancel := context.WithTimeout(context.Background(), handler.DefaultDeadlineMargin/2)
+	defer cancel()
+	resp, err := f.call(ctx, ev)
+	if err != nil {
+		t.Fatalf("invocation failed: %v", err)
+	}
+	if ids := itemIDs(resp); !equal(ids, seq) {
+		t.Fatalf("batchItemFailures = %v, want every record %v", ids, seq)
+	}
+	f.wantNoRow(t, "o-1")
 }
