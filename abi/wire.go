@@ -104,7 +104,13 @@ func appendSorted(dst []byte, it Item) []byte {
 	for k := range it {
 		keys = append(keys, k)
 	}
-	if len(keys) > 1 {
+	if len(keys) <= 16 {
+		for i := 1; i < len(keys); i++ { // insertion sort: items are small
+			for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+				keys[j], keys[j-1] = keys[j-1], keys[j]
+			}
+		}
+	} else {
 		sort.Strings(keys)
 	}
 	for _, k := range keys {
