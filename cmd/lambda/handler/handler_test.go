@@ -219,3 +219,20 @@ func TestH1_RowsStillRunningAtTheDeadlineAreReported(t *testing.T) {
 	}
 	f.wantNoRow(t, "o-1")
 }
+
+func TestX5_TTLDeletionsAndUnreadableModifiesAreAcknowledged(t *testing.T) {
+	f := newFn(t, setup{})
+	ev := fixture(t, "stream_event.json")
+	f.seed(t, ev)
+	raws, _, _ := records(t, ev)
+	ttl := json.RawMessage(`{"eventID":"ttl-1","eventName":"REMOVE","eventVersion":"1.1","eventSource":"aws:dynamodb","awsRegion":"us-east-1",
+		"userIdentity":{"type":"Service","principalId":"dynamodb.amazonaws.com"},
+		"dynamodb":{"ApproximateCreationDateTime":1795953600,"Keys":{"pk":{"S":"$shop#v1#order#o-1"},"sk":{"S":"$shop#v1#order.snapshot"}},
+		"SequenceNumber":"200000000000000000001","SizeBytes":60,"StreamViewType":"NEW_IMAGE"}}`)
+	modify := json.RawMessage(`{"eventID":"mod-1","eventName":"MODIFY","eventSource":"aws:dynamodb",
+		"dynamodb":{"Keys":{"pk":{"S":"x"}},"NewImage":{"pk":{"Q":"unreadable"}},"SequenceNumber":"200000000000000000002","StreamViewType":"NEW_IMAGE"}}`)
+	if ids := f.mustInvoke(t, streamEvent(t, append(raws, ttl, modify)...)); len(ids) != 0 {
+		t.Fatalf("batchItemFailures = %v, want none: a TTL deletion and a MODIFY are no events", ids)
+	}
+	f.wantRow(t, "o-1", summary{"shipped", "2", "19.75", "4"})
+}

@@ -34,7 +34,7 @@ type stats struct {
 }
 
 func summarize(res *batch.Result, bad []badRecord, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) stats {
-	s := stats{Records: res.Records, Events: len(res.Decoded.Events), Ignored: len(res.Decoded.Ignored) - len(bad),
+	s := stats{Records: res.Records, Events: len(res.Decoded.Events), Ignored: len(res.Decoded.Ignored) - countReported(bad),
 		DecodeFailures: len(res.Decoded.Failures) + countReported(bad), BatchItemFailures: len(resp.BatchItemFailures),
 		DurationMs: float64(took.Microseconds()) / 1000, OldestRecordAgeMs: -1}
 	if !oldest.IsZero() {
