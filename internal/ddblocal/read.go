@@ -51,7 +51,13 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 		c.checkName("indexName", *in.IndexName)
 	}
 	if in.Limit != nil && *in.Limit < 1 {
-		c.add("Value '" + itoa(*in.Limit) + "' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1")
+		// Words captured from DynamoDB: Query leaves the value out and
+		// capitalises the field, Scan does not.
+		if in.isQuery {
+			c.add("Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1")
+		} else {
+			c.add("Value '" + itoa(*in.Limit) + "' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1")
+		}
 	}
 	if !selects[in.Select] {
 		c.add("Value '" + in.Select + "' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]")
@@ -65,16 +71,27 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 	hasProj := in.ProjectionExpression != nil || in.AttributesToGet != nil
 	switch in.Select {
 	case "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", "COUNT":
+		what := in.Select
+		if what == "COUNT" {
+			what = "only the Count"
+		}
 		if in.ProjectionExpression != nil {
-			return nil, nil, apierr.Validation("Cannot specify the ProjectionExpression when choosing to get %s", in.Select)
+			return nil, nil, apierr.Validation("Cannot specify the ProjectionExpression when choosing to get %s", what)
 		}
 		if in.AttributesToGet != nil {
-			return nil, nil, apierr.Validation("Cannot specify the AttributesToGet when choosing to get %s", in.Select)
+			return nil, nil, apierr.Validation("Cannot specify the AttributesToGet when choosing to get %s", what)
 		}
 	case "SPECIFIC_ATTRIBUTES":
 		if !hasProj {
-			return nil, nil, apierr.Validation("One or more parameter values were invalid: Select type SPECIFIC_ATTRIBUTES requires an AttributesToGet or a ProjectionExpression")
+			msg := "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES"
+			if in.isQuery {
+				msg = "1 validation error detected: " + msg
+			}
+			return nil, nil, apierr.Validation("%s", msg)
 		}
+	}
+	if in.Select == "ALL_PROJECTED_ATTRIBUTES" && in.IndexName == nil {
+		return nil, nil, apierr.Validation("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
 	}
 	p, err := in.params(usesExpr || has(in.ProjectionExpression) || has(in.FilterExpression))
 	if err != nil {
@@ -129,8 +146,6 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 			return nil, nil, apierr.Validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", ix.IndexName)
 		}
 		r.src.ix = ix
-	} else if in.Select == "ALL_PROJECTED_ATTRIBUTES" {
-		return nil, nil, apierr.Validation("One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not supported for a table")
 	}
 	if in.ExclusiveStartKey != nil {
 		esk, err := normItem(abi.Item(in.ExclusiveStartKey))
