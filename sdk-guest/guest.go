@@ -15,6 +15,13 @@
 // main built with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared that calls
 // Register in an init function gets the ABI's exports from this package.
 //
+// Event data is read into typed values with Event.Decode (a struct, mapped
+// like state), or one attribute at a time with Event.Str, Num, Float, Int and
+// Bool, the cheapest way to read a hot attribute. Evolve returns the next
+// state, or the sentinels Skip and RemoveRow, or a domain error: build one
+// with Errorf(tag, ...) or any error type with a Tag() string method;
+// Terminal decides by tag (HasTag).
+//
 // State types are Go structs mapped to and from the row's attributes: the
 // attribute name is the field's `ddb:"name"` tag, else the Go name with its
 // first letter lower-cased; `ddb:"-"` ignores a field. Strings map to S;
