@@ -169,7 +169,7 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 		}
 	}
 	if total > maxTxBytes {
-		return nil, apierr.Validation("Transaction request cannot be larger than 4 MB")
+		return nil, apierr.Validation("Collection size of items exceeded, which can also be caused by the aggregate size of the items in the transaction exceeding the 4MB limit")
 	}
 	var digest [32]byte
 	if in.ClientRequestToken != nil {
