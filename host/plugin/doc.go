@@ -40,13 +40,22 @@
 // # Limits
 //
 // Config sets explicit limits in the manner of Extism's manifest: the memory
-// of each instance (MemoryLimitPages), the time of each call (CallTimeout,
-// enforced through the call's context with wazero's close-on-context-done),
-// and the number of instances (PoolSize). A trap, a timeout, the memory limit
-// or output that does not decode fails that call only, with a
-// *logic.CallError naming the plugin, the function and the cause; the
-// instance is discarded (its memory may be corrupt) and replaced lazily, and
-// every other call carries on.
+// of each instance (MemoryLimitPages, wazero's RuntimeConfig
+// WithMemoryLimitPages), the time of each call (CallTimeout, together with
+// the caller's context) and the number of instances (PoolSize). A trap, a
+// timeout, the memory limit or output that does not decode fails that call
+// only, with a *logic.CallError naming the plugin, the function and the
+// cause; the instance is discarded (its memory may be corrupt) and replaced
+// lazily, and every other call carries on.
+//
+// Timeouts: at load the module is rewritten (see instrument.go) so that every
+// loop head counts down and, every few thousand iterations, calls the
+// module's own sched_yield import and traps if an interrupt flag is set; a
+// timer or the caller's context sets the flag. This keeps the cost of an
+// interruptible guest to a decrement and a branch per loop iteration, where
+// wazero's WithCloseOnContextDone leaves compiled code at every iteration
+// and makes Go guests 10-20 times slower. Modules the rewriter cannot handle
+// (SIMD, no sched_yield import) fall back to WithCloseOnContextDone.
 //
 // # Instances and compilation
 //

@@ -14,6 +14,16 @@ const interruptGlobal = "dynafold_interrupt"
 // falls back to wazero's close-on-context-done.
 var errNotInstrumentable = errors.New("module cannot be instrumented")
 
+// skipInstrument makes Load use the fallback; tests set it.
+var skipInstrument = false
+
+func instrumentFor(wasm []byte) ([]byte, error) {
+	if skipInstrument {
+		return nil, fmt.Errorf("%w: disabled", errNotInstrumentable)
+	}
+	return instrument(wasm)
+}
+
 // yieldEvery is how many loop iterations pass between two calls to the host.
 const yieldEvery = 4096
 
