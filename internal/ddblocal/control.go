@@ -14,6 +14,16 @@ func init() {
 	register("UpdateTable", updateTable)
 }
 
+// lookupControl is lookup for the control plane, whose
+// ResourceNotFoundException names the table.
+func (s *Server) lookupControl(name string) (*table, error) {
+	t, err := s.lookup(name)
+	if ae, ok := err.(*apierr.Error); ok && ae.Code == "ResourceNotFoundException" {
+		return nil, apierr.NotFound("Requested resource not found: Table: %s not found", name)
+	}
+	return t, err
+}
+
 // lookup returns the named table; unknown tables are a
 // ResourceNotFoundException. The table is not locked.
 func (s *Server) lookup(name string) (*table, error) {
@@ -115,11 +125,8 @@ func describeTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	t, err := s.lookup(in.TableName)
+	t, err := s.lookupControl(in.TableName)
 	if err != nil {
-		if ae, ok := err.(*apierr.Error); ok && ae.Code == "ResourceNotFoundException" {
-			return nil, apierr.NotFound("Requested resource not found: Table: %s not found", in.TableName)
-		}
 		return nil, err
 	}
 	t.mu.RLock()
@@ -217,7 +224,7 @@ func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	t, err := s.lookup(in.TableName)
+	t, err := s.lookupControl(in.TableName)
 	if err != nil {
 		return nil, err
 	}

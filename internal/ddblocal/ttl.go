@@ -44,7 +44,7 @@ func updateTimeToLive(s *Server, ctx context.Context, body []byte) (any, error) 
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	t, err := s.lookup(in.TableName)
+	t, err := s.lookupControl(in.TableName)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func describeTimeToLive(s *Server, ctx context.Context, body []byte) (any, error
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	t, err := s.lookup(in.TableName)
+	t, err := s.lookupControl(in.TableName)
 	if err != nil {
 		return nil, err
 	}
