@@ -42,7 +42,9 @@
 //     function reports the earliest record of every failed row and every
 //     record that failed to decode; Lambda checkpoints below the lowest one
 //     and retries from it, and the rows' checkpoints skip what was applied.
-//     Without it the response is ignored and a failed row is lost.
+//     Without it the response is ignored: the batch counts as done, and a
+//     failed row stays behind until a later event of it gap-fills the missed
+//     ones.
 //   - StartingPosition: TRIM_HORIZON for a new read model, so it sees the
 //     events already in the stream (older ones come from the event store
 //     through gap-filling and rebuild).
