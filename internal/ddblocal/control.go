@@ -125,6 +125,9 @@ func describeTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := checkDescribeName(in.TableName); err != nil {
+		return nil, err
+	}
 	t, err := s.lookupControl(in.TableName)
 	if err != nil {
 		return nil, err
@@ -142,9 +145,7 @@ func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	var c constraintErrors
-	c.checkTableName("tableName", in.TableName)
-	if err := c.err(); err != nil {
+	if err := checkDescribeName(in.TableName); err != nil {
 		return nil, err
 	}
 	s.catMu.Lock()

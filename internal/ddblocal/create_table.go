@@ -83,7 +83,7 @@ func validateCreateTable(in *createTableInput) error {
 	if in.AttributeDefinitions == nil {
 		c.add("Value null at 'attributeDefinitions' failed to satisfy constraint: Member must not be null")
 	}
-	c.checkTableName("tableName", in.TableName)
+	c.checkName("tableName", in.TableName)
 	if in.KeySchema == nil {
 		c.add("Value null at 'keySchema' failed to satisfy constraint: Member must not be null")
 	} else if len(in.KeySchema) < 1 || len(in.KeySchema) > 2 {

@@ -57,8 +57,10 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-// checkTableName adds the constraint errors of a TableName field, which
-// may also hold the table's ARN (1 to 1024 characters).
+// checkTableName adds the constraint errors of the TableName of an
+// operation on an existing table, which may also hold the table's ARN: at
+// least 1 character (a name too short for CreateTable is simply not found),
+// the name pattern unless it is an ARN, at most 255 (an ARN 1024).
 func (c *constraintErrors) checkTableName(field, name string) {
 	if strings.HasPrefix(name, "arn:") {
 		if len(name) > 1024 {
@@ -66,7 +68,32 @@ func (c *constraintErrors) checkTableName(field, name string) {
 		}
 		return
 	}
-	c.checkName(field, name)
+	if name == "" {
+		c.add("Value '' at '" + field + "' failed to satisfy constraint: Member must have length greater than or equal to 1")
+		return
+	}
+	if !tableNameRE.MatchString(name) {
+		c.add("Value '" + name + "' at '" + field + "' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+")
+	}
+	if len(name) > 255 {
+		c.add("Value '" + name + "' at '" + field + "' failed to satisfy constraint: Member must have length less than or equal to 255")
+	}
+}
+
+// checkDescribeName validates the TableName of DescribeTable and
+// DeleteTable, which DynamoDB checks by length first, with its own words.
+func checkDescribeName(name string) error {
+	if strings.HasPrefix(name, "arn:") {
+		var c constraintErrors
+		c.checkTableName("tableName", name)
+		return c.err()
+	}
+	if len(name) < 3 || len(name) > 255 {
+		return apierr.Validation("TableName must be at least 3 characters long and at most 255 characters long")
+	}
+	var c constraintErrors
+	c.checkTableName("tableName", name)
+	return c.err()
 }
 
 // tableNameOf returns the table name a TableName parameter designates: the
