@@ -209,11 +209,12 @@ func DecodeKeyResponse(b []byte) (*KeyResponse, error) {
 	return done(p, &r)
 }
 
-// AppendEvolveRequest appends an EvolveRequest.
+// AppendEvolveRequest appends an EvolveRequest. The key and the state are
+// sized like an event's data, so a guest can keep them encoded until needed.
 func AppendEvolveRequest(dst []byte, q *EvolveRequest) []byte {
-	dst = AppendOptItem(dst, q.Key)
+	dst = appendSized(dst, q.Key)
 	dst = AppendString(dst, q.StreamID)
-	dst = AppendOptItem(dst, q.State)
+	dst = appendSized(dst, q.State)
 	dst = AppendUvarint(dst, uint64(len(q.Events)))
 	for i := range q.Events {
 		dst = AppendString(dst, q.Events[i].Source)
@@ -225,7 +226,7 @@ func AppendEvolveRequest(dst []byte, q *EvolveRequest) []byte {
 // DecodeEvolveRequest decodes an EvolveRequest.
 func DecodeEvolveRequest(b []byte) (*EvolveRequest, error) {
 	r := Reader{s: string(b)}
-	q := &EvolveRequest{Key: r.OptItem(), StreamID: r.String(), State: r.OptItem()}
+	q := &EvolveRequest{Key: r.sizedItem(), StreamID: r.String(), State: r.sizedItem()}
 	if n := r.Count(13); n > 0 {
 		q.Events = make([]SourcedEvent, n)
 		for i := range q.Events {

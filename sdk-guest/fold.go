@@ -99,17 +99,19 @@ func panicError(r any) *abi.Error {
 func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 	var r abi.Reader
 	r.Reset(in)
-	start := r.Offset()
-	r.RawOptItem()
 	f := fold[S]{c: c}
-	f.key.raw = in[start:r.Offset()]
+	f.key.raw, _ = r.Sized()
 	if !c.single {
 		k := f.key.get()
 		f.key.decoded = &k
 	}
 	streamID := r.String()
-	stateRaw, present := r.RawOptItem()
+	stateRaw, _ := r.Sized()
+	present := len(stateRaw) > 0 && stateRaw[0] != 0
 	n := r.Count(13)
+	if len(f.key.raw) == 0 || len(stateRaw) == 0 {
+		r.Fail("evolve request: key or state missing")
+	}
 	if err := r.Err(); err != nil {
 		return out, fmt.Errorf("guest: evolve request: %w", err)
 	}
