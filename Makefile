@@ -10,6 +10,7 @@ all: build
 ## build: the host and Lambda binaries, and the example plugins
 build: plugins
 	$(GO) build -o build/host ./cmd/host
+	CGO_ENABLED=0 GOOS=linux $(GO) build -tags lambda.norpc -o build/bootstrap ./cmd/lambda
 
 ## plugins: the example plugins, built from source (go build caches, so this is cheap when nothing changed)
 plugins: $(WASM)
