@@ -78,7 +78,7 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		if total > maxBatchGet {
 			return nil, apierr.Validation("Too many items requested for the BatchGetItem call")
 		}
-		p, err := exprInput{ExpressionAttributeNames: ka.ExpressionAttributeNames}.params(has(ka.ProjectionExpression))
+		p, err := exprInput{ExpressionAttributeNames: ka.ExpressionAttributeNames}.params(has(ka.ProjectionExpression), false)
 		if err != nil {
 			return nil, err
 		}
@@ -247,6 +247,13 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 				item, err := normItem(abi.Item(r.PutRequest.Item))
 				if err != nil {
 					return nil, err
+				}
+				// In a batch, a wrong-typed table key is the generic schema
+				// error (DynamoDB words it so), not PutItem's type mismatch.
+				for _, n := range t.key.names() {
+					if v, ok := item[n]; ok && v.Kind.String() != t.keyType[n] {
+						return nil, apierr.Validation("The provided key element does not match the schema")
+					}
 				}
 				if err := t.rlocked(func() error { return t.validateItem(item) }); err != nil {
 					return nil, err

@@ -42,7 +42,7 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
 		return nil, err
 	}
-	p, err := in.params(has(in.ProjectionExpression))
+	p, err := in.params(has(in.ProjectionExpression), false)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (s *Server) preparePut(tableName string, raw wire.Item, cond *string, ei ex
 	if err := checkRVOnFailure(rvFail); err != nil {
 		return nil, err
 	}
-	p, err := ei.params(has(cond))
+	p, err := ei.params(has(cond), true, namedExpr{"ConditionExpression", has(cond)})
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +166,10 @@ func (s *Server) runSingle(w *writeOp, rv, rcc string) (any, error) {
 		if errors.As(err, &cf) {
 			return nil, condFailed(cf.old, w.returnRV)
 		}
+		var h *hoisted
+		if errors.As(err, &h) {
+			return nil, h.err
+		}
 		return nil, err
 	}
 	if err := s.commit([]change{c}, nil); err != nil {
@@ -205,7 +209,13 @@ func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.Item, cond
 	if err := checkRVOnFailure(rvFail); err != nil {
 		return nil, err
 	}
-	p, err := ei.params(has(cond) || has(upd))
+	var p *expr.Params
+	var err error
+	if kind == opUpdate {
+		p, err = ei.params(has(cond) || has(upd), true, namedExpr{"UpdateExpression", has(upd)}, namedExpr{"ConditionExpression", has(cond)})
+	} else {
+		p, err = ei.params(has(cond), false, namedExpr{"ConditionExpression", has(cond)})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -42,23 +42,38 @@ func (l legacyInput) check() error {
 	return nil
 }
 
-// params returns the request's expression parameters; used reports whether
-// the request has any expression at all.
-func (e exprInput) params(used bool) (*expr.Params, error) {
-	if e.ExpressionAttributeNames != nil {
-		if !used {
-			return nil, apierr.Validation("ExpressionAttributeNames can only be specified when using expressions")
-		}
-		if len(e.ExpressionAttributeNames) == 0 {
-			return nil, apierr.Validation("ExpressionAttributeNames must not be empty")
-		}
+// namedExpr is one expression parameter of a request that may use
+// ExpressionAttributeValues, and whether the request set it.
+type namedExpr struct {
+	name string
+	set  bool
+}
+
+// params returns the request's expression parameters. anyExpr tells
+// whether the request has any expression at all; valueExprs lists, in
+// DynamoDB's order, its expression parameters that can use values;
+// envelope wraps the values error in "1 validation error detected: " as
+// DynamoDB does for PutItem and UpdateItem.
+func (e exprInput) params(anyExpr, envelope bool, valueExprs ...namedExpr) (*expr.Params, error) {
+	if e.ExpressionAttributeNames != nil && !anyExpr {
+		return nil, apierr.Validation("ExpressionAttributeNames can only be specified when using expressions")
 	}
 	if e.ExpressionAttributeValues != nil {
-		if !used {
-			return nil, apierr.Validation("ExpressionAttributeValues can only be specified when using expressions")
+		anyValueExpr := false
+		var nulls []string
+		for _, v := range valueExprs {
+			anyValueExpr = anyValueExpr || v.set
+			nulls = append(nulls, v.name+" is null")
 		}
-		if len(e.ExpressionAttributeValues) == 0 {
-			return nil, apierr.Validation("ExpressionAttributeValues must not be empty")
+		switch {
+		case len(valueExprs) > 0 && !anyValueExpr:
+			msg := "ExpressionAttributeValues can only be specified when using expressions: " + strings.Join(nulls, " and ")
+			if envelope {
+				msg = "1 validation error detected: " + msg
+			}
+			return nil, apierr.Validation("%s", msg)
+		case !anyExpr:
+			return nil, apierr.Validation("ExpressionAttributeValues can only be specified when using expressions")
 		}
 	}
 	p := expr.NewParams(e.ExpressionAttributeNames, abi.Item(e.ExpressionAttributeValues))

@@ -93,7 +93,11 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 	if in.Select == "ALL_PROJECTED_ATTRIBUTES" && in.IndexName == nil {
 		return nil, nil, apierr.Validation("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
 	}
-	p, err := in.params(usesExpr || has(in.ProjectionExpression) || has(in.FilterExpression))
+	valueExprs := []namedExpr{{"FilterExpression", has(in.FilterExpression)}}
+	if in.isQuery {
+		valueExprs = append(valueExprs, namedExpr{"KeyConditionExpression", usesExpr})
+	}
+	p, err := in.params(usesExpr || has(in.ProjectionExpression) || has(in.FilterExpression), false, valueExprs...)
 	if err != nil {
 		return nil, nil, err
 	}

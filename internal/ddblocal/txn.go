@@ -197,6 +197,10 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 	for i, w := range ops {
 		reasons[i].Code = "None"
 		ch, err := w.eval()
+		var h *hoisted
+		if errors.As(err, &h) {
+			return nil, h.err
+		}
 		if err != nil {
 			failed = true
 			var cf *condFailure

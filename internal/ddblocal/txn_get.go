@@ -61,7 +61,7 @@ func transactGetItems(s *Server, ctx context.Context, body []byte) (any, error) 
 		if err := c.err(); err != nil {
 			return nil, err
 		}
-		p, err := g.params(has(g.ProjectionExpression))
+		p, err := g.params(has(g.ProjectionExpression), false)
 		if err != nil {
 			return nil, err
 		}

@@ -28,7 +28,15 @@ type writeOp struct {
 	returnRV bool // ReturnValuesOnConditionCheckFailure = ALL_OLD
 }
 
-// errCondFailed marks a failed condition in eval's results.
+// hoisted marks an error that fails a whole transaction with a
+// ValidationException instead of becoming a cancellation reason (DynamoDB
+// does so for empty key values).
+type hoisted struct{ err error }
+
+func (h *hoisted) Error() string { return h.err.Error() }
+func (h *hoisted) Unwrap() error { return h.err }
+
+// condFailure marks a failed condition in eval's results.
 type condFailure struct{ old abi.Item }
 
 func (c *condFailure) Error() string { return "The conditional request failed" }
@@ -78,15 +86,21 @@ func (w *writeOp) eval() (change, error) {
 		if itemSize(nw) > maxItemSize {
 			return change{}, apierr.Validation("Item size to update has exceeded the maximum allowed size")
 		}
+		// Index keys the update changed: a wrong type, or an empty value
+		// (which, like every empty key value, fails a whole transaction).
 		for _, ix := range w.t.allIndexes() {
 			for _, n := range schemaKey(ix.KeySchema).names() {
-				if v, ok := nw[n]; ok && v.Kind.String() != w.t.types[n] {
+				v, ok := nw[n]
+				if !ok || (old != nil && old[n].Equal(v)) {
+					continue
+				}
+				if v.Kind.String() != w.t.types[n] {
 					return change{}, apierr.Validation("The update expression attempted to update the secondary index key to unsupported type")
 				}
+				if isEmptyScalar(v) {
+					return change{}, &hoisted{apierr.Validation("One or more parameter values are not valid. The update expression attempted to update a secondary index key to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty %s value.", emptyKeyWord(v.Kind))}
+				}
 			}
-		}
-		if err := w.t.validateItem(nw); err != nil {
-			return change{}, err
 		}
 		c.new = nw
 	}
