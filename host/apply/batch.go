@@ -200,9 +200,8 @@ func keyString(k abi.Item) string {
 func (e *Engine) failed(w *rowWork, err error) Outcome {
 	o := Outcome{Key: w.key, Positions: w.positions()}
 	o.Err = &RowError{Projection: e.p.Name, Key: w.keyStr, Cause: err}
-	for id, ins := range w.instances {
+	for id := range w.instances {
 		o.Instances = append(o.Instances, Instance{Source: id.source, StreamID: id.streamID, Err: err})
-		_ = ins
 	}
 	return o
 }
