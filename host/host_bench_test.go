@@ -3,6 +3,8 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -43,7 +45,8 @@ func orderHost(tb testing.TB, kind string) (*host.Host, *testenv.Env) {
 		cfg.Projections[0].Plugin = wasmbuild.BuildPath(tb, "../plugins/examples/order-summary/wasm")
 		cfg.Plugins.CacheDir = filepath.Join(os.TempDir(), "dynafold-bench-wazero")
 	}
-	h, err := host.New(context.Background(), cfg, append(opts, host.WithClient(env.Client))...)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h, err := host.New(context.Background(), cfg, append(opts, host.WithClient(env.Client), host.WithLogger(quiet))...)
 	if err != nil {
 		tb.Fatal(err)
 	}
