@@ -47,11 +47,23 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if in.RequestItems == nil {
-		return nil, apierr.Validation("1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null")
-	}
 	if len(in.RequestItems) == 0 {
-		return nil, apierr.Validation("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1")
+		return nil, apierr.Validation("The requestItems parameter is required for BatchGetItem")
+	}
+	total := 0
+	biggest := ""
+	for _, name := range sortedNames(in.RequestItems) {
+		ka := in.RequestItems[name]
+		if ka == nil || len(ka.Keys) == 0 {
+			return nil, apierr.Validation("1 validation error detected: Value at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must have length greater than or equal to 1", name)
+		}
+		total += len(ka.Keys)
+		if biggest == "" || len(ka.Keys) > len(in.RequestItems[biggest].Keys) {
+			biggest = name
+		}
+	}
+	if total > maxBatchGet {
+		return nil, apierr.Validation("1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to satisfy constraint: Member must have length less than or equal to 100", biggest)
 	}
 	type prepared struct {
 		t         *table
@@ -60,23 +72,13 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		ka        *keysAndAttrs
 		throttled map[string]bool // encoded keys left unprocessed
 	}
-	total := 0
 	var preps []prepared
 	for _, name := range sortedNames(in.RequestItems) {
 		ka := in.RequestItems[name]
 		var c constraintErrors
 		c.checkTableName("requestItems."+name+".member.tableName", name)
-		if ka == nil || ka.Keys == nil {
-			c.add("Value null at 'requestItems." + name + ".member.keys' failed to satisfy constraint: Member must not be null")
-		} else if len(ka.Keys) == 0 || len(ka.Keys) > maxBatchGet {
-			c.add("Value '[...]' at 'requestItems." + name + ".member.keys' failed to satisfy constraint: Member must have length less than or equal to 100")
-		}
 		if err := c.err(); err != nil {
 			return nil, err
-		}
-		total += len(ka.Keys)
-		if total > maxBatchGet {
-			return nil, apierr.Validation("Too many items requested for the BatchGetItem call")
 		}
 		p, err := exprInput{ExpressionAttributeNames: ka.ExpressionAttributeNames}.params(has(ka.ProjectionExpression), false)
 		if err != nil {
@@ -204,31 +206,35 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if in.RequestItems == nil {
-		return nil, apierr.Validation("1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null")
-	}
 	if len(in.RequestItems) == 0 {
-		return nil, apierr.Validation("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1")
+		return nil, apierr.Validation("The requestItems parameter is required for BatchWriteItem")
+	}
+	total := 0
+	biggest := ""
+	for _, name := range sortedNames(in.RequestItems) {
+		reqs := in.RequestItems[name]
+		if len(reqs) == 0 {
+			return nil, apierr.Validation("1 validation error detected: Value at 'requestItems.%s.member' failed to satisfy constraint: Member must have length greater than or equal to 1", name)
+		}
+		total += len(reqs)
+		if biggest == "" || len(reqs) > len(in.RequestItems[biggest]) {
+			biggest = name
+		}
+	}
+	if total > maxBatchWrite {
+		return nil, apierr.Validation("1 validation error detected: Value '{%s=[...]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]", biggest)
 	}
 	type prepared struct {
 		w   *writeOp
 		raw writeRequest
 	}
 	var ops []prepared
-	total := 0
 	for _, name := range sortedNames(in.RequestItems) {
 		reqs := in.RequestItems[name]
 		var c constraintErrors
 		c.checkTableName("requestItems."+name+".member.tableName", name)
-		if len(reqs) == 0 || len(reqs) > maxBatchWrite {
-			c.add("Value '{" + name + "=[...]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]")
-		}
 		if err := c.err(); err != nil {
 			return nil, err
-		}
-		total += len(reqs)
-		if total > maxBatchWrite {
-			return nil, apierr.Validation("Too many items requested for the BatchWriteItem call")
 		}
 		t, err := s.lookup(name)
 		if err != nil {

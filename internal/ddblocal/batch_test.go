@@ -29,7 +29,7 @@ func TestBatch_WriteGetAndTransactGet(t *testing.T) {
 	}
 	_, err = c.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{"bw1": reqs, "bw2": reqs[:6]}})
 	var ve interface{ ErrorMessage() string }
-	if !errors.As(err, &ve) || ve.ErrorMessage() != "Too many items requested for the BatchWriteItem call" {
+	if !errors.As(err, &ve) || ve.ErrorMessage() != "1 validation error detected: Value '{bw1=[...]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]" {
 		t.Fatalf("26 writes: %v", err)
 	}
 	if _, err := c.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{"bw1": {

@@ -292,7 +292,9 @@ func (t *table) validateItem(item abi.Item) error {
 			return err
 		}
 	}
-	for _, ix := range t.allIndexes() {
+	ixs := t.allIndexes()
+	sort.Slice(ixs, func(i, j int) bool { return ixs[i].IndexName < ixs[j].IndexName }) // DynamoDB names the first
+	for _, ix := range ixs {
 		for _, n := range schemaKey(ix.KeySchema).names() {
 			v, ok := item[n]
 			if !ok {
