@@ -139,8 +139,8 @@ func putItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := in.legacyInput.check(); err != nil {
 		return nil, err
 	}
-	if in.ReturnValues != "" && in.ReturnValues != "NONE" && in.ReturnValues != "ALL_OLD" {
-		return nil, apierr.Validation("ReturnValues can only be ALL_OLD or NONE")
+	if err := checkPutDeleteRV(in.ReturnValues); err != nil {
+		return nil, err
 	}
 	w, err := s.preparePut(in.TableName, in.Item, in.ConditionExpression, in.exprInput, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
@@ -259,12 +259,24 @@ func deleteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := in.legacyInput.check(); err != nil {
 		return nil, err
 	}
-	if in.ReturnValues != "" && in.ReturnValues != "NONE" && in.ReturnValues != "ALL_OLD" {
-		return nil, apierr.Validation("ReturnValues can only be ALL_OLD or NONE")
+	if err := checkPutDeleteRV(in.ReturnValues); err != nil {
+		return nil, err
 	}
 	w, err := s.prepareKeyOp(opDelete, in.TableName, in.Key, in.ConditionExpression, nil, in.exprInput, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
 		return nil, err
 	}
 	return s.runSingle(w, in.ReturnValues, in.ReturnConsumedCapacity)
+}
+
+// checkPutDeleteRV checks the ReturnValues of PutItem and DeleteItem: an
+// UpdateItem-only value has its own message, anything else the enum error.
+func checkPutDeleteRV(rv string) error {
+	switch {
+	case rv == "" || rv == "NONE" || rv == "ALL_OLD":
+		return nil
+	case updateRV[rv]:
+		return apierr.Validation("ReturnValues can only be ALL_OLD or NONE")
+	}
+	return apierr.Validation("1 validation error detected: Value '%s' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]", rv)
 }
