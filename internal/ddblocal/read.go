@@ -75,11 +75,15 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 		if what == "COUNT" {
 			what = "only the Count"
 		}
+		prefix := "" // Query's words carry the envelope, Scan's do not
+		if in.isQuery {
+			prefix = "1 validation error detected: "
+		}
 		if in.ProjectionExpression != nil {
-			return nil, nil, apierr.Validation("Cannot specify the ProjectionExpression when choosing to get %s", what)
+			return nil, nil, apierr.Validation("%sCannot specify the ProjectionExpression when choosing to get %s", prefix, what)
 		}
 		if in.AttributesToGet != nil {
-			return nil, nil, apierr.Validation("Cannot specify the AttributesToGet when choosing to get %s", what)
+			return nil, nil, apierr.Validation("%sCannot specify the AttributesToGet when choosing to get %s", prefix, what)
 		}
 	case "SPECIFIC_ATTRIBUTES":
 		if !hasProj {
