@@ -44,5 +44,10 @@
 //   - PartiQL, backups, global tables, tags, exports and imports are not
 //     implemented (UnknownOperationException).
 //   - ItemCount and sizes in DescribeTable are exact, not six-hourly.
+//   - Expired items are deleted at the next TTL sweep (Options.TTLInterval,
+//     or SweepTTL), not within DynamoDB's "typically two days"; items whose
+//     TTL is more than five years in the past are kept, as DynamoDB keeps
+//     them. UpdateTimeToLive allows one change per table per hour, as the
+//     API reference states (by Options.Now).
 //   - ConsumedCapacity counts table units only; index writes are not added.
 package ddblocal
