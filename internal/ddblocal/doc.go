@@ -33,9 +33,8 @@
 //   - Tables and indexes are usable at once (CreateTable still answers
 //     CREATING, UpdateTable UPDATING; DescribeTable says ACTIVE).
 //   - Eventually consistent reads and global index queries are current,
-//     unless FaultConfig.StaleReads makes GetItem / BatchGetItem and global
-//     index queries lag; eventually consistent Query and Scan of the table
-//     are never stale.
+//     unless FaultConfig.StaleReads makes GetItem, BatchGetItem and Query
+//     lag; Scan is never stale.
 //   - Concurrent transactions on one item are serialized rather than
 //     cancelled with TransactionConflict (inject it with FaultConfig).
 //   - The legacy parameters (Expected, AttributeUpdates, KeyConditions,

@@ -39,9 +39,10 @@ const (
 // StaleReads makes eventually consistent reads behave like DynamoDB's at
 // their worst: a GetItem or BatchGetItem without ConsistentRead of an item
 // written less than StaleReads ago returns the item as it was before that
-// write (or no item), and a Query of a global secondary index sees such
-// items as the index had them before that write (index propagation lag).
-// Strongly consistent reads are never stale.
+// write (or no item); an eventually consistent Query of the table or of a
+// local index, and any Query of a global index (index propagation lag), sees
+// such items as they were before that write. Strongly consistent reads are
+// never stale; Scan is never stale.
 type FaultConfig struct {
 	Rates      map[string]map[string]float64
 	Script     []ScriptedFault

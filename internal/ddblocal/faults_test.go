@@ -162,6 +162,17 @@ func TestFaults_StaleReads(t *testing.T) {
 	if err != nil || len(bg.Responses["stale"]) != 0 {
 		t.Fatalf("eventually consistent BatchGetItem: %v %v", bg.Responses, err)
 	}
+	query := func(consistent bool) int32 {
+		out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("stale"), KeyConditionExpression: aws.String("pk = :a"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":a": s("a")}, ConsistentRead: aws.Bool(consistent)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Count
+	}
+	if ev, co := query(false), query(true); ev != 0 || co != 1 {
+		t.Fatalf("Query counts: eventual %d, consistent %d; want 0 and 1", ev, co)
+	}
 	srv.SetFaults(FaultConfig{})
 	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("stale"), Item: map[string]types.AttributeValue{"pk": s("a"), "v": n("3")}}); err != nil {
 		t.Fatal(err)

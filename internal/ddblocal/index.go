@@ -190,9 +190,10 @@ func (t *table) indexParts(name string) []*idxPart {
 	return parts
 }
 
-// staleIndexRows is rows (an index partition with hash key hv) as a lagging
-// global index may still show it: items written within the StaleReads
-// window appear in their previous version, or not at all.
+// staleIndexRows is rows (a partition of the table, ix nil, or of an index,
+// with hash key hv) as an eventually consistent read or a lagging global
+// index may still show it: items written within the StaleReads window
+// appear in their previous version, or not at all.
 func (t *table) staleIndexRows(ix *indexDef, names []string, hv abi.Value, rows []abi.Item, now time.Time) []abi.Item {
 	if len(t.stale) == 0 {
 		return rows
@@ -204,7 +205,7 @@ func (t *table) staleIndexRows(ix *indexDef, names []string, hv abi.Value, rows 
 			continue
 		}
 		hidden[k] = true
-		if e.old != nil && t.inIndex(ix, e.old) && cmpVal(e.old[names[0]], hv) == 0 {
+		if e.old != nil && (ix == nil || t.inIndex(ix, e.old)) && cmpVal(e.old[names[0]], hv) == 0 {
 			out = append(out, e.old)
 		}
 	}

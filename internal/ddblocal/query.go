@@ -90,9 +90,11 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 	} else {
 		cands = t.indexRows(r.src.ix.IndexName, hv)
-		if r.src.ix.Global && s.staleRead(false) {
-			cands = t.staleIndexRows(r.src.ix, r.src.posNames(), hv, cands, s.now())
-		}
+	}
+	// Global indexes are always eventually consistent; the table and local
+	// indexes are when ConsistentRead is off.
+	if s.staleRead(r.consistent && (r.src.ix == nil || !r.src.ix.Global)) {
+		cands = t.staleIndexRows(r.src.ix, r.src.posNames(), hv, cands, s.now())
 	}
 	if kc.Range != nil {
 		cands = rangeSlice(cands, key.rng, kc.Range)
