@@ -77,14 +77,23 @@ func TestTxn_IdempotentToken(t *testing.T) {
 // TestTxn_HammerConditionalIncrement runs many clients doing optimistic
 // conditional increments of one counter; every success must count once.
 func TestTxn_HammerConditionalIncrement(t *testing.T) {
-	srv := startServer(t, Options{})
+	hammer(t, Options{}, 16, 25)
+}
+
+// TestTxn_HammerConditionalIncrementDataDir is the hammer with every write
+// going through the bbolt store too.
+func TestTxn_HammerConditionalIncrementDataDir(t *testing.T) {
+	hammer(t, Options{DataDir: t.TempDir()}, 8, 10)
+}
+
+func hammer(t *testing.T, opts Options, workers, each int) {
+	srv := startServer(t, opts)
 	c := client(srv, 1)
 	ctx := ctxT(t)
 	mkTable(t, c, "hammer", false)
 	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("hammer"), Item: map[string]types.AttributeValue{"pk": s("ctr"), "n": n("0")}}); err != nil {
 		t.Fatal(err)
 	}
-	const workers, each = 16, 25
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := 0; w < workers; w++ {
