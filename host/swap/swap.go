@@ -1,0 +1,370 @@
+package swap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/host/plugin"
+)
+
+// Defaults applied to zero fields of Config.
+const (
+	// DefaultHistory is the number of accepted versions kept for Rollback,
+	// the current one included.
+	DefaultHistory = 5
+	// DefaultCloseTimeout bounds the closing of a drained version.
+	DefaultCloseTimeout = 30 * time.Second
+)
+
+// ErrClosed is returned by calls on a closed Swapper.
+var ErrClosed = errors.New("swap: closed")
+
+// ErrNoHistory is returned by Rollback when no earlier version is kept.
+var ErrNoHistory = errors.New("swap: no earlier version to roll back to")
+
+// Config configures a Swapper. It is passed by value and never changed.
+type Config struct {
+	// Plugin is how every version is loaded (pool size, limits, cache
+	// directory). Its Logger defaults to Logger.
+	Plugin plugin.Config
+	// Expect is what every version must describe. Zero: what the first
+	// version describes (see ExpectOf).
+	Expect Expect
+	// Pins, when not empty, lists the hex SHA-256 digests of the modules
+	// that may be loaded; any other module is refused (ErrPinMismatch).
+	Pins []string
+	// Fixture is the smoke test of a version that has no self_test export;
+	// nil: such a version is only validated.
+	Fixture *Fixture
+	// WrittenBy, when set, names the attribute in which Evolve records
+	// "name@version" of the version that computed the item (SPEC Y3).
+	WrittenBy string
+	// History is the number of accepted versions kept for Rollback
+	// (default DefaultHistory, at least 2).
+	History int
+	// CloseTimeout bounds the closing of a version once drained (default
+	// DefaultCloseTimeout).
+	CloseTimeout time.Duration
+	// Logger receives swaps and refused candidates. Nil discards them.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.History < 2 {
+		c.History = DefaultHistory
+	}
+	if c.CloseTimeout <= 0 {
+		c.CloseTimeout = DefaultCloseTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Plugin.Logger == nil {
+		c.Plugin.Logger = c.Logger
+	}
+	return c
+}
+
+// Info identifies a version of a plugin.
+type Info struct {
+	Name    string    // the plugin's name, as describe says
+	Version string    // the plugin's version, as describe says
+	Plugin  string    // "name@version", as rows record it
+	SHA256  string    // hex SHA-256 of the module
+	Origin  string    // where the module came from (a path, an s3:// URL)
+	Since   time.Time // when it was swapped in
+}
+
+// Stats are the Swapper's counters (SPEC X1).
+type Stats struct {
+	Swaps     uint64 // versions swapped in (rollbacks included), the first one excluded
+	Rollbacks uint64 // swaps made by Rollback
+	Failed    uint64 // candidates refused by the pipeline
+	Unchanged uint64 // candidates identical to the current version, ignored
+	Retired   uint64 // old versions closed after their calls drained
+}
+
+// Swapper is a logic.Logic whose plugin can be replaced while it serves
+// calls. It is safe for concurrent use.
+type Swapper struct {
+	cfg    Config
+	expect Expect
+	cur    atomic.Pointer[version]
+
+	mu      sync.Mutex // serializes Offer, Rollback and Close
+	history []*accepted
+	closed  bool
+	last    abi.Description // Describe after Close
+	retired sync.WaitGroup  // old versions still closing
+
+	swaps, rollbacks, failed, unchanged, closedN atomic.Uint64
+}
+
+var _ logic.Logic = (*Swapper)(nil)
+
+// accepted is a module that passed the pipeline, kept for Rollback.
+type accepted struct {
+	cand Candidate
+	info Info
+}
+
+// version is one loaded version with its reference count: one reference
+// for being current plus one per call in flight. It is closed when the count
+// reaches zero, and never acquired again after that.
+type version struct {
+	l    logic.Logic
+	desc abi.Description
+	info Info
+	refs atomic.Int64
+	done chan struct{} // closed once l is closed
+}
+
+func (v *version) acquire() bool {
+	for {
+		n := v.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if v.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// New loads the first version through the pipeline (pins, load, smoke
+// test) and returns a Swapper serving it. Without cfg.Expect, what this
+// version describes becomes what every later version must describe.
+func New(ctx context.Context, first Candidate, cfg Config) (*Swapper, error) {
+	s := &Swapper{cfg: cfg.withDefaults(), expect: cfg.Expect}
+	v, err := s.prepare(ctx, first, s.expect.IsZero())
+	if err != nil {
+		s.failed.Add(1)
+		return nil, err
+	}
+	if s.expect.IsZero() {
+		s.expect = ExpectOf(v.desc)
+	}
+	s.install(v, first, false)
+	return s, nil
+}
+
+// Describe returns what the current version describes.
+func (s *Swapper) Describe() abi.Description {
+	if v := s.cur.Load(); v != nil {
+		return v.desc
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// Current returns the current version.
+func (s *Swapper) Current() Info {
+	if v := s.cur.Load(); v != nil {
+		return v.info
+	}
+	return Info{}
+}
+
+// Expect returns what every version must describe.
+func (s *Swapper) Expect() Expect { return s.expect }
+
+// Key calls the current version's key.
+func (s *Swapper) Key(ctx context.Context, req *abi.KeyRequest) (*abi.KeyResponse, error) {
+	v, err := s.acquire(abi.CapKey)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(v)
+	return v.l.Key(ctx, req)
+}
+
+// Evolve calls the current version's evolve. With Config.WrittenBy set, the
+// returned item records the version that computed it.
+func (s *Swapper) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, error) {
+	resp, _, err := s.EvolveAttributed(ctx, req)
+	return resp, err
+}
+
+// EvolveAttributed is Evolve that also returns "name@version" of the version
+// that served the call, for an engine that records provenance per write.
+func (s *Swapper) EvolveAttributed(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, string, error) {
+	v, err := s.acquire(abi.CapEvolve)
+	if err != nil {
+		return nil, "", err
+	}
+	defer s.release(v)
+	resp, err := v.l.Evolve(ctx, req)
+	if err != nil {
+		return nil, v.info.Plugin, err
+	}
+	if s.cfg.WrittenBy != "" && resp.Item != nil {
+		resp.Item[s.cfg.WrittenBy] = abi.S(v.info.Plugin)
+	}
+	return resp, v.info.Plugin, nil
+}
+
+// acquire takes a reference on the current version. A version retired
+// between the load and the increment has already been replaced, so the loop
+// ends on the next load.
+func (s *Swapper) acquire(fn string) (*version, error) {
+	for {
+		v := s.cur.Load()
+		if v == nil {
+			return nil, &logic.CallError{Plugin: s.expect.Name, Function: fn, Cause: ErrClosed}
+		}
+		if v.acquire() {
+			return v, nil
+		}
+	}
+}
+
+// release drops a reference; the last one closes the version.
+func (s *Swapper) release(v *version) {
+	if v.refs.Add(-1) == 0 {
+		go s.closeVersion(v)
+	}
+}
+
+func (s *Swapper) closeVersion(v *version) {
+	defer s.retired.Done()
+	defer close(v.done)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CloseTimeout)
+	defer cancel()
+	if err := v.l.Close(ctx); err != nil {
+		s.cfg.Logger.Warn("closing a retired plugin version", "plugin", v.info.Plugin, "err", err)
+	}
+	s.closedN.Add(1)
+	s.cfg.Logger.Info("plugin version retired", "plugin", v.info.Plugin, "sha256", short(v.info.SHA256))
+}
+
+// install makes v current and retires the previous version. s.mu is held
+// (or s is not shared yet).
+func (s *Swapper) install(v *version, c Candidate, rollback bool) *version {
+	v.info.Since = time.Now()
+	v.refs.Store(1)
+	v.done = make(chan struct{})
+	s.retired.Add(1)
+	old := s.cur.Swap(v)
+	if !rollback {
+		s.history = append(s.history, &accepted{cand: c, info: v.info})
+		if len(s.history) > s.cfg.History {
+			s.history = append(s.history[:0:0], s.history[len(s.history)-s.cfg.History:]...)
+		}
+	}
+	if old != nil {
+		s.swaps.Add(1)
+		s.cfg.Logger.Info("plugin swapped", "from", old.info.Plugin, "to", v.info.Plugin,
+			"sha256", short(v.info.SHA256), "origin", v.info.Origin, "rollback", rollback)
+		s.release(old)
+	}
+	return old
+}
+
+// Offer runs a candidate through the pipeline and, when it passes, swaps it
+// in: calls in flight finish on the old version, new calls use the new one.
+// A candidate identical to the current version is ignored (changed false).
+// A refused candidate leaves the current version serving; the error is a
+// *CandidateError.
+func (s *Swapper) Offer(ctx context.Context, c Candidate) (info Info, changed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Info{}, false, ErrClosed
+	}
+	cur := s.cur.Load()
+	if c.SHA256() == cur.info.SHA256 {
+		s.unchanged.Add(1)
+		return cur.info, false, nil
+	}
+	v, err := s.prepare(ctx, c, false)
+	if err != nil {
+		s.failed.Add(1)
+		s.cfg.Logger.Error("plugin candidate refused; the current version keeps serving",
+			"current", cur.info.Plugin, "origin", c.Origin, "err", err)
+		return cur.info, false, err
+	}
+	s.install(v, c, false)
+	return v.info, true, nil
+}
+
+// Rollback swaps the previous accepted version back in (through the
+// pipeline again) and forgets the current one, so a second Rollback goes
+// one further back. It returns the version now serving.
+func (s *Swapper) Rollback(ctx context.Context) (Info, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Info{}, ErrClosed
+	}
+	if len(s.history) < 2 {
+		return s.cur.Load().info, ErrNoHistory
+	}
+	prev := s.history[len(s.history)-2]
+	v, err := s.prepare(ctx, prev.cand, false)
+	if err != nil {
+		s.failed.Add(1)
+		return s.cur.Load().info, fmt.Errorf("rollback to %s: %w", prev.info.Plugin, err)
+	}
+	s.history = s.history[:len(s.history)-1]
+	s.install(v, prev.cand, true)
+	s.rollbacks.Add(1)
+	return v.info, nil
+}
+
+// History returns the accepted versions kept for Rollback, oldest first;
+// the last one is current.
+func (s *Swapper) History() []Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Info, len(s.history))
+	for i, a := range s.history {
+		out[i] = a.info
+	}
+	return out
+}
+
+// Stats returns the Swapper's counters.
+func (s *Swapper) Stats() Stats {
+	return Stats{Swaps: s.swaps.Load(), Rollbacks: s.rollbacks.Load(), Failed: s.failed.Load(),
+		Unchanged: s.unchanged.Load(), Retired: s.closedN.Load()}
+}
+
+// Close refuses new calls, waits (until ctx ends) for the calls in flight
+// and closes every version.
+func (s *Swapper) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	v := s.cur.Load()
+	s.last = v.desc
+	s.cur.Store(nil)
+	s.mu.Unlock()
+	s.release(v)
+	done := make(chan struct{})
+	go func() { s.retired.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("swap: closing: %w", ctx.Err())
+	}
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
