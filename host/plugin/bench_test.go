@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
@@ -20,27 +21,58 @@ import (
 //	go test ./host/plugin -run '^$' -bench 'Fold|CallOverhead' -benchtime 2s
 func BenchmarkFold(b *testing.B) {
 	ctx := context.Background()
-	p, err := plugin.Load(ctx, orderSummaryWasm(b), plugin.Config{CacheDir: cacheDir})
+	wasm := orderSummaryWasm(b)
+	p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: cacheDir})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close(ctx)
+	// The same module without the loop instrumentation: wazero's
+	// close-on-context-done enforces the timeout (the fallback path).
+	plugin.SetInstrumentForTest(false)
+	slow, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: cacheDir})
+	plugin.SetInstrumentForTest(true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer slow.Close(ctx)
 	impls := []struct {
 		name string
 		l    logic.Logic
-	}{{"native", nativeOrderSummary()}, {"wasm", p}}
+	}{{"native", nativeOrderSummary()}, {"wasm", p}, {"wasm-closeondone", slow}}
 	for _, impl := range impls {
 		for _, k := range []int{1, 10, 100} {
 			req := orderRun(k)
 			b.Run(fmt.Sprintf("%s/k=%d", impl.name, k), func(b *testing.B) {
+				cpu := cpuTime()
 				for b.Loop() {
 					if _, err := impl.l.Evolve(ctx, req); err != nil {
 						b.Fatal(err)
 					}
 				}
-				reportPerEvent(b, k)
+				reportPerEvent(b, k, cpuTime()-cpu)
 			})
 		}
+	}
+	// The host's share of a Wasm call: encoding the request and decoding
+	// the response, without the guest.
+	for _, k := range []int{1, 10, 100} {
+		req := orderRun(k)
+		out, err := p.Call(ctx, abi.CapEvolve, abi.AppendEvolveRequest(nil, req))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("hostcodec/k=%d", k), func(b *testing.B) {
+			cpu := cpuTime()
+			var buf []byte
+			for b.Loop() {
+				buf = abi.AppendEvolveRequest(buf[:0], req)
+				if _, err := abi.DecodeEvolveResponse(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportPerEvent(b, k, cpuTime()-cpu)
+		})
 	}
 }
 
@@ -53,11 +85,13 @@ func BenchmarkCallOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.Close(ctx)
+	cpu := cpuTime()
 	for b.Loop() {
 		if _, err := p.Call(ctx, abi.CapDescribe, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkColdStart measures, from nothing (no runtime alive), the time to
@@ -99,8 +133,11 @@ func BenchmarkColdStart(b *testing.B) {
 	}
 }
 
-func reportPerEvent(b *testing.B, k int) {
+// reportPerEvent reports wall time per event, events per second and, as the
+// machine is shared, the process's CPU time per event.
+func reportPerEvent(b *testing.B, k int, cpu time.Duration) {
 	perEvent := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(k)
 	b.ReportMetric(perEvent, "ns/event")
 	b.ReportMetric(1e9/perEvent, "events/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(k), "cpu-ns/event")
 }

@@ -15,10 +15,18 @@ import (
 	guest "github.com/dynafold/dynafold/sdk-guest"
 )
 
-// orderSummaryWasm builds the order-summary example plugin.
+// orderSummaryWasm builds the order-summary example plugin (once per
+// process, so the benchmarks all measure the same module).
 func orderSummaryWasm(t testing.TB) []byte {
+	guestsMu.Lock()
+	defer guestsMu.Unlock()
+	if b, ok := guests["order-summary"]; ok {
+		return b
+	}
 	_, file, _, _ := runtime.Caller(0)
-	return wasmbuild.Build(t, filepath.Join(filepath.Dir(file), "..", "..", "plugins", "examples", "order-summary", "wasm"))
+	b := wasmbuild.Build(t, filepath.Join(filepath.Dir(file), "..", "..", "plugins", "examples", "order-summary", "wasm"))
+	guests["order-summary"] = b
+	return b
 }
 
 // nativeOrderSummary is the same projection as in-process logic.

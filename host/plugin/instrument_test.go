@@ -73,3 +73,15 @@ func TestW4_FallbackTimesOut(t *testing.T) {
 		t.Fatalf("plugin stopped serving: %v", err)
 	}
 }
+
+// BenchmarkInstrument measures the rewrite that Load does before compiling
+// (part of every cold start, cache or not).
+func BenchmarkInstrument(b *testing.B) {
+	wasm := wasmbuild.Build(b, "testdata/good")
+	b.SetBytes(int64(len(wasm)))
+	for b.Loop() {
+		if _, err := instrument(wasm); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package extism
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/logic"
+)
+
+// Output status bytes of the calling convention.
+const (
+	statusOK    = 0
+	statusError = 1
+)
+
+// Key calls the plugin's key export.
+func (p *Plugin) Key(ctx context.Context, req *abi.KeyRequest) (*abi.KeyResponse, error) {
+	var resp *abi.KeyResponse
+	err := p.call(ctx, abi.CapKey,
+		func(dst []byte) []byte { return abi.AppendKeyRequest(dst, req) },
+		func(body []byte) (err error) {
+			if resp, err = abi.DecodeKeyResponse(body); err != nil {
+				return err
+			}
+			if len(resp.Keys) != len(req.Events) {
+				return fmt.Errorf("%d keys for %d events", len(resp.Keys), len(req.Events))
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Evolve calls the plugin's evolve export.
+func (p *Plugin) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, error) {
+	var resp *abi.EvolveResponse
+	err := p.call(ctx, abi.CapEvolve,
+		func(dst []byte) []byte { return abi.AppendEvolveRequest(dst, req) },
+		func(body []byte) (err error) {
+			if resp, err = abi.DecodeEvolveResponse(body); err != nil {
+				return err
+			}
+			if len(resp.Decisions) > len(req.Events) {
+				return fmt.Errorf("%d decisions for %d events", len(resp.Decisions), len(req.Events))
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Call calls export fn (a capability: "key", "evolve", "to_item", ...) with
+// an encoded request and returns the encoded response (without the status
+// byte), like host/plugin's Plugin.Call. Every failure is a
+// *logic.CallError; its cause matches one of ErrTimeout, ErrMemoryLimit,
+// ErrTrap, ErrBadOutput, ErrGuest, ErrCanceled or ErrClosed.
+func (p *Plugin) Call(ctx context.Context, fn string, input []byte) ([]byte, error) {
+	var out []byte
+	err := p.call(ctx, fn,
+		func(dst []byte) []byte { return append(dst, input...) },
+		func(body []byte) error { out = body; return nil })
+	return out, err
+}
+
+// call runs one call on an instance of the pool: encode appends the request
+// to a scratch buffer, decode reads the response body. A runtime failure or
+// a decode error discards the instance; a guest error (status 1) keeps it.
+func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte, decode func([]byte) error) error {
+	if p.closed.Load() {
+		return p.wrap(fn, ErrClosed)
+	}
+	if !p.exports[fn] {
+		return p.wrap(fn, fmt.Errorf("%w: the plugin does not export %q", ErrInvalidModule, fn))
+	}
+	p.pool.stats.calls.Add(1)
+	in, err := p.pool.acquire(ctx)
+	if err != nil {
+		p.pool.stats.failures.Add(1)
+		if errors.Is(err, ErrClosed) {
+			return p.wrap(fn, ErrClosed)
+		}
+		if ctx.Err() != nil {
+			return p.wrap(fn, newCause(ErrCanceled, err, "canceled while waiting for an instance: %v", err))
+		}
+		return p.wrap(fn, newCause(ErrTrap, err, "instantiate a new instance: %v", err))
+	}
+	in.scratch = encode(in.scratch[:0])
+	body, err := p.invoke(ctx, in, fn, in.scratch)
+	if err == nil {
+		if derr := decode(body); derr != nil {
+			err = p.wrap(fn, newCause(ErrBadOutput, derr, "malformed output: %v", derr))
+		}
+	} else if errors.Is(err, ErrGuest) {
+		p.pool.release(ctx, in) // the guest handled its failure
+		p.pool.stats.failures.Add(1)
+		return err
+	}
+	if err != nil {
+		p.pool.discard(ctx, in)
+		p.pool.stats.failures.Add(1)
+		p.cfg.Logger.Warn("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", err)
+		return err
+	}
+	if cap(in.scratch) > 1<<20 {
+		in.scratch = nil // do not pin a huge request
+	}
+	p.pool.release(ctx, in)
+	return nil
+}
+
+func (p *Plugin) wrap(fn string, err error) *logic.CallError {
+	return &logic.CallError{Plugin: p.name, Function: fn, Cause: err}
+}
+
+// classify turns a runtime error of a call into a *logic.CallError whose
+// cause says what happened. ctx is the caller's context, cctx the call's
+// (with CallTimeout).
+func (p *Plugin) classify(ctx, cctx context.Context, fn string, in *instance, err error) error {
+	var exit *sys.ExitError
+	isExit := errors.As(err, &exit)
+	switch {
+	case ctx.Err() != nil:
+		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Cause(ctx)))
+	case cctx.Err() != nil,
+		isExit && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
+		errors.Is(err, context.DeadlineExceeded):
+		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s", p.cfg.CallTimeout))
+	}
+	text := strings.TrimPrefix(err.Error(), "wasm error: ")
+	// The guest's own message: an AssemblyScript abort (our handler) or a
+	// PDK's error_set before a trap.
+	msg := in.p.GetErrorWithContext(context.Background())
+	if msg != "" && msg == err.Error() {
+		// The SDK's error for a guest that set an error and returned.
+		return p.wrap(fn, newCause(ErrGuest, err, "guest error: %s", msg))
+	}
+	lines := strings.Split(text, "\n")
+	if msg != "" {
+		lines[0] += ": " + msg
+	}
+	if len(lines) > 10 {
+		lines = append(lines[:10], "\t...")
+	}
+	text = strings.Join(lines, "\n")
+	if strings.Contains(text, "out of memory") || strings.Contains(text, "Allocation too large") ||
+		strings.Contains(text, "memory limit") {
+		return p.wrap(fn, newCause(ErrMemoryLimit, err, "memory limit of %d pages reached (%s)", p.cfg.MemoryLimitPages, lines[0]))
+	}
+	if isExit {
+		return p.wrap(fn, newCause(ErrTrap, err, "trap: guest exited with code %d", exit.ExitCode()))
+	}
+	return p.wrap(fn, newCause(ErrTrap, err, "trap: %s", text))
+}

@@ -1,0 +1,108 @@
+package extism
+
+import (
+	"context"
+	"sync/atomic"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// instance is one extism.Plugin (the guest module and its own Extism
+// kernel). It is used by one call at a time.
+type instance struct {
+	p       *extism.Plugin
+	rnd     *detRand
+	scratch []byte      // the encoded request, reused across calls
+	busy    atomic.Bool // set while a call holds the instance
+}
+
+// newInstance instantiates the compiled plugin in the sandbox: no
+// filesystem, network, environment or arguments; with WASI, the wall clock
+// frozen at the epoch, wazero's fake monotonic clock and a deterministic
+// random source reset before every call (as host/plugin does).
+func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+	rnd := &detRand{}
+	rnd.reset()
+	mc := wazero.NewModuleConfig().
+		WithRandSource(rnd).
+		WithWalltime(epoch, sys.ClockResolution(1000))
+	ep, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	if err != nil {
+		return nil, err
+	}
+	log := p.cfg.Logger
+	name := &p.name
+	ep.SetLogger(func(level extism.LogLevel, msg string) {
+		log.Debug("plugin log", "plugin", *name, "level", level.String(), "text", msg)
+	})
+	return &instance{p: ep, rnd: rnd}, nil
+}
+
+func (in *instance) close(ctx context.Context) { _ = in.p.Close(ctx) }
+
+// abiVersion calls dynafold_abi_version, whose Extism return code is
+// major<<16 | minor.
+func (p *Plugin) abiVersion(ctx context.Context, in *instance) (major, minor uint32, err error) {
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	defer cancel()
+	rc, _, err := in.p.CallWithContext(cctx, exportVersion, nil)
+	if err != nil {
+		return 0, 0, p.classify(ctx, cctx, exportVersion, in, err)
+	}
+	return rc >> 16, rc & 0xffff, nil
+}
+
+// invoke runs one call on in and returns the response body (the output
+// without its status byte). Every failure is a *logic.CallError; the caller
+// discards the instance unless the cause is ErrGuest.
+func (p *Plugin) invoke(ctx context.Context, in *instance, fn string, input []byte) ([]byte, error) {
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	in.rnd.reset()
+	rc, out, err := in.p.CallWithContext(cctx, fn, input)
+	cancel()
+	if err != nil {
+		return nil, p.classify(ctx, cctx, fn, in, err)
+	}
+	if rc != 0 {
+		return nil, p.wrap(fn, newCause(ErrGuest, nil, "guest error: %s returned %d without an error message", fn, int32(rc)))
+	}
+	if len(out) == 0 {
+		return nil, p.wrap(fn, newCause(ErrBadOutput, nil, "malformed output: empty result (no status byte)"))
+	}
+	switch out[0] {
+	case statusOK:
+		return out[1:], nil
+	case statusError:
+		return nil, p.wrap(fn, newCause(ErrGuest, nil, "guest error: %s", out[1:]))
+	}
+	return nil, p.wrap(fn, newCause(ErrBadOutput, nil, "malformed output: status byte %#x", out[0]))
+}
+
+// detRand is the random source of one instance: a splitmix64 stream reset to
+// a fixed seed before each call.
+type detRand struct{ state uint64 }
+
+const randSeed = 0x6479_6e61_666f_6c64 // "dynafold"
+
+func (r *detRand) reset() { r.state = randSeed }
+
+// Read implements io.Reader.
+func (r *detRand) Read(p []byte) (int, error) {
+	for i := 0; i < len(p); {
+		r.state += 0x9e3779b97f4a7c15
+		z := r.state
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		z ^= z >> 31
+		for j := 0; j < 8 && i < len(p); j++ {
+			p[i] = byte(z >> (8 * j))
+			i++
+		}
+	}
+	return len(p), nil
+}
+
+// epoch is the frozen wall clock: the Unix epoch, whatever the host's time.
+func epoch() (sec int64, nsec int32) { return 0, 0 }
