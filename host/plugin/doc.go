@@ -33,9 +33,11 @@
 //     instance serves it and whatever that instance served before.
 //
 // With these defaults the same request gives the same bytes back (SPEC Y1).
-// What the sandbox cannot fix is a guest that depends on its own history (a
-// global counter, a Go map iterated in runtime-randomised order into its
-// output); the guest SDK encodes maps in sorted order for that reason.
+// What the sandbox cannot fix is a guest that depends on its own history: a
+// global counter, math/rand's global generator (seeded once per instance,
+// deterministically, then advancing with every use), a Go map iterated in
+// runtime-randomised order into its output. The guest SDK encodes maps in
+// sorted order for that reason.
 //
 // # Limits
 //

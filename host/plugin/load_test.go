@@ -3,6 +3,9 @@ package plugin_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dynafold/dynafold/abi"
@@ -57,5 +60,41 @@ func TestW1_LoadDescribes(t *testing.T) {
 	}
 	if _, err := p.Evolve(context.Background(), evolveReq("Placed")); !errors.Is(err, plugin.ErrClosed) {
 		t.Errorf("call after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestW5_PrecompileFillsTheCache(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	wasm := testGuest(t, "good")
+	if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("cache dir after Precompile: %v, %v", entries, err)
+	}
+	p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	mustServe(t, p)
+	if err := plugin.Precompile(ctx, wasm, plugin.Config{}); !errors.Is(err, plugin.ErrConfig) {
+		t.Errorf("Precompile without CacheDir: %v, want ErrConfig", err)
+	}
+}
+
+func TestW1_LoadFileNamesThePlugin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mine.wasm")
+	if err := os.WriteFile(path, testGuest(t, "abi2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := plugin.LoadFile(context.Background(), path, plugin.Config{})
+	if !errors.Is(err, plugin.ErrABIVersion) || !strings.HasPrefix(err.Error(), "plugin mine: ") {
+		t.Errorf("error %v, want an ABI version error naming plugin mine", err)
+	}
+	if _, err := plugin.LoadFile(context.Background(), filepath.Join(t.TempDir(), "absent.wasm"), plugin.Config{}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -88,4 +89,35 @@ func TestW5_WaitRespectsContext(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // let it take the only instance
 	_, err := p.Evolve(ctxTimeout(t, 100*time.Millisecond), evolveReq("Placed"))
 	wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrCanceled, "waiting for an instance")
+}
+
+func TestW5_CloseWaitsForCallsInFlight(t *testing.T) {
+	ctx := context.Background()
+	p, err := plugin.Load(ctx, testGuest(t, "loop"), plugin.Config{PoolSize: 2, CallTimeout: 300 * time.Millisecond, CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Evolve(ctx, evolveReq("Loop"))
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := p.Close(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		// The call ended on its own timeout, not because Close tore the
+		// runtime down under it.
+		wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrTimeout, "timeout after 300ms")
+	default:
+		t.Fatal("Close returned before the call in flight ended")
+	}
+	if _, err := p.Evolve(ctx, evolveReq("Placed")); !errors.Is(err, plugin.ErrClosed) {
+		t.Errorf("call after Close: %v, want ErrClosed", err)
+	}
+	if s := p.Stats(); s.Live != 0 {
+		t.Errorf("%d instances alive after Close", s.Live)
+	}
 }
