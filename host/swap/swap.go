@@ -53,6 +53,9 @@ type Config struct {
 	// CloseTimeout bounds the closing of a version once drained (default
 	// DefaultCloseTimeout).
 	CloseTimeout time.Duration
+	// Archive, when set, is a directory where every accepted module is
+	// saved, so RollbackDir can put an earlier one back.
+	Archive string
 	// Logger receives swaps and refused candidates. Nil discards them.
 	Logger *slog.Logger
 }
@@ -253,15 +256,18 @@ func (s *Swapper) install(v *version, c Candidate, rollback bool) *version {
 	v.refs.Store(1)
 	v.done = make(chan struct{})
 	s.retired.Add(1)
+	if s.cur.Load() != nil {
+		s.swaps.Add(1) // counted before the new version can be seen
+	}
 	old := s.cur.Swap(v)
 	if !rollback {
+		s.archive(c, v.info)
 		s.history = append(s.history, &accepted{cand: c, info: v.info})
 		if len(s.history) > s.cfg.History {
 			s.history = append(s.history[:0:0], s.history[len(s.history)-s.cfg.History:]...)
 		}
 	}
 	if old != nil {
-		s.swaps.Add(1)
 		s.cfg.Logger.Info("plugin swapped", "from", old.info.Plugin, "to", v.info.Plugin,
 			"sha256", short(v.info.SHA256), "origin", v.info.Origin, "rollback", rollback)
 		s.release(old)
@@ -315,8 +321,8 @@ func (s *Swapper) Rollback(ctx context.Context) (Info, error) {
 		return s.cur.Load().info, fmt.Errorf("rollback to %s: %w", prev.info.Plugin, err)
 	}
 	s.history = s.history[:len(s.history)-1]
-	s.install(v, prev.cand, true)
 	s.rollbacks.Add(1)
+	s.install(v, prev.cand, true)
 	return v.info, nil
 }
 

@@ -1,0 +1,158 @@
+package swap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Source is where new versions of a plugin appear: a watched directory
+// (DirSource) or a versioned S3 object (S3Source).
+type Source interface {
+	// Check returns the module when it changed since the last Check (the
+	// first Check returns the module present), nil when it did not or when
+	// there is none. A module returned once is not returned again until it
+	// changes, whether or not it was accepted.
+	Check(ctx context.Context) (*Candidate, error)
+	// Wait blocks until the module may have changed (a file event, the
+	// polling interval) or ctx ends.
+	Wait(ctx context.Context) error
+	// Close releases the source.
+	Close() error
+}
+
+// ErrNoModule is returned by Open when the source holds no module yet.
+var ErrNoModule = errors.New("swap: the source holds no module")
+
+// Open checks src for its module and starts a Swapper serving it.
+func Open(ctx context.Context, src Source, cfg Config) (*Swapper, error) {
+	c, err := src.Check(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, ErrNoModule
+	}
+	return New(ctx, *c, cfg)
+}
+
+// CheckOnce checks src once and offers a changed module to s: for
+// cmd/lambda, between two invocations (never during one). It reports the
+// version serving afterwards and whether it changed; a refused module is an
+// error (a *CandidateError) and leaves the current version serving.
+func CheckOnce(ctx context.Context, s *Swapper, src Source) (Info, bool, error) {
+	c, err := src.Check(ctx)
+	if err != nil {
+		return s.Current(), false, fmt.Errorf("swap: checking the plugin source: %w", err)
+	}
+	if c == nil {
+		return s.Current(), false, nil
+	}
+	return s.Offer(ctx, *c)
+}
+
+// Watch checks src whenever it may have changed and offers every changed
+// module to s, until ctx ends (it then returns nil). Refused modules and
+// source errors are logged (and counted by s) and watching goes on.
+func Watch(ctx context.Context, s *Swapper, src Source) error {
+	for {
+		if _, _, err := CheckOnce(ctx, s, src); err != nil && ctx.Err() == nil {
+			var ce *CandidateError
+			if !errors.As(err, &ce) { // refusals are logged by Offer
+				s.cfg.Logger.Warn("plugin source", "err", err)
+			}
+		}
+		if err := src.Wait(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// archive keeps every accepted module in Config.Archive, for
+// RollbackDir: "<unix nanoseconds>-<sha256 prefix>.wasm".
+func (s *Swapper) archive(c Candidate, info Info) {
+	if s.cfg.Archive == "" {
+		return
+	}
+	name := fmt.Sprintf("%019d-%s.wasm", info.Since.UnixNano(), short(info.SHA256))
+	if err := writeAtomic(filepath.Join(s.cfg.Archive, name), c.Wasm); err != nil {
+		s.cfg.Logger.Warn("archiving the plugin version", "plugin", info.Plugin, "err", err)
+	}
+}
+
+// writeAtomic writes b to path through a temporary file renamed into place,
+// so a watcher never sees a partial module.
+func writeAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// RollbackDir puts back the newest archived module (Config.Archive) that
+// differs from the module at path, through a rename, so the Swapper
+// watching path's directory swaps it in. It returns the archived file used.
+func RollbackDir(archive, path string) (string, error) {
+	cur, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("rollback: %w", err)
+	}
+	curSHA := (&Candidate{Wasm: cur}).SHA256()
+	entries, err := os.ReadDir(archive)
+	if err != nil {
+		return "", fmt.Errorf("rollback: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".wasm") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(names)))
+	for _, n := range names {
+		if strings.HasSuffix(n, "-"+short(curSHA)+".wasm") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(archive, n))
+		if err != nil {
+			return "", fmt.Errorf("rollback: %w", err)
+		}
+		if err := writeAtomic(path, b); err != nil {
+			return "", fmt.Errorf("rollback: %w", err)
+		}
+		return filepath.Join(archive, n), nil
+	}
+	return "", fmt.Errorf("rollback: %w in %s", ErrNoHistory, archive)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
