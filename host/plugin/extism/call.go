@@ -130,7 +130,7 @@ func (p *Plugin) classify(ctx, cctx context.Context, fn string, in *instance, er
 	switch {
 	case ctx.Err() != nil:
 		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Cause(ctx)))
-	case cctx.Err() != nil,
+	case errors.Is(cctx.Err(), context.DeadlineExceeded),
 		isExit && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
 		errors.Is(err, context.DeadlineExceeded):
 		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s", p.cfg.CallTimeout))

@@ -2,6 +2,7 @@ package extism
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	extism "github.com/extism/go-sdk"
@@ -14,8 +15,11 @@ import (
 type instance struct {
 	p       *extism.Plugin
 	rnd     *detRand
-	scratch []byte      // the encoded request, reused across calls
-	busy    atomic.Bool // set while a call holds the instance
+	scratch []byte // the encoded request, reused across calls
+	// kernelBase is the size of the Extism kernel's memory when the
+	// instance was created: what is left under the limit holds a request.
+	kernelBase uint32
+	busy       atomic.Bool // set while a call holds the instance
 }
 
 // newInstance instantiates the compiled plugin in the sandbox: no
@@ -37,7 +41,11 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	ep.SetLogger(func(level extism.LogLevel, msg string) {
 		log.Debug("plugin log", "plugin", *name, "level", level.String(), "text", msg)
 	})
-	return &instance{p: ep, rnd: rnd}, nil
+	in := &instance{p: ep, rnd: rnd}
+	if mem := ep.Memory(); mem != nil {
+		in.kernelBase = mem.Size()
+	}
+	return in, nil
 }
 
 func (in *instance) close(ctx context.Context) { _ = in.p.Close(ctx) }
@@ -58,13 +66,35 @@ func (p *Plugin) abiVersion(ctx context.Context, in *instance) (major, minor uin
 // without its status byte). Every failure is a *logic.CallError; the caller
 // discards the instance unless the cause is ErrGuest.
 func (p *Plugin) invoke(ctx context.Context, in *instance, fn string, input []byte) ([]byte, error) {
+	if room := uint64(p.cfg.MemoryLimitPages)*65536 - uint64(in.kernelBase); uint64(len(input)) >= room {
+		// The Extism kernel holds the request in its own memory, under the
+		// same limit; the SDK would pass the guest an empty input.
+		return nil, p.wrap(fn, newCause(ErrMemoryLimit, nil, "memory limit of %d pages reached: the Extism kernel cannot hold a %d-byte request",
+			p.cfg.MemoryLimitPages, len(input)))
+	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	in.rnd.reset()
 	rc, out, err := in.p.CallWithContext(cctx, fn, input)
-	cancel()
 	if err != nil {
-		return nil, p.classify(ctx, cctx, fn, in, err)
+		err = p.classify(ctx, cctx, fn, in, err)
 	}
+	cancel()
+	var body []byte
+	if err == nil {
+		body, err = p.body(fn, rc, out)
+	}
+	if err != nil && !errors.Is(err, ErrTimeout) && !errors.Is(err, ErrCanceled) && p.kernelExhausted(in) {
+		// The Extism kernel holds the request and the response in its own
+		// memory, under the same limit: when it is full, the guest sees a
+		// truncated request (or none) and fails in its own words.
+		return nil, p.wrap(fn, newCause(ErrMemoryLimit, err, "memory limit of %d pages reached: the Extism kernel cannot hold a %d-byte request and its response (%v)",
+			p.cfg.MemoryLimitPages, len(input), err))
+	}
+	return body, err
+}
+
+// body checks the output's status byte and returns the response it carries.
+func (p *Plugin) body(fn string, rc uint32, out []byte) ([]byte, error) {
 	if rc != 0 {
 		return nil, p.wrap(fn, newCause(ErrGuest, nil, "guest error: %s returned %d without an error message", fn, int32(rc)))
 	}
@@ -78,6 +108,18 @@ func (p *Plugin) invoke(ctx context.Context, in *instance, fn string, input []by
 		return nil, p.wrap(fn, newCause(ErrGuest, nil, "guest error: %s", out[1:]))
 	}
 	return nil, p.wrap(fn, newCause(ErrBadOutput, nil, "malformed output: status byte %#x", out[0]))
+}
+
+// kernelExhausted reports whether the instance's Extism kernel memory is at
+// (or within 1/16 of) the memory limit.
+func (p *Plugin) kernelExhausted(in *instance) bool {
+	mem := in.p.Memory()
+	if mem == nil {
+		return false
+	}
+	pages := uint64(mem.Size()) / 65536
+	limit := uint64(p.cfg.MemoryLimitPages)
+	return pages >= limit-limit/16
 }
 
 // detRand is the random source of one instance: a splitmix64 stream reset to

@@ -1,0 +1,150 @@
+package extism_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/plugin/extism"
+)
+
+// misbehaveRun is a run whose first event's type tells the test guest what
+// to do.
+func misbehaveRun(first string, more ...string) *abi.EvolveRequest {
+	req := &abi.EvolveRequest{Key: abi.Item{"pk": abi.S("o-1")}, StreamID: "o-1"}
+	for i, typ := range append([]string{first}, more...) {
+		req.Events = append(req.Events, abi.SourcedEvent{Source: "Order", Event: abi.Event{
+			Stream: "Order", StreamID: "o-1", Version: uint64(i + 1), Type: typ,
+			Data: abi.Item{"_tag": abi.S(typ)}, Timestamp: "2026-01-01T00:00:00Z",
+		}})
+	}
+	return req
+}
+
+// mustServe checks that p still folds a normal run.
+func mustServe(t *testing.T, p *extism.Plugin) {
+	t.Helper()
+	resp, err := p.Evolve(context.Background(), misbehaveRun("Ok", "Ok"))
+	if err != nil {
+		t.Fatalf("plugin stopped serving: %v", err)
+	}
+	if got := resp.State["count"].Str; got != "2" {
+		t.Fatalf("count = %q, want 2", got)
+	}
+}
+
+// TestW3_ExtismTrapAndTimeoutFailOnlyTheCall: a trap, a timeout, the
+// caller's cancellation and a guest error each fail that call with a
+// *logic.CallError naming the plugin, the function and the cause; the
+// instance is replaced (kept for a guest error) and the plugin, and calls
+// running beside the bad one, carry on (SPEC W4).
+func TestW3_ExtismTrapAndTimeoutFailOnlyTheCall(t *testing.T) {
+	p := load(t, testGuest(t, "misbehave"), extism.Config{PoolSize: 3, CallTimeout: 300 * time.Millisecond})
+	const name = "misbehave@0.1.0"
+	ctx := context.Background()
+	mustServe(t, p)
+
+	_, err := p.Evolve(ctx, misbehaveRun("Trap"))
+	wantCallError(t, err, name, "evolve", extism.ErrTrap, "unreachable", "boom: trap requested")
+	if s := p.Stats(); s.Discarded != 1 {
+		t.Errorf("after a trap: %+v, want one instance discarded", s)
+	}
+	mustServe(t, p)
+
+	// A timeout while other calls go on beside it.
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 10; j++ {
+				if _, err := p.Evolve(ctx, misbehaveRun("Ok")); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	_, err = p.Evolve(ctx, misbehaveRun("Loop"))
+	elapsed := time.Since(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a call beside the timeout failed: %v", err)
+	}
+	wantCallError(t, err, name, "evolve", extism.ErrTimeout, "timeout after 300ms")
+	if elapsed > 3*time.Second {
+		t.Errorf("the timeout took %s", elapsed)
+	}
+	mustServe(t, p)
+
+	// The caller's own deadline is a cancellation, not a timeout.
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = p.Evolve(cctx, misbehaveRun("Loop"))
+	wantCallError(t, err, name, "evolve", extism.ErrCanceled)
+	if errors.Is(err, extism.ErrTimeout) {
+		t.Errorf("a caller's deadline reported as the plugin's timeout: %v", err)
+	}
+	mustServe(t, p)
+
+	// A guest error keeps the instance.
+	before := p.Stats().Discarded
+	_, err = p.Evolve(ctx, misbehaveRun("GuestError"))
+	wantCallError(t, err, name, "evolve", extism.ErrGuest, "nope")
+	if s := p.Stats(); s.Discarded != before {
+		t.Errorf("a guest error discarded an instance: %+v", s)
+	}
+	// An export the plugin lacks.
+	_, err = p.Call(ctx, abi.CapToItem, nil)
+	wantCallError(t, err, name, "to_item", extism.ErrInvalidModule)
+	mustServe(t, p)
+
+	if s := p.Stats(); s.Live > 3 || s.Busy != 0 {
+		t.Errorf("pool after the failures: %+v", s)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Evolve(ctx, misbehaveRun("Ok"))
+	wantCallError(t, err, name, "evolve", extism.ErrClosed)
+}
+
+// TestW3_ExtismMemoryLimit: an instance cannot grow past MemoryLimitPages;
+// the call fails alone.
+func TestW3_ExtismMemoryLimit(t *testing.T) {
+	p := load(t, orderSummaryAS(t), extism.Config{MemoryLimitPages: 24})
+	ctx := context.Background()
+	if _, err := p.Evolve(ctx, orderRun(3)); err != nil {
+		t.Fatalf("a small run: %v", err)
+	}
+	big := orderRun(20000) // ~2 MB of request: more than 24 pages
+	_, err := p.Evolve(ctx, big)
+	wantCallError(t, err, "order-summary@1.0.0", "evolve", extism.ErrMemoryLimit, "memory limit of 24 pages")
+	if _, err := p.Evolve(ctx, orderRun(3)); err != nil {
+		t.Fatalf("after the memory failure: %v", err)
+	}
+}
+
+// TestW1_ExtismRefusesUnknownABIMajor: a module built for ABI 2.x is refused
+// at load with an error naming both versions.
+func TestW1_ExtismRefusesUnknownABIMajor(t *testing.T) {
+	_, err := extism.Load(context.Background(), testGuest(t, "abi2"), extism.Config{CacheDir: cacheDir, Name: "abi2"})
+	if !errors.Is(err, extism.ErrABIVersion) {
+		t.Fatalf("err = %v, want ErrABIVersion", err)
+	}
+	var ve *extism.ABIVersionError
+	if !errors.As(err, &ve) || ve.Major != 2 || ve.Minor != 3 || ve.HostMajor != abi.VersionMajor {
+		t.Fatalf("err = %#v", err)
+	}
+	for _, want := range []string{"plugin abi2", "ABI version 2.3", "(ABI 1.x)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
