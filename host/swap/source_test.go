@@ -3,10 +3,12 @@ package swap_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,5 +194,42 @@ func TestH3_DirSourceWatchAndRollback(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Watch: %v", err)
+	}
+}
+
+func TestH3_SourceConfigAndBetweenInvocations(t *testing.T) {
+	ctx := context.Background()
+	const bucket, key = "plugins", "cfg.wasm"
+	client := s3Server(t, bucket)
+	putObject(t, client, bucket, key, module(t, v1))
+	var sc *swap.SourceConfig
+	if err := json.Unmarshal([]byte(`{"s3": {"bucket": "plugins", "key": "cfg.wasm", "interval": "1h"}, "sha256": ["abc"]}`), &sc); err != nil {
+		t.Fatal(err)
+	}
+	cfg := swap.Config{Plugin: pluginConfig()}
+	if err := sc.Apply(&cfg, "/etc"); err != nil || !sc.Enabled() || len(cfg.Pins) != 1 {
+		t.Fatalf("apply: %+v %v", cfg, err)
+	}
+	if _, err := sc.Source(ctx, "ignored.wasm"); err != nil {
+		t.Fatalf("source from configuration: %v", err)
+	}
+	bad := swap.SourceConfig{S3: &swap.S3Config{Bucket: "b", Key: "k", Interval: "soon"}}
+	if _, err := bad.Source(ctx, ""); err == nil || !strings.Contains(err.Error(), `"soon"`) {
+		t.Errorf("bad interval: %v", err)
+	}
+	// Between: the first check polls, the next ones wait for Every.
+	src := swap.NewS3Source(client, bucket, key, time.Hour)
+	s := newSwapperFrom(t, src, swap.Config{})
+	bt := &swap.Between{Swapper: s, Source: src, Every: time.Hour}
+	putObject(t, client, bucket, key, module(t, v2))
+	if info, changed, err := bt.Check(ctx); err != nil || !changed || info.Version != "2.0.0" {
+		t.Fatalf("first check between invocations: %+v %v %v", info, changed, err)
+	}
+	putObject(t, client, bucket, key, module(t, v1))
+	if _, changed, err := bt.Check(ctx); err != nil || changed {
+		t.Fatalf("check within Every: %v %v", changed, err)
+	}
+	if st := src.Stats(); st.Polls != 2 {
+		t.Errorf("polls %d, want 2 (Open's and the first Between check)", st.Polls)
 	}
 }
