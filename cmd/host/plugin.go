@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/decode"
+	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/host/swap"
+)
+
+// pluginOut is where the plugin commands print (tests replace it).
+var pluginOut io.Writer = os.Stdout
+
+// pluginCommands are the subcommands of `host plugin`.
+var pluginCommands = []command{
+	{"precompile", "compile plugins into a compilation-cache directory that ships beside the binary (--cache DIR, FILE... or --config F)", runPluginPrecompile},
+	{"validate", "check a module against the ABI and print what describe says (FILE)", runPluginValidate},
+	{"test", "fold fixture events through a plugin and compare the rows, no DynamoDB (FILE --events F [--expect F])", runPluginTest},
+}
+
+func init() {
+	commands = append(commands, command{"plugin", "plugin tools: precompile, validate, test, rollback", runPlugin})
+}
+
+// errTestFailed is returned by `host plugin test` when the rows differ.
+var errTestFailed = errors.New("the rows differ from the expected ones")
+
+func runPlugin(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		for _, c := range pluginCommands {
+			if c.name == args[0] {
+				return c.run(ctx, args[1:])
+			}
+		}
+	}
+	fmt.Fprintln(os.Stderr, "usage: host plugin <command> [flags]\n\ncommands:")
+	for _, c := range pluginCommands {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.usage)
+	}
+	if len(args) == 0 {
+		return flag.ErrHelp
+	}
+	return fmt.Errorf("unknown plugin command %q", args[0])
+}
+
+// parseInterspersed parses flags that may come after positional arguments
+// ("validate FILE --json").
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func runPluginPrecompile(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("plugin precompile", flag.ContinueOnError)
+	cache := fs.String("cache", "", "compilation-cache directory to fill (default: the configuration's plugins.cacheDir)")
+	cfgPath := fs.String("config", "", "precompile every projection's plugin of this configuration")
+	pages := fs.Uint("memory-pages", 0, "memory limit in 64 KiB pages, as the host will load the plugins (default: the configuration's, else 512)")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	limit := uint32(*pages)
+	if *cfgPath != "" {
+		cfg, err := host.LoadConfig(*cfgPath)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Dir(*cfgPath)
+		for _, p := range cfg.Projections {
+			if !strings.HasPrefix(p.Plugin, "native:") {
+				files = append(files, relTo(dir, p.Plugin))
+			}
+		}
+		if *cache == "" && cfg.Plugins.CacheDir != "" {
+			*cache = relTo(dir, cfg.Plugins.CacheDir)
+		}
+		if limit == 0 {
+			limit = cfg.Plugins.MemoryLimitPages
+		}
+	}
+	if *cache == "" {
+		return fmt.Errorf("--cache is required (or a --config with plugins.cacheDir)")
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no module to precompile: name .wasm files or a --config")
+	}
+	if err := os.MkdirAll(*cache, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		wasm, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: *cache, MemoryLimitPages: limit}); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		c := swap.Candidate{Wasm: wasm}
+		fmt.Fprintf(pluginOut, "%s sha256:%s compiled into %s in %s\n", f, c.SHA256(), *cache, time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+func relTo(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// validation is what `host plugin validate --json` prints.
+type validation struct {
+	File         string         `json:"file"`
+	SHA256       string         `json:"sha256"`
+	Name         string         `json:"name"`
+	Version      string         `json:"version"`
+	ABI          string         `json:"abi"`
+	Sources      []sourceReport `json:"sources"`
+	Capabilities []string       `json:"capabilities"`
+	SelfTest     string         `json:"selfTest"` // "passed", "absent" or the failure
+	LoadTime     string         `json:"loadTime"`
+}
+
+type sourceReport struct {
+	Name       string   `json:"name"`
+	Stream     string   `json:"stream"`
+	Mode       string   `json:"mode"`
+	EventTypes []string `json:"eventTypes,omitempty"`
+}
+
+func runPluginValidate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("plugin validate", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	cache := fs.String("cache", "", "compilation-cache directory to use")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) != 1 {
+		return fmt.Errorf("usage: host plugin validate FILE [--json]")
+	}
+	start := time.Now()
+	p, err := plugin.LoadFile(ctx, files[0], plugin.Config{CacheDir: *cache, PoolSize: 1})
+	if err != nil {
+		return fmt.Errorf("%s does not follow the ABI: %w", files[0], err)
+	}
+	defer p.Close(ctx)
+	loaded := time.Since(start)
+	d := p.Describe()
+	v := validation{File: files[0], SHA256: p.SHA256(), Name: d.Name, Version: d.Version,
+		ABI: fmt.Sprintf("%d.%d", d.ABIMajor, d.ABIMinor), Capabilities: d.Capabilities, LoadTime: loaded.Round(time.Microsecond).String()}
+	for _, s := range d.Sources {
+		v.Sources = append(v.Sources, sourceReport{Name: s.Name, Stream: s.Stream, Mode: s.Mode, EventTypes: s.EventTypes})
+	}
+	ran, serr := swap.SelfTest(ctx, p)
+	switch {
+	case serr != nil:
+		v.SelfTest = serr.Error()
+	case ran:
+		v.SelfTest = "passed"
+	default:
+		v.SelfTest = "absent"
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(v, "", "  ")
+		fmt.Fprintln(pluginOut, string(b))
+	} else {
+		fmt.Fprintf(pluginOut, "%s: valid (loaded in %s)\n  plugin   %s@%s\n  sha256   %s\n  abi      %s\n  sources ", v.File, v.LoadTime, v.Name, v.Version, v.SHA256, v.ABI)
+		for _, s := range v.Sources {
+			fmt.Fprintf(pluginOut, " %s<-%s (%s: %s)", s.Name, s.Stream, s.Mode, strings.Join(s.EventTypes, ", "))
+		}
+		fmt.Fprintf(pluginOut, "\n  exports  %s\n  selftest %s\n", strings.Join(v.Capabilities, ", "), v.SelfTest)
+	}
+	if serr != nil {
+		return fmt.Errorf("%s: %w", files[0], serr)
+	}
+	return nil
+}
+
+func runPluginTest(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("plugin test", flag.ContinueOnError)
+	events := fs.String("events", "", "events file (JSON array; see host/swap.Fixture)")
+	expect := fs.String("expect", "", "expected rows file (JSON array of DynamoDB JSON items); without it the rows are printed")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) != 1 || *events == "" {
+		return fmt.Errorf("usage: host plugin test FILE --events F [--expect F]")
+	}
+	p, err := plugin.LoadFile(ctx, files[0], plugin.Config{PoolSize: 1})
+	if err != nil {
+		return err
+	}
+	defer p.Close(ctx)
+	eb, err := os.ReadFile(*events)
+	if err != nil {
+		return err
+	}
+	evs, err := swap.ParseEvents(eb)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *events, err)
+	}
+	rows, err := swap.Fold(ctx, p, evs)
+	if err != nil {
+		return err
+	}
+	if *expect == "" {
+		var items []json.RawMessage
+		for _, r := range rows {
+			if r.Err != nil {
+				fmt.Fprintf(os.Stderr, "row %s failed: %v\n", swap.KeyString(r.Key), r.Err)
+				continue
+			}
+			if r.Item != nil {
+				b, err := decode.ItemToJSON(r.Item)
+				if err != nil {
+					return err
+				}
+				items = append(items, b)
+			}
+		}
+		b, _ := json.MarshalIndent(items, "", "  ")
+		fmt.Fprintln(pluginOut, string(b))
+		return nil
+	}
+	rb, err := os.ReadFile(*expect)
+	if err != nil {
+		return err
+	}
+	want, err := swap.ParseRows(rb)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *expect, err)
+	}
+	diffs := swap.CompareRows(rows, want)
+	for _, d := range diffs {
+		fmt.Fprintln(pluginOut, "FAIL", d)
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%s: %d differences: %w", p.Name(), len(diffs), errTestFailed)
+	}
+	fmt.Fprintf(pluginOut, "ok %s: %d events, %d rows as expected\n", p.Name(), len(evs), len(want))
+	return nil
+}

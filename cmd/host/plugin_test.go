@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/apply"
+	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/host/swap"
+	"github.com/dynafold/dynafold/internal/testenv"
+	"github.com/dynafold/dynafold/internal/wasmbuild"
+)
+
+func v1Path(t testing.TB) string {
+	return wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm")
+}
+
+func v2Path(t testing.TB) string { return wasmbuild.BuildPath(t, "../../host/swap/testdata/v2") }
+
+// runPluginCmd runs `host plugin ARGS...` and returns what it printed.
+func runPluginCmd(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	old := pluginOut
+	pluginOut = &out
+	defer func() { pluginOut = old }()
+	err := runPlugin(context.Background(), args)
+	return out.String(), err
+}
+
+func TestW5_PrecompileFillsTheCacheAndAColdLoadUsesIt(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "wasm-cache")
+	out, err := runPluginCmd(t, "precompile", "--cache", cache, v1Path(t))
+	require.NoError(t, err)
+	assert.Contains(t, out, "compiled into "+cache)
+	var files int
+	filepath.Walk(cache, func(_ string, fi os.FileInfo, _ error) error {
+		if fi != nil && !fi.IsDir() {
+			files++
+		}
+		return nil
+	})
+	require.Positive(t, files, "the cache directory holds compiled code")
+
+	// SPEC Y6: a cold load (a new runtime) from the precompiled cache.
+	wasm, err := os.ReadFile(v1Path(t))
+	require.NoError(t, err)
+	ctx := context.Background()
+	start := time.Now()
+	p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: cache})
+	elapsed := time.Since(start)
+	require.NoError(t, err)
+	require.NoError(t, p.Close(ctx))
+	t.Logf("cold load from the precompiled cache: %s", elapsed)
+	assert.Less(t, elapsed, 150*time.Millisecond, "SPEC Y6: cold start with a precompiled plugin well under 150 ms")
+
+	_, err = runPluginCmd(t, "precompile", v1Path(t))
+	assert.ErrorContains(t, err, "--cache is required")
+}
+
+func TestH3_ValidateCommandPrintsDescribe(t *testing.T) {
+	out, err := runPluginCmd(t, "validate", v2Path(t), "--json")
+	require.NoError(t, err)
+	var v validation
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.Equal(t, "order-summary", v.Name)
+	assert.Equal(t, "2.0.0", v.Version)
+	assert.Equal(t, "1.0", v.ABI)
+	assert.Equal(t, "passed", v.SelfTest)
+	require.Len(t, v.Sources, 1)
+	assert.Equal(t, "Order", v.Sources[0].Stream)
+	assert.Len(t, v.SHA256, 64)
+
+	out, err = runPluginCmd(t, "validate", v1Path(t))
+	require.NoError(t, err)
+	assert.Contains(t, out, "plugin   order-summary@1.0.0")
+	assert.Contains(t, out, "selftest absent")
+
+	_, err = runPluginCmd(t, "validate", wasmbuild.BuildPath(t, "../../host/swap/testdata/badabi"))
+	assert.ErrorIs(t, err, plugin.ErrABIVersion)
+	_, err = runPluginCmd(t, "validate", wasmbuild.BuildPath(t, "../../host/swap/testdata/v2trap"))
+	assert.ErrorIs(t, err, plugin.ErrTrap, "a trapping self_test fails validation")
+}
+
+const fixtureEvents = `[
+ {"stream": "Order", "streamId": "o-1", "version": 2, "type": "ItemAdded", "data": {"sku": {"S": "a"}, "price": {"N": "2.5"}}},
+ {"stream": "Order", "streamId": "o-1", "version": 1, "type": "OrderPlaced", "data": {"customer": {"S": "c-42"}}},
+ {"stream": "Order", "streamId": "o-2", "version": 1, "type": "OrderPlaced", "data": {"customer": {"S": "c-7"}}}
+]`
+
+func TestH3_PluginTestCommandComparesRows(t *testing.T) {
+	dir := t.TempDir()
+	events := filepath.Join(dir, "events.json")
+	require.NoError(t, os.WriteFile(events, []byte(fixtureEvents), 0o644))
+	// Without --expect, the rows are printed: they make the expected file.
+	out, err := runPluginCmd(t, "test", v1Path(t), "--events", events)
+	require.NoError(t, err)
+	rows, err := swap.ParseRows([]byte(out))
+	require.NoError(t, err, out)
+	require.Len(t, rows, 2)
+	assert.Equal(t, "OrderSummary#o-1", rows[0]["pk"].Str)
+	assert.Equal(t, "1", rows[0]["items"].Str)
+	assert.Equal(t, "c-7", rows[1]["customer"].Str)
+	expect := filepath.Join(dir, "rows.json")
+	require.NoError(t, os.WriteFile(expect, []byte(out), 0o644))
+
+	out, err = runPluginCmd(t, "test", v1Path(t), "--events", events, "--expect", expect)
+	require.NoError(t, err)
+	assert.Contains(t, out, "ok order-summary@1.0.0: 3 events, 2 rows as expected")
+
+	// Version 2 writes model = 2: the same fixture fails, naming the difference.
+	out, err = runPluginCmd(t, "test", v2Path(t), "--events", events, "--expect", expect)
+	assert.ErrorIs(t, err, errTestFailed)
+	assert.Contains(t, out, `FAIL row {"pk":{"S":"OrderSummary#o-1"},"sk":{"S":"OrderSummary"}}: model = {"N":"2"} not expected`)
+}
+
+func TestH3_RollbackCommandRestoresThePreviousS3Version(t *testing.T) {
+	ctx := context.Background()
+	ts := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+	defer ts.Close()
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	client, err := swap.NewS3Client(ctx, ts.URL, "")
+	require.NoError(t, err)
+	_, err = client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plugins")})
+	require.NoError(t, err)
+	_, err = client.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("plugins"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}})
+	require.NoError(t, err)
+	v1, err := os.ReadFile(v1Path(t))
+	require.NoError(t, err)
+	v2, err := os.ReadFile(v2Path(t))
+	require.NoError(t, err)
+	for _, b := range [][]byte{v1, v2} {
+		_, err = client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("plugins"), Key: aws.String("o.wasm"), Body: bytes.NewReader(b)})
+		require.NoError(t, err)
+	}
+	out, err := runPluginCmd(t, "rollback", "--s3", "s3://plugins/o.wasm", "--endpoint", ts.URL)
+	require.NoError(t, err)
+	assert.Contains(t, out, "is current again")
+	got, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("plugins"), Key: aws.String("o.wasm")})
+	require.NoError(t, err)
+	b, err := io.ReadAll(got.Body)
+	got.Body.Close()
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(b, v1), "the current object is version 1 again")
+
+	_, err = runPluginCmd(t, "rollback")
+	assert.ErrorContains(t, err, "name the plugin's source")
+}
+
+// TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion writes rows with
+// order-summary 1.0.0, moves the configuration to 2.0.0 (which writes
+// model = 2), writes one more row, and rebuilds the rows 1.0.0 wrote: they
+// are rewritten by 2.0.0, and the row 2.0.0 wrote is left alone.
+func TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion(t *testing.T) {
+	ctx := context.Background()
+	env := testenv.Start(t)
+	events, summaries := env.Table(t, "events", true), env.Table(t, "summaries", false)
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	dir := t.TempDir()
+	writeConfig := func(pluginPath string) string {
+		cfg := fmt.Sprintf(`{"endpoint": %q,
+  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": %q, "checkpoint": {"field": "version"}, "writtenBy": "writtenBy"}]}`,
+			env.Server.Endpoint(), events, pluginPath, summaries)
+		p := filepath.Join(dir, "dynafold.json")
+		require.NoError(t, os.WriteFile(p, []byte(cfg), 0o644))
+		return p
+	}
+	apply1 := func(cfgPath string, ids ...string) {
+		c, err := host.LoadConfig(cfgPath)
+		require.NoError(t, err)
+		h, err := host.New(ctx, c)
+		require.NoError(t, err)
+		defer h.Close(ctx)
+		s, _ := h.Stream("Order")
+		e, _ := h.Projection("summaries")
+		for _, id := range ids {
+			evs, err := h.EventStore().Append(ctx, s, id, 0,
+				eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}},
+				eventstore.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.N("1")}})
+			require.NoError(t, err)
+			res := e.ApplyBatch(ctx, []apply.Input{{Event: evs[0], Pos: 0}, {Event: evs[1], Pos: 1}})
+			require.Len(t, res.Rows, 1)
+			require.NoError(t, res.Rows[0].Err)
+		}
+	}
+	row := func(id string) abi.Item {
+		it, err := env.DB.GetItem(ctx, summaries, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
+		require.NoError(t, err)
+		require.NotNil(t, it, id)
+		return it
+	}
+	apply1(writeConfig(v1Path(t)), "o-1", "o-2")
+	cfgPath := writeConfig(v2Path(t))
+	apply1(cfgPath, "o-3")
+	require.Equal(t, "order-summary@1.0.0", row("o-1")["writtenBy"].Str)
+	require.Equal(t, "order-summary@2.0.0", row("o-3")["writtenBy"].Str)
+	created3 := row("o-3")["createdAt"]
+
+	var out bytes.Buffer
+	old := pluginOut
+	pluginOut = &out
+	defer func() { pluginOut = old }()
+	rebuild := commandNamed(t, "rebuild")
+	require.NoError(t, rebuild(ctx, []string{"--config", cfgPath, "--written-by", "1.0.0"}))
+	t.Log(out.String())
+	assert.Contains(t, out.String(), "2 rows of "+summaries+" written by order-summary@1.0.0")
+	assert.Contains(t, out.String(), "2 stream instances rebuilt")
+	for _, id := range []string{"o-1", "o-2"} {
+		it := row(id)
+		assert.Equal(t, "order-summary@2.0.0", it["writtenBy"].Str, id)
+		assert.Equal(t, "2", it["model"].Str, id)
+		assert.Equal(t, "1", it["items"].Str, id)
+		assert.Equal(t, "2", it["version"].Str, id)
+	}
+	assert.True(t, created3.Equal(row("o-3")["createdAt"]))
+	err := rebuild(ctx, []string{"--config", cfgPath, "--written-by", "1.0.0"})
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "0 rows of "+summaries+" written by order-summary@1.0.0")
+	// Without --written-by, rebuild is operate.go's.
+	err = rebuild(ctx, []string{"--config", cfgPath})
+	assert.ErrorContains(t, err, "--id is required")
+}
+
+func commandNamed(t *testing.T, name string) func(context.Context, []string) error {
+	for _, c := range commands {
+		if c.name == name {
+			return c.run
+		}
+	}
+	t.Fatalf("no command %q", name)
+	return nil
+}
+
