@@ -253,4 +253,3 @@ func commandNamed(t *testing.T, name string) func(context.Context, []string) err
 	t.Fatalf("no command %q", name)
 	return nil
 }
-
