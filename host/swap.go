@@ -1,0 +1,115 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/host/swap"
+)
+
+// HotSwap is a projection's hot-swappable plugin (SPEC H3): the Swapper the
+// engine calls as its logic, and the source new versions come from.
+type HotSwap struct {
+	Projection string
+	Swapper    *swap.Swapper
+	Source     swap.Source // nil when the configuration names no source
+}
+
+// NewHotSwap loads a projection's plugin through the hot-swap pipeline of
+// package host/swap: pluginPath (relative to the configuration file) is the
+// module, sc where new versions come from and how they are accepted (pins,
+// fixture, archive). The module first served is the source's when it holds
+// one (an S3 object), else the file at pluginPath.
+//
+// writtenBy is the projection's provenance attribute (SPEC Y3): the Swapper
+// records in it the version that computed each item, so the engine built on
+// the Swapper must itself write none (apply.Projection.WrittenBy ""), since
+// the engine names its plugin once, when it is built.
+func (c *Config) NewHotSwap(ctx context.Context, projection, pluginPath string, sc *swap.SourceConfig, writtenBy string, log *slog.Logger) (*HotSwap, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	pd := c.Plugins
+	cfg := swap.Config{
+		Plugin: plugin.Config{PoolSize: pd.PoolSize, MemoryLimitPages: pd.MemoryLimitPages,
+			CallTimeout: time.Duration(pd.CallTimeout), CacheDir: c.rel(pd.CacheDir), Logger: log},
+		WrittenBy: writtenBy,
+		Logger:    log.With("projection", projection),
+	}
+	if err := sc.Apply(&cfg, c.dir); err != nil {
+		return nil, fmt.Errorf("projection %q: hotSwap: %w", projection, err)
+	}
+	path := c.rel(pluginPath)
+	src, err := sc.Source(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("projection %q: hotSwap: %w", projection, err)
+	}
+	var sw *swap.Swapper
+	if src != nil {
+		sw, err = swap.Open(ctx, src, cfg)
+	}
+	if src == nil || errors.Is(err, swap.ErrNoModule) {
+		var c0 *swap.Candidate
+		if c0, err = readCandidate(path); err == nil {
+			sw, err = swap.New(ctx, *c0, cfg)
+		}
+	}
+	if err != nil {
+		if src != nil {
+			src.Close()
+		}
+		return nil, fmt.Errorf("projection %q: %w", projection, err)
+	}
+	return &HotSwap{Projection: projection, Swapper: sw, Source: src}, nil
+}
+
+func readCandidate(path string) (*swap.Candidate, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("plugin: %w", err)
+	}
+	return &swap.Candidate{Wasm: b, Origin: path}, nil
+}
+
+func (c *Config) rel(p string) string {
+	if p == "" || filepath.IsAbs(p) || c.dir == "" {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// WatchAll watches every source of hs (SPEC H3) until ctx ends: a daemon
+// runs it beside its change-feed reader; cmd/lambda calls swap.Between's
+// Check between invocations instead.
+func WatchAll(ctx context.Context, hs ...*HotSwap) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(hs))
+	for i, h := range hs {
+		if h.Source == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = swap.Watch(ctx, h.Swapper, h.Source)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Close closes the Swapper and the source.
+func (h *HotSwap) Close(ctx context.Context) error {
+	err := h.Swapper.Close(ctx)
+	if h.Source != nil {
+		err = errors.Join(err, h.Source.Close())
+	}
+	return err
+}

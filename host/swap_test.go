@@ -1,0 +1,107 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/apply"
+	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/swap"
+	"github.com/dynafold/dynafold/internal/testenv"
+	"github.com/dynafold/dynafold/internal/wasmbuild"
+)
+
+// TestH3_HostServesAHotSwappedPlugin runs a host whose projection's logic
+// is a hot-swappable plugin watched in a directory: a row written before the
+// new module is renamed into place records 1.0.0, a row written after it
+// records 2.0.0 and carries 2.0.0's model attribute (SPEC H3, Y3).
+func TestH3_HostServesAHotSwappedPlugin(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := testenv.Start(t)
+	events, rows := env.Table(t, "events", true), env.Table(t, "rows", false)
+	dir := t.TempDir()
+	v1, err := os.ReadFile(wasmbuild.BuildPath(t, "../plugins/examples/order-summary/wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := os.ReadFile(wasmbuild.BuildPath(t, "swap/testdata/v2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "orders.wasm"), v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "dynafold.json")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
+  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "plugins": {"cacheDir": "cache"},
+  "projections": [{"name": "summaries", "plugin": "native:orders", "table": %q, "checkpoint": {"field": "version"}}]
+}`, events, rows)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := cfg.NewHotSwap(ctx, "summaries", "orders.wasm", &swap.SourceConfig{Watch: true, Settle: "10ms"}, "writtenBy", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Close(context.Background())
+	h, err := host.New(ctx, cfg, host.WithClient(env.Client), host.WithNative("orders", hs.Swapper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	watched := make(chan error, 1)
+	go func() { watched <- host.WatchAll(ctx, hs) }()
+
+	s, _ := h.Stream("Order")
+	e, _ := h.Projection("summaries")
+	write := func(id string) abi.Item {
+		evs, err := h.EventStore().Append(ctx, s, id, 0, eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := e.ApplyBatch(ctx, []apply.Input{{Event: evs[0], Pos: 0}})
+		if len(res.Rows) != 1 || res.Rows[0].Err != nil {
+			t.Fatalf("apply %s: %+v", id, res.Rows)
+		}
+		it, err := env.DB.GetItem(ctx, rows, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
+		if err != nil || it == nil {
+			t.Fatalf("row %s: %v", id, err)
+		}
+		return it
+	}
+	if it := write("o-1"); it["writtenBy"].Str != "order-summary@1.0.0" || it["model"].Str != "" {
+		t.Fatalf("before the swap: %v", it)
+	}
+	tmp := filepath.Join(dir, ".orders.wasm.tmp")
+	if err := os.WriteFile(tmp, v2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "orders.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for hs.Swapper.Current().Version != "2.0.0" {
+		if time.Now().After(deadline) {
+			t.Fatalf("v2 not swapped in: %+v", hs.Swapper.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if it := write("o-2"); it["writtenBy"].Str != "order-summary@2.0.0" || it["model"].Str != "2" {
+		t.Fatalf("after the swap: %v", it)
+	}
+	cancel()
+	if err := <-watched; err != nil {
+		t.Errorf("WatchAll: %v", err)
+	}
+}
