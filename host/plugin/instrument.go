@@ -202,39 +202,79 @@ func instrumentBody(out, body, check []byte) ([]byte, error) {
 	return append(out, body[last:]...), nil
 }
 
-// skipImmediates skips the immediates of opcode op (MVP, sign extension,
-// saturating truncation, bulk memory and reference types; not SIMD,
-// exceptions or threads).
+// Immediate shapes of the opcodes instrument knows.
+const (
+	immBad      = iota // unknown: the module is not instrumented
+	immNone            // no immediates
+	immU32             // one LEB128 index
+	immU32x2           // two LEB128 indices (call_indirect, memarg)
+	immBlock           // a block type
+	immBrTable         // a vector of labels and a default
+	immSelectT         // a vector of value types
+	immByte            // one byte (memory.size, memory.grow, ref.null)
+	immLEB             // a signed constant
+	immSkip4           // f32.const
+	immSkip8           // f64.const
+	immPrefixFC        // 0xfc prefix: saturating truncation, bulk memory, tables
+)
+
+// immediates maps each opcode to the shape of its immediates (MVP, sign
+// extension, saturating truncation, bulk memory and reference types; not
+// SIMD, exceptions or threads).
+var immediates = func() (t [256]uint8) {
+	set := func(shape uint8, ops ...int) {
+		for _, op := range ops {
+			t[op] = shape
+		}
+	}
+	set(immNone, 0x00, 0x01, 0x05, 0x0b, 0x0f, 0x1a, 0x1b, 0xd1)
+	for op := 0x45; op <= 0xc4; op++ {
+		t[op] = immNone
+	}
+	set(immBlock, 0x02, 0x03, 0x04)
+	set(immU32, 0x0c, 0x0d, 0x10, 0x12, 0xd2, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26)
+	set(immBrTable, 0x0e)
+	set(immU32x2, 0x11, 0x13)
+	for op := 0x28; op <= 0x3e; op++ {
+		t[op] = immU32x2
+	}
+	set(immSelectT, 0x1c)
+	set(immByte, 0x3f, 0x40, 0xd0)
+	set(immLEB, 0x41, 0x42)
+	set(immSkip4, 0x43)
+	set(immSkip8, 0x44)
+	set(immPrefixFC, 0xfc)
+	return t
+}()
+
+// skipImmediates skips the immediates of opcode op.
 func (r *wreader) skipImmediates(op byte) error {
-	switch {
-	case op == 0x02 || op == 0x04: // block, if
-		r.blockType()
-	case op == 0x0c || op == 0x0d || op == 0x10 || op == 0x12 || op == 0xd2 ||
-		(op >= 0x20 && op <= 0x26): // br, br_if, call, return_call, ref.func, locals, globals, tables
+	switch immediates[op] {
+	case immNone:
+	case immU32:
 		r.u32()
-	case op == 0x0e: // br_table
+	case immU32x2:
+		r.u32()
+		r.u32()
+	case immBlock:
+		r.blockType()
+	case immBrTable:
 		for n := r.u32(); n > 0 && r.err == nil; n-- {
 			r.u32()
 		}
 		r.u32()
-	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect
-		r.u32()
-		r.u32()
-	case op == 0x1c: // select t*
+	case immSelectT:
 		n := r.u32()
 		r.skip(int(n))
-	case op >= 0x28 && op <= 0x3e: // loads and stores: memarg
-		r.u32()
-		r.u32()
-	case op == 0x3f || op == 0x40 || op == 0xd0: // memory.size, memory.grow, ref.null
+	case immByte:
 		r.byte()
-	case op == 0x41 || op == 0x42: // i32.const, i64.const
+	case immLEB:
 		r.leb()
-	case op == 0x43:
+	case immSkip4:
 		r.skip(4)
-	case op == 0x44:
+	case immSkip8:
 		r.skip(8)
-	case op == 0xfc:
+	case immPrefixFC:
 		switch sub := r.u32(); {
 		case sub <= 7: // saturating truncations
 		case sub == 8: // memory.init
@@ -253,9 +293,6 @@ func (r *wreader) skipImmediates(op byte) error {
 		default:
 			return fmt.Errorf("%w: opcode 0xfc %d", errNotInstrumentable, sub)
 		}
-	case op <= 0x01 || op == 0x05 || op == 0x0b || op == 0x0f || op == 0x1a || op == 0x1b ||
-		(op >= 0x45 && op <= 0xc4) || op == 0xd1:
-		// no immediates
 	default:
 		return fmt.Errorf("%w: opcode %#x", errNotInstrumentable, op)
 	}
@@ -367,6 +404,10 @@ func (r *wreader) skip(n int) {
 }
 
 func (r *wreader) u32() uint32 {
+	if r.pos < len(r.b) && r.b[r.pos] < 0x80 {
+		r.pos++
+		return uint32(r.b[r.pos-1])
+	}
 	var x uint32
 	for shift := 0; shift < 35; shift += 7 {
 		c := r.byte()
