@@ -110,7 +110,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		}
 	}()
 	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true). // CallTimeout and the caller's context
+		WithCloseOnContextDone(closeOnContextDone). // CallTimeout and the caller's context
 		WithMemoryLimitPages(cfg.MemoryLimitPages)
 	if cfg.CacheDir != "" {
 		if p.cache, err = acquireCache(cfg.CacheDir); err != nil {
@@ -171,6 +171,11 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		"elapsed", time.Since(start))
 	return p, nil
 }
+
+// closeOnContextDone is how CallTimeout and the caller's context stop a
+// running guest (wazero checks for cancellation in every loop and call);
+// tests turn it off to measure its cost.
+var closeOnContextDone = true
 
 // checkModule validates a module's imports and exports against the Extism
 // form of the ABI; it reports whether the module imports WASI.

@@ -19,7 +19,7 @@ import {
   store_u64,
   store_u8,
 } from "@extism/as-pdk/lib/env";
-import { Reader, Writer, equalsAscii, kindName, KIND_N, KIND_NULL, KIND_S } from "./wire";
+import { Bytes, Reader, Writer, eq, kindName, KIND_N, KIND_NULL, KIND_S } from "./wire";
 import { parseInt64, parseNumber, parseOk, writeFloat, writeInt } from "./num";
 
 const ABI_MAJOR: i32 = 1;
@@ -43,7 +43,15 @@ function readInput(): void {
     inPtr = inPtr == 0 ? heap.alloc(c) : heap.realloc(inPtr, c);
     inCap = c;
   }
+  // Unrolled: every loop iteration costs a termination check under a host
+  // that enforces timeouts.
   let i: usize = 0;
+  for (; i + 32 <= n; i += 32) {
+    store<u64>(inPtr + i, input_load_u64(<u64>i));
+    store<u64>(inPtr + i + 8, input_load_u64(<u64>(i + 8)));
+    store<u64>(inPtr + i + 16, input_load_u64(<u64>(i + 16)));
+    store<u64>(inPtr + i + 24, input_load_u64(<u64>(i + 24)));
+  }
   for (; i + 8 <= n; i += 8) store<u64>(inPtr + i, input_load_u64(<u64>i));
   for (; i < n; i++) store<u8>(inPtr + i, input_load_u8(<u64>i));
   inLen = n;
@@ -56,8 +64,15 @@ function flush(): i32 {
   const n = out.len;
   const off = alloc(<u64>n);
   let i: usize = 0;
-  for (; i + 8 <= n; i += 8) store_u64(off + <u64>i, load<u64>(out.ptr + i));
-  for (; i < n; i++) store_u8(off + <u64>i, load<u8>(out.ptr + i));
+  const p = out.ptr;
+  for (; i + 32 <= n; i += 32) {
+    store_u64(off + <u64>i, load<u64>(p + i));
+    store_u64(off + <u64>(i + 8), load<u64>(p + i + 8));
+    store_u64(off + <u64>(i + 16), load<u64>(p + i + 16));
+    store_u64(off + <u64>(i + 24), load<u64>(p + i + 24));
+  }
+  for (; i + 8 <= n; i += 8) store_u64(off + <u64>i, load<u64>(p + i));
+  for (; i < n; i++) store_u8(off + <u64>i, load<u8>(p + i));
   output_set(off, <u64>n);
   return 0;
 }
@@ -90,22 +105,35 @@ function abortHandler(message: string | null, fileName: string | null, line: u32
 
 // ---- constant byte strings ----
 
-class Bytes {
-  ptr: usize;
-  len: usize;
-  constructor(s: string) {
-    const b = String.UTF8.encode(s);
-    this.buf = b;
-    this.ptr = changetype<usize>(b);
-    this.len = <usize>b.byteLength;
-  }
-  buf: ArrayBuffer;
-}
-
 const B_NEW = new Bytes("new");
 const B_PLACED = new Bytes("placed");
 const B_SHIPPED = new Bytes("shipped");
 const B_EMPTY = new Bytes("");
+const B_ORDER = new Bytes(STREAM);
+const B_ITEM_ADDED = new Bytes("ItemAdded");
+const B_ORDER_PLACED = new Bytes("OrderPlaced");
+const B_ORDER_SHIPPED = new Bytes("OrderShipped");
+const B_PRICE = new Bytes("price");
+const B_CUSTOMER = new Bytes("customer");
+const B_ORDER_ID = new Bytes("orderId");
+const B_STATUS = new Bytes("status");
+const B_ITEMS = new Bytes("items");
+const B_TOTAL = new Bytes("total");
+const B_VERSION = new Bytes("version");
+// Attribute names as encoded (length-prefixed), each followed by its kind
+// byte where the kind is fixed.
+const E_ORDER_ID = new Bytes("\x07orderId\x01");
+const E_CUSTOMER = new Bytes("\x08customer\x01");
+const E_STATUS = new Bytes("\x06status\x01");
+const E_ITEMS = new Bytes("\x05items");
+const E_TOTAL = new Bytes("\x05total");
+const E_VERSION = new Bytes("\x07version");
+const E_GSI1PK = new Bytes("\x06gsi1pk\x01");
+const E_GSI1SK = new Bytes("\x06gsi1sk\x01");
+const E_KEY_PK = new Bytes("\x03\x02pk\x01");
+const E_KEY_SK = new Bytes("\x02sk\x01\x0cOrderSummary\x00");
+const E_ENTITY_HASH = new Bytes("OrderSummary#");
+const E_APPLIED = new Bytes("\x01\x00\x00\x00");
 
 // ---- the state ----
 
@@ -161,20 +189,17 @@ let decodeErr: string | null = null;
 
 // writeFields appends the state's attributes in the Go struct's order.
 function writeFields(w: Writer, s: State): void {
-  w.strAscii("orderId");
-  w.byte(KIND_S);
+  w.put(E_ORDER_ID);
   w.str(s.orderIdPtr, s.orderIdLen);
-  w.strAscii("customer");
-  w.byte(KIND_S);
+  w.put(E_CUSTOMER);
   w.str(s.customerPtr, s.customerLen);
-  w.strAscii("status");
-  w.byte(KIND_S);
+  w.put(E_STATUS);
   w.str(s.statusPtr, s.statusLen);
-  w.strAscii("items");
+  w.put(E_ITEMS);
   writeNumberInt(w, s.items);
-  w.strAscii("total");
+  w.put(E_TOTAL);
   writeNumberFloat(w, s.total);
-  w.strAscii("version");
+  w.put(E_VERSION);
   writeNumberInt(w, s.version);
 }
 
@@ -204,11 +229,9 @@ function writeState(w: Writer, s: State): void {
 function writeItem(w: Writer, s: State): void {
   w.byte(9);
   writeFields(w, s);
-  w.strAscii("gsi1pk");
-  w.byte(KIND_S);
+  w.put(E_GSI1PK);
   w.str(s.statusPtr, s.statusLen);
-  w.strAscii("gsi1sk");
-  w.byte(KIND_S);
+  w.put(E_GSI1SK);
   w.str(s.orderIdPtr, s.orderIdLen);
 }
 
@@ -230,12 +253,12 @@ function decodeState(ptr: usize, len: usize, s: State): bool {
     const k = r.byte();
     if (r.err !== null) break;
     let field = 0;
-    if (equalsAscii(np, nl, "orderId")) field = 1;
-    else if (equalsAscii(np, nl, "customer")) field = 2;
-    else if (equalsAscii(np, nl, "status")) field = 3;
-    else if (equalsAscii(np, nl, "items")) field = 4;
-    else if (equalsAscii(np, nl, "total")) field = 5;
-    else if (equalsAscii(np, nl, "version")) field = 6;
+    if (eq(np, nl, B_ORDER_ID)) field = 1;
+    else if (eq(np, nl, B_CUSTOMER)) field = 2;
+    else if (eq(np, nl, B_STATUS)) field = 3;
+    else if (eq(np, nl, B_ITEMS)) field = 4;
+    else if (eq(np, nl, B_TOTAL)) field = 5;
+    else if (eq(np, nl, B_VERSION)) field = 6;
     if (field == 0) {
       r.skipPayload(k, 0);
       continue;
@@ -323,7 +346,7 @@ const dr = new Reader();
 
 // findData positions dr at the payload of the data attribute name and returns
 // its kind (0 when absent or malformed), like the Go SDK's Event.find.
-function findData(e: Event, name: string): u8 {
+function findData(e: Event, name: Bytes): u8 {
   const r = dr;
   r.reset(e.dataPtr, e.dataLen);
   const n = r.optCount();
@@ -332,7 +355,7 @@ function findData(e: Event, name: string): u8 {
     const nl = r.slen;
     const k = r.byte();
     if (r.err !== null) return 0;
-    if (equalsAscii(np, nl, name)) return k;
+    if (eq(np, nl, name)) return k;
     r.skipPayload(k, 0);
     if (r.err !== null) return 0;
   }
@@ -350,9 +373,9 @@ let errMsg = "";
 function evolveOne(s: State, e: Event): bool {
   const tp = e.typePtr;
   const tl = e.typeLen;
-  if (equalsAscii(tp, tl, "ItemAdded")) {
+  if (eq(tp, tl, B_ITEM_ADDED)) {
     // The hot path: one attribute, read without a mapping.
-    let ok = findData(e, "price") == KIND_N;
+    let ok = findData(e, B_PRICE) == KIND_N;
     let price: f64 = 0;
     if (ok) {
       const p = dr.str();
@@ -372,7 +395,7 @@ function evolveOne(s: State, e: Event): bool {
     s.total += price;
     return true;
   }
-  if (equalsAscii(tp, tl, "OrderPlaced")) {
+  if (eq(tp, tl, B_ORDER_PLACED)) {
     if (!decodeOrderPlaced(e)) {
       errTag = "Error";
       errMsg = dr.err !== null ? <string>dr.err : "";
@@ -384,7 +407,7 @@ function evolveOne(s: State, e: Event): bool {
     s.statusLen = B_PLACED.len;
     return true;
   }
-  if (equalsAscii(tp, tl, "OrderShipped")) {
+  if (eq(tp, tl, B_ORDER_SHIPPED)) {
     s.statusPtr = B_SHIPPED.ptr;
     s.statusLen = B_SHIPPED.len;
     return true;
@@ -411,7 +434,7 @@ function decodeOrderPlaced(e: Event): bool {
     if (r.err !== null) break;
     const k = r.byte();
     if (r.err !== null) break;
-    if (!equalsAscii(np, nl, "customer")) {
+    if (!eq(np, nl, B_CUSTOMER)) {
       r.skipPayload(k, 0);
       continue;
     }
@@ -515,7 +538,7 @@ const req = new Reader();
 const ev = new Event();
 
 function checkSource(p: usize, l: usize): string | null {
-  if (l == 0 || equalsAscii(p, l, STREAM)) return null;
+  if (l == 0 || eq(p, l, B_ORDER)) return null;
   return 'guest: projection "' + NAME + '" has no source "' + String.UTF8.decodeUnsafe(p, l) + '"';
 }
 
@@ -566,17 +589,11 @@ export function key(): i32 {
   for (let i: usize = 0; i < n && r.err === null; i++) {
     readEvent(r, ev);
     if (r.err !== null) break;
-    out.byte(3); // two attributes
-    out.strAscii("pk");
-    out.byte(KIND_S);
-    out.uvarint(<u64>ENTITY.length + 1 + <u64>ev.streamIdLen);
-    out.ascii(ENTITY);
-    out.byte(0x23); // '#'
+    out.put(E_KEY_PK); // two attributes: pk, S
+    out.uvarint(<u64>E_ENTITY_HASH.len + <u64>ev.streamIdLen);
+    out.put(E_ENTITY_HASH);
     out.bytes(ev.streamIdPtr, ev.streamIdLen);
-    out.strAscii("sk");
-    out.byte(KIND_S);
-    out.strAscii(ENTITY);
-    out.byte(0); // no error
+    out.put(E_KEY_SK); // sk, S "OrderSummary", then no error
   }
   if (r.err !== null) return guestError("guest: key request: " + <string>r.err);
   return flush();
@@ -620,10 +637,7 @@ export function evolve(): i32 {
       if (!isFinite(next.total)) {
         return guestError("guest: state: guest: mapping float64: " + (next.total > 0 ? "+Inf" : "-Inf") + " cannot be stored as a DynamoDB number");
       }
-      out.byte(1); // Applied
-      out.byte(0); // remove
-      out.byte(0); // no error
-      out.byte(0); // no effects
+      out.put(E_APPLIED); // Applied, no remove, no error, no effects
       st.copyFrom(next);
       present = true;
       continue;

@@ -238,7 +238,48 @@ export class Reader {
   }
 }
 
-/** bytesEqual compares [a, a+alen) with the ASCII string s. */
+/**
+ * Bytes is a constant byte string in linear memory (the UTF-8 of s, or of s
+ * length-prefixed with prefixed set), built once at start.
+ */
+export class Bytes {
+  ptr: usize;
+  len: usize;
+  buf: ArrayBuffer;
+  constructor(s: string, prefixed: bool = false) {
+    let b = String.UTF8.encode(s);
+    if (prefixed) {
+      const n = b.byteLength;
+      const c = new ArrayBuffer(n + 1); // constants are shorter than 128 bytes
+      store<u8>(changetype<usize>(c), <u8>n);
+      memory.copy(changetype<usize>(c) + 1, changetype<usize>(b), <usize>n);
+      b = c;
+    }
+    this.buf = b;
+    this.ptr = changetype<usize>(b);
+    this.len = <usize>b.byteLength;
+  }
+}
+
+/**
+ * eq compares [p, p+n) with c without a loop for up to 16 bytes: loops are
+ * costly under a host that enforces timeouts (wazero checks at every loop
+ * iteration).
+ */
+export function eq(p: usize, n: usize, c: Bytes): bool {
+  if (n != c.len) return false;
+  const q = c.ptr;
+  if (n >= 8) {
+    if (n > 16) return memory.compare(p, q, n) == 0;
+    return load<u64>(p) == load<u64>(q) && load<u64>(p + n - 8) == load<u64>(q + n - 8);
+  }
+  if (n >= 4) return load<u32>(p) == load<u32>(q) && load<u32>(p + n - 4) == load<u32>(q + n - 4);
+  if (n == 0) return true;
+  if (load<u8>(p) != load<u8>(q)) return false;
+  return n == 1 || load<u16>(p + n - 2) == load<u16>(q + n - 2);
+}
+
+/** equalsAscii compares [a, a+alen) with the ASCII string s. */
 export function equalsAscii(a: usize, alen: usize, s: string): bool {
   const n = s.length;
   if (<usize>n != alen) return false;
@@ -287,6 +328,11 @@ export class Writer {
     if (this.len + n > this.cap) this.grow(n);
     memory.copy(this.ptr + this.len, src, n);
     this.len += n;
+  }
+
+  /** put appends a constant. */
+  @inline put(c: Bytes): void {
+    this.bytes(c.ptr, c.len);
   }
 
   /** str appends a length-prefixed byte string. */
