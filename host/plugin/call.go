@@ -190,13 +190,14 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 }
 
 // memoryExhausted reports whether a failure is the memory limit: a Go guest
-// says "out of memory" before exiting; other guests trap once memory.grow
-// fails, with the memory at (or within 1/16 of) the limit.
+// says "out of memory" before it traps; a guest that says nothing (Rust,
+// AssemblyScript: the allocator aborts once memory.grow fails) counts when
+// its memory is within 1/16 of the limit.
 func (p *Plugin) memoryExhausted(in *instance, reason string) bool {
 	if strings.Contains(reason, "out of memory") {
 		return true
 	}
-	if in == nil || in.mem == nil {
+	if reason != "" || in == nil || in.mem == nil {
 		return false
 	}
 	pages := uint64(in.mem.Size()) / 65536
