@@ -66,7 +66,7 @@ func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
 	if cfg.CacheDir == "" {
 		return fmt.Errorf("%w: Precompile needs a CacheDir", ErrConfig)
 	}
-	code, ierr := instrumentFor(wasm)
+	code, ierr := instrumentCached(cfg.CacheDir, wasm, sha256.Sum256(wasm))
 	if ierr != nil {
 		code = wasm
 	}
@@ -103,7 +103,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		return fail(err)
 	}
 	start := time.Now()
-	code, ierr := instrumentFor(wasm)
+	code, ierr := instrumentCached(cfg.CacheDir, wasm, sum)
 	if ierr != nil {
 		cfg.Logger.Info("plugin not instrumented; timeouts use wazero's slower close-on-context-done",
 			"plugin", name, "reason", ierr)
