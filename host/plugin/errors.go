@@ -61,8 +61,8 @@ func (e *ABIVersionError) Is(target error) bool { return target == ErrABIVersion
 // LoadError is a failure to load a plugin: it names the plugin and wraps one
 // of the sentinel errors above (or an I/O or compilation error).
 type LoadError struct {
-	Plugin string
-	Cause  error
+	Plugin string // the plugin's name as far as known (Config.Name, file name or hash)
+	Cause  error  // what failed
 }
 
 // Error implements error.
