@@ -292,3 +292,20 @@ func TestP8_ApplyReturnsTheRowsFailureAsItsError(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, o, "an event that addresses no row has no outcome")
 }
+
+func TestP12_SideEffectContractAppliedOnceInOrderAlreadyAppliedForRepublish(t *testing.T) {
+	f := newFixture(t)
+	e := f.engine(t, nil)
+	evs := f.append(t, "a", "Add:1", "Add:2", "Add:3", "Add:4")
+
+	// v3 arrives first: the gap-fill applies 1, 2 and 3, in version order.
+	first := e.ApplyBatch(ctx, inputs(evs[2])).Rows[0]
+	require.NoError(t, first.Err)
+	assert.Equal(t, "1,2,3", versions(first.Applied()))
+
+	// v1 and v2 arrive in their own right: the row already had them.
+	second := e.ApplyBatch(ctx, inputs(evs[1], evs[0], evs[3])).Rows[0]
+	require.NoError(t, second.Err)
+	assert.Equal(t, "4", versions(second.Applied()), "applied is at most once across calls")
+	assert.Equal(t, "1,2", versions(second.Instances[0].AlreadyApplied), "alreadyApplied lists the batch's events the row had, for at-least-once republishing")
+}
