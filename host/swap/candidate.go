@@ -158,6 +158,15 @@ func sourcesText(ss []abi.SourceDesc) string {
 	return strings.Join(parts, ", ")
 }
 
+// CheckPin reports (ErrPinMismatch) a module digest that is not one of
+// pins; no pins accept every module. Digests compare case-insensitively.
+func CheckPin(sha string, pins []string) error {
+	if len(pins) == 0 || slices.ContainsFunc(pins, func(p string) bool { return strings.EqualFold(p, sha) }) {
+		return nil
+	}
+	return fmt.Errorf("%w: sha256 %s is not among the %d pinned digests", ErrPinMismatch, sha, len(pins))
+}
+
 // prepare runs the pipeline on a candidate and returns the loaded version,
 // not yet current. skipCompat is set for the first version when nothing is
 // expected yet.
@@ -166,8 +175,8 @@ func (s *Swapper) prepare(ctx context.Context, c Candidate, skipCompat bool) (*v
 	refuse := func(step, who string, err error) error {
 		return &CandidateError{Origin: c.Origin, SHA256: sha, Plugin: who, Step: step, Err: err}
 	}
-	if len(s.cfg.Pins) > 0 && !slices.ContainsFunc(s.cfg.Pins, func(p string) bool { return strings.EqualFold(p, sha) }) {
-		return nil, refuse(StepPin, "", fmt.Errorf("%w: sha256 %s is not among the %d pinned digests", ErrPinMismatch, sha, len(s.cfg.Pins)))
+	if err := CheckPin(sha, s.cfg.Pins); err != nil {
+		return nil, refuse(StepPin, "", err)
 	}
 	p, err := plugin.Load(ctx, c.Wasm, s.cfg.Plugin)
 	if err != nil {
