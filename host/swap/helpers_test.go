@@ -118,10 +118,10 @@ func evolveReq(o string, k int) *abi.EvolveRequest {
 // model returns the row's model attribute: "2" for rows of v2, "" for v1.
 func model(it abi.Item) string { return it["model"].Str }
 
-// waitFor polls cond for up to 10 s.
+// waitFor polls cond for up to 60 s (compiling a module under -race is slow).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
