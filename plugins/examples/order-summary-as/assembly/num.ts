@@ -147,9 +147,7 @@ export function parseNumber(p: usize, n: usize): f64 {
     parseOk = false;
     return 0;
   }
-  const v = parseFloat(String.UTF8.decodeUnsafe(p, n));
-  parseOk = isFinite(v);
-  return parseOk ? v : 0;
+  return parseExact(p, n);
 }
 
 /** parseInt64 parses [p, p+n) like the Go SDK's parseInt(s, 64). */
@@ -255,7 +253,7 @@ export function writeFloat(w: Writer, f: f64): void {
 
 // Big is a small arbitrary-precision natural number (little-endian u32
 // limbs), enough for the exact shortest-digit search of any float64.
-const LIMBS = 48;
+const LIMBS = 64;
 
 class Big {
   n: i32 = 0;
@@ -333,6 +331,49 @@ class Big {
     while (this.n > 0 && unchecked(this.d[this.n - 1]) == 0) this.n--;
   }
 
+  addSmall(a: u32): void {
+    let carry: u64 = <u64>a;
+    for (let i = 0; i < this.n && carry != 0; i++) {
+      const x = <u64>unchecked(this.d[i]) + carry;
+      unchecked((this.d[i] = <u32>x));
+      carry = x >> 32;
+    }
+    if (carry != 0) unchecked((this.d[this.n++] = <u32>carry));
+  }
+
+  bitLen(): i32 {
+    if (this.n == 0) return 0;
+    return (this.n - 1) * 32 + (32 - <i32>clz(unchecked(this.d[this.n - 1])));
+  }
+
+  // bits returns the 64 bits of this number starting at bit lo.
+  bits64(lo: i32): u64 {
+    let v: u64 = 0;
+    for (let b = 0; b < 64; b += 32) {
+      const bit = lo + b;
+      const i = bit >> 5;
+      const sh = bit & 31;
+      let w: u64 = 0;
+      if (i < this.n) w = <u64>unchecked(this.d[i]) >> sh;
+      if (sh != 0 && i + 1 < this.n) w |= <u64>unchecked(this.d[i + 1]) << (32 - sh);
+      v |= (w & 0xffffffff) << b;
+    }
+    return v;
+  }
+
+  // anyBelow reports whether any of the lowest nbits bits is set.
+  anyBelow(nbits: i32): bool {
+    const full = nbits >> 5;
+    for (let i = 0; i < full && i < this.n; i++) if (unchecked(this.d[i]) != 0) return true;
+    const rest = nbits & 31;
+    if (rest != 0 && full < this.n) return (unchecked(this.d[full]) & ((<u32>1 << rest) - 1)) != 0;
+    return false;
+  }
+
+  isZero(): bool {
+    return this.n == 0;
+  }
+
   cmp(o: Big): i32 {
     if (this.n != o.n) return this.n > o.n ? 1 : -1;
     for (let i = this.n - 1; i >= 0; i--) {
@@ -345,6 +386,144 @@ class Big {
 }
 
 const bR = new Big();
+const bM = new Big();
+const bP = new Big();
+const bD = new Big();
+
+// makeDouble returns the float64 nearest to q * 2^e2 (+ a nonzero fraction
+// below q's last bit when sticky), rounding half to even, with subnormals
+// and overflow (parseOk false) handled.
+function makeDouble(q: u64, e2: i32, sticky: bool): f64 {
+  if (q == 0) return 0;
+  const bl = 64 - <i32>clz(q);
+  const lead = bl - 1 + e2; // exponent of the leading bit
+  let want = 53;
+  if (lead < -1022) want = 53 - (-1022 - lead);
+  let shift = bl - want;
+  let m: u64;
+  if (shift > 0) {
+    if (shift > 64) {
+      return 0; // far below the smallest subnormal
+    }
+    const dropped = shift == 64 ? q : q & ((<u64>1 << shift) - 1);
+    const half = <u64>1 << (shift - 1);
+    m = shift == 64 ? 0 : q >> shift;
+    if (dropped > half || (dropped == half && (sticky || (m & 1) != 0))) m++;
+  } else {
+    m = q << (-shift);
+  }
+  // m * 2^(e2 + shift)
+  let e = e2 + shift;
+  if (want == 53 || m >= (<u64>1 << 52)) {
+    if (m == <u64>1 << 53) {
+      m >>= 1;
+      e++;
+    }
+    if (m < (<u64>1 << 52)) {
+      // a subnormal that did not round up to the smallest normal
+      return reinterpret<f64>(m);
+    }
+    const biased = e + 52 + 1023;
+    if (biased >= 2047) {
+      parseOk = false;
+      return 0;
+    }
+    if (biased <= 0) return reinterpret<f64>(m); // m == 2^52 at the subnormal edge
+    return reinterpret<f64>((<u64>biased << 52) | (m & 0xfffffffffffff));
+  }
+  return reinterpret<f64>(m); // subnormal: exponent field 0
+}
+
+// parseExact parses a well-formed decimal text exactly (correctly rounded,
+// like strconv.ParseFloat) with big integers: the slow path for texts with
+// more than 15 significant digits or large exponents.
+function parseExact(p: usize, n: usize): f64 {
+  let i: usize = 0;
+  let neg = false;
+  if (load<u8>(p) == 0x2d || load<u8>(p) == 0x2b) {
+    neg = load<u8>(p) == 0x2d;
+    i++;
+  }
+  bM.setU64(0);
+  let nd = 0; // significant digits taken
+  let exp: i32 = 0;
+  let sawDot = false;
+  let dropped = false; // nonzero digits beyond what we keep
+  for (; i < n; i++) {
+    const c = load<u8>(p + i);
+    if (c == 0x2e) {
+      sawDot = true;
+      continue;
+    }
+    if (c == 0x65 || c == 0x45) break;
+    const d = <u32>(c - 0x30);
+    if (d == 0 && nd == 0) {
+      if (sawDot) exp--;
+      continue;
+    }
+    if (nd < 40) {
+      bM.mulSmall(10);
+      bM.addSmall(d);
+      nd++;
+      if (sawDot) exp--;
+    } else {
+      if (d != 0) dropped = true;
+      if (!sawDot) exp++;
+    }
+  }
+  if (i < n) {
+    i++;
+    let eneg = false;
+    if (load<u8>(p + i) == 0x2d || load<u8>(p + i) == 0x2b) {
+      eneg = load<u8>(p + i) == 0x2d;
+      i++;
+    }
+    let ev: i32 = 0;
+    for (; i < n; i++) {
+      if (ev < 100000) ev = ev * 10 + <i32>(load<u8>(p + i) - 0x30);
+    }
+    exp += eneg ? -ev : ev;
+  }
+  parseOk = true;
+  if (nd == 0) return neg ? -0.0 : 0.0;
+  if (nd + exp > 310) {
+    parseOk = false; // beyond MaxFloat64: strconv reports a range error
+    return 0;
+  }
+  if (nd + exp < -330) return neg ? -0.0 : 0.0;
+  // At most 40 significant digits are kept exactly, the rest only as a
+  // sticky bit: exact for every DynamoDB number (38 digits at most); a longer
+  // text could in principle straddle a halfway point (see README).
+  let v: f64;
+  if (exp >= 0) {
+    for (let k = 0; k < exp; k++) bM.mulSmall(10);
+    const bl = bM.bitLen();
+    if (bl <= 64) {
+      v = makeDouble(bM.bits64(0), 0, dropped);
+    } else {
+      v = makeDouble(bM.bits64(bl - 64), bl - 64, dropped || bM.anyBelow(bl - 64));
+    }
+  } else {
+    bP.setU64(1);
+    for (let k = 0; k < -exp; k++) bP.mulSmall(10);
+    // q = floor(M * 2^s / P) has 62 or 63 bits
+    const s = 62 - (bM.bitLen() - bP.bitLen());
+    if (s >= 0) bM.shl(s);
+    else bP.shl(-s);
+    let q: u64 = 0;
+    for (let b = bM.bitLen() - bP.bitLen(); b >= 0; b--) {
+      bD.copy(bP);
+      bD.shl(b);
+      if (bM.cmp(bD) >= 0) {
+        bM.sub(bD);
+        q |= <u64>1 << b;
+      }
+    }
+    v = makeDouble(q, -s, dropped || !bM.isZero());
+  }
+  if (!parseOk) return 0;
+  return neg ? -v : v;
+}
 const bS = new Big();
 const bMp = new Big();
 const bMm = new Big();

@@ -1,0 +1,85 @@
+package extism_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/host/plugin/extism"
+	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
+)
+
+// randomNumber returns a DynamoDB number text: up to 21 significant digits,
+// a fraction, an exponent, a sign, in the forms DynamoDB and clients write.
+func randomNumber(r *rand.Rand) string {
+	var b strings.Builder
+	if r.IntN(5) == 0 {
+		b.WriteByte('-')
+	}
+	digits := 1 + r.IntN(21)
+	point := r.IntN(digits + 1)
+	for i := 0; i < digits; i++ {
+		if i == point && i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteByte(byte('0' + r.IntN(10)))
+	}
+	switch r.IntN(4) {
+	case 0:
+		fmt.Fprintf(&b, "e%d", r.IntN(40)-20)
+	case 1:
+		fmt.Fprintf(&b, "E+%d", r.IntN(300))
+	case 2:
+		fmt.Fprintf(&b, "e-%d", r.IntN(320))
+	}
+	return b.String()
+}
+
+// TestW3_ExtismAndRawAgreeOnNumbers folds random prices through the Go
+// plugin and the AssemblyScript plugin: the totals (float64 sums written in
+// Go's shortest 'g' form) and the BadEvent decisions for numbers that do not
+// fit agree byte for byte.
+func TestW3_ExtismAndRawAgreeOnNumbers(t *testing.T) {
+	ctx := context.Background()
+	raw, err := plugin.Load(ctx, orderSummaryRaw(t), plugin.Config{CacheDir: cacheDir})
+	require.NoError(t, err)
+	defer raw.Close(ctx)
+	as := load(t, orderSummaryAS(t), extism.Config{})
+	r := rand.New(rand.NewPCG(7, 11))
+	n := 1500
+	if testing.Short() {
+		n = 200
+	}
+	if v, err := strconv.Atoi(os.Getenv("DYNAFOLD_NUMBERS_N")); err == nil {
+		n = v // a longer soak: DYNAFOLD_NUMBERS_N=100000
+	}
+	for i := 0; i < n; i++ {
+		req := &abi.EvolveRequest{Key: ordersummary.RowKey("o-1"), StreamID: "o-1"}
+		var prices []string
+		for v := 1; v <= 1+r.IntN(3); v++ {
+			p := randomNumber(r)
+			prices = append(prices, p)
+			req.Events = append(req.Events, added(uint64(v), p))
+		}
+		in := abi.AppendEvolveRequest(nil, req)
+		rb, err := raw.Call(ctx, abi.CapEvolve, in)
+		require.NoError(t, err)
+		ab, err := as.Call(ctx, abi.CapEvolve, in)
+		require.NoError(t, err)
+		if !bytes.Equal(rb, ab) {
+			rr, _ := abi.DecodeEvolveResponse(rb)
+			ar, _ := abi.DecodeEvolveResponse(ab)
+			t.Fatalf("prices %q:\nraw    total %v decisions %v\nextism total %v decisions %v",
+				prices, rr.State["total"], rr.Decisions, ar.State["total"], ar.Decisions)
+		}
+	}
+}
