@@ -103,16 +103,20 @@ func TestW5_CloseWaitsForCallsInFlight(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
 	if err := p.Close(ctxTimeout(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 150*time.Millisecond {
+		t.Errorf("Close returned after %s, before the call in flight (300 ms timeout) could end", el)
 	}
 	select {
 	case err := <-done:
 		// The call ended on its own timeout, not because Close tore the
 		// runtime down under it.
 		wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrTimeout, "timeout after 300ms")
-	default:
-		t.Fatal("Close returned before the call in flight ended")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call in flight never returned")
 	}
 	if _, err := p.Evolve(ctx, evolveReq("Placed")); !errors.Is(err, plugin.ErrClosed) {
 		t.Errorf("call after Close: %v, want ErrClosed", err)
