@@ -69,6 +69,7 @@ func agreeCases() map[string]*abi.EvolveRequest {
 		"string price is BadEvent":               run(nil, ev(1, "ItemAdded", abi.Item{"price": abi.S("12")})),
 		"out of range price is BadEvent":         run(nil, ev(1, "ItemAdded", abi.Item{"price": abi.N("1e400")})),
 		"placed without customer":                run(nil, ev(1, "OrderPlaced", nil)),
+		"placed with a number for customer":      run(nil, placed(1, "c"), ev(2, "OrderPlaced", abi.Item{"customer": abi.N("5"), "zz": abi.L(abi.S("x"))})),
 		"placed with NULL customer":              run(existing(), ev(5, "OrderPlaced", abi.Item{"customer": abi.Null()})),
 		"empty request stream id":                {Key: key, State: nil, Events: []abi.SourcedEvent{placed(1, "c")}},
 		"no events":                              run(existing()),
