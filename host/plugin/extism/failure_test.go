@@ -3,6 +3,9 @@ package extism_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -146,5 +149,60 @@ func TestW1_ExtismRefusesUnknownABIMajor(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
+	}
+}
+
+// TestW5_ExtismPoolServesConcurrentCalls: concurrent calls share at most
+// PoolSize instances and each gets its own answer.
+func TestW5_ExtismPoolServesConcurrentCalls(t *testing.T) {
+	p := load(t, orderSummaryAS(t), extism.Config{PoolSize: 3})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				k := 1 + (g+i)%7
+				resp, err := p.Evolve(ctx, orderRun(k))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got := resp.State["items"].Str; got != strconv.Itoa(k-1) {
+					errs <- fmt.Errorf("k=%d: items %q", k, got)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if s := p.Stats(); s.Live > 3 || s.Created > 3 || s.Busy != 0 || s.Calls != 160 || s.Failures != 0 {
+		t.Errorf("stats %+v: want at most 3 instances, 160 calls, no failures", s)
+	}
+}
+
+// TestW5_ExtismPrecompile fills a cache directory that a later Load uses.
+func TestW5_ExtismPrecompile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := extism.Precompile(ctx, orderSummaryAS(t), extism.Config{}); !errors.Is(err, extism.ErrConfig) {
+		t.Errorf("Precompile without CacheDir: %v, want ErrConfig", err)
+	}
+	if err := extism.Precompile(ctx, orderSummaryAS(t), extism.Config{CacheDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("cache dir after Precompile: %v entries, %v", len(entries), err)
+	}
+	p := load(t, orderSummaryAS(t), extism.Config{CacheDir: dir})
+	if _, err := p.Evolve(ctx, orderRun(2)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -70,6 +70,61 @@ func Load(ctx context.Context, wasm []byte, cfg Config) (*Plugin, error) {
 	return load(ctx, wasm, cfg, "")
 }
 
+// Precompile compiles a module (and the Extism kernel) into cfg.CacheDir,
+// so that a later Load with the same CacheDir and MemoryLimitPages, in this
+// or another process, skips compilation (SPEC W5, Y6). It validates the
+// module's imports and exports but does not instantiate it.
+func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
+	}
+	if cfg.CacheDir == "" {
+		return fmt.Errorf("%w: Precompile needs a CacheDir", ErrConfig)
+	}
+	mod, err := parseModule(wasm)
+	if err != nil {
+		return err
+	}
+	wasi, err := checkModule(mod)
+	if err != nil {
+		return err
+	}
+	cache, err := acquireCache(cfg.CacheDir)
+	if err != nil {
+		return err
+	}
+	defer cache.release(ctx)
+	compiled, err := extism.NewCompiledPlugin(ctx, manifestFor(wasm, cfg),
+		extism.PluginConfig{RuntimeConfig: runtimeConfig(cfg, cache), EnableWasi: wasi}, nil)
+	if err != nil {
+		return fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
+	}
+	return compiled.Close(ctx)
+}
+
+// runtimeConfig is the wazero configuration of a plugin's runtime.
+func runtimeConfig(cfg Config, cache *sharedCache) wazero.RuntimeConfig {
+	rc := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(closeOnContextDone). // CallTimeout and the caller's context
+		WithMemoryLimitPages(cfg.MemoryLimitPages)
+	if cache != nil {
+		rc = rc.WithCompilationCache(cache.cache)
+	}
+	return rc
+}
+
+// manifestFor is the Extism manifest of a plugin: no AllowedHosts,
+// AllowedPaths or Config (no network, no filesystem), and MaxVarBytes 0,
+// which disables Extism vars, so an instance keeps no state between calls
+// (ABI.md §2).
+func manifestFor(wasm []byte, cfg Config) extism.Manifest {
+	return extism.Manifest{
+		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm, Name: "main"}},
+		Memory: &extism.ManifestMemory{MaxPages: cfg.MemoryLimitPages, MaxVarBytes: 0},
+	}
+}
+
 func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ *Plugin, err error) {
 	sum := sha256.Sum256(wasm)
 	hash := hex.EncodeToString(sum[:])
@@ -109,23 +164,13 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 			p.release(context.WithoutCancel(ctx))
 		}
 	}()
-	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(closeOnContextDone). // CallTimeout and the caller's context
-		WithMemoryLimitPages(cfg.MemoryLimitPages)
 	if cfg.CacheDir != "" {
 		if p.cache, err = acquireCache(cfg.CacheDir); err != nil {
 			return fail(err)
 		}
-		rc = rc.WithCompilationCache(p.cache.cache)
 	}
-	manifest := extism.Manifest{
-		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm, Name: "main"}},
-		Memory: &extism.ManifestMemory{MaxPages: cfg.MemoryLimitPages, MaxVarBytes: 0},
-		// No AllowedHosts, AllowedPaths or Config: no network, no
-		// filesystem; MaxVarBytes 0 disables Extism vars, so an instance
-		// keeps no state between calls (ABI.md §2).
-	}
-	p.compiled, err = extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: wasi}, nil)
+	p.compiled, err = extism.NewCompiledPlugin(ctx, manifestFor(wasm, cfg),
+		extism.PluginConfig{RuntimeConfig: runtimeConfig(cfg, p.cache), EnableWasi: wasi}, nil)
 	if err != nil {
 		return fail(fmt.Errorf("%w: compile: %v", ErrInvalidModule, err))
 	}
