@@ -26,7 +26,8 @@ import (
 // processBatch with two projections on one feed, as a Lambda event source
 // mapping would deliver them — shuffled, split into batches over concurrent
 // lanes, redelivered, failed records retried from the lowest one — while
-// ddblocal injects throttling, transaction conflicts and server errors, and
+// ddblocal injects throttling, transaction conflicts (a put racing a
+// transaction on the item) and server errors, and
 // (in the crash variant) calls are abandoned mid-way. Every row ends equal
 // to the sequential fold of its events; no event is applied twice; and
 // without crashes every applicable event is in exactly one call's applied.
@@ -41,7 +42,7 @@ func TestP7_PropertyFeedWithFaultsAndCrashes(t *testing.T) {
 
 			f.env.Server.SetFaults(ddblocal.FaultConfig{Seed: 5, Rates: map[string]map[string]float64{
 				// High enough that some requests fail past the SDK's own retries.
-				"PutItem":      {"ThrottlingException": 0.3, "InternalServerError": 0.3},
+				"PutItem":      {"ThrottlingException": 0.2, "InternalServerError": 0.2, "TransactionConflictException": 0.2},
 				"BatchGetItem": {"ProvisionedThroughputExceededException": 0.4},
 				"GetItem":      {"ThrottlingException": 0.3},
 				"Query":        {"InternalServerError": 0.4},
