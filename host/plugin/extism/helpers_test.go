@@ -13,11 +13,19 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/plugin/extism"
 	"github.com/dynafold/dynafold/host/plugin/extism/asbuild"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 	guest "github.com/dynafold/dynafold/sdk-guest"
+)
+
+// extism.Config and extism.Stats convert to and from host/plugin's, so a
+// loader that knows both transports passes one Config to either.
+var (
+	_ = extism.Config(plugin.Config{})
+	_ = plugin.Stats(extism.Stats{})
 )
 
 var (
