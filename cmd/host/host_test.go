@@ -17,6 +17,7 @@ import (
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/decode"
 	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/store"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
@@ -108,4 +109,65 @@ func captureStdout(t *testing.T, f func()) string {
 	w.Close()
 	os.Stdout = old
 	return strings.TrimSpace(<-done)
+}
+
+// orderConfig writes a configuration for the order-summary plugin against a
+// fresh ddblocal and returns its path, the env and the read-model table.
+func orderConfig(t *testing.T) (string, *testenv.Env, string) {
+	env := testenv.Start(t)
+	events, summaries := env.Table(t, "events", true), env.Table(t, "summaries", false)
+	cfg := fmt.Sprintf(`{
+  "endpoint": %q,
+  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1,
+    "streams": [{"name": "Order", "eventTypes": ["OrderPlaced", "ItemAdded", "OrderShipped"], "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": %q, "checkpoint": {"field": "version"}}]
+}`, env.Server.Endpoint(), events, wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm"), summaries)
+	path := filepath.Join(t.TempDir(), "dynafold.json")
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o644))
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	return path, env, summaries
+}
+
+func TestP11_CatchUpAndRebuildCommands(t *testing.T) {
+	cfgPath, env, summaries := orderConfig(t)
+	for _, args := range [][]string{
+		{"--stream", "Order", "--id", "o-9", "--type", "OrderPlaced", "--data", `{"customer":"bo"}`},
+		{"--stream", "Order", "--id", "o-9", "--type", "ItemAdded", "--data", `{"sku":"s","price":2.5}`},
+	} {
+		out := captureStdout(t, func() {
+			require.NoError(t, runAppend(context.Background(), append([]string{"--config", cfgPath}, args...)))
+		})
+		assert.Contains(t, out, "Order o-9 v")
+	}
+	key := abi.Item{"pk": abi.S("OrderSummary#o-9"), "sk": abi.S("OrderSummary")}
+
+	out := captureStdout(t, func() {
+		require.NoError(t, runCatchUp(context.Background(), []string{"--config", cfgPath, "--id", "o-9"}))
+	})
+	assert.Contains(t, out, "applied 2 events, checkpoint 2")
+	row, err := env.DB.GetItem(context.Background(), summaries, key)
+	require.NoError(t, err)
+	assert.Equal(t, "2.5", row["total"].Str)
+
+	row["total"] = abi.N("999")
+	require.NoError(t, env.DB.PutItem(context.Background(), store.Put{Table: summaries, Item: row}))
+	out = captureStdout(t, func() {
+		require.NoError(t, runRebuild(context.Background(), []string{"--config", cfgPath, "--id", "o-9"}))
+	})
+	assert.Contains(t, out, "written true, checkpoint 2")
+	row, err = env.DB.GetItem(context.Background(), summaries, key)
+	require.NoError(t, err)
+	assert.Equal(t, "2.5", row["total"].Str, "rebuild re-derives the row from version 1")
+}
+
+func TestES5_FilterPatternCommandPrintsFilterCriteria(t *testing.T) {
+	cfgPath, _, _ := orderConfig(t)
+	out := captureStdout(t, func() {
+		require.NoError(t, runFilterPattern(context.Background(), []string{"--config", cfgPath}))
+	})
+	var fc struct{ Filters []struct{ Pattern string } }
+	require.NoError(t, json.Unmarshal([]byte(out), &fc), out)
+	require.Len(t, fc.Filters, 1)
+	assert.JSONEq(t, `{"eventName":["INSERT"],"dynamodb":{"NewImage":{"__edd_e__":{"S":["order.event"]}}}}`, fc.Filters[0].Pattern)
 }
