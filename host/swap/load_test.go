@@ -95,7 +95,8 @@ func (r *recorder) PutItem(ctx context.Context, p store.Put) error {
 }
 
 // TestH3_SwapUnderLoad: lanes keep applying batches while the plugin is
-// swapped ten times between two versions. No call fails, every row written
+// swapped ten times between two versions, and three broken modules are
+// refused half way. No call fails, every row written
 // records the one version that computed it (its content agrees: v2 rows carry
 // model = 2), and after the last swap every new write carries that version.
 func TestH3_SwapUnderLoad(t *testing.T) {
@@ -170,6 +171,18 @@ func TestH3_SwapUnderLoad(t *testing.T) {
 			final.Store(true)
 		}
 		progress()
+		if i == 5 { // broken modules offered under load leave the current one serving
+			serving := s.Current().Plugin
+			for _, bad := range []string{badABI, v2trap, wrongStream} {
+				if _, changed, err := s.Offer(ctx, candidate(t, bad)); changed || err == nil {
+					t.Fatalf("%s under load: changed %v, %v", bad, changed, err)
+				}
+				if got := s.Current().Plugin; got != serving {
+					t.Fatalf("%s replaced %s by %s", bad, serving, got)
+				}
+			}
+			progress()
+		}
 	}
 	stop.Store(true)
 	wg.Wait()
@@ -177,7 +190,7 @@ func TestH3_SwapUnderLoad(t *testing.T) {
 		t.Fatalf("%d failures under load, first: %v", len(errs), errs[0])
 	}
 	last := s.Current().Plugin
-	if st := s.Stats(); st.Swaps != 10 || st.Failed != 0 || last != "order-summary@1.0.0" {
+	if st := s.Stats(); st.Swaps != 10 || st.Failed != 3 || last != "order-summary@1.0.0" {
 		t.Fatalf("after 10 swaps: %+v, serving %s", st, last)
 	}
 	waitFor(t, "every old version retired", func() bool { return s.Stats().Retired == 10 })
