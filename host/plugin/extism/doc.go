@@ -57,5 +57,6 @@
 // The package does not import host/plugin, so host/plugin (or any loader)
 // can import it: Config has exactly the fields of plugin.Config, in the same
 // order (extism.Config(cfg) converts), and the error sentinels say the same
-// as host/plugin's.
+// as host/plugin's. Package transport (host/plugin/extism/transport) imports
+// both and loads a module with whichever transport Detect finds.
 package extism
