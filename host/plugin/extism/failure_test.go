@@ -103,6 +103,12 @@ func TestW3_ExtismTrapAndTimeoutFailOnlyTheCall(t *testing.T) {
 	if s := p.Stats(); s.Discarded != before {
 		t.Errorf("a guest error discarded an instance: %+v", s)
 	}
+	// So does an Extism error returned without a trap.
+	_, err = p.Evolve(ctx, misbehaveRun("ErrorSet"))
+	wantCallError(t, err, name, "evolve", extism.ErrGuest, "refused by the guest")
+	if s := p.Stats(); s.Discarded != before {
+		t.Errorf("an Extism error discarded an instance: %+v", s)
+	}
 	// An export the plugin lacks.
 	_, err = p.Call(ctx, abi.CapToItem, nil)
 	wantCallError(t, err, name, "to_item", extism.ErrInvalidModule)

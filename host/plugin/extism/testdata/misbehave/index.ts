@@ -1,6 +1,7 @@
 // A test guest of the Extism transport: a minimal dynafold plugin whose
 // evolve misbehaves on request. The first event's type decides: "Trap" sets
-// an Extism error and traps, "Loop" never returns, "GuestError" answers
+// an Extism error and traps, "ErrorSet" sets one and returns 1, "Loop"
+// never returns, "GuestError" answers
 // status 1; any other run is applied, with state {count: N (the number of
 // events)}.
 
@@ -117,6 +118,14 @@ export function evolve(): i32 {
     for (let i = 0; i < msg.length; i++) store_u8(off + <u64>i, <u8>msg.charCodeAt(i));
     error_set(off);
     unreachable();
+  }
+  if (first == "ErrorSet") {
+    // The Extism way to fail: an error message and a non-zero return code.
+    const msg = "refused by the guest";
+    const off = alloc(<u64>msg.length);
+    for (let i = 0; i < msg.length; i++) store_u8(off + <u64>i, <u8>msg.charCodeAt(i));
+    error_set(off);
+    return 1;
   }
   if (first == "Loop") {
     while (spin >= 0) spin++;
