@@ -122,7 +122,7 @@ func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 		}
 	}
 	f.dst = out
-	if _, err := f.run(&r, n, &streamID); err != nil {
+	if _, err := f.run(in, r.Offset(), n, &streamID); err != nil {
 		return out, err
 	}
 	out = append(f.dst, 0) // ends the decisions
@@ -156,12 +156,15 @@ type fold[S any] struct {
 	dst     []byte
 }
 
-// run reads and folds the run's n events, stopping after a Failed one, and
-// returns how many were decided. A panic in domain code becomes a Failed
-// decision tagged "Panic" for the event being folded (one deferred recover
-// serves the whole run, as a Failed decision ends it anyway); err is a
-// guest-level failure.
-func (f *fold[S]) run(r *abi.Reader, n int, streamID *string) (count int, err error) {
+// run reads and folds the run's n events, which start at offset o of in,
+// stopping after a Failed one, and returns how many were decided. A panic in
+// domain code becomes a Failed decision tagged "Panic" for the event being
+// folded (one deferred recover serves the whole run, as a Failed decision
+// ends it anyway); err is a guest-level failure.
+//
+// Events are read inline with local offsets (scan.go), the general reader
+// taking over for an event with long strings or a large version.
+func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err error) {
 	start := len(f.dst)
 	defer func() {
 		if p := recover(); p != nil {
@@ -171,27 +174,44 @@ func (f *fold[S]) run(r *abi.Reader, n int, streamID *string) (count int, err er
 			err = nil
 		}
 	}()
+	c := f.c
+	src0 := &c.sources[0]
 	var e Event
 	for i := 0; i < n; i++ {
-		name, ok := r.ShortString()
-		if !ok {
+		at := o
+		var name string
+		name, o = shortStr(in, o)
+		e.Stream, o = shortStr(in, o)
+		e.StreamID, o = shortStr(in, o)
+		e.Version, o = smallVarint(in, o)
+		e.Type, o = shortStr(in, o)
+		e.data, o = sized(in, o)
+		e.meta, o = sized(in, o)
+		e.Timestamp, o = shortStr(in, o)
+		if o < 0 {
+			var r abi.Reader
+			r.Reset(in)
+			r.Raw(at)
 			name = r.String()
+			readEvent(&r, &e)
+			if err := r.Err(); err != nil {
+				return count, fmt.Errorf("guest: evolve request: %w", err)
+			}
+			o = r.Offset()
 		}
-		src, err := f.c.source(name)
-		readEvent(r, &e)
-		if err := r.Err(); err != nil {
-			return count, fmt.Errorf("guest: evolve request: %w", err)
-		}
-		if err != nil {
-			return count, err
+		src := src0
+		if !c.single || (name != src0.desc.Name && name != "") {
+			if src, err = c.source(name); err != nil {
+				return count, err
+			}
 		}
 		if *streamID == "" {
 			*streamID = e.StreamID
 		}
 		start = len(f.dst)
 		count++
-		o, err := f.step(src, &e)
-		if err != nil || o == abi.Failed {
+		outcome, err := f.step(src, &e)
+		if err != nil || outcome == abi.Failed {
 			return count, err
 		}
 	}

@@ -22,51 +22,53 @@ func parseFloat(s string) (float64, error) {
 	return strconv.ParseFloat(s, 64)
 }
 
+// fastFloat parses the common short forms: an optional sign, at most 19
+// digits with an optional fraction, an optional exponent, whose mantissa
+// fits 53 bits and whose scale is an exact power of ten (one correctly
+// rounded multiplication or division). ok false: use strconv.
 func fastFloat(s string) (float64, bool) {
 	i, neg := 0, false
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		neg = s[i] == '-'
-		i++
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		i = 1
 	}
 	var mant uint64
-	digits, exp := 0, 0
-	sawDigit, sawDot := false, false
+	start := i
 	for ; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case ch >= '0' && ch <= '9':
-			sawDigit = true
-			if ch == '0' && digits == 0 {
-				if sawDot {
-					exp--
-				}
-				continue
+		d := s[i] - '0'
+		if d > 9 {
+			break
+		}
+		mant = mant*10 + uint64(d)
+	}
+	digits, exp := i-start, 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		frac := i
+		for ; i < len(s); i++ {
+			d := s[i] - '0'
+			if d > 9 {
+				break
 			}
-			if digits >= 15 {
-				return 0, false
-			}
-			mant = mant*10 + uint64(ch-'0')
-			digits++
-			if sawDot {
-				exp--
-			}
-		case ch == '.' && !sawDot:
-			sawDot = true
-		case ch == 'e' || ch == 'E':
-			if !sawDigit {
-				return 0, false
-			}
-			e, err := strconv.Atoi(s[i+1:])
-			if err != nil || e > 400 || e < -400 {
-				return 0, false
-			}
-			exp += e
-			i = len(s)
-		default:
+			mant = mant*10 + uint64(d)
+		}
+		exp = frac - i
+		digits += i - frac
+	}
+	if digits == 0 || digits > 19 {
+		return 0, false
+	}
+	if i < len(s) {
+		if s[i] != 'e' && s[i] != 'E' {
 			return 0, false
 		}
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil || e > 400 || e < -400 {
+			return 0, false
+		}
+		exp += e
 	}
-	if !sawDigit {
+	if mant > 1<<53 {
 		return 0, false
 	}
 	f := float64(mant)

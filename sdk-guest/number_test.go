@@ -2,6 +2,7 @@ package guest
 
 import (
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
@@ -75,5 +76,39 @@ func TestW2_FastIntFormat(t *testing.T) {
 	}
 	if got := string(appendIntN(nil, math.MinInt64)[2:]); got != "-9223372036854775808" {
 		t.Fatalf("min int: %s", got)
+	}
+}
+
+// TestW2_FastFloatAgreesWithStrconv compares the fast parser with strconv on
+// random decimal texts of the shapes DynamoDB numbers take.
+func TestW2_FastFloatAgreesWithStrconv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "0123456789"
+	for i := 0; i < 200000; i++ {
+		var b []byte
+		if rng.IntN(4) == 0 {
+			b = append(b, "-+"[rng.IntN(2)])
+		}
+		for n := rng.IntN(22); n > 0; n-- {
+			b = append(b, alphabet[rng.IntN(10)])
+		}
+		if rng.IntN(2) == 0 {
+			b = append(b, '.')
+			for n := rng.IntN(22); n > 0; n-- {
+				b = append(b, alphabet[rng.IntN(10)])
+			}
+		}
+		if rng.IntN(4) == 0 {
+			b = append(b, "eE"[rng.IntN(2)])
+			b = strconv.AppendInt(b, int64(rng.IntN(60)-30), 10)
+		}
+		s := string(b)
+		want, werr := strconv.ParseFloat(s, 64)
+		if got, ok := fastFloat(s); ok && (werr != nil || math.Float64bits(got) != math.Float64bits(want)) {
+			t.Fatalf("fastFloat(%q) = %v, strconv %v %v", s, got, want, werr)
+		}
+		if got, gerr := parseFloat(s); (werr == nil) != (gerr == nil) || (werr == nil && math.Float64bits(got) != math.Float64bits(want)) {
+			t.Fatalf("parseFloat(%q) = %v %v, strconv %v %v", s, got, gerr, want, werr)
+		}
 	}
 }

@@ -1,0 +1,9 @@
+//go:build !wasm
+
+package guest
+
+// le32 returns the 4 bytes of s at o (which the caller checked) as a
+// little-endian integer.
+func le32(s string, o int) uint32 {
+	return uint32(s[o]) | uint32(s[o+1])<<8 | uint32(s[o+2])<<16 | uint32(s[o+3])<<24
+}
