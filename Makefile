@@ -12,8 +12,11 @@ build: plugins
 	$(GO) build -o build/host ./cmd/host
 	CGO_ENABLED=0 GOOS=linux $(GO) build -tags lambda.norpc -o build/bootstrap ./cmd/lambda
 
-## plugins: the example plugins, built from source (go build caches, so this is cheap when nothing changed)
-plugins: $(WASM)
+## plugins: the example plugins, built from source (go build caches, so this is cheap when nothing changed);
+## the AssemblyScript one needs node and npm (npm ci of pinned packages)
+plugins: $(WASM) $(AS_WASM)
+
+include plugins/examples/order-summary-as/build.mk
 
 build/plugins/%.wasm: FORCE
 	@mkdir -p build/plugins

@@ -30,6 +30,7 @@ import (
 	"github.com/dynafold/dynafold/host/eventstore"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/host/plugin/extism/transport"
 	"github.com/dynafold/dynafold/host/store/dynamo"
 )
 
@@ -184,7 +185,9 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 	if cacheDir != "" && !filepath.IsAbs(cacheDir) && h.cfg.dir != "" {
 		cacheDir = filepath.Join(h.cfg.dir, cacheDir)
 	}
-	p, err := plugin.LoadFile(ctx, path, plugin.Config{
+	// The module's imports tell its transport: the raw dynafold ABI, or an
+	// Extism PDK plugin (SPEC W3).
+	p, _, err := transport.LoadFile(ctx, path, plugin.Config{
 		PoolSize: max(pd.PoolSize, pc.Concurrency), MemoryLimitPages: pd.MemoryLimitPages,
 		CallTimeout: time.Duration(pd.CallTimeout), CacheDir: cacheDir, Logger: h.log,
 	})

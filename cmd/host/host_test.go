@@ -17,6 +17,7 @@ import (
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/decode"
 	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/plugin/extism/asbuild"
 	"github.com/dynafold/dynafold/host/store"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
@@ -170,4 +171,19 @@ func TestES5_FilterPatternCommandPrintsFilterCriteria(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &fc), out)
 	require.Len(t, fc.Filters, 1)
 	assert.JSONEq(t, `{"eventName":["INSERT"],"dynamodb":{"NewImage":{"__edd_e__":{"S":["order.event"]}}}}`, fc.Filters[0].Pattern)
+}
+
+func TestW3_DemoWithTheAssemblyScriptExtismPlugin(t *testing.T) {
+	wasm := asbuild.Build(t, "../../plugins/examples/order-summary-as", asbuild.Module{
+		Entry: "assembly/index.ts", SourceDir: "../../plugins/examples/order-summary-as/assembly",
+		Args: []string{"--config", "asconfig.json", "--target", "release"},
+	})
+	path := filepath.Join(t.TempDir(), "order-summary-as.wasm")
+	require.NoError(t, os.WriteFile(path, wasm, 0o644))
+	out := captureStdout(t, func() {
+		err := runDemo(context.Background(), []string{"--orders", "30", "--lanes", "4", "--batch", "20", "--seed", "9",
+			"--plugin", path, "--cache-dir", ""})
+		require.NoError(t, err)
+	})
+	assert.Contains(t, out, "all 30 rows equal the in-order fold of their stream", "the Extism plugin's rows equal the Go logic's fold")
 }
