@@ -33,7 +33,7 @@ conformance-dynalite:
 	bash internal/ddblocal/conformance/dynalite.sh run
 
 ## demo: the main job on the embedded default (ddblocal in-process, no AWS account)
-demo: plugins
+demo: build/plugins/order-summary.wasm
 	$(GO) run ./cmd/host demo
 
 ## bench: the benchmarks recorded in docs/BENCHMARKS.md
