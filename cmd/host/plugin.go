@@ -240,8 +240,16 @@ func runPluginTest(ctx context.Context, args []string) error {
 				items = append(items, b)
 			}
 		}
-		b, _ := json.MarshalIndent(items, "", "  ")
-		fmt.Fprintln(pluginOut, string(b))
+		// One row per line, so the output diffs well as an expected-rows file.
+		fmt.Fprintln(pluginOut, "[")
+		for i, it := range items {
+			sep := ","
+			if i == len(items)-1 {
+				sep = ""
+			}
+			fmt.Fprintf(pluginOut, "  %s%s\n", it, sep)
+		}
+		fmt.Fprintln(pluginOut, "]")
 		return nil
 	}
 	rb, err := os.ReadFile(*expect)

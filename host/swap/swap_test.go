@@ -199,3 +199,31 @@ func TestH3_ClosedSwapperRefusesCalls(t *testing.T) {
 		t.Errorf("the only version was not closed: %+v", st)
 	}
 }
+
+// TestH3_FixtureFilesFromTheConfiguration smoke-tests order-summary 1.0.0
+// (no self_test) with fixture files named in a SourceConfig: the rows 1.0.0
+// gives pass, the rows 2.0.0 gives (with model = 2) refuse it.
+func TestH3_FixtureFilesFromTheConfiguration(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		rows string
+		ok   bool
+	}{{"rows-v1.json", true}, {"rows-v2.json", false}} {
+		sc := &swap.SourceConfig{Fixture: &swap.FixtureFiles{Events: "events.json", Rows: c.rows}}
+		cfg := swap.Config{Plugin: pluginConfig()}
+		if err := sc.Apply(&cfg, "testdata/fixture"); err != nil || cfg.Fixture == nil || len(cfg.Fixture.Events) != 5 || len(cfg.Fixture.Rows) != 2 {
+			t.Fatalf("%s: apply: %v %+v", c.rows, err, cfg.Fixture)
+		}
+		s, err := swap.New(ctx, candidate(t, v1), cfg)
+		if c.ok {
+			if err != nil {
+				t.Fatalf("%s: %v", c.rows, err)
+			}
+			s.Close(ctx)
+			continue
+		}
+		if !errors.Is(err, swap.ErrSmokeTest) || !strings.Contains(err.Error(), `model missing, want {"N":"2"}`) {
+			t.Errorf("%s: %v", c.rows, err)
+		}
+	}
+}
