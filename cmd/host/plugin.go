@@ -152,12 +152,14 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plugin validate", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cache := fs.String("cache", "", "compilation-cache directory to use")
+	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration")
+	proj := fs.String("projection", "", "with --config: the projection (default: the only one)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(files) != 1 {
-		return fmt.Errorf("usage: host plugin validate FILE [--json]")
+		return fmt.Errorf("usage: host plugin validate FILE [--json] [--config F [--projection P]]")
 	}
 	start := time.Now()
 	p, err := plugin.LoadFile(ctx, files[0], plugin.Config{CacheDir: *cache, PoolSize: 1})
@@ -193,6 +195,51 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	}
 	if serr != nil {
 		return fmt.Errorf("%s: %w", files[0], serr)
+	}
+	if *cfgPath != "" {
+		return checkReplaces(ctx, p, *cfgPath, *proj, !*asJSON)
+	}
+	return nil
+}
+
+// checkReplaces checks that p could replace the plugin a configuration
+// binds to a projection: what the hot-swap pipeline checks (SPEC H3).
+func checkReplaces(ctx context.Context, p *plugin.Plugin, cfgPath, proj string, say bool) error {
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		return err
+	}
+	var pc *host.ProjectionConfig
+	for i := range cfg.Projections {
+		if cfg.Projections[i].Name == proj || (proj == "" && len(cfg.Projections) == 1) {
+			pc = &cfg.Projections[i]
+		}
+	}
+	if pc == nil {
+		return fmt.Errorf("%s: no projection %q", cfgPath, proj)
+	}
+	if strings.HasPrefix(pc.Plugin, "native:") {
+		return fmt.Errorf("projection %q runs native logic %q: nothing to compare with", pc.Name, pc.Plugin)
+	}
+	cur, err := plugin.LoadFile(ctx, relTo(filepath.Dir(cfgPath), pc.Plugin), plugin.Config{PoolSize: 1})
+	if err != nil {
+		return fmt.Errorf("projection %q's current plugin: %w", pc.Name, err)
+	}
+	defer cur.Close(ctx)
+	streams := map[string]bool{}
+	for _, s := range cfg.EventStore.Streams {
+		streams[s.Name] = true
+	}
+	for _, s := range p.Describe().Sources {
+		if !streams[s.Stream] {
+			return fmt.Errorf("%s reads stream %q, which eventStore.streams does not define: %w", p.Name(), s.Stream, swap.ErrIncompatible)
+		}
+	}
+	if err := swap.ExpectOf(cur.Describe()).Check(p.Describe()); err != nil {
+		return fmt.Errorf("%s cannot replace %s in projection %q: %v: %w", p.Name(), cur.Name(), pc.Name, err, swap.ErrIncompatible)
+	}
+	if say {
+		fmt.Fprintf(pluginOut, "  replaces %s in projection %q\n", cur.Name(), pc.Name)
 	}
 	return nil
 }

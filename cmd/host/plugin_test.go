@@ -99,6 +99,18 @@ func TestH3_ValidateCommandPrintsDescribe(t *testing.T) {
 	assert.Contains(t, out, "plugin   order-summary@1.0.0")
 	assert.Contains(t, out, "selftest absent")
 
+	// Against a configuration: can it replace the projection's plugin?
+	cfgPath := filepath.Join(t.TempDir(), "dynafold.json")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
+  "eventStore": {"table": "events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": "rows", "checkpoint": {"field": "version"}}]}`, v1Path(t))), 0o644))
+	out, err = runPluginCmd(t, "validate", v2Path(t), "--config", cfgPath)
+	require.NoError(t, err)
+	assert.Contains(t, out, `replaces order-summary@1.0.0 in projection "summaries"`)
+	_, err = runPluginCmd(t, "validate", wasmbuild.BuildPath(t, "../../host/swap/testdata/wrongstream"), "--config", cfgPath)
+	assert.ErrorIs(t, err, swap.ErrIncompatible)
+	assert.ErrorContains(t, err, `reads stream "Invoice"`)
+
 	_, err = runPluginCmd(t, "validate", wasmbuild.BuildPath(t, "../../host/swap/testdata/badabi"))
 	assert.ErrorIs(t, err, plugin.ErrABIVersion)
 	_, err = runPluginCmd(t, "validate", wasmbuild.BuildPath(t, "../../host/swap/testdata/v2trap"))
