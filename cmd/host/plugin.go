@@ -161,8 +161,12 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	if len(files) != 1 {
 		return fmt.Errorf("usage: host plugin validate FILE [--json] [--config F [--projection P]]")
 	}
+	wasm, err := os.ReadFile(files[0])
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	p, err := plugin.LoadFile(ctx, files[0], plugin.Config{CacheDir: *cache, PoolSize: 1})
+	p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: *cache, PoolSize: 1})
 	if err != nil {
 		return fmt.Errorf("%s does not follow the ABI: %w", files[0], err)
 	}
@@ -174,7 +178,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	for _, s := range d.Sources {
 		v.Sources = append(v.Sources, sourceReport{Name: s.Name, Stream: s.Stream, Mode: s.Mode, EventTypes: s.EventTypes})
 	}
-	ran, serr := swap.SelfTest(ctx, p)
+	ran, serr := swap.SelfTest(ctx, p, wasm)
 	switch {
 	case serr != nil:
 		v.SelfTest = serr.Error()

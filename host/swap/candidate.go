@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin"
 )
 
@@ -194,17 +193,18 @@ func (s *Swapper) prepare(ctx context.Context, c Candidate, skipCompat bool) (*v
 			return nil, refuse(StepCompat, p.Name(), err)
 		}
 	}
-	if err := Smoke(ctx, p, s.cfg.Fixture); err != nil {
+	if err := Smoke(ctx, p, c.Wasm, s.cfg.Fixture); err != nil {
 		return nil, refuse(StepSmoke, p.Name(), err)
 	}
 	ok = true
 	return &version{l: p, desc: d, info: Info{Name: d.Name, Version: d.Version, Plugin: p.Name(), SHA256: sha, Origin: c.Origin}}, nil
 }
 
-// Smoke runs a loaded plugin's smoke test: its self_test export when it has
-// one, else the fixture (when not nil). The error lists what failed.
-func Smoke(ctx context.Context, p *plugin.Plugin, fx *Fixture) error {
-	ran, err := SelfTest(ctx, p)
+// Smoke runs a loaded plugin's smoke test: its self_test export when the
+// module (wasm, its bytes) has one, else the fixture (when not nil). The
+// error lists what failed.
+func Smoke(ctx context.Context, p *plugin.Plugin, wasm []byte, fx *Fixture) error {
+	ran, err := SelfTest(ctx, p, wasm)
 	if ran || err != nil {
 		return err
 	}
@@ -221,16 +221,19 @@ func Smoke(ctx context.Context, p *plugin.Plugin, fx *Fixture) error {
 	return nil
 }
 
-// SelfTest calls the plugin's self_test export, if it has one (ran false
-// when it has not). A trap, a guest error or a reported failure is an
-// error.
-func SelfTest(ctx context.Context, p *plugin.Plugin) (ran bool, err error) {
+// SelfTest calls the self_test export of a plugin loaded from wasm, if the
+// module exports one (ran false when it does not). A trap, a guest error or
+// a reported failure is an error.
+func SelfTest(ctx context.Context, p *plugin.Plugin, wasm []byte) (ran bool, err error) {
+	has, err := exportsFunction(wasm, abi.CapSelfTest)
+	if err != nil {
+		return false, fmt.Errorf("self_test: reading the exports: %w", err)
+	}
+	if !has {
+		return false, nil
+	}
 	out, err := p.Call(ctx, abi.CapSelfTest, nil)
 	if err != nil {
-		var ce *logic.CallError
-		if errors.As(err, &ce) && errors.Is(err, plugin.ErrInvalidModule) {
-			return false, nil // no self_test export
-		}
 		return true, fmt.Errorf("self_test: %w", err)
 	}
 	resp, err := abi.DecodeSelfTestResponse(out)
