@@ -222,7 +222,7 @@ func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) 
 func foldRow(ctx context.Context, l logic.Logic, key abi.Item, evs []abi.SourcedEvent, single bool) (abi.Item, error) {
 	for {
 		req := &abi.EvolveRequest{Key: key, Events: evs}
-		if single {
+		if single && oneInstance(evs) { // as the engine: one source instance
 			req.StreamID = evs[0].Event.StreamID
 		}
 		resp, err := l.Evolve(ctx, req)
@@ -259,6 +259,15 @@ func foldRow(ctx context.Context, l logic.Logic, key abi.Item, evs []abi.Sourced
 		}
 		return it, nil
 	}
+}
+
+func oneInstance(evs []abi.SourcedEvent) bool {
+	for _, e := range evs[1:] {
+		if e.Source != evs[0].Source || e.Event.StreamID != evs[0].Event.StreamID {
+			return false
+		}
+	}
+	return true
 }
 
 // Run folds the fixture's events through l and compares the rows with the
