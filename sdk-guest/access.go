@@ -22,7 +22,7 @@ func lookup(data, name string) (abi.Kind, int) {
 		}
 		k := abi.Kind(data[o])
 		o++
-		if key == name {
+		if eqStr(key, name) {
 			return k, o
 		}
 		switch k {

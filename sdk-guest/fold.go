@@ -117,7 +117,7 @@ func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 	}
 	f.present = present
 	if present {
-		if err := c.decodeState(stateRaw, &f.st); err != nil {
+		if err := c.decodeState(stateRaw, &f.st[0]); err != nil {
 			return out, fmt.Errorf("guest: state as read: %w", err)
 		}
 	}
@@ -128,7 +128,7 @@ func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 	out = append(f.dst, 0) // ends the decisions
 	var err error
 	if f.present {
-		if out, err = c.appendState(out, &f.st); err != nil {
+		if out, err = c.appendState(out, &f.st[f.at]); err != nil {
 			return out, fmt.Errorf("guest: state: %w", err)
 		}
 	} else {
@@ -136,7 +136,7 @@ func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 	}
 	out = abi.AppendBool(out, f.removed && !f.present)
 	if f.present {
-		if out, err = c.appendItem(out, &f.st, ItemContext{StreamID: streamID, key: f.key}); err != nil {
+		if out, err = c.appendItem(out, &f.st[f.at], ItemContext{StreamID: streamID, key: f.key}); err != nil {
 			return out, fmt.Errorf("guest: to_item: %w", err)
 		}
 	} else {
@@ -150,7 +150,8 @@ func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 type fold[S any] struct {
 	c       *core[S]
 	key     lazyKey
-	st      S
+	st      [2]S // st[at] is the state; the next one is written to the other
+	at      int
 	present bool
 	removed bool
 	dst     []byte
@@ -200,7 +201,7 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 			o = r.Offset()
 		}
 		src := src0
-		if !c.single || (name != src0.desc.Name && name != "") {
+		if !c.single || (!eqStr(name, src0.desc.Name) && name != "") {
 			if src, err = c.source(name); err != nil {
 				return count, err
 			}
@@ -222,32 +223,32 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 // failure (an effect that cannot be encoded).
 func (f *fold[S]) step(src *source[S], e *Event) (o abi.Outcome, err error) {
 	c := f.c
-	var next S
 	var evErr error
-	cur := &f.st
+	// Evolve reads the state from one slot and its result lands in the
+	// other, so that the state is copied once per event (Go's Wasm port
+	// copies anything over 16 bytes with a call out of the module).
+	cur, next := &f.st[f.at], &f.st[1-f.at]
 	if !f.present {
-		var init S
 		if c.single {
-			init = c.initSingle(e.StreamID, *e)
+			*cur = c.initSingle(e.StreamID, *e)
 		} else {
-			init = c.initMulti(*f.key.decoded)
+			*cur = c.initMulti(*f.key.decoded)
 		}
-		cur = &init
 	}
 	if src.evolve1 != nil {
-		next, evErr = src.evolve1(*cur, *e)
+		*next, evErr = src.evolve1(*cur, *e)
 	} else {
-		next, evErr = src.evolve(*cur, *e, SourceContext{Source: src.desc.Name, StreamID: e.StreamID})
+		*next, evErr = src.evolve(*cur, *e, SourceContext{Source: src.desc.Name, StreamID: e.StreamID})
 	}
 	switch {
 	case evErr == nil:
 		f.dst = append(f.dst, byte(abi.Applied), 0, 0)
 		if c.effects == nil {
 			f.dst = append(f.dst, 0)
-		} else if f.dst, err = c.appendEffects(f.dst, *e, escape(next), f.effectContext(src, e)); err != nil {
+		} else if f.dst, err = c.appendEffects(f.dst, *e, escape(*next), f.effectContext(src, e)); err != nil {
 			return 0, fmt.Errorf("guest: effects of %s v%d: %w", e.StreamID, e.Version, err)
 		}
-		f.st, f.present, f.removed = next, true, false
+		f.at, f.present, f.removed = 1-f.at, true, false
 		return abi.Applied, nil
 	case evErr == Skip || errors.Is(evErr, Skip):
 		f.dst = append(f.dst, byte(abi.Skipped), 0, 0, 0)
@@ -259,8 +260,7 @@ func (f *fold[S]) step(src *source[S], e *Event) (o abi.Outcome, err error) {
 		} else if f.dst, err = c.appendEffects(f.dst, *e, nil, f.effectContext(src, e)); err != nil {
 			return 0, fmt.Errorf("guest: effects of %s v%d: %w", e.StreamID, e.Version, err)
 		}
-		var zero S
-		f.st, f.present, f.removed = zero, false, true
+		f.present, f.removed = false, true
 		return abi.Applied, nil
 	}
 	o = abi.Failed

@@ -20,8 +20,8 @@ func shortStr(s string, o int) (string, int) {
 // sized reads a u32 length and that many bytes at o.
 func sized(s string, o int) (string, int) {
 	if o >= 0 && o+4 <= len(s) {
-		if n := int(le32(s, o)); n <= len(s)-o-4 {
-			return s[o+4 : o+4+n], o + 4 + n
+		if n := le32(s, o); uint64(n) <= uint64(len(s)-o-4) {
+			return s[o+4 : o+4+int(n)], o + 4 + int(n)
 		}
 	}
 	return "", -1

@@ -7,3 +7,6 @@ package guest
 func le32(s string, o int) uint32 {
 	return uint32(s[o]) | uint32(s[o+1])<<8 | uint32(s[o+2])<<16 | uint32(s[o+3])<<24
 }
+
+// eqStr reports whether a == b.
+func eqStr(a, b string) bool { return a == b }
