@@ -15,6 +15,7 @@ import (
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/decode"
 	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/host/plugin/extism/transport"
 	"github.com/dynafold/dynafold/host/swap"
 )
 
@@ -112,7 +113,7 @@ func runPluginPrecompile(ctx context.Context, args []string) error {
 			return err
 		}
 		start := time.Now()
-		if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: *cache, MemoryLimitPages: limit}); err != nil {
+		if err := transport.Precompile(ctx, wasm, plugin.Config{CacheDir: *cache, MemoryLimitPages: limit}); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		c := swap.Candidate{Wasm: wasm}
@@ -134,6 +135,7 @@ type validation struct {
 	SHA256       string         `json:"sha256"`
 	Name         string         `json:"name"`
 	Version      string         `json:"version"`
+	Transport    string         `json:"transport"`
 	ABI          string         `json:"abi"`
 	Sources      []sourceReport `json:"sources"`
 	Capabilities []string       `json:"capabilities"`
@@ -166,14 +168,14 @@ func runPluginValidate(ctx context.Context, args []string) error {
 		return err
 	}
 	start := time.Now()
-	p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: *cache, PoolSize: 1})
+	p, tr, err := transport.Load(ctx, wasm, plugin.Config{CacheDir: *cache, PoolSize: 1})
 	if err != nil {
 		return fmt.Errorf("%s does not follow the ABI: %w", files[0], err)
 	}
 	defer p.Close(ctx)
 	loaded := time.Since(start)
 	d := p.Describe()
-	v := validation{File: files[0], SHA256: p.SHA256(), Name: d.Name, Version: d.Version,
+	v := validation{File: files[0], SHA256: p.SHA256(), Name: d.Name, Version: d.Version, Transport: tr.String(),
 		ABI: fmt.Sprintf("%d.%d", d.ABIMajor, d.ABIMinor), Capabilities: d.Capabilities, LoadTime: loaded.Round(time.Microsecond).String()}
 	for _, s := range d.Sources {
 		v.Sources = append(v.Sources, sourceReport{Name: s.Name, Stream: s.Stream, Mode: s.Mode, EventTypes: s.EventTypes})
@@ -191,7 +193,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 		b, _ := json.MarshalIndent(v, "", "  ")
 		fmt.Fprintln(pluginOut, string(b))
 	} else {
-		fmt.Fprintf(pluginOut, "%s: valid (loaded in %s)\n  plugin   %s@%s\n  sha256   %s\n  abi      %s\n  sources ", v.File, v.LoadTime, v.Name, v.Version, v.SHA256, v.ABI)
+		fmt.Fprintf(pluginOut, "%s: valid (loaded in %s)\n  plugin   %s@%s\n  sha256   %s\n  abi      %s (%s)\n  sources ", v.File, v.LoadTime, v.Name, v.Version, v.SHA256, v.ABI, v.Transport)
 		for _, s := range v.Sources {
 			fmt.Fprintf(pluginOut, " %s<-%s (%s: %s)", s.Name, s.Stream, s.Mode, strings.Join(s.EventTypes, ", "))
 		}
@@ -208,7 +210,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 
 // checkReplaces checks that p could replace the plugin a configuration
 // binds to a projection: what the hot-swap pipeline checks (SPEC H3).
-func checkReplaces(ctx context.Context, p *plugin.Plugin, cfgPath, proj string, say bool) error {
+func checkReplaces(ctx context.Context, p transport.Plugin, cfgPath, proj string, say bool) error {
 	cfg, err := host.LoadConfig(cfgPath)
 	if err != nil {
 		return err
@@ -225,7 +227,7 @@ func checkReplaces(ctx context.Context, p *plugin.Plugin, cfgPath, proj string, 
 	if strings.HasPrefix(pc.Plugin, "native:") {
 		return fmt.Errorf("projection %q runs native logic %q: nothing to compare with", pc.Name, pc.Plugin)
 	}
-	cur, err := plugin.LoadFile(ctx, relTo(filepath.Dir(cfgPath), pc.Plugin), plugin.Config{PoolSize: 1})
+	cur, _, err := transport.LoadFile(ctx, relTo(filepath.Dir(cfgPath), pc.Plugin), plugin.Config{PoolSize: 1})
 	if err != nil {
 		return fmt.Errorf("projection %q's current plugin: %w", pc.Name, err)
 	}
@@ -259,7 +261,7 @@ func runPluginTest(ctx context.Context, args []string) error {
 	if len(files) != 1 || *events == "" {
 		return fmt.Errorf("usage: host plugin test FILE --events F [--expect F]")
 	}
-	p, err := plugin.LoadFile(ctx, files[0], plugin.Config{PoolSize: 1})
+	p, _, err := transport.LoadFile(ctx, files[0], plugin.Config{PoolSize: 1})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/host/plugin/extism/transport"
 )
 
 // Steps of the pipeline, as CandidateError.Step names them.
@@ -177,7 +177,7 @@ func (s *Swapper) prepare(ctx context.Context, c Candidate, skipCompat bool) (*v
 	if err := CheckPin(sha, s.cfg.Pins); err != nil {
 		return nil, refuse(StepPin, "", err)
 	}
-	p, err := plugin.Load(ctx, c.Wasm, s.cfg.Plugin)
+	p, _, err := transport.Load(ctx, c.Wasm, s.cfg.Plugin)
 	if err != nil {
 		return nil, refuse(StepLoad, "", err)
 	}
@@ -203,7 +203,7 @@ func (s *Swapper) prepare(ctx context.Context, c Candidate, skipCompat bool) (*v
 // Smoke runs a loaded plugin's smoke test: its self_test export when the
 // module (wasm, its bytes) has one, else the fixture (when not nil). The
 // error lists what failed.
-func Smoke(ctx context.Context, p *plugin.Plugin, wasm []byte, fx *Fixture) error {
+func Smoke(ctx context.Context, p transport.Plugin, wasm []byte, fx *Fixture) error {
 	ran, err := SelfTest(ctx, p, wasm)
 	if ran || err != nil {
 		return err
@@ -224,7 +224,7 @@ func Smoke(ctx context.Context, p *plugin.Plugin, wasm []byte, fx *Fixture) erro
 // SelfTest calls the self_test export of a plugin loaded from wasm, if the
 // module exports one (ran false when it does not). A trap, a guest error or
 // a reported failure is an error.
-func SelfTest(ctx context.Context, p *plugin.Plugin, wasm []byte) (ran bool, err error) {
+func SelfTest(ctx context.Context, p transport.Plugin, wasm []byte) (ran bool, err error) {
 	has, err := exportsFunction(wasm, abi.CapSelfTest)
 	if err != nil {
 		return false, fmt.Errorf("self_test: reading the exports: %w", err)

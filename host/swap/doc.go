@@ -10,8 +10,11 @@
 //
 //  1. pin: when Config.Pins lists SHA-256 digests, the module's digest must
 //     be one of them (ErrPinMismatch);
-//  2. load: plugin.Load compiles it and validates the calling convention,
-//     the ABI version and describe (ErrLoad, wrapping host/plugin's errors);
+//  2. load: the module is loaded with its transport (the raw ABI through
+//     host/plugin, or an Extism PDK module through host/plugin/extism; see
+//     host/plugin/extism/transport), which compiles it and validates the
+//     calling convention, the ABI version and describe (ErrLoad, wrapping
+//     the loader's errors);
 //  3. compatibility: describe's name, sources (name, stream, mode, in
 //     order) and capabilities must match what the configuration expects
 //     (ErrIncompatible);
