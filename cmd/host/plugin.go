@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -119,6 +120,9 @@ func runPluginPrecompile(ctx context.Context, args []string) error {
 		c := swap.Candidate{Wasm: wasm}
 		fmt.Fprintf(pluginOut, "%s sha256:%s compiled into %s in %s\n", f, c.SHA256(), *cache, time.Since(start).Round(time.Millisecond))
 	}
+	// wazero compiles to this machine's code: the cache serves hosts of the
+	// same OS and architecture (and wazero version) only.
+	fmt.Fprintf(pluginOut, "the cache serves %s/%s hosts; for another target, run a host binary built for it (e.g. GOARCH=arm64 for Graviton)\n", runtime.GOOS, runtime.GOARCH)
 	return nil
 }
 
