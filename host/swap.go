@@ -31,14 +31,16 @@ type HotSwap struct {
 // writtenBy is the projection's provenance attribute (SPEC Y3): the Swapper
 // records in it the version that computed each item, so the engine built on
 // the Swapper must itself write none (apply.Projection.WrittenBy ""), since
-// the engine names its plugin once, when it is built.
-func (c *Config) NewHotSwap(ctx context.Context, projection, pluginPath string, sc *swap.SourceConfig, writtenBy string, log *slog.Logger) (*HotSwap, error) {
+// the engine names its plugin once, when it is built. concurrency is the
+// projection's row concurrency (the pool holds at least that many
+// instances).
+func (c *Config) NewHotSwap(ctx context.Context, projection, pluginPath string, sc *swap.SourceConfig, writtenBy string, concurrency int, log *slog.Logger) (*HotSwap, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	pd := c.Plugins
 	cfg := swap.Config{
-		Plugin: plugin.Config{PoolSize: pd.PoolSize, MemoryLimitPages: pd.MemoryLimitPages,
+		Plugin: plugin.Config{PoolSize: max(pd.PoolSize, concurrency), MemoryLimitPages: pd.MemoryLimitPages,
 			CallTimeout: time.Duration(pd.CallTimeout), CacheDir: c.rel(pd.CacheDir), Logger: log},
 		WrittenBy: writtenBy,
 		Logger:    log.With("projection", projection),

@@ -50,7 +50,7 @@ func TestH3_HostServesAHotSwappedPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := cfg.NewHotSwap(ctx, "summaries", "orders.wasm", &swap.SourceConfig{Watch: true, Settle: "10ms"}, "writtenBy", nil)
+	hs, err := cfg.NewHotSwap(ctx, "summaries", "orders.wasm", &swap.SourceConfig{Watch: true, Settle: "10ms"}, "writtenBy", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
