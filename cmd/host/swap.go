@@ -106,7 +106,13 @@ func runRebuildWrittenBy(ctx context.Context, args []string) error {
 	if !ok {
 		return fmt.Errorf("no projection %q; the configuration has %v", *proj, h.Projections())
 	}
-	n, err := rebuildWrittenBy(ctx, h, e, *by, *dry)
+	attr := e.Projection().WrittenBy
+	for _, pc := range cfg.Projections {
+		if pc.Name == *proj && pc.WrittenBy != "" {
+			attr = pc.WrittenBy // the engine may leave it to a hot-swapped plugin's Swapper
+		}
+	}
+	n, err := rebuildWrittenBy(ctx, h, e, attr, *by, *dry)
 	if err != nil {
 		return err
 	}
@@ -114,9 +120,9 @@ func runRebuildWrittenBy(ctx context.Context, args []string) error {
 	return nil
 }
 
-func rebuildWrittenBy(ctx context.Context, h *host.Host, e *apply.Engine, by string, dry bool) (int, error) {
+func rebuildWrittenBy(ctx context.Context, h *host.Host, e *apply.Engine, attr, by string, dry bool) (int, error) {
 	p := e.Projection()
-	if p.WrittenBy == "" {
+	if attr == "" {
 		return 0, fmt.Errorf("projection %q records no writtenBy attribute; configure \"writtenBy\" (SPEC Y3)", p.Name)
 	}
 	if by == "" {
@@ -130,7 +136,7 @@ func rebuildWrittenBy(ctx context.Context, h *host.Host, e *apply.Engine, by str
 	err := scan(ctx, client, &dynamodb.ScanInput{
 		TableName:                 aws.String(p.Table),
 		FilterExpression:          aws.String("#wb = :wb"),
-		ExpressionAttributeNames:  map[string]string{"#wb": p.WrittenBy},
+		ExpressionAttributeNames:  map[string]string{"#wb": attr},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":wb": &types.AttributeValueMemberS{Value: by}},
 	}, func(it abi.Item) {
 		key := abi.Item{}
