@@ -301,6 +301,11 @@ func DecodeEvolveResponse(b []byte) (*EvolveResponse, error) {
 	p := &EvolveResponse{}
 	n := 0
 	for sub := (Reader{s: r.s}); ; n++ {
+		if o := sub.off; o+4 <= len(sub.s) && sub.s[o+1] == 0 && sub.s[o+2] == 0 && sub.s[o+3] == 0 &&
+			(sub.s[o] == byte(Applied) || sub.s[o] == byte(Skipped)) {
+			sub.off = o + 4 // the common decision: no removal, error or effects
+			continue
+		}
 		if o := sub.Byte(); o == 0 || sub.err != nil {
 			break
 		} else if Outcome(o) > Failed {
@@ -322,6 +327,12 @@ func DecodeEvolveResponse(b []byte) (*EvolveResponse, error) {
 	if n > 0 {
 		p.Decisions = make([]Decision, n)
 		for i := range p.Decisions {
+			if o := r.off; o+4 <= len(r.s) && r.s[o+1] == 0 && r.s[o+2] == 0 && r.s[o+3] == 0 &&
+				(r.s[o] == byte(Applied) || r.s[o] == byte(Skipped)) {
+				p.Decisions[i].Outcome = Outcome(r.s[o])
+				r.off = o + 4
+				continue
+			}
 			r.ReadDecision(&p.Decisions[i])
 		}
 	}
