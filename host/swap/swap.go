@@ -88,11 +88,12 @@ type Info struct {
 
 // Stats are the Swapper's counters (SPEC X1).
 type Stats struct {
-	Swaps     uint64 // versions swapped in (rollbacks included), the first one excluded
-	Rollbacks uint64 // swaps made by Rollback
-	Failed    uint64 // candidates refused by the pipeline
-	Unchanged uint64 // candidates identical to the current version, ignored
-	Retired   uint64 // old versions closed after their calls drained
+	Swaps     uint64            // versions swapped in (rollbacks included), the first one excluded
+	Rollbacks uint64            // swaps made by Rollback
+	Failed    uint64            // candidates refused by the pipeline
+	FailedBy  map[string]uint64 // refusals by step (StepPin, StepLoad, StepCompat, StepSmoke)
+	Unchanged uint64            // candidates identical to the current version, ignored
+	Retired   uint64            // old versions closed after their calls drained
 }
 
 // Swapper is a logic.Logic whose plugin can be replaced while it serves
@@ -109,6 +110,19 @@ type Swapper struct {
 	retired sync.WaitGroup  // old versions still closing
 
 	swaps, rollbacks, failed, unchanged, closedN atomic.Uint64
+	failedBy                                     sync.Map // step -> *atomic.Uint64
+}
+
+// refused counts a refused candidate, by step.
+func (s *Swapper) refused(err error) {
+	step := StepUnknown
+	var ce *CandidateError
+	if errors.As(err, &ce) {
+		step = ce.Step
+	}
+	n, _ := s.failedBy.LoadOrStore(step, new(atomic.Uint64))
+	n.(*atomic.Uint64).Add(1)
+	s.failed.Add(1)
 }
 
 var _ logic.Logic = (*Swapper)(nil)
@@ -149,7 +163,7 @@ func New(ctx context.Context, first Candidate, cfg Config) (*Swapper, error) {
 	s := &Swapper{cfg: cfg.withDefaults(), expect: cfg.Expect}
 	v, err := s.prepare(ctx, first, s.expect.IsZero())
 	if err != nil {
-		s.failed.Add(1)
+		s.refused(err)
 		return nil, err
 	}
 	if s.expect.IsZero() {
@@ -293,7 +307,7 @@ func (s *Swapper) Offer(ctx context.Context, c Candidate) (info Info, changed bo
 	}
 	v, err := s.prepare(ctx, c, false)
 	if err != nil {
-		s.failed.Add(1)
+		s.refused(err)
 		s.cfg.Logger.Error("plugin candidate refused; the current version keeps serving",
 			"current", cur.info.Plugin, "origin", c.Origin, "err", err)
 		return cur.info, false, err
@@ -317,7 +331,7 @@ func (s *Swapper) Rollback(ctx context.Context) (Info, error) {
 	prev := s.history[len(s.history)-2]
 	v, err := s.prepare(ctx, prev.cand, false)
 	if err != nil {
-		s.failed.Add(1)
+		s.refused(err)
 		return s.cur.Load().info, fmt.Errorf("rollback to %s: %w", prev.info.Plugin, err)
 	}
 	s.history = s.history[:len(s.history)-1]
@@ -340,8 +354,13 @@ func (s *Swapper) History() []Info {
 
 // Stats returns the Swapper's counters.
 func (s *Swapper) Stats() Stats {
-	return Stats{Swaps: s.swaps.Load(), Rollbacks: s.rollbacks.Load(), Failed: s.failed.Load(),
-		Unchanged: s.unchanged.Load(), Retired: s.closedN.Load()}
+	st := Stats{Swaps: s.swaps.Load(), Rollbacks: s.rollbacks.Load(), Failed: s.failed.Load(),
+		Unchanged: s.unchanged.Load(), Retired: s.closedN.Load(), FailedBy: map[string]uint64{}}
+	s.failedBy.Range(func(k, v any) bool {
+		st.FailedBy[k.(string)] = v.(*atomic.Uint64).Load()
+		return true
+	})
+	return st
 }
 
 // Close refuses new calls, waits (until ctx ends) for the calls in flight

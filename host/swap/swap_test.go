@@ -87,7 +87,7 @@ func TestH3_BrokenCandidatesLeaveTheOldVersionServing(t *testing.T) {
 				t.Errorf("serving %s", got)
 			}
 			mustServe(t, s, "")
-			if st := s.Stats(); st.Failed != uint64(i+1) || st.Swaps != 0 {
+			if st := s.Stats(); st.Failed != uint64(i+1) || st.Swaps != 0 || st.FailedBy[ce.Step] == 0 {
 				t.Errorf("stats %+v", st)
 			}
 		})
@@ -103,6 +103,9 @@ func TestH3_PinnedDigests(t *testing.T) {
 		t.Fatalf("offer of an unpinned module: %v", err)
 	}
 	mustServe(t, s, "")
+	if st := s.Stats(); st.FailedBy[swap.StepPin] != 1 || st.Failed != 1 {
+		t.Errorf("stats %+v", st)
+	}
 	if _, err := swap.New(ctx, candidate(t, v2), swap.Config{Plugin: pluginConfig(), Pins: []string{c1.SHA256()}}); !errors.Is(err, swap.ErrPinMismatch) {
 		t.Errorf("New with an unpinned module: %v", err)
 	}
