@@ -18,26 +18,10 @@ func AppendEvent(dst []byte, e *Event) []byte {
 	return AppendString(dst, e.Timestamp)
 }
 
-// appendSized appends an item of a request preceded by its size. Its
-// top-level names are in the map's order, not sorted: requests need not
-// encode equally, decoders accept any order, and sorting costs the host as
-// much as the rest of an event's encoding.
 func appendSized(dst []byte, it Item) []byte {
 	at := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	if it == nil {
-		dst = append(dst, 0)
-	} else {
-		dst = AppendUvarint(dst, uint64(len(it))+1)
-		for k, v := range it {
-			dst = AppendString(dst, k)
-			if v.Kind == KindS || v.Kind == KindN {
-				dst = AppendString(append(dst, byte(v.Kind)), v.Str)
-			} else {
-				dst = AppendValue(dst, v)
-			}
-		}
-	}
+	dst = AppendOptItem(dst, it)
 	n := len(dst) - at - 4
 	dst[at], dst[at+1], dst[at+2], dst[at+3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
 	return dst

@@ -99,6 +99,37 @@ func appendEntries(dst []byte, it Item) []byte {
 }
 
 func appendSorted(dst []byte, it Item) []byte {
+	if len(it) > 8 {
+		return appendSortedLarge(dst, it)
+	}
+	// Most items are small: their entries are taken in one pass over the
+	// map and their indices sorted by name, without a lookup per name.
+	var keys [8]string
+	var vals [8]Value
+	n := 0
+	for k, v := range it {
+		keys[n], vals[n] = k, v
+		n++
+	}
+	var order [8]uint8
+	for i := 0; i < n; i++ { // insertion sort
+		order[i] = uint8(i)
+		for j := i; j > 0 && keys[order[j]] < keys[order[j-1]]; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	for _, i := range order[:n] {
+		dst = AppendString(dst, keys[i])
+		if v := &vals[i]; v.Kind == KindS || v.Kind == KindN {
+			dst = AppendString(append(dst, byte(v.Kind)), v.Str)
+		} else {
+			dst = AppendValue(dst, *v)
+		}
+	}
+	return dst
+}
+
+func appendSortedLarge(dst []byte, it Item) []byte {
 	var buf [16]string
 	keys := buf[:0]
 	for k := range it {
