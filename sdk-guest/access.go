@@ -22,7 +22,7 @@ func lookup(data, name string) (abi.Kind, int) {
 		}
 		k := abi.Kind(data[o])
 		o++
-		if eqStr(key, name) {
+		if len(key) == len(name) && eqStr(key, name) {
 			return k, o
 		}
 		switch k {

@@ -189,7 +189,8 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 		e.data, o = sized(in, o)
 		e.meta, o = sized(in, o)
 		e.Timestamp, o = shortStr(in, o)
-		if o < 0 {
+		scanned := o >= 0 // name is at in[at+1:]
+		if !scanned {
 			var r abi.Reader
 			r.Reset(in)
 			r.Raw(at)
@@ -201,7 +202,13 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 			o = r.Offset()
 		}
 		src := src0
-		if !c.single || (!eqStr(name, src0.desc.Name) && name != "") {
+		same := len(name) == len(src0.desc.Name)
+		if same && scanned && len(name) <= 8 && at+9 <= len(in) {
+			same = le64(in, at+1)&c.nameMask == c.nameWord // no call
+		} else if same {
+			same = eqStr(name, src0.desc.Name)
+		}
+		if !c.single || (!same && name != "") {
 			if src, err = c.source(name); err != nil {
 				return count, err
 			}

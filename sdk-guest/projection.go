@@ -80,6 +80,9 @@ type core[S any] struct {
 	toItem        func(s S, ctx ItemContext) any
 	effects       func(e Event, next *S, ctx EffectContext) []any
 	state         *codec
+	// nameWord is the first source's name, when it has at most 8 bytes,
+	// as a little-endian word, and nameMask the bits it fills.
+	nameWord, nameMask uint64
 }
 
 func (p Projection[S]) build() (runner, error) {
@@ -128,6 +131,12 @@ func (c *core[S]) init() error {
 		return fmt.Errorf("guest: projection %q: state %s must be a struct", c.name, t)
 	}
 	c.state = codecFor(t)
+	if name := c.sources[0].desc.Name; len(name) <= 8 {
+		for i := len(name) - 1; i >= 0; i-- {
+			c.nameWord = c.nameWord<<8 | uint64(name[i])
+			c.nameMask = c.nameMask<<8 | 0xff
+		}
+	}
 	return nil
 }
 

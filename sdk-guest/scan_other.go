@@ -10,3 +10,9 @@ func le32(s string, o int) uint32 {
 
 // eqStr reports whether a == b.
 func eqStr(a, b string) bool { return a == b }
+
+// le64 returns the 8 bytes of s at o (which the caller checked) as a
+// little-endian integer.
+func le64(s string, o int) uint64 {
+	return uint64(le32(s, o)) | uint64(le32(s, o+4))<<32
+}

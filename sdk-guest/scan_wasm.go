@@ -35,3 +35,9 @@ func eqStr(a, b string) bool {
 	}
 	return a == b
 }
+
+// le64 returns the 8 bytes of s at o (which the caller checked) as a
+// little-endian integer, in one load.
+func le64(s string, o int) uint64 {
+	return *(*uint64)(unsafe.Pointer(unsafe.StringData(s[o:])))
+}
