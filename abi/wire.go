@@ -102,13 +102,14 @@ func appendSorted(dst []byte, it Item) []byte {
 	if len(it) > 8 {
 		return appendSortedLarge(dst, it)
 	}
-	// Most items are small: their entries are taken in one pass over the
-	// map and their indices sorted by name, without a lookup per name.
-	var keys [8]string
-	var vals [8]Value
+	// Most items are small: their names, and the text of their S and N
+	// values, are taken in one pass over the map and their indices sorted
+	// by name; only other kinds are looked up again.
+	var keys, strs [8]string
+	var kinds [8]Kind
 	n := 0
 	for k, v := range it {
-		keys[n], vals[n] = k, v
+		keys[n], kinds[n], strs[n] = k, v.Kind, v.Str
 		n++
 	}
 	var order [8]uint8
@@ -120,10 +121,10 @@ func appendSorted(dst []byte, it Item) []byte {
 	}
 	for _, i := range order[:n] {
 		dst = AppendString(dst, keys[i])
-		if v := &vals[i]; v.Kind == KindS || v.Kind == KindN {
-			dst = AppendString(append(dst, byte(v.Kind)), v.Str)
+		if k := kinds[i]; k == KindS || k == KindN {
+			dst = AppendString(append(dst, byte(k)), strs[i])
 		} else {
-			dst = AppendValue(dst, *v)
+			dst = AppendValue(dst, it[keys[i]])
 		}
 	}
 	return dst
