@@ -16,7 +16,7 @@ import (
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
-func TestP10_LostRacesAreRetriedUntilEveryLaneSucceeds(t *testing.T) {
+func TestP10_RacingLanesEachApplyEveryVersionOnce(t *testing.T) {
 	f := newFixture(t)
 	e := f.engine(t, nil)
 	var evs []abi.Event
@@ -34,19 +34,17 @@ func TestP10_LostRacesAreRetriedUntilEveryLaneSucceeds(t *testing.T) {
 		}(lane)
 	}
 	wg.Wait()
+	// Whether a lane loses a race depends on timing (the deterministic
+	// race is TestP10_LostRaceRereadsAndRetries); whatever the interleaving,
+	// every version is applied by exactly one lane.
 	applied := map[uint64]int{}
-	retried := false
 	for _, r := range results {
 		require.Len(t, r.Rows, 1)
 		require.NoError(t, r.Rows[0].Err)
-		if r.Rows[0].Attempts > 1 {
-			retried = true
-		}
 		for _, ev := range r.Rows[0].Applied() {
 			applied[ev.Version]++
 		}
 	}
-	assert.True(t, retried, "lanes racing on one row should lose some races")
 	for v := uint64(1); v <= 17; v++ {
 		assert.Equal(t, 1, applied[v], "version %d must be in exactly one call's applied", v)
 	}
