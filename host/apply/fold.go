@@ -13,6 +13,7 @@ type folded struct {
 	decided    map[instanceID][]abi.Decision // per run, parallel to run.fold
 	write      bool                          // something was applied or rejected
 	checkpoint map[instanceID]uint64         // per run, after the fold
+	by         string                        // "name@version" of the plugin version that computed resp (SPEC Y3)
 }
 
 // fold calls evolve once for the row's runs, in fold order: sources in
@@ -46,7 +47,7 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		if len(req.Events) == 0 {
 			return f, nil
 		}
-		resp, err := e.p.Logic.Evolve(ctx, req)
+		resp, by, err := e.evolve(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +63,7 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 			}
 			continue
 		}
-		f.resp = resp
+		f.resp, f.by = resp, by
 		for i, d := range resp.Decisions {
 			r := owner[i]
 			f.decided[r.id] = append(f.decided[r.id], d)

@@ -41,7 +41,11 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 		}
 	}
 	if e.p.WrittenBy != "" {
-		it[e.p.WrittenBy] = abi.S(e.plugin)
+		by := f.by
+		if by == "" {
+			by = e.plugin
+		}
+		it[e.p.WrittenBy] = abi.S(by)
 	}
 	err := e.db.PutItem(ctx, store.Put{Table: e.p.Table, Item: it, Cond: cond})
 	return it, err
