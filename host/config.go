@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/dynafold/dynafold/host/swap"
 )
 
 // Config is the one configuration format (SPEC H4) binding plugins to
@@ -87,6 +89,11 @@ type ProjectionConfig struct {
 	// ReadModel describes entity features of the read model; projections
 	// refuse the ones that cannot work (SPEC P6).
 	ReadModel ReadModelConfig `json:"readModel,omitempty"`
+	// HotSwap, when set, serves the plugin through the hot-swap pipeline
+	// (SPEC H3): where new versions come from (a watched directory or a
+	// versioned S3 object), sha256 pins, the smoke-test fixture, the
+	// archive for rollback. Host.Watch follows the sources.
+	HotSwap *swap.SourceConfig `json:"hotSwap,omitempty"`
 }
 
 // CheckpointConfig maps the checkpoint onto a field: stored = version + offset.

@@ -43,6 +43,7 @@ type Host struct {
 	engines map[string]*apply.Engine
 	order   []string
 	logics  []logic.Logic
+	swaps   []*HotSwap
 	proc    *batch.Processor
 	log     *slog.Logger
 }
@@ -176,6 +177,14 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 		}
 		return l, nil
 	}
+	if pc.HotSwap != nil {
+		hs, err := h.cfg.NewHotSwap(ctx, pc.Name, pc.Plugin, pc.HotSwap, pc.WrittenBy, pc.Concurrency, h.log)
+		if err != nil {
+			return nil, err
+		}
+		h.swaps = append(h.swaps, hs)
+		return hs.Swapper, nil
+	}
 	path := pc.Plugin
 	if !filepath.IsAbs(path) && h.cfg.dir != "" {
 		path = filepath.Join(h.cfg.dir, path)
@@ -244,9 +253,17 @@ func (h *Host) Projections() []string { return append([]string(nil), h.order...)
 // DB returns the host's DynamoDB client (with request counts).
 func (h *Host) DB() *dynamo.DB { return h.db }
 
+// Watch follows the sources of the hot-swapped plugins until ctx ends
+// (SPEC H3): a long-running host runs it beside its change-feed reader.
+func (h *Host) Watch(ctx context.Context) error { return WatchAll(ctx, h.swaps...) }
+
 // Close releases the plugins.
 func (h *Host) Close(ctx context.Context) error {
 	var errs []error
+	for _, hs := range h.swaps {
+		errs = append(errs, hs.Close(ctx))
+	}
+	h.swaps = nil
 	for _, l := range h.logics {
 		errs = append(errs, l.Close(ctx))
 	}

@@ -105,3 +105,90 @@ func TestH3_HostServesAHotSwappedPlugin(t *testing.T) {
 		t.Errorf("WatchAll: %v", err)
 	}
 }
+
+// TestH3_ConfiguredHotSwapFollowsAWatchedFile configures hot swap in the
+// configuration file (projections[].hotSwap): the host serves the module,
+// Host.Watch follows its file, and rows record the version that wrote them.
+func TestH3_ConfiguredHotSwapFollowsAWatchedFile(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := testenv.Start(t)
+	events, rows := env.Table(t, "events", true), env.Table(t, "rows", false)
+	dir := t.TempDir()
+	v1, err := os.ReadFile(wasmbuild.BuildPath(t, "../plugins/examples/order-summary/wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := os.ReadFile(wasmbuild.BuildPath(t, "swap/testdata/v2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "orders.wasm"), v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "dynafold.json")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
+  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "plugins": {"cacheDir": "cache"},
+  "projections": [{"name": "summaries", "plugin": "orders.wasm", "table": %q, "checkpoint": {"field": "version"},
+    "writtenBy": "writtenBy", "hotSwap": {"watch": true, "settle": "10ms"}}]
+}`, events, rows)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(ctx, cfg, host.WithClient(env.Client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	watched := make(chan error, 1)
+	go func() { watched <- h.Watch(ctx) }()
+
+	s, _ := h.Stream("Order")
+	e, _ := h.Projection("summaries")
+	write := func(id string) abi.Item {
+		evs, err := h.EventStore().Append(ctx, s, id, 0, eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := e.ApplyBatch(ctx, []apply.Input{{Event: evs[0], Pos: 0}})
+		if len(res.Rows) != 1 || res.Rows[0].Err != nil {
+			t.Fatalf("apply %s: %+v", id, res.Rows)
+		}
+		it, err := env.DB.GetItem(ctx, rows, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
+		if err != nil || it == nil {
+			t.Fatalf("row %s: %v", id, err)
+		}
+		return it
+	}
+	if it := write("o-1"); it["writtenBy"].Str != "order-summary@1.0.0" || it["model"].Str != "" {
+		t.Fatalf("before the swap: %v", it)
+	}
+	tmp := filepath.Join(dir, ".orders.wasm.tmp")
+	if err := os.WriteFile(tmp, v2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "orders.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if it := write(fmt.Sprint("o-", time.Now().UnixNano())); it["writtenBy"].Str == "order-summary@2.0.0" {
+			if it["model"].Str != "2" {
+				t.Fatalf("a row written by 2.0.0 lacks its behaviour: %v", it)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("v2 was never swapped in")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-watched; err != nil {
+		t.Errorf("Watch: %v", err)
+	}
+}
