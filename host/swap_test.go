@@ -26,18 +26,7 @@ func TestH3_HostServesAHotSwappedPlugin(t *testing.T) {
 	defer cancel()
 	env := testenv.Start(t)
 	events, rows := env.Table(t, "events", true), env.Table(t, "rows", false)
-	dir := t.TempDir()
-	v1, err := os.ReadFile(wasmbuild.BuildPath(t, "../plugins/examples/order-summary/wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2, err := os.ReadFile(wasmbuild.BuildPath(t, "swap/testdata/v2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "orders.wasm"), v1, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, v2 := swapModules(t)
 	cfgPath := filepath.Join(dir, "dynafold.json")
 	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
   "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
@@ -63,33 +52,11 @@ func TestH3_HostServesAHotSwappedPlugin(t *testing.T) {
 	watched := make(chan error, 1)
 	go func() { watched <- host.WatchAll(ctx, hs) }()
 
-	s, _ := h.Stream("Order")
-	e, _ := h.Projection("summaries")
-	write := func(id string) abi.Item {
-		evs, err := h.EventStore().Append(ctx, s, id, 0, eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := e.ApplyBatch(ctx, []apply.Input{{Event: evs[0], Pos: 0}})
-		if len(res.Rows) != 1 || res.Rows[0].Err != nil {
-			t.Fatalf("apply %s: %+v", id, res.Rows)
-		}
-		it, err := env.DB.GetItem(ctx, rows, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
-		if err != nil || it == nil {
-			t.Fatalf("row %s: %v", id, err)
-		}
-		return it
-	}
+	write := func(id string) abi.Item { return writeOrder(ctx, t, h, env, rows, id) }
 	if it := write("o-1"); it["writtenBy"].Str != "order-summary@1.0.0" || it["model"].Str != "" {
 		t.Fatalf("before the swap: %v", it)
 	}
-	tmp := filepath.Join(dir, ".orders.wasm.tmp")
-	if err := os.WriteFile(tmp, v2, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "orders.wasm")); err != nil {
-		t.Fatal(err)
-	}
+	replaceModule(t, dir, v2)
 	deadline := time.Now().Add(2 * time.Minute) // compiling under -race takes tens of seconds
 	for hs.Swapper.Current().Version != "2.0.0" {
 		if time.Now().After(deadline) {
@@ -114,18 +81,7 @@ func TestH3_ConfiguredHotSwapFollowsAWatchedFile(t *testing.T) {
 	defer cancel()
 	env := testenv.Start(t)
 	events, rows := env.Table(t, "events", true), env.Table(t, "rows", false)
-	dir := t.TempDir()
-	v1, err := os.ReadFile(wasmbuild.BuildPath(t, "../plugins/examples/order-summary/wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2, err := os.ReadFile(wasmbuild.BuildPath(t, "swap/testdata/v2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "orders.wasm"), v1, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, v2 := swapModules(t)
 	cfgPath := filepath.Join(dir, "dynafold.json")
 	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
   "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
@@ -147,33 +103,11 @@ func TestH3_ConfiguredHotSwapFollowsAWatchedFile(t *testing.T) {
 	watched := make(chan error, 1)
 	go func() { watched <- h.Watch(ctx) }()
 
-	s, _ := h.Stream("Order")
-	e, _ := h.Projection("summaries")
-	write := func(id string) abi.Item {
-		evs, err := h.EventStore().Append(ctx, s, id, 0, eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := e.ApplyBatch(ctx, []apply.Input{{Event: evs[0], Pos: 0}})
-		if len(res.Rows) != 1 || res.Rows[0].Err != nil {
-			t.Fatalf("apply %s: %+v", id, res.Rows)
-		}
-		it, err := env.DB.GetItem(ctx, rows, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
-		if err != nil || it == nil {
-			t.Fatalf("row %s: %v", id, err)
-		}
-		return it
-	}
+	write := func(id string) abi.Item { return writeOrder(ctx, t, h, env, rows, id) }
 	if it := write("o-1"); it["writtenBy"].Str != "order-summary@1.0.0" || it["model"].Str != "" {
 		t.Fatalf("before the swap: %v", it)
 	}
-	tmp := filepath.Join(dir, ".orders.wasm.tmp")
-	if err := os.WriteFile(tmp, v2, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "orders.wasm")); err != nil {
-		t.Fatal(err)
-	}
+	replaceModule(t, dir, v2)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if it := write(fmt.Sprint("o-", time.Now().UnixNano())); it["writtenBy"].Str == "order-summary@2.0.0" {
@@ -191,4 +125,54 @@ func TestH3_ConfiguredHotSwapFollowsAWatchedFile(t *testing.T) {
 	if err := <-watched; err != nil {
 		t.Errorf("Watch: %v", err)
 	}
+}
+
+// swapModules returns order-summary 1.0.0 and the test's 2.0.0, and a
+// directory holding 1.0.0 as orders.wasm.
+func swapModules(t *testing.T) (dir string, v2 []byte) {
+	t.Helper()
+	v1, err := os.ReadFile(wasmbuild.BuildPath(t, "../plugins/examples/order-summary/wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2, err = os.ReadFile(wasmbuild.BuildPath(t, "swap/testdata/v2")); err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "orders.wasm"), v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, v2
+}
+
+// replaceModule renames wasm into place as dir/orders.wasm, as a deployment would.
+func replaceModule(t *testing.T, dir string, wasm []byte) {
+	t.Helper()
+	tmp := filepath.Join(dir, ".orders.wasm.tmp")
+	if err := os.WriteFile(tmp, wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "orders.wasm")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeOrder appends an OrderPlaced to a new order, applies it and returns its row.
+func writeOrder(ctx context.Context, t *testing.T, h *host.Host, env *testenv.Env, rows, id string) abi.Item {
+	t.Helper()
+	s, _ := h.Stream("Order")
+	e, _ := h.Projection("summaries")
+	evs, err := h.EventStore().Append(ctx, s, id, 0, eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := e.ApplyBatch(ctx, []apply.Input{{Event: evs[0], Pos: 0}})
+	if len(res.Rows) != 1 || res.Rows[0].Err != nil {
+		t.Fatalf("apply %s: %+v", id, res.Rows)
+	}
+	it, err := env.DB.GetItem(ctx, rows, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
+	if err != nil || it == nil {
+		t.Fatalf("row %s: %v", id, err)
+	}
+	return it
 }
