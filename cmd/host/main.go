@@ -4,6 +4,9 @@
 //	host demo                      the main job, on an in-process ddblocal
 //	host apply --config F --records F|-   run one captured batch, print the response
 //	host append --config F --stream S --id ID --type T [--data JSON]
+//	host catchup | rebuild --config F --id ID [--written-by V]
+//	host filter-pattern --config F
+//	host plugin precompile | validate | test | rollback
 //	host ddblocal --addr 127.0.0.1:8000 [--data DIR]
 package main
 
