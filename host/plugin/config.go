@@ -39,7 +39,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-func (c Config) withDefaults() (Config, error) {
+// WithDefaults returns c with the defaults in its zero fields, or ErrConfig
+// when a field cannot work. Every transport's Load applies it.
+func (c Config) WithDefaults() (Config, error) {
 	if c.PoolSize == 0 {
 		c.PoolSize = DefaultPoolSize
 	}

@@ -87,3 +87,10 @@ func (c *cause) Unwrap() error        { return c.err }
 func newCause(kind error, err error, format string, args ...any) *cause {
 	return &cause{kind: kind, text: fmt.Sprintf(format, args...), err: err}
 }
+
+// NewCause returns the Cause of a failed call for a transport: text says
+// what happened, it matches kind (one of the sentinels above) with
+// errors.Is and unwraps to err, the underlying runtime error, if any.
+func NewCause(kind, err error, format string, args ...any) error {
+	return newCause(kind, err, format, args...)
+}

@@ -59,7 +59,7 @@ func Load(ctx context.Context, wasm []byte, cfg Config) (*Plugin, error) {
 // the same CacheDir and MemoryLimitPages (in this or another process) skips
 // compilation (SPEC W5, Y6). It does not instantiate the module.
 func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		}
 		return nil, &LoadError{Plugin: name, Cause: err}
 	}
-	cfg, err = cfg.withDefaults()
+	cfg, err = cfg.WithDefaults()
 	if err != nil {
 		return fail(err)
 	}

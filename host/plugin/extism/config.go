@@ -1,64 +1,15 @@
 package extism
 
-import (
-	"fmt"
-	"io"
-	"log/slog"
-	"time"
-)
+import "github.com/dynafold/dynafold/host/plugin"
 
-// Defaults applied by Load to zero fields of Config; the same as host/plugin's.
+// Config holds the options of a loaded plugin: the same limits as a raw
+// module's (host/plugin.Config), applied by Load with the same defaults.
+// MemoryLimitPages caps both the guest's and the Extism kernel's memory.
+type Config = plugin.Config
+
+// The defaults applied by Load to zero fields of Config.
 const (
-	// DefaultPoolSize is the engine's default row concurrency (SPEC P7).
-	DefaultPoolSize = 10
-	// DefaultMemoryLimitPages is 512 pages of 64 KiB: 32 MiB per instance.
-	DefaultMemoryLimitPages = 512
-	// DefaultCallTimeout bounds one call into a plugin.
-	DefaultCallTimeout = 5 * time.Second
+	DefaultPoolSize         = plugin.DefaultPoolSize
+	DefaultMemoryLimitPages = plugin.DefaultMemoryLimitPages
+	DefaultCallTimeout      = plugin.DefaultCallTimeout
 )
-
-// Config holds the options of a loaded plugin. It has exactly the fields of
-// host/plugin's Config, in the same order, so one converts to the other
-// (extism.Config(cfg)); zero fields take the defaults above.
-type Config struct {
-	// Name overrides the name the plugin gives itself in describe; it names
-	// the plugin in errors and logs.
-	Name string
-	// PoolSize is the maximum number of instances, and so of concurrent calls.
-	PoolSize int
-	// MemoryLimitPages caps the linear memory of each instance (the guest's
-	// and the Extism kernel's), in 64 KiB pages (at most 65536).
-	MemoryLimitPages uint32
-	// CallTimeout bounds each call into the plugin.
-	CallTimeout time.Duration
-	// CacheDir, when set, is a directory where compiled code is cached
-	// across processes (wazero's file compilation cache).
-	CacheDir string
-	// Logger receives load events, call failures and the guest's log
-	// messages (debug level). Nil discards them.
-	Logger *slog.Logger
-}
-
-func (c Config) withDefaults() (Config, error) {
-	if c.PoolSize == 0 {
-		c.PoolSize = DefaultPoolSize
-	}
-	if c.MemoryLimitPages == 0 {
-		c.MemoryLimitPages = DefaultMemoryLimitPages
-	}
-	if c.CallTimeout == 0 {
-		c.CallTimeout = DefaultCallTimeout
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	switch {
-	case c.PoolSize < 0:
-		return c, fmt.Errorf("%w: PoolSize %d is negative", ErrConfig, c.PoolSize)
-	case c.MemoryLimitPages > 65536:
-		return c, fmt.Errorf("%w: MemoryLimitPages %d exceeds 65536 (4 GiB)", ErrConfig, c.MemoryLimitPages)
-	case c.CallTimeout < 0:
-		return c, fmt.Errorf("%w: CallTimeout %s is negative", ErrConfig, c.CallTimeout)
-	}
-	return c, nil
-}

@@ -75,7 +75,7 @@ func Load(ctx context.Context, wasm []byte, cfg Config) (*Plugin, error) {
 // or another process, skips compilation (SPEC W5, Y6). It validates the
 // module's imports and exports but does not instantiate it.
 func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		}
 		return nil, &LoadError{Plugin: name, Cause: err}
 	}
-	if cfg, err = cfg.withDefaults(); err != nil {
+	if cfg, err = cfg.WithDefaults(); err != nil {
 		return fail(err)
 	}
 	start := time.Now()
