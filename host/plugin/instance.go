@@ -125,9 +125,13 @@ func (in *instance) invoke(ctx context.Context, fn string, input []byte) ([]byte
 	return view, nil
 }
 
-func (in *instance) close(ctx context.Context) {
+// Close closes the instance's module (instpool.Instance).
+func (in *instance) Close(ctx context.Context) {
 	_ = in.mod.Close(ctx)
 }
+
+// Busy is the flag the pool sets while a call holds the instance.
+func (in *instance) Busy() *atomic.Bool { return &in.busy }
 
 // capabilities lists every capability export name of the convention.
 var capabilities = []string{"describe", "key", "evolve", "initial", "terminal", "to_item", "effects", "self_test"}

@@ -60,7 +60,7 @@ func TestW4_FallbackTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close(ctx)
-	if p.pool.stats.created.Load() != 1 || !p.rt.key.closeOnDone {
+	if p.pool.Counters.Created() != 1 || !p.rt.key.closeOnDone {
 		t.Fatal("the plugin does not use the close-on-context-done runtime")
 	}
 	req := &abi.EvolveRequest{StreamID: "o-1", Events: []abi.SourcedEvent{{Source: "Order", Event: abi.Event{Stream: "Order", StreamID: "o-1", Version: 1, Type: "Loop"}}}}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/instpool"
 )
 
 // Plugin is a loaded Wasm plugin: a compiled module and a pool of its
@@ -27,7 +28,7 @@ type Plugin struct {
 	rt       *sharedRuntime
 	compiled wazero.CompiledModule
 	exports  map[string]bool // the capabilities the module exports
-	pool     *pool
+	pool     *instpool.Pool[*instance]
 	closed   atomic.Bool
 }
 
@@ -129,7 +130,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	for name := range p.compiled.ExportedFunctions() {
 		p.exports[name] = isCapability(name)
 	}
-	p.pool = newPool(cfg.PoolSize, p.newInstance)
+	p.pool = instpool.New(cfg.PoolSize, p.newInstance)
 
 	in, err := p.newInstance(ctx)
 	if err != nil {
@@ -140,11 +141,11 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		major, minor, err = in.abiVersion(ctx)
 		return err
 	}); err != nil {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(fmt.Errorf("%s: %w", exportVersion, err))
 	}
 	if major != abi.VersionMajor {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(&ABIVersionError{Plugin: name, Major: major, Minor: minor, HostMajor: abi.VersionMajor, HostMinor: abi.VersionMinor})
 	}
 	var out []byte
@@ -153,21 +154,21 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		return err
 	})
 	if err != nil {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(p.classify(ctx, abi.CapDescribe, in, fired, err))
 	}
 	body, err := p.body(abi.CapDescribe, out)
 	if err != nil {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(err)
 	}
 	desc, err := abi.DecodeDescription(body)
 	if err != nil {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(fmt.Errorf("%w: %v", ErrDescription, err))
 	}
 	if err = p.checkDescription(desc, major, minor); err != nil {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(err)
 	}
 	p.desc = *desc
@@ -177,10 +178,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	if desc.Version != "" {
 		p.name += "@" + desc.Version
 	}
-	p.pool.slots <- struct{}{} // hand the validated instance to the pool
-	p.pool.stats.created.Add(1)
-	p.pool.stats.live.Add(1)
-	p.pool.release(ctx, p.pool.take(in))
+	p.pool.Adopt(ctx, in) // hand the validated instance to the pool
 	cfg.Logger.Info("plugin loaded", "plugin", p.name, "sha256", hash[:12],
 		"abi", fmt.Sprintf("%d.%d", major, minor), "capabilities", desc.Capabilities,
 		"elapsed", time.Since(start))
@@ -233,7 +231,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 	if p.closed.Swap(true) {
 		return nil
 	}
-	p.pool.close(ctx)
+	p.pool.Close(ctx)
 	return p.release(ctx)
 }
 

@@ -81,10 +81,10 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 	if !p.exports[fn] {
 		return p.wrap(fn, fmt.Errorf("%w: the plugin does not export %q", ErrInvalidModule, fn))
 	}
-	p.pool.stats.calls.Add(1)
-	in, err := p.pool.acquire(ctx)
+	p.pool.Counters.Call()
+	in, err := p.pool.Acquire(ctx, ErrClosed)
 	if err != nil {
-		p.pool.stats.failures.Add(1)
+		p.pool.Counters.Failure()
 		if errors.Is(err, ErrClosed) {
 			return p.wrap(fn, ErrClosed)
 		}
@@ -100,20 +100,20 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 			err = p.wrap(fn, newCause(ErrBadOutput, derr, "malformed output: %v", derr))
 		}
 	} else if errors.Is(err, ErrGuest) {
-		p.pool.release(ctx, in) // the guest handled its failure
-		p.pool.stats.failures.Add(1)
+		p.pool.Release(ctx, in) // the guest handled its failure
+		p.pool.Counters.Failure()
 		return err
 	}
 	if err != nil {
-		p.pool.discard(ctx, in)
-		p.pool.stats.failures.Add(1)
+		p.pool.Discard(ctx, in)
+		p.pool.Counters.Failure()
 		p.cfg.Logger.Warn("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", err)
 		return err
 	}
 	if cap(in.scratch) > 1<<20 {
 		in.scratch = nil // do not pin a huge request
 	}
-	p.pool.release(ctx, in)
+	p.pool.Release(ctx, in)
 	return nil
 }
 

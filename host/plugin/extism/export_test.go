@@ -5,11 +5,11 @@ import "context"
 // CallVersion calls dynafold_abi_version on a pooled instance: the cost of
 // an Extism call that does nothing (BenchmarkCallOverhead).
 func (p *Plugin) CallVersion(ctx context.Context) error {
-	in, err := p.pool.acquire(ctx)
+	in, err := p.pool.Acquire(ctx, ErrClosed)
 	if err != nil {
 		return err
 	}
-	defer p.pool.release(ctx, in)
+	defer p.pool.Release(ctx, in)
 	_, _, err = p.abiVersion(ctx, in)
 	return err
 }

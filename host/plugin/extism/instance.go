@@ -48,7 +48,11 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	return in, nil
 }
 
-func (in *instance) close(ctx context.Context) { _ = in.p.Close(ctx) }
+// Close closes the Extism instance (instpool.Instance).
+func (in *instance) Close(ctx context.Context) { _ = in.p.Close(ctx) }
+
+// Busy is the flag the pool sets while a call holds the instance.
+func (in *instance) Busy() *atomic.Bool { return &in.busy }
 
 // abiVersion calls dynafold_abi_version, whose Extism return code is
 // major<<16 | minor.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/instpool"
 )
 
 // Plugin is a loaded Extism plugin: an extism.CompiledPlugin and a pool of
@@ -30,7 +31,7 @@ type Plugin struct {
 	cache    *sharedCache
 	wasi     bool
 	exports  map[string]bool // the capabilities the module exports
-	pool     *pool
+	pool     *instpool.Pool[*instance]
 	closed   atomic.Bool
 }
 
@@ -174,7 +175,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	if err != nil {
 		return fail(fmt.Errorf("%w: compile: %v", ErrInvalidModule, err))
 	}
-	p.pool = newPool(cfg.PoolSize, p.newInstance)
+	p.pool = instpool.New(cfg.PoolSize, p.newInstance)
 
 	in, err := p.newInstance(ctx)
 	if err != nil {
@@ -182,25 +183,25 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	}
 	major, minor, err := p.abiVersion(ctx, in)
 	if err != nil {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(err)
 	}
 	if major != abi.VersionMajor {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(&ABIVersionError{Plugin: name, Major: major, Minor: minor, HostMajor: abi.VersionMajor, HostMinor: abi.VersionMinor})
 	}
 	out, err := p.invoke(ctx, in, abi.CapDescribe, nil)
 	if err != nil {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(err)
 	}
 	desc, err := abi.DecodeDescription(out)
 	if err != nil {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(fmt.Errorf("%w: %v", ErrDescription, err))
 	}
 	if err = p.checkDescription(desc, major, minor); err != nil {
-		in.close(ctx)
+		in.Close(ctx)
 		return fail(err)
 	}
 	p.desc = *desc
@@ -210,7 +211,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	if desc.Version != "" {
 		p.name += "@" + desc.Version
 	}
-	p.pool.adopt(ctx, in)
+	p.pool.Adopt(ctx, in)
 	cfg.Logger.Info("plugin loaded", "plugin", p.name, "transport", "extism", "sha256", hash[:12],
 		"abi", fmt.Sprintf("%d.%d", major, minor), "capabilities", desc.Capabilities,
 		"elapsed", time.Since(start))
@@ -303,7 +304,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 	if p.closed.Swap(true) {
 		return nil
 	}
-	p.pool.close(ctx)
+	p.pool.Close(ctx)
 	return p.release(ctx)
 }
 

@@ -99,7 +99,7 @@ func Stats(p Plugin) (plugin.Stats, error) {
 	case *plugin.Plugin:
 		return p.Stats(), nil
 	case *extism.Plugin:
-		return plugin.Stats(p.Stats()), nil
+		return p.Stats(), nil
 	}
 	return plugin.Stats{}, fmt.Errorf("transport: no stats for %T", p)
 }
