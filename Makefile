@@ -5,6 +5,11 @@ WASM    := $(PLUGINS:%=build/plugins/%.wasm)
 
 .PHONY: all build plugins test test-go conformance-dynalite demo bench check clean FORCE
 
+.DEFAULT_GOAL := all
+
+# Before any rule that names $(AS_WASM): prerequisites expand when read.
+include plugins/examples/order-summary-as/build.mk
+
 all: build
 
 ## build: the host and Lambda binaries, and the example plugins
@@ -15,8 +20,6 @@ build: plugins
 ## plugins: the example plugins, built from source (go build caches, so this is cheap when nothing changed);
 ## the AssemblyScript one needs node and npm (npm ci of pinned packages)
 plugins: $(WASM) $(AS_WASM)
-
-include plugins/examples/order-summary-as/build.mk
 
 build/plugins/%.wasm: FORCE
 	@mkdir -p build/plugins
