@@ -220,8 +220,15 @@ func AppendEvolveRequest(dst []byte, q *EvolveRequest) []byte {
 		dst = AppendString(dst, q.Events[i].Source)
 		dst = AppendEvent(dst, &q.Events[i].Event)
 	}
+	if q.OmitState { // ABI 1.1: the flags byte, absent when zero
+		dst = append(dst, EvolveFlagOmitState)
+	}
 	return dst
 }
+
+// EvolveFlagOmitState is bit 0 of an EvolveRequest's flags byte (ABI 1.1):
+// the caller needs only whether the state exists after the run.
+const EvolveFlagOmitState = 1
 
 // DecodeEvolveRequest decodes an EvolveRequest.
 func DecodeEvolveRequest(b []byte) (*EvolveRequest, error) {
@@ -233,6 +240,9 @@ func DecodeEvolveRequest(b []byte) (*EvolveRequest, error) {
 			q.Events[i].Source = r.String()
 			r.ReadEvent(&q.Events[i].Event)
 		}
+	}
+	if r.err == nil && r.Remaining() > 0 {
+		q.OmitState = r.Byte()&EvolveFlagOmitState != 0
 	}
 	return done(q, &r)
 }

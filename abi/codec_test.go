@@ -184,3 +184,24 @@ func TestW1_ABIDocExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestW1_EvolveRequestOmitStateIsAMinorAddition: the 1.1 flags byte follows
+// the events, is written only when set, and a 1.0 request (no byte) reads
+// as OmitState false; a decoder that stops after the events (1.0) reads the
+// same fields from a 1.1 request.
+func TestW1_EvolveRequestOmitStateIsAMinorAddition(t *testing.T) {
+	q := &EvolveRequest{Key: Item{"pk": S("a")}, StreamID: "o-1",
+		Events: []SourcedEvent{{Source: "order", Event: sampleEvent(1)}}}
+	v10 := AppendEvolveRequest(nil, q)
+	q.OmitState = true
+	v11 := AppendEvolveRequest(nil, q)
+	if len(v11) != len(v10)+1 || string(v11[:len(v10)]) != string(v10) || v11[len(v10)] != EvolveFlagOmitState {
+		t.Fatalf("1.1 request is not the 1.0 request plus one flags byte:\n1.0 %x\n1.1 %x", v10, v11)
+	}
+	got, err := DecodeEvolveRequest(v11)
+	checkDeep(t, err, got, q)
+	got, err = DecodeEvolveRequest(v10)
+	if err != nil || got.OmitState {
+		t.Fatalf("1.0 request: OmitState %v, err %v", got.OmitState, err)
+	}
+}

@@ -4,7 +4,7 @@ package abi
 // major version it does not know; minor versions only add optional fields.
 const (
 	VersionMajor = 1
-	VersionMinor = 0
+	VersionMinor = 1
 )
 
 // Event is one decoded event of a stream, as the host hands it to a plugin.
@@ -100,6 +100,12 @@ type EvolveRequest struct {
 	StreamID string         // single-source: the stream instance (for initial and to_item)
 	State    Item           // the row as read; nil when it does not exist or is a tombstone
 	Events   []SourcedEvent // the run to fold
+	// OmitState (ABI 1.1) tells the plugin that the caller needs only
+	// whether the state exists after the run, not its attributes: a plugin
+	// may then answer a present state as an empty item. The engine sets it
+	// (it stores Item, never State); a 1.0 plugin ignores it and sends the
+	// whole state, which is equally valid.
+	OmitState bool
 }
 
 // Outcome is what evolve decided for one event.
@@ -155,6 +161,8 @@ type Decision struct {
 type EvolveResponse struct {
 	// State is the row's state after the run; nil when the row does not
 	// exist after it (never created, only rejected or skipped, or removed).
+	// When the request set OmitState it may be an empty, non-nil Item: the
+	// row exists, its attributes were not sent.
 	State Item
 	// Removed is set when the run ended with removeRow.
 	Removed bool

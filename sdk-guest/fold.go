@@ -99,7 +99,8 @@ func panicError(r any) *abi.Error {
 func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 	var r abi.Reader
 	r.Reset(in)
-	f := fold[S]{c: c}
+	var f fold[S] // declared, not a literal: no copy of two states
+	f.c, f.end = c, -1
 	f.key.raw, _ = r.Sized()
 	if !c.single {
 		k := f.key.get()
@@ -126,8 +127,13 @@ func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 		return out, err
 	}
 	out = append(f.dst, 0) // ends the decisions
+	// ABI 1.1: after the events, an optional flags byte. A host that only
+	// needs to know whether the state exists gets an empty item for it.
+	omit := f.end >= 0 && f.end < len(in) && in[f.end]&abi.EvolveFlagOmitState != 0
 	var err error
-	if f.present {
+	if f.present && omit {
+		out = append(out, 1) // present, no attributes
+	} else if f.present {
 		if out, err = c.appendState(out, &f.st[f.at]); err != nil {
 			return out, fmt.Errorf("guest: state: %w", err)
 		}
@@ -155,6 +161,7 @@ type fold[S any] struct {
 	present bool
 	removed bool
 	dst     []byte
+	end     int // the offset after the last event once all were read, else -1
 }
 
 // run reads and folds the run's n events, which start at offset o of in,
@@ -234,9 +241,13 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 			outcome, err = f.step(src, &e)
 		}
 		if err != nil || outcome == abi.Failed {
+			if err == nil && i == n-1 {
+				f.end = o
+			}
 			return count, err
 		}
 	}
+	f.end = o
 	return count, nil
 }
 

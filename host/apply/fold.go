@@ -26,7 +26,9 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		state = nil
 	}
 	for {
-		req := &abi.EvolveRequest{Key: w.key, State: state}
+		// The engine stores the plugin's Item; of the state it needs only
+		// whether it exists, so the plugin need not send it (ABI 1.1).
+		req := &abi.EvolveRequest{Key: w.key, State: state, OmitState: true}
 		var owner []*run
 		for _, r := range runs {
 			if r.failed != nil {

@@ -43,6 +43,7 @@ func BenchmarkFold(b *testing.B) {
 	for _, impl := range impls {
 		for _, k := range []int{1, 10, 100} {
 			req := orderRun(k)
+			req.OmitState = true // as the engine calls it
 			b.Run(fmt.Sprintf("%s/k=%d", impl.name, k), func(b *testing.B) {
 				cpu := cpuTime()
 				for b.Loop() {
@@ -58,6 +59,7 @@ func BenchmarkFold(b *testing.B) {
 	// the response, without the guest.
 	for _, k := range []int{1, 10, 100} {
 		req := orderRun(k)
+		req.OmitState = true
 		out, err := p.Call(ctx, abi.CapEvolve, abi.AppendEvolveRequest(nil, req))
 		if err != nil {
 			b.Fatal(err)

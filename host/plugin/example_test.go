@@ -86,3 +86,57 @@ func TestW1_ExamplePluginAgreesWithNative(t *testing.T) {
 		t.Errorf("key: %+v, %v", keys, err)
 	}
 }
+
+// TestW1_OmitStateSendsOnlyWhetherTheRowExists: with the request's
+// OmitState (ABI 1.1, what the engine sends) the plugin answers a present
+// state as an empty item and an absent one as absent; the decisions and the
+// item to store are those of the full answer. Wasm and native agree.
+func TestW1_OmitStateSendsOnlyWhetherTheRowExists(t *testing.T) {
+	ctx := context.Background()
+	p, err := plugin.Load(ctx, orderSummaryWasm(t), plugin.Config{CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	unknownFirst := orderRun(2)
+	unknownFirst.Events[0].Event.Type = "Mystery"
+	unknownFirst.Events[0].Event.Data = abi.Item{"_tag": abi.S("Mystery")}
+	existing := orderRun(3)
+	existing.State = abi.Item{"orderId": abi.S("o-1"), "status": abi.S("placed"), "items": abi.N("4"), "total": abi.N("10"), "version": abi.N("7")}
+	cases := map[string]struct {
+		req     *abi.EvolveRequest
+		present bool
+	}{
+		"new row k=1":               {orderRun(1), true},
+		"new row k=10":              {orderRun(10), true},
+		"existing row":              {existing, true},
+		"unknown event first: none": {unknownFirst, false},
+	}
+	for name, c := range cases {
+		for _, impl := range []struct {
+			name string
+			l    logic.Logic
+		}{{"wasm", p}, {"native", nativeOrderSummary()}} {
+			full, err := impl.l.Evolve(ctx, c.req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, impl.name, err)
+			}
+			q := *c.req
+			q.OmitState = true
+			lean, err := impl.l.Evolve(ctx, &q)
+			if err != nil {
+				t.Fatalf("%s %s omitState: %v", name, impl.name, err)
+			}
+			if (full.State != nil) != c.present || (lean.State != nil) != c.present {
+				t.Errorf("%s %s: state present full=%v lean=%v, want %v", name, impl.name, full.State != nil, lean.State != nil, c.present)
+			}
+			if c.present && (len(lean.State) != 0 || len(full.State) == 0) {
+				t.Errorf("%s %s: omitState sent %d attributes (full answer %d), want 0", name, impl.name, len(lean.State), len(full.State))
+			}
+			full.State, lean.State = nil, nil
+			if a, b := abi.AppendEvolveResponse(nil, full), abi.AppendEvolveResponse(nil, lean); string(a) != string(b) {
+				t.Errorf("%s %s: decisions or item differ with omitState:\nfull %+v\nlean %+v", name, impl.name, full, lean)
+			}
+		}
+	}
+}

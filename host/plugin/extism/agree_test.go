@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -84,6 +85,16 @@ func agreeCases() map[string]*abi.EvolveRequest {
 		"float exponent forms":                   run(nil, added(1, "1.5E2"), added(2, "+2.25"), added(3, "1e21"), added(4, "3e22")),
 		"many small prices":                      run(nil, manyPrices(40)...),
 	}
+	// Each again as the engine sends it: with ABI 1.1's omitState.
+	lean := map[string]*abi.EvolveRequest{}
+	for name, q := range cases {
+		if len(q.Events) > 0 && len(q.Events) < 50 {
+			l := *q
+			l.OmitState = true
+			lean[name+" (omitState)"] = &l
+		}
+	}
+	maps.Copy(cases, lean)
 	return cases
 }
 

@@ -142,6 +142,7 @@ export function evolve(): i32 {
   }
   out.reset();
   out.byte(0);
+  let all = true; // every event was read: the optional flags byte follows
   for (let i: usize = 0; i < n; i++) {
     const np = r.str();
     const nl = r.slen;
@@ -170,10 +171,15 @@ export function evolve(): i32 {
     writeUtf8Str(errTag);
     writeUtf8Str(errMsg);
     out.byte(0);
+    all = i == n - 1;
     break;
   }
   out.byte(0); // end of decisions
-  if (present) writeState(out, st);
+  // ABI 1.1: the flags byte after the events; OmitState (bit 0) asks only
+  // whether the state exists, answered with an empty item.
+  const omit = all && r.err === null && r.pos < r.end && (load<u8>(r.pos) & 1) != 0;
+  if (present && omit) out.byte(1);
+  else if (present) writeState(out, st);
   else out.byte(0);
   out.byte(0); // removed
   if (present) writeItem(out, st);
