@@ -54,6 +54,9 @@ func BenchmarkFold(b *testing.B) {
 				reportPerEvent(b, k, cpuTime()-cpu)
 			})
 		}
+		if impl.name != "wasm-closeondone" {
+			b.Run(impl.name+"/fixed", func(b *testing.B) { benchFixed(b, impl.l) })
+		}
 	}
 	// The host's share of a Wasm call: encoding the request and decoding
 	// the response, without the guest.
@@ -133,6 +136,31 @@ func BenchmarkColdStart(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/start")
 		})
 	}
+}
+
+// benchFixed reports the fixed cost of an evolve call, fixed-ns/call: the
+// time of a k=1 call minus the per-event time of a k=100 call, both timed
+// in every iteration, side by side (the target is <= 5 µs for Wasm).
+func benchFixed(b *testing.B, l logic.Logic) {
+	ctx := context.Background()
+	one, hundred := orderRun(1), orderRun(100)
+	one.OmitState, hundred.OmitState = true, true
+	var t1, t100 time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := l.Evolve(ctx, one); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if _, err := l.Evolve(ctx, hundred); err != nil {
+			b.Fatal(err)
+		}
+		t1, t100 = t1+mid.Sub(start), t100+time.Since(mid)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(t1.Nanoseconds())/n, "k1-ns/call")
+	b.ReportMetric(float64(t100.Nanoseconds())/n/100, "k100-ns/event")
+	b.ReportMetric((float64(t1.Nanoseconds())-float64(t100.Nanoseconds())/100)/n, "fixed-ns/call")
 }
 
 // reportPerEvent reports wall time per event, events per second and, as the
