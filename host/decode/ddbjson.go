@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/attrmap"
 )
 
 // ErrBadAttributeValue is matched by an attribute value in DynamoDB JSON
@@ -115,15 +116,7 @@ func ItemFromJSON(raw json.RawMessage) (abi.Item, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("%w: item: %v", ErrBadAttributeValue, err)
 	}
-	out := make(abi.Item, len(m))
-	for k, r := range m {
-		v, err := ValueFromJSON(r)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", k, err)
-		}
-		out[k] = v
-	}
-	return out, nil
+	return attrmap.Convert(m, ValueFromJSON)
 }
 
 // ValueToJSON encodes a value as DynamoDB JSON.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/decode"
+	"github.com/dynafold/dynafold/internal/attrmap"
 )
 
 // ErrUnsupportedType is matched by an attribute value of a type this
@@ -64,18 +65,7 @@ func FromRecord(r events.DynamoDBEventRecord) (decode.Record, error) {
 
 // Item converts an image (nil stays nil).
 func Item(m map[string]events.DynamoDBAttributeValue) (abi.Item, error) {
-	if m == nil {
-		return nil, nil
-	}
-	out := make(abi.Item, len(m))
-	for k, av := range m {
-		v, err := Value(av)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", k, err)
-		}
-		out[k] = v
-	}
-	return out, nil
+	return attrmap.Convert(m, Value)
 }
 
 // Value converts one attribute value. Numbers keep their text.
@@ -166,18 +156,7 @@ func ToAttributeValue(v abi.Value) (events.DynamoDBAttributeValue, error) {
 
 // ToImage converts an item to aws-lambda-go's image (nil stays nil).
 func ToImage(it abi.Item) (map[string]events.DynamoDBAttributeValue, error) {
-	if it == nil {
-		return nil, nil
-	}
-	out := make(map[string]events.DynamoDBAttributeValue, len(it))
-	for k, v := range it {
-		av, err := ToAttributeValue(v)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", k, err)
-		}
-		out[k] = av
-	}
-	return out, nil
+	return attrmap.Convert(it, ToAttributeValue)
 }
 
 func utc(t time.Time) time.Time {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/decode"
+	"github.com/dynafold/dynafold/internal/attrmap"
 )
 
 // Records converts GetRecords' records.
@@ -63,20 +64,7 @@ func Record(r types.Record) (decode.Record, error) {
 }
 
 // Item converts an image; nil stays nil.
-func Item(m map[string]types.AttributeValue) (abi.Item, error) {
-	if m == nil {
-		return nil, nil
-	}
-	out := make(abi.Item, len(m))
-	for k, av := range m {
-		v, err := Value(av)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", k, err)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
+func Item(m map[string]types.AttributeValue) (abi.Item, error) { return attrmap.Convert(m, Value) }
 
 // Value converts one attribute value.
 func Value(av types.AttributeValue) (abi.Value, error) {

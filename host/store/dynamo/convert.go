@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/attrmap"
 )
 
 // ToAttributeValue converts an abi.Value to the SDK's attribute value. Every
@@ -108,34 +109,12 @@ func FromAttributeValue(av types.AttributeValue) (abi.Value, error) {
 
 // ToAttributeMap converts an item (nil stays nil).
 func ToAttributeMap(it abi.Item) (map[string]types.AttributeValue, error) {
-	if it == nil {
-		return nil, nil
-	}
-	out := make(map[string]types.AttributeValue, len(it))
-	for k, v := range it {
-		av, err := ToAttributeValue(v)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", k, err)
-		}
-		out[k] = av
-	}
-	return out, nil
+	return attrmap.Convert(it, ToAttributeValue)
 }
 
 // FromAttributeMap converts an SDK item (nil stays nil).
 func FromAttributeMap(m map[string]types.AttributeValue) (abi.Item, error) {
-	if m == nil {
-		return nil, nil
-	}
-	out := make(abi.Item, len(m))
-	for k, av := range m {
-		v, err := FromAttributeValue(av)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", k, err)
-		}
-		out[k] = v
-	}
-	return out, nil
+	return attrmap.Convert(m, FromAttributeValue)
 }
 
 func valuesMap(vals map[string]abi.Value) (map[string]types.AttributeValue, error) {
