@@ -1,12 +1,15 @@
 package attrmap
 
+// B4: a record whose image does not decode is reported with what failed;
+// the converters say which attribute.
+
 import (
 	"errors"
 	"strconv"
 	"testing"
 )
 
-func TestConvertNamesTheFailingAttribute(t *testing.T) {
+func TestB4_ConvertNamesTheFailingAttribute(t *testing.T) {
 	got, err := Convert(map[string]string{"a": "1", "b": "22"}, strconv.Atoi)
 	if err != nil || len(got) != 2 || got["a"] != 1 || got["b"] != 22 {
 		t.Fatalf("Convert = %v, %v", got, err)
