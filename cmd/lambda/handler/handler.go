@@ -121,6 +121,7 @@ type handler struct {
 	skipBad bool
 	metrics *emf
 	margin  time.Duration
+	gate    swapGate
 }
 
 // New returns the handler running h for source (SourceLambda, or "" for it,
@@ -181,18 +182,22 @@ func checkSource(source string) (string, error) {
 func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
 	start := time.Now()
 	log := invocationLogger(ctx, x.log, x.source)
-	raws, err := splitPayload(payload, x.source)
-	if err != nil {
-		log.Error("invocation failed", "err", err.Error())
-		return events.DynamoDBEventResponse{}, err
-	}
-	recs, bad := parseRecords(raws)
 	pctx := ctx
 	if deadline, ok := ctx.Deadline(); ok && x.margin > 0 {
 		var cancel context.CancelFunc
 		pctx, cancel = context.WithDeadline(ctx, deadline.Add(-x.margin))
 		defer cancel()
 	}
+	// Between invocations: swap in what the plugin sources offer, then hold
+	// off every swap until this invocation has answered (SPEC H3).
+	swapped, end := x.begin(pctx, log)
+	defer end()
+	raws, err := splitPayload(payload, x.source)
+	if err != nil {
+		log.Error("invocation failed", "err", err.Error())
+		return events.DynamoDBEventResponse{}, err
+	}
+	recs, bad := parseRecords(raws)
 	res, err := x.host.ProcessBatch(pctx, recs)
 	var out events.DynamoDBEventResponse
 	if err == nil {
@@ -208,6 +213,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 	}
 	if res != nil {
 		s := summarize(res, bad, out, time.Since(start), oldest(recs))
+		s.HotSwap, s.PluginSwaps, s.PluginSwapFailures = swapped.checked, swapped.swaps, swapped.failures
 		logBatch(log, res, bad, x.skipBad, s)
 		if x.metrics != nil {
 			if merr := x.metrics.write(x.source, s, time.Now()); merr != nil {
