@@ -35,6 +35,12 @@
 //
 // Each invocation logs one JSON summary line (and one line per failure) and,
 // with WithMetrics, writes its metrics in CloudWatch embedded metric format.
+//
+// A host with hot-swapped plugins (SPEC H3) has their sources checked
+// between invocations, never during one (host.Host.CheckSwaps): an
+// invocation checks when it starts, before it reads its batch, if no other
+// invocation is in flight, and no swap happens until it has answered. A
+// failed check is logged and counted, never returned.
 package handler
 
 import (
@@ -84,8 +90,9 @@ func WithLogger(l *slog.Logger) Option { return func(x *handler) { x.log = l } }
 // embedded metric format line (SPEC X1; namespace MetricsNamespace,
 // dimension Source): records, events, decode failures, applied and
 // already-applied events, rows written and failed, lost races, batch item
-// failures, duration, and the oldest record's age (the iterator age). In
-// Lambda, w is os.Stdout. Default: no metrics.
+// failures, duration, the oldest record's age (the iterator age), and, when
+// the invocation checked hot-swap sources, the plugin versions swapped in
+// and the failed checks. In Lambda, w is os.Stdout. Default: no metrics.
 func WithMetrics(w io.Writer) Option {
 	return func(x *handler) {
 		x.metrics = nil
