@@ -24,6 +24,12 @@ import (
 // flight checks. A module that appears during an invocation is therefore
 // never used by it: nothing swaps until no invocation is in flight.
 //
+// The check runs under the invocation's context less the deadline margin,
+// and its time counts in the invocation's: loading a new module (compiling
+// it, the smoke test) delays this invocation's batch, and a load cut short
+// by the deadline refuses that module, which the source does not offer
+// again until it changes (or a cold start loads it).
+//
 // Checking after answering, before the handler returns, would delay the
 // response by the check, and checking in the background after returning is
 // not possible: Lambda freezes the environment once the response is sent,
