@@ -92,7 +92,8 @@ type ProjectionConfig struct {
 	// HotSwap, when set, serves the plugin through the hot-swap pipeline
 	// (SPEC H3): where new versions come from (a watched directory or a
 	// versioned S3 object), sha256 pins, the smoke-test fixture, the
-	// archive for rollback. Host.Watch follows the sources.
+	// archive for rollback. Host.Watch follows the sources; cmd/lambda
+	// checks them between invocations (Host.CheckSwaps).
 	HotSwap *swap.SourceConfig `json:"hotSwap,omitempty"`
 }
 

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -44,6 +45,7 @@ type Host struct {
 	order   []string
 	logics  []logic.Logic
 	swaps   []*HotSwap
+	swapMu  sync.Mutex // serializes CheckSwaps
 	proc    *batch.Processor
 	log     *slog.Logger
 }

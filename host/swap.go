@@ -20,6 +20,8 @@ type HotSwap struct {
 	Projection string
 	Swapper    *swap.Swapper
 	Source     swap.Source // nil when the configuration names no source
+
+	between swap.Between // CheckSwaps' last check and interval
 }
 
 // NewHotSwap loads a projection's plugin through the hot-swap pipeline of
@@ -69,7 +71,21 @@ func (c *Config) NewHotSwap(ctx context.Context, projection, pluginPath string, 
 		}
 		return nil, fmt.Errorf("projection %q: %w", projection, err)
 	}
-	return &HotSwap{Projection: projection, Swapper: sw, Source: src}, nil
+	return &HotSwap{Projection: projection, Swapper: sw, Source: src, between: swap.Between{Every: checkEvery(sc)}}, nil
+}
+
+// checkEvery is how often CheckSwaps checks a source: an S3 object at its
+// configured interval (default swap.DefaultPollInterval), since each check
+// is a request; a watched file at every call, since an unchanged file costs
+// one stat.
+func checkEvery(sc *swap.SourceConfig) time.Duration {
+	if sc == nil || sc.S3 == nil {
+		return 0
+	}
+	if d, err := time.ParseDuration(sc.S3.Interval); err == nil && d > 0 {
+		return d
+	}
+	return swap.DefaultPollInterval
 }
 
 func readCandidate(path string) (*swap.Candidate, error) {
@@ -88,8 +104,8 @@ func (c *Config) rel(p string) string {
 }
 
 // WatchAll watches every source of hs (SPEC H3) until ctx ends: a daemon
-// runs it beside its change-feed reader; cmd/lambda calls swap.Between's
-// Check between invocations instead.
+// runs it beside its change-feed reader; cmd/lambda calls Host.CheckSwaps
+// between invocations instead.
 func WatchAll(ctx context.Context, hs ...*HotSwap) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(hs))
@@ -105,6 +121,41 @@ func WatchAll(ctx context.Context, hs ...*HotSwap) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// SwapCheck is what Host.CheckSwaps found for one hot-swapped plugin.
+type SwapCheck struct {
+	Projection string
+	Serving    swap.Info // the version serving after the check
+	Swapped    bool      // the source offered a new version and it was swapped in
+	// Err is a source that failed, or a module refused by the pipeline (a
+	// *swap.CandidateError, already logged by the Swapper); either way the
+	// version that served before keeps serving.
+	Err error
+}
+
+// CheckSwaps checks the source of every hot-swapped plugin once (SPEC H3),
+// unless its last check is more recent than its interval, and offers a
+// changed module to the plugin's Swapper (swap.Between): a module that
+// passes validation and the smoke test serves every call made after
+// CheckSwaps returns. It is Watch for a host that must not swap while it
+// processes a batch: cmd/lambda calls it between invocations, when no batch
+// is in flight. The interval is the S3 source's "interval" (default
+// swap.DefaultPollInterval); a watched file is checked at every call. Calls
+// are serialized.
+func (h *Host) CheckSwaps(ctx context.Context) []SwapCheck {
+	h.swapMu.Lock()
+	defer h.swapMu.Unlock()
+	var out []SwapCheck
+	for _, hs := range h.swaps {
+		if hs.Source == nil {
+			continue
+		}
+		hs.between.Swapper, hs.between.Source = hs.Swapper, hs.Source
+		info, swapped, err := hs.between.Check(ctx)
+		out = append(out, SwapCheck{Projection: hs.Projection, Serving: info, Swapped: swapped, Err: err})
+	}
+	return out
 }
 
 // Close closes the Swapper and the source.

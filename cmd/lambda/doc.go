@@ -29,7 +29,8 @@
 //     stdout in CloudWatch embedded metric format (namespace "dynafold",
 //     dimension Source: Records, Events, DecodeFailures, Applied,
 //     AlreadyApplied, RowsWritten, RowsFailed, Conflicts, BatchItemFailures,
-//     Duration, IteratorAge).
+//     Duration, IteratorAge; with hot swap, PluginSwaps and
+//     PluginSwapFailures).
 //   - AWS_LAMBDA_LOG_LEVEL: DEBUG, INFO (default), WARN or ERROR. Logs are
 //     JSON lines (log/slog) on stderr, one summary per invocation plus one
 //     line per failed record or row.
@@ -63,6 +64,23 @@
 // The function stops folding 500 ms before its timeout
 // (handler.DefaultDeadlineMargin) and reports the rows still running, so a
 // slow batch is answered in part instead of timing out whole.
+//
+// # Hot swap
+//
+// A projection with "hotSwap" in the configuration (SPEC H3) has its
+// source checked between invocations, never during one: each invocation
+// checks first, before it reads its batch, and a new module that passes
+// validation and the smoke test serves that whole invocation and the ones
+// after it. A watched file ({"watch": true}: a directory the function can
+// see change, such as an EFS mount) is checked at every invocation, one
+// stat while unchanged; an S3 object at most once per its "interval"
+// (default 30s), one conditional GetObject. While an invocation is in
+// flight nothing swaps: with several invocations at once
+// (AWS_LAMBDA_MAX_CONCURRENCY), the check waits for an invocation that
+// starts with none in flight. A module refused, or a source that fails, is
+// logged and counted (PluginSwapFailures) and the version before keeps
+// serving; the invocation goes on. Lambda freezes the environment between
+// invocations, so nothing watches in the background.
 //
 // For an EventBridge Pipe (DYNAFOLD_SOURCE=pipe) the function must be the
 // pipe's target, not its enrichment: a Pipe honours partial batch responses

@@ -35,6 +35,12 @@
 //
 // Each invocation logs one JSON summary line (and one line per failure) and,
 // with WithMetrics, writes its metrics in CloudWatch embedded metric format.
+//
+// A host with hot-swapped plugins (SPEC H3) has their sources checked
+// between invocations, never during one (host.Host.CheckSwaps): an
+// invocation checks when it starts, before it reads its batch, if no other
+// invocation is in flight, and no swap happens until it has answered. A
+// failed check is logged and counted, never returned.
 package handler
 
 import (
@@ -84,8 +90,9 @@ func WithLogger(l *slog.Logger) Option { return func(x *handler) { x.log = l } }
 // embedded metric format line (SPEC X1; namespace MetricsNamespace,
 // dimension Source): records, events, decode failures, applied and
 // already-applied events, rows written and failed, lost races, batch item
-// failures, duration, and the oldest record's age (the iterator age). In
-// Lambda, w is os.Stdout. Default: no metrics.
+// failures, duration, the oldest record's age (the iterator age), and, when
+// the invocation checked hot-swap sources, the plugin versions swapped in
+// and the failed checks. In Lambda, w is os.Stdout. Default: no metrics.
 func WithMetrics(w io.Writer) Option {
 	return func(x *handler) {
 		x.metrics = nil
@@ -121,6 +128,7 @@ type handler struct {
 	skipBad bool
 	metrics *emf
 	margin  time.Duration
+	gate    swapGate
 }
 
 // New returns the handler running h for source (SourceLambda, or "" for it,
@@ -181,18 +189,22 @@ func checkSource(source string) (string, error) {
 func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
 	start := time.Now()
 	log := invocationLogger(ctx, x.log, x.source)
-	raws, err := splitPayload(payload, x.source)
-	if err != nil {
-		log.Error("invocation failed", "err", err.Error())
-		return events.DynamoDBEventResponse{}, err
-	}
-	recs, bad := parseRecords(raws)
 	pctx := ctx
 	if deadline, ok := ctx.Deadline(); ok && x.margin > 0 {
 		var cancel context.CancelFunc
 		pctx, cancel = context.WithDeadline(ctx, deadline.Add(-x.margin))
 		defer cancel()
 	}
+	// Between invocations: swap in what the plugin sources offer, then hold
+	// off every swap until this invocation has answered (SPEC H3).
+	swapped, end := x.begin(pctx, log)
+	defer end()
+	raws, err := splitPayload(payload, x.source)
+	if err != nil {
+		log.Error("invocation failed", "err", err.Error())
+		return events.DynamoDBEventResponse{}, err
+	}
+	recs, bad := parseRecords(raws)
 	res, err := x.host.ProcessBatch(pctx, recs)
 	var out events.DynamoDBEventResponse
 	if err == nil {
@@ -208,6 +220,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 	}
 	if res != nil {
 		s := summarize(res, bad, out, time.Since(start), oldest(recs))
+		s.HotSwap, s.PluginSwaps, s.PluginSwapFailures = swapped.checked, swapped.swaps, swapped.failures
 		logBatch(log, res, bad, x.skipBad, s)
 		if x.metrics != nil {
 			if merr := x.metrics.write(x.source, s, time.Now()); merr != nil {

@@ -31,6 +31,10 @@ type stats struct {
 	Conflicts, BatchItemFailures                     int // Conflicts: lost races on row writes
 	DurationMs                                       float64
 	OldestRecordAgeMs                                int64 // -1: no record carries a creation time
+	// The check of the hot-swapped plugins' sources before the batch
+	// (SPEC H3); HotSwap is false when none was checked.
+	HotSwap                         bool
+	PluginSwaps, PluginSwapFailures int
 }
 
 func summarize(res *batch.Result, bad []badRecord, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) stats {
@@ -94,6 +98,9 @@ func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool
 	if s.OldestRecordAgeMs >= 0 {
 		// The change feed's lag: how long the oldest record waited (reference 003).
 		args = append(args, "oldestRecordAgeMs", s.OldestRecordAgeMs)
+	}
+	if s.HotSwap {
+		args = append(args, "pluginSwaps", s.PluginSwaps, "pluginSwapFailures", s.PluginSwapFailures)
 	}
 	if logged > maxLogged {
 		args = append(args, "failuresNotLogged", logged-maxLogged)

@@ -15,6 +15,7 @@ var metricUnits = []struct{ name, unit string }{
 	{"Records", "Count"}, {"Events", "Count"}, {"DecodeFailures", "Count"},
 	{"Applied", "Count"}, {"AlreadyApplied", "Count"}, {"RowsWritten", "Count"}, {"RowsFailed", "Count"},
 	{"Conflicts", "Count"}, {"BatchItemFailures", "Count"}, {"Duration", "Milliseconds"}, {"IteratorAge", "Milliseconds"},
+	{"PluginSwaps", "Count"}, {"PluginSwapFailures", "Count"},
 }
 
 // emf writes each invocation's metrics as one CloudWatch embedded metric
@@ -34,6 +35,9 @@ func (m *emf) write(source string, s stats, now time.Time) error {
 	}
 	if s.OldestRecordAgeMs >= 0 {
 		doc["IteratorAge"] = s.OldestRecordAgeMs
+	}
+	if s.HotSwap {
+		doc["PluginSwaps"], doc["PluginSwapFailures"] = s.PluginSwaps, s.PluginSwapFailures
 	}
 	for _, mu := range metricUnits {
 		if _, ok := doc[mu.name]; ok {
