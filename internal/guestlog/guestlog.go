@@ -64,6 +64,15 @@ func Level(l int32) slog.Level {
 // enabled at that level and the rate allows; otherwise the message is dropped
 // (and counted, when over the rate). msg may alias guest memory: it is copied.
 func (s *Sink) Log(ctx context.Context, level slog.Level, fn string, msg []byte) {
+	logMsg(s, ctx, level, fn, msg)
+}
+
+// LogString is Log for a message that is already a string.
+func (s *Sink) LogString(ctx context.Context, level slog.Level, fn string, msg string) {
+	logMsg(s, ctx, level, fn, msg)
+}
+
+func logMsg[T string | []byte](s *Sink, ctx context.Context, level slog.Level, fn string, msg T) {
 	if !s.log.Enabled(ctx, level) {
 		return // filtered by the host's level: costs no token
 	}
@@ -133,7 +142,7 @@ func (s *Sink) Close() {
 
 // clean returns msg as valid UTF-8 of at most MaxMessage bytes (plus "…"
 // when cut), and msg's length.
-func clean(msg []byte) (string, int) {
+func clean[T string | []byte](msg T) (string, int) {
 	n := len(msg)
 	cut := msg
 	if n > MaxMessage {
