@@ -284,3 +284,46 @@ func keyReq() *abi.KeyRequest {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// nopHandler is an enabled slog.Handler that does nothing: the cost of the
+// host's side of a guest log call without a handler's formatting.
+type nopHandler struct{}
+
+func (nopHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (nopHandler) Handle(context.Context, slog.Record) error { return nil }
+func (h nopHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h nopHandler) WithGroup(string) slog.Handler           { return h }
+
+// BenchmarkGuestLog folds one event with the logger guest, which logs one
+// message per event: "off" (GuestLog disabled: the import is a no-op),
+// "filtered" (enabled, the handler's level above the message's), "on"
+// (enabled, a handler that keeps records and does nothing with them; the
+// rate high enough never to drop).
+//
+//	go test ./host/plugin -run '^$' -bench GuestLog
+func BenchmarkGuestLog(b *testing.B) {
+	ctx := context.Background()
+	req := evolveReq("Placed")
+	for _, tc := range []struct {
+		name string
+		gl   plugin.GuestLog
+		h    slog.Handler
+	}{
+		{"off", plugin.GuestLog{}, nopHandler{}},
+		{"filtered", plugin.GuestLog{Enabled: true}, slog.DiscardHandler},
+		{"on", plugin.GuestLog{Enabled: true, Rate: 1e12, Burst: 1 << 30}, nopHandler{}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			p, err := plugin.Load(ctx, testGuest(b, "logger"), plugin.Config{PoolSize: 1, CacheDir: cacheDir, GuestLog: tc.gl, Logger: slog.New(tc.h)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close(ctx)
+			for b.Loop() {
+				if _, err := p.Evolve(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
