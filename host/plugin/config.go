@@ -41,8 +41,9 @@ type Config struct {
 	// CacheDir, when set, is a directory where compiled code is cached
 	// across processes.
 	CacheDir string
-	// Logger receives load events, call failures and the guest's stdout and
-	// stderr (debug level). Nil discards them.
+	// Logger receives load events, call failures, the guest's stdout and
+	// stderr (debug level) and, with GuestLog enabled, the guest's log
+	// messages. Nil discards them.
 	Logger *slog.Logger
 	// GuestLog lets the guest log into Logger (off by default).
 	GuestLog GuestLog
