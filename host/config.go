@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/swap"
 )
 
@@ -60,6 +61,65 @@ type PluginDefaults struct {
 	PoolSize         int      `json:"poolSize,omitempty"`
 	MemoryLimitPages uint32   `json:"memoryLimitPages,omitempty"`
 	CallTimeout      Duration `json:"callTimeout,omitempty"`
+	// GuestLog lets every plugin log into the host's log (off by default);
+	// a projection's own guestLog overrides it field by field.
+	GuestLog *GuestLogConfig `json:"guestLog,omitempty"`
+}
+
+// GuestLogConfig is guest logging (ABI.md §7, plugin.GuestLog): a plugin's
+// messages go to the host's log, rate-limited per plugin. Absent fields take
+// the value of the plugins defaults, else plugin's defaults (off, 10 messages
+// per second, bursts of 100).
+type GuestLogConfig struct {
+	// Enabled sends the plugin's messages to the host's log; when false
+	// they are discarded (the plugin still loads and runs).
+	Enabled *bool `json:"enabled,omitempty"`
+	// Rate is the average number of messages per second per plugin.
+	Rate float64 `json:"rate,omitempty"`
+	// Burst is the number of messages a plugin may log at once.
+	Burst int `json:"burst,omitempty"`
+}
+
+// guestLog returns the guest logging of projection: its guestLog over the
+// plugins defaults.
+func (c *Config) guestLog(projection string) plugin.GuestLog {
+	var gl plugin.GuestLog
+	for _, g := range []*GuestLogConfig{c.Plugins.GuestLog, c.projectionGuestLog(projection)} {
+		if g == nil {
+			continue
+		}
+		if g.Enabled != nil {
+			gl.Enabled = *g.Enabled
+		}
+		if g.Rate != 0 {
+			gl.Rate = g.Rate
+		}
+		if g.Burst != 0 {
+			gl.Burst = g.Burst
+		}
+	}
+	return gl
+}
+
+func (c *Config) projectionGuestLog(projection string) *GuestLogConfig {
+	for i := range c.Projections {
+		if c.Projections[i].Name == projection {
+			return c.Projections[i].GuestLog
+		}
+	}
+	return nil
+}
+
+// validate reports a guest log setting that cannot work; where names it.
+func (g *GuestLogConfig) validate(where string) error {
+	switch {
+	case g == nil:
+	case g.Rate < 0:
+		return fmt.Errorf("configuration: %s.guestLog.rate %v is negative; it is messages per second", where, g.Rate)
+	case g.Burst < 0:
+		return fmt.Errorf("configuration: %s.guestLog.burst %d is negative; it is a number of messages", where, g.Burst)
+	}
+	return nil
 }
 
 // ProjectionConfig binds one plugin to one read model.
@@ -95,6 +155,8 @@ type ProjectionConfig struct {
 	// archive for rollback. Host.Watch follows the sources; cmd/lambda
 	// checks them between invocations (Host.CheckSwaps).
 	HotSwap *swap.SourceConfig `json:"hotSwap,omitempty"`
+	// GuestLog overrides plugins.guestLog for this projection's plugin.
+	GuestLog *GuestLogConfig `json:"guestLog,omitempty"`
 }
 
 // CheckpointConfig maps the checkpoint onto a field: stored = version + offset.
@@ -184,6 +246,9 @@ func (c *Config) Validate() error {
 	case len(es.Streams) == 0:
 		return fmt.Errorf("configuration: eventStore.streams lists no stream")
 	}
+	if err := c.Plugins.GuestLog.validate("plugins"); err != nil {
+		return err
+	}
 	names := map[string]bool{}
 	for i, p := range c.Projections {
 		switch {
@@ -197,6 +262,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("configuration: projection %q names no read-model table", p.Name)
 		}
 		names[p.Name] = true
+		if err := p.GuestLog.validate(fmt.Sprintf("projection %q", p.Name)); err != nil {
+			return err
+		}
 		rm := p.ReadModel
 		for _, refused := range []struct {
 			on     bool

@@ -3,6 +3,8 @@ package host
 import (
 	"strings"
 	"testing"
+
+	"github.com/dynafold/dynafold/host/plugin"
 )
 
 const baseConfig = `{
@@ -31,6 +33,45 @@ func TestP6_ReadModelsThatCannotWorkAreRefused(t *testing.T) {
 		_, err := ParseConfig([]byte(strings.Replace(baseConfig, "%s", `, "readModel": {"`+feature+`": true}`, 1)))
 		if err == nil || !strings.Contains(err.Error(), "[EDD-9081]") || !strings.Contains(err.Error(), feature) {
 			t.Errorf("%s: got %v, want an [EDD-9081] refusal naming it", feature, err)
+		}
+	}
+}
+
+func TestW4_GuestLogConfigDefaultsAndOverride(t *testing.T) {
+	withPlugins := func(plugins, projection string) string {
+		s := strings.Replace(baseConfig, "%s", projection, 1)
+		return strings.Replace(s, `"projections"`, `"plugins": `+plugins+`, "projections"`, 1)
+	}
+	tests := []struct {
+		name, plugins, projection string
+		want                      plugin.GuestLog
+	}{
+		{"off by default", `{}`, ``, plugin.GuestLog{}},
+		{"plugins default", `{"guestLog": {"enabled": true, "rate": 5}}`, ``, plugin.GuestLog{Enabled: true, Rate: 5}},
+		{"projection overrides field by field", `{"guestLog": {"enabled": true, "rate": 5, "burst": 20}}`,
+			`, "guestLog": {"burst": 3}`, plugin.GuestLog{Enabled: true, Rate: 5, Burst: 3}},
+		{"projection turns it off", `{"guestLog": {"enabled": true}}`, `, "guestLog": {"enabled": false}`, plugin.GuestLog{}},
+		{"projection turns it on", `{}`, `, "guestLog": {"enabled": true}`, plugin.GuestLog{Enabled: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(withPlugins(tt.plugins, tt.projection)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.guestLog("summaries"); got != tt.want {
+				t.Errorf("guestLog = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	for _, bad := range []struct{ plugins, projection, fragment string }{
+		{`{"guestLog": {"rate": -1}}`, ``, `plugins.guestLog.rate -1 is negative`},
+		{`{}`, `, "guestLog": {"burst": -2}`, `projection "summaries".guestLog.burst -2 is negative`},
+		{`{"guestLog": {"enable": true}}`, ``, `unknown field "enable"`},
+	} {
+		_, err := ParseConfig([]byte(withPlugins(bad.plugins, bad.projection)))
+		if err == nil || !strings.Contains(err.Error(), bad.fragment) {
+			t.Errorf("%s %s: got %v, want an error containing %q", bad.plugins, bad.projection, err, bad.fragment)
 		}
 	}
 }

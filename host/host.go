@@ -201,6 +201,7 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 	p, _, err := transport.LoadFile(ctx, path, plugin.Config{
 		PoolSize: max(pd.PoolSize, pc.Concurrency), MemoryLimitPages: pd.MemoryLimitPages,
 		CallTimeout: time.Duration(pd.CallTimeout), CacheDir: cacheDir, Logger: h.log,
+		GuestLog: h.cfg.guestLog(pc.Name),
 	})
 	if err != nil {
 		return nil, err

@@ -39,6 +39,10 @@
 // items, effects), but copy one (strings.Clone) before keeping it in a
 // global. Projections should keep nothing in globals anyway: the host may
 // call any instance, in any order.
+//
+// Log and Logf send a message to the host's log, when the operator enabled
+// guest logging for the plugin (rate-limited; discarded otherwise). Only a
+// module that calls them imports the host function they use.
 package guest
 
 import (

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"time"
 )
 
@@ -15,6 +16,12 @@ const (
 	DefaultMemoryLimitPages = 512
 	// DefaultCallTimeout bounds one call into a plugin.
 	DefaultCallTimeout = 5 * time.Second
+	// DefaultGuestLogRate is the average number of guest log messages per
+	// second a plugin may log when guest logging is enabled.
+	DefaultGuestLogRate = 10
+	// DefaultGuestLogBurst is the number of guest log messages a plugin may
+	// log at once, above the rate.
+	DefaultGuestLogBurst = 100
 )
 
 // Config holds the options of a loaded plugin. It is passed by value and never
@@ -34,9 +41,34 @@ type Config struct {
 	// CacheDir, when set, is a directory where compiled code is cached
 	// across processes.
 	CacheDir string
-	// Logger receives load events, call failures and the guest's stdout and
-	// stderr (debug level). Nil discards them.
+	// Logger receives load events, call failures, the guest's stdout and
+	// stderr (debug level) and, with GuestLog enabled, the guest's log
+	// messages. Nil discards them.
 	Logger *slog.Logger
+	// GuestLog lets the guest log into Logger (off by default).
+	GuestLog GuestLog
+}
+
+// GuestLog configures logging from the guest into the host's Logger (SPEC W4,
+// ABI.md §7): the raw ABI's optional import dynafold.log, and an Extism PDK's
+// log functions. Messages carry the attributes plugin and function, at the
+// guest's level (debug, info, warn, error); the Logger's handler filters
+// them by level as any other record. A plugin's instances share one token
+// bucket: messages over it are dropped, and a warning says how many, at most
+// every few seconds.
+//
+// When Enabled is false a guest may still import dynafold.log: its messages
+// are discarded, so enabling logging never changes whether a plugin loads or
+// what it computes.
+type GuestLog struct {
+	// Enabled sends the guest's messages to Logger.
+	Enabled bool
+	// Rate is the average number of messages per second the plugin may log,
+	// all its instances together (default DefaultGuestLogRate).
+	Rate float64
+	// Burst is the number of messages the plugin may log at once (default
+	// DefaultGuestLogBurst).
+	Burst int
 }
 
 // WithDefaults returns c with the defaults in its zero fields, or ErrConfig
@@ -51,6 +83,12 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.CallTimeout == 0 {
 		c.CallTimeout = DefaultCallTimeout
 	}
+	if c.GuestLog.Rate == 0 {
+		c.GuestLog.Rate = DefaultGuestLogRate
+	}
+	if c.GuestLog.Burst == 0 {
+		c.GuestLog.Burst = DefaultGuestLogBurst
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -61,6 +99,10 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: MemoryLimitPages %d exceeds 65536 (4 GiB)", ErrConfig, c.MemoryLimitPages)
 	case c.CallTimeout < 0:
 		return c, fmt.Errorf("%w: CallTimeout %s is negative", ErrConfig, c.CallTimeout)
+	case c.GuestLog.Rate < 0 || math.IsNaN(c.GuestLog.Rate) || math.IsInf(c.GuestLog.Rate, 0):
+		return c, fmt.Errorf("%w: GuestLog.Rate %v must be a positive number of messages per second", ErrConfig, c.GuestLog.Rate)
+	case c.GuestLog.Burst < 0:
+		return c, fmt.Errorf("%w: GuestLog.Burst %d is negative", ErrConfig, c.GuestLog.Burst)
 	}
 	return c, nil
 }

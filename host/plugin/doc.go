@@ -17,8 +17,9 @@
 //
 // # Sandbox (SPEC W4, Y1)
 //
-// Each instance gets wasi_snapshot_preview1 and nothing else: a module that
-// imports anything else is refused at load. The WASI configuration is:
+// Each instance gets wasi_snapshot_preview1 and the optional dynafold.log
+// (below), and nothing else: a module that imports anything else is refused
+// at load. The WASI configuration is:
 //
 //   - no filesystem, no preopened directories, no sockets, no environment
 //     variables, no arguments, empty stdin;
@@ -38,6 +39,19 @@
 // deterministically, then advancing with every use), a Go map iterated in
 // runtime-randomised order into its output. The guest SDK encodes maps in
 // sorted order for that reason.
+//
+// # Guest logging
+//
+// A module may import dynafold.log(level, ptr, len) (ABI.md §7; guest.Log in
+// the Go SDK). With Config.GuestLog.Enabled, its messages become records of
+// Config.Logger at the guest's level, with the attributes plugin and
+// function, valid UTF-8 and at most 1 KiB; the plugin's instances share a
+// token bucket (GuestLog.Rate, GuestLog.Burst) and what it drops is counted
+// and reported in one warning per interval. Without it the import is a no-op,
+// so logging never decides whether a plugin loads. The host function finds
+// the calling instance in its runtime's registry, where only instances of
+// plugins with logging enabled are: a call that does not log costs nothing,
+// and a message outside the guest's memory is ignored, never a trap.
 //
 // # Limits
 //

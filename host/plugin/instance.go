@@ -29,12 +29,15 @@ type instance struct {
 	scratch []byte      // the encoded request, reused across calls
 	busy    atomic.Bool // set while a call holds the instance
 	wd      watchdog
+	fn      string     // the export being called, for guest log records
+	logs    *guestLogs // nil unless the guest logs into the host
 }
 
 // newInstance instantiates compiled in the plugin's sandbox and runs its
 // _initialize, bounded by timeout and ctx. A module that exports _start but
-// not _initialize is a command, not a reactor, and is refused.
-func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, out *guestOutput, timeout time.Duration) (*instance, error) {
+// not _initialize is a command, not a reactor, and is refused. With logs,
+// the instance's dynafold.log calls reach logs.sink.
+func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, out *guestOutput, logs *guestLogs, timeout time.Duration) (*instance, error) {
 	rnd := &detRand{}
 	rnd.reset()
 	mod, err := rt.InstantiateModule(ctx, compiled, moduleConfig(out, rnd))
@@ -48,6 +51,11 @@ func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.Compile
 		fns:   map[string]api.Function{},
 		out:   out,
 		rnd:   rnd,
+		fn:    "_initialize",
+	}
+	if logs != nil {
+		inst.logs = logs
+		logs.reg.Store(mod, inst)
 	}
 	if g, ok := mod.ExportedGlobal(interruptGlobal).(api.MutableGlobal); ok {
 		inst.wd.flag = g
@@ -63,14 +71,14 @@ func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.Compile
 			return err
 		})
 		if err != nil {
-			mod.Close(ctx)
+			inst.Close(ctx)
 			if fired != nil {
 				return nil, fmt.Errorf("_initialize: %w after %s: %w", fired, timeout, err)
 			}
 			return nil, fmt.Errorf("_initialize: %w", err)
 		}
 	} else if mod.ExportedFunction("_start") != nil {
-		mod.Close(ctx)
+		inst.Close(ctx)
 		return nil, fmt.Errorf("%w: a command module (exports _start, not _initialize); build the plugin with -buildmode=c-shared", ErrInvalidModule)
 	}
 	return inst, nil
@@ -79,6 +87,7 @@ func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.Compile
 // abiVersion calls dynafold_abi_version.
 func (in *instance) abiVersion(ctx context.Context) (major, minor uint32, err error) {
 	fn := in.mod.ExportedFunction(exportVersion)
+	in.fn = exportVersion
 	in.stack[0] = 0
 	if err := fn.CallWithStack(ctx, in.stack[:]); err != nil {
 		return 0, 0, err
@@ -94,6 +103,7 @@ func (in *instance) abiVersion(ctx context.Context) (major, minor uint32, err er
 // bounds as an ErrBadOutput cause.
 func (in *instance) invoke(ctx context.Context, fn string, input []byte) ([]byte, error) {
 	f := in.fns[fn]
+	in.fn = fn
 	in.out.reset()
 	in.rnd.reset()
 	var ptr uint32
@@ -127,6 +137,9 @@ func (in *instance) invoke(ctx context.Context, fn string, input []byte) ([]byte
 
 // Close closes the instance's module (instpool.Instance).
 func (in *instance) Close(ctx context.Context) {
+	if in.logs != nil {
+		in.logs.reg.Delete(in.mod)
+	}
 	_ = in.mod.Close(ctx)
 }
 
@@ -176,8 +189,14 @@ func checkExports(compiled wazero.CompiledModule) error {
 		}
 	}
 	for _, def := range compiled.ImportedFunctions() {
-		if mod, name, _ := def.Import(); mod != "wasi_snapshot_preview1" {
-			return fmt.Errorf("%w: imports %s.%s; the host provides wasi_snapshot_preview1 only", ErrInvalidModule, mod, name)
+		switch mod, name, _ := def.Import(); mod {
+		case "wasi_snapshot_preview1":
+		case importModule:
+			if err := checkLogImport(def); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("%w: imports %s.%s; the host provides wasi_snapshot_preview1 and %s.%s only", ErrInvalidModule, mod, name, importModule, importLog)
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/guestlog"
 	"github.com/dynafold/dynafold/internal/instpool"
 )
 
@@ -29,6 +30,7 @@ type Plugin struct {
 	compiled wazero.CompiledModule
 	exports  map[string]bool // the capabilities the module exports
 	pool     *instpool.Pool[*instance]
+	logs     *guestLogs // nil unless the module imports dynafold.log and GuestLog is enabled
 	closed   atomic.Bool
 }
 
@@ -130,6 +132,15 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	for name := range p.compiled.ExportedFunctions() {
 		p.exports[name] = isCapability(name)
 	}
+	if importsLog(p.compiled) {
+		if cfg.GuestLog.Enabled {
+			p.logs = &guestLogs{reg: &rt.logs, sink: guestlog.New(cfg.Logger, &p.name, cfg.GuestLog.Rate, cfg.GuestLog.Burst, guestLogEvery)}
+		} else {
+			cfg.Logger.Info("plugin imports dynafold.log but guest logging is off: its messages are discarded; "+
+				"to see them set plugin.Config.GuestLog.Enabled (host configuration: \"guestLog\": {\"enabled\": true})",
+				"plugin", name)
+		}
+	}
 	p.pool = instpool.New(cfg.PoolSize, p.newInstance)
 
 	in, err := p.newInstance(ctx)
@@ -211,7 +222,7 @@ func (p *Plugin) checkDescription(d *abi.Description, major, minor uint32) error
 // bounded by CallTimeout.
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	out := &guestOutput{log: p.cfg.Logger, plugin: &p.name}
-	return newInstance(ctx, p.rt.rt, p.compiled, out, p.cfg.CallTimeout)
+	return newInstance(ctx, p.rt.rt, p.compiled, out, p.logs, p.cfg.CallTimeout)
 }
 
 // Name returns the plugin's name and version ("order-summary@1.0.0"), as
@@ -232,6 +243,9 @@ func (p *Plugin) Close(ctx context.Context) error {
 		return nil
 	}
 	p.pool.Close(ctx)
+	if p.logs != nil {
+		p.logs.sink.Close() // report what was dropped since the last report
+	}
 	return p.release(ctx)
 }
 

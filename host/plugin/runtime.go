@@ -25,6 +25,9 @@ type sharedRuntime struct {
 	rt    wazero.Runtime
 	cache wazero.CompilationCache // nil without a cache dir
 	refs  int
+	// logs registers the instances of plugins with guest logging, for the
+	// dynafold.log host function (guestlog.go).
+	logs sync.Map
 }
 
 var runtimes = struct {
@@ -33,7 +36,8 @@ var runtimes = struct {
 }{m: map[runtimeKey]*sharedRuntime{}}
 
 // acquireRuntime returns the runtime for cfg's settings, creating it (with
-// WASI instantiated) when no live plugin uses it.
+// WASI and the dynafold host module instantiated) when no live plugin uses
+// it.
 func acquireRuntime(ctx context.Context, cfg Config, closeOnDone bool) (*sharedRuntime, error) {
 	key := runtimeKey{cacheDir: cfg.CacheDir, memLimit: cfg.MemoryLimitPages, closeOnDone: closeOnDone}
 	runtimes.Lock()
@@ -58,6 +62,10 @@ func acquireRuntime(ctx context.Context, cfg Config, closeOnDone bool) (*sharedR
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, s.rt); err != nil {
 		s.close(ctx)
 		return nil, fmt.Errorf("instantiate WASI: %w", err)
+	}
+	if err := instantiateHostModule(ctx, s.rt, &s.logs); err != nil {
+		s.close(ctx)
+		return nil, fmt.Errorf("instantiate the %s host module: %w", importModule, err)
 	}
 	runtimes.m[key] = s
 	return s, nil

@@ -41,6 +41,22 @@
 // of another ABI major version is refused with an *ABIVersionError naming
 // both versions.
 //
+// # Guest logging
+//
+// An Extism PDK's log functions (extism:host/env log_debug, log_info,
+// log_warn, log_error) take the place of the raw ABI's dynafold.log: with
+// Config.GuestLog.Enabled their messages go to Config.Logger with the
+// attributes plugin and function, under the same per-plugin rate limit and
+// size bound as host/plugin's (internal/guestlog); without it they are
+// discarded. The go-sdk (1.7) has a logger per instance (Plugin.SetLogger),
+// which this package sets, but only one process-wide level
+// (extism.SetLogLevel), whose default drops everything: the first plugin
+// loaded with guest logging sets it to debug (guest trace messages are
+// never forwarded), and plugins without guest logging discard what their
+// instances then receive. The SDK's own per-call debug message ("Calling
+// function") is left out. The SDK reads a log message from the kernel's
+// memory itself and traps on a bad offset, with or without guest logging.
+//
 // # Cost
 //
 // The raw ABI stays the fast path. An Extism call costs tens of

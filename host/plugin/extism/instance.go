@@ -20,6 +20,7 @@ type instance struct {
 	// instance was created: what is left under the limit holds a request.
 	kernelBase uint32
 	busy       atomic.Bool // set while a call holds the instance
+	fn         string      // the export being called, for guest log records
 }
 
 // newInstance instantiates the compiled plugin in the sandbox: no
@@ -36,12 +37,8 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := p.cfg.Logger
-	name := &p.name
-	ep.SetLogger(func(level extism.LogLevel, msg string) {
-		log.Debug("plugin log", "plugin", *name, "level", level.String(), "text", msg)
-	})
-	in := &instance{p: ep, rnd: rnd}
+	in := &instance{p: ep, rnd: rnd, fn: "_initialize"}
+	ep.SetLogger(in.logger(p.logs))
 	if mem := ep.Memory(); mem != nil {
 		in.kernelBase = mem.Size()
 	}
@@ -59,6 +56,7 @@ func (in *instance) Busy() *atomic.Bool { return &in.busy }
 func (p *Plugin) abiVersion(ctx context.Context, in *instance) (major, minor uint32, err error) {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
+	in.fn = exportVersion
 	rc, _, err := in.p.CallWithContext(cctx, exportVersion, nil)
 	if err != nil {
 		return 0, 0, p.classify(ctx, cctx, exportVersion, in, err)
@@ -78,6 +76,7 @@ func (p *Plugin) invoke(ctx context.Context, in *instance, fn string, input []by
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	in.rnd.reset()
+	in.fn = fn
 	rc, out, err := in.p.CallWithContext(cctx, fn, input)
 	if err != nil {
 		err = p.classify(ctx, cctx, fn, in, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/guestlog"
 	"github.com/dynafold/dynafold/internal/instpool"
 )
 
@@ -32,6 +33,7 @@ type Plugin struct {
 	wasi     bool
 	exports  map[string]bool // the capabilities the module exports
 	pool     *instpool.Pool[*instance]
+	logs     *guestlog.Sink // nil unless the module logs and GuestLog is enabled
 	closed   atomic.Bool
 }
 
@@ -175,6 +177,10 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	if err != nil {
 		return fail(fmt.Errorf("%w: compile: %v", ErrInvalidModule, err))
 	}
+	if importsLog(mod) && cfg.GuestLog.Enabled {
+		p.logs = guestlog.New(cfg.Logger, &p.name, cfg.GuestLog.Rate, cfg.GuestLog.Burst, guestLogEvery)
+		enableSDKLogging(cfg.Logger)
+	}
 	p.pool = instpool.New(cfg.PoolSize, p.newInstance)
 
 	in, err := p.newInstance(ctx)
@@ -305,6 +311,9 @@ func (p *Plugin) Close(ctx context.Context) error {
 		return nil
 	}
 	p.pool.Close(ctx)
+	if p.logs != nil {
+		p.logs.Close() // report what was dropped since the last report
+	}
 	return p.release(ctx)
 }
 

@@ -2,7 +2,9 @@
 // evolve misbehaves on request. The first event's type decides: "Trap" sets
 // an Extism error and traps, "ErrorSet" sets one and returns 1, "Loop"
 // never returns, "GuestError" answers
-// status 1; any other run is applied, with state {count: N (the number of
+// status 1, "Log" logs one message at each level (debug, info, warn, error)
+// and "LogFlood" 300 at info, through the Extism log functions, before
+// folding; any other run is applied, with state {count: N (the number of
 // events)}.
 
 import {
@@ -10,6 +12,10 @@ import {
   error_set,
   input_length,
   input_load_u8,
+  log_debug,
+  log_error,
+  log_info,
+  log_warn,
   output_set,
   store_u8,
 } from "@extism/as-pdk/lib/env";
@@ -31,6 +37,16 @@ function flush(): i32 {
   for (let i = 0; i < n; i++) store_u8(off + <u64>i, buf[i]);
   output_set(off, <u64>n);
   return 0;
+}
+
+// log logs s at level 0 debug, 1 info, 2 warn, 3 error.
+function log(level: i32, s: string): void {
+  const off = alloc(<u64>s.length);
+  for (let i = 0; i < s.length; i++) store_u8(off + <u64>i, <u8>s.charCodeAt(i));
+  if (level == 0) log_debug(off);
+  else if (level == 1) log_info(off);
+  else if (level == 2) log_warn(off);
+  else log_error(off);
 }
 
 let input = new Uint8Array(0);
@@ -126,6 +142,15 @@ export function evolve(): i32 {
     for (let i = 0; i < msg.length; i++) store_u8(off + <u64>i, <u8>msg.charCodeAt(i));
     error_set(off);
     return 1;
+  }
+  if (first == "Log") {
+    log(0, "extism debug");
+    log(1, "extism info");
+    log(2, "extism warn");
+    log(3, "extism error");
+  }
+  if (first == "LogFlood") {
+    for (let i = 0; i < 300; i++) log(1, "extism flood " + i.toString());
   }
   if (first == "Loop") {
     while (spin >= 0) spin++;
