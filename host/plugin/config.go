@@ -37,6 +37,15 @@ type Config struct {
 	// Logger receives load events, call failures and the guest's stdout and
 	// stderr (debug level). Nil discards them.
 	Logger *slog.Logger
+	// MaxLoopIterations, when positive, is a fuel-like budget: a call whose
+	// guest runs more loop iterations (every loop of the module, counted at
+	// loop heads in blocks of 4,096, so it runs at least this many and at
+	// most 4,096 more) fails with ErrLoopBudget. Unlike CallTimeout it does
+	// not depend on the machine's speed or load. Straight-line code and
+	// recursion are not counted; CallTimeout still bounds them. 0, the
+	// default, sets no budget. Only modules the host can instrument support
+	// it (Load refuses the others), and the Extism transport does not.
+	MaxLoopIterations int64
 }
 
 // WithDefaults returns c with the defaults in its zero fields, or ErrConfig
@@ -62,5 +71,5 @@ func (c Config) WithDefaults() (Config, error) {
 	case c.CallTimeout < 0:
 		return c, fmt.Errorf("%w: CallTimeout %s is negative", ErrConfig, c.CallTimeout)
 	}
-	return c, nil
+	return c, c.checkLoopBudget()
 }
