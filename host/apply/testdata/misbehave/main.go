@@ -68,12 +68,8 @@ func evolve(ptr, size int32) int64 {
 		e := se.Event
 		switch e.Type {
 		case "Hog":
-			for {
-				chunk := make([]byte, 1<<20)
-				for i := range chunk {
-					chunk[i] = byte(i)
-				}
-				hoard = append(hoard, chunk)
+			for { // blocks left unwritten: the limit is reached in milliseconds
+				hoard = append(hoard, make([]byte, 1<<20))
 			}
 		case "Loop":
 			for {
