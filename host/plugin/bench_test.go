@@ -36,10 +36,17 @@ func BenchmarkFold(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer slow.Close(ctx)
+	// The same module with a loop budget (Config.MaxLoopIterations) set
+	// before every call, too large to be reached.
+	budget, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: cacheDir, MaxLoopIterations: plugin.MaxLoopIterationsLimit})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer budget.Close(ctx)
 	impls := []struct {
 		name string
 		l    logic.Logic
-	}{{"native", nativeOrderSummary()}, {"wasm", p}, {"wasm-closeondone", slow}}
+	}{{"native", nativeOrderSummary()}, {"wasm", p}, {"wasm-loopbudget", budget}, {"wasm-closeondone", slow}}
 	for _, impl := range impls {
 		for _, k := range []int{1, 10, 100} {
 			req := orderRun(k)

@@ -62,8 +62,8 @@ func (p *Plugin) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.Evolv
 // with an encoded request and returns the encoded response (without the
 // status byte). It is the raw form of Key and Evolve, for the optional
 // exports. Every failure is a *logic.CallError; its cause matches one of
-// ErrTimeout, ErrMemoryLimit, ErrTrap, ErrBadOutput, ErrGuest, ErrCanceled or
-// ErrClosed.
+// ErrTimeout, ErrMemoryLimit, ErrLoopBudget, ErrTrap, ErrBadOutput,
+// ErrGuest, ErrCanceled or ErrClosed.
 func (p *Plugin) Call(ctx context.Context, fn string, input []byte) ([]byte, error) {
 	var out []byte
 	err := p.call(ctx, fn,
@@ -96,6 +96,7 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 		return p.classify(ctx, fn, nil, nil, fmt.Errorf("instantiate a new instance: %w", err))
 	}
 	in.scratch = encode(in.scratch[:0])
+	in.armLoopBudget(loopBudgetTicks(p.cfg.MaxLoopIterations))
 	var out []byte
 	fired, err := in.guarded(ctx, p.cfg.CallTimeout, func(ctx context.Context) (err error) {
 		out, err = in.invoke(ctx, fn, in.scratch)
@@ -178,6 +179,8 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
 		errors.Is(err, context.Canceled):
 		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Canceled))
+	case p.loopBudgetExhausted(in):
+		return p.wrap(fn, newCause(ErrLoopBudget, err, "loop budget of %d iterations exhausted", p.cfg.MaxLoopIterations))
 	case p.memoryExhausted(in, reason):
 		return p.wrap(fn, newCause(ErrMemoryLimit, err, "memory limit of %d pages reached (%s)", p.cfg.MemoryLimitPages, orText(reason, err)))
 	case errors.As(err, &exit):

@@ -45,6 +45,15 @@ type Config struct {
 	// stderr (debug level) and, with GuestLog enabled, the guest's log
 	// messages. Nil discards them.
 	Logger *slog.Logger
+	// MaxLoopIterations, when positive, is a fuel-like budget: a call whose
+	// guest runs more loop iterations (every loop of the module, counted at
+	// loop heads in blocks of 4,096, so it runs at least this many and at
+	// most 4,096 more) fails with ErrLoopBudget. Unlike CallTimeout it does
+	// not depend on the machine's speed or load. Straight-line code and
+	// recursion are not counted; CallTimeout still bounds them. 0, the
+	// default, sets no budget. Only modules the host can instrument support
+	// it (Load refuses the others), and the Extism transport does not.
+	MaxLoopIterations int64
 	// GuestLog lets the guest log into Logger (off by default).
 	GuestLog GuestLog
 }
@@ -104,5 +113,5 @@ func (c Config) WithDefaults() (Config, error) {
 	case c.GuestLog.Burst < 0:
 		return c, fmt.Errorf("%w: GuestLog.Burst %d is negative", ErrConfig, c.GuestLog.Burst)
 	}
-	return c, nil
+	return c, c.checkLoopBudget()
 }

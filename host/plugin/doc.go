@@ -28,7 +28,10 @@
 //   - the wall clock is frozen at the Unix epoch: time.Now in a guest always
 //     reads 1970-01-01T00:00:00Z, whatever the instance has done before;
 //   - the monotonic clock is wazero's fake clock, which advances 1 ms per
-//     reading (never the host's clock), and sleeping returns at once;
+//     reading (never the host's clock), and sleeping returns at once; a Go
+//     guest's time.Sleep(d) is its scheduler polling that clock until d has
+//     passed, about 2 ms of host time per second slept (measured), so a
+//     sleep of minutes is quick and one of hours meets CallTimeout;
 //   - random_get is a deterministic generator that is reset to the same seed
 //     before every call, so a call sees the same "random" bytes whichever
 //     instance serves it and whatever that instance served before.
@@ -58,11 +61,12 @@
 // Config sets explicit limits in the manner of Extism's manifest: the memory
 // of each instance (MemoryLimitPages, wazero's RuntimeConfig
 // WithMemoryLimitPages), the time of each call (CallTimeout, together with
-// the caller's context) and the number of instances (PoolSize). A trap, a
-// timeout, the memory limit or output that does not decode fails that call
-// only, with a *logic.CallError naming the plugin, the function and the
-// cause; the instance is discarded (its memory may be corrupt) and replaced
-// lazily, and every other call carries on.
+// the caller's context), optionally the loop iterations of each call
+// (MaxLoopIterations) and the number of instances (PoolSize). A trap, a
+// timeout, a limit or output that does not decode fails that call only, with
+// a *logic.CallError naming the plugin, the function and the cause; the
+// instance is discarded (its module closed, its memory released: it may be
+// corrupt) and replaced lazily, and every other call carries on.
 //
 // Timeouts: at load the module is rewritten (see instrument.go) so that every
 // loop head counts down and, every few thousand iterations, calls the
@@ -72,6 +76,18 @@
 // wazero's WithCloseOnContextDone leaves compiled code at every iteration
 // and makes Go guests 10-20 times slower. Modules the rewriter cannot handle
 // (SIMD, no sched_yield import) fall back to WithCloseOnContextDone.
+//
+// Loop budget: the same branch, taken once per 4,096 iterations, also counts
+// down a budget the host sets before each call when
+// Config.MaxLoopIterations is set, and traps when it runs out (ErrLoopBudget).
+// It is a fuel-like cap that fails the same call the same way on any machine
+// under any load, where a timeout depends on both. It costs nothing per
+// iteration; the Fold benchmark measures no difference with and without it
+// (docs/BENCHMARKS.md). It is not an instruction count: straight-line code
+// and recursion are not counted, and CallTimeout remains the bound for them.
+// wazero's own ways to count were not taken: a function listener
+// (experimental.FunctionListener) runs Go code on every function call and
+// return, and fuel metering is not part of wazero.
 //
 // # Instances and compilation
 //

@@ -39,6 +39,9 @@ var (
 	// ErrCanceled: the caller's context ended during the call or while
 	// waiting for a free instance.
 	ErrCanceled = errors.New("canceled")
+	// ErrLoopBudget: the call ran more loop iterations than
+	// Config.MaxLoopIterations.
+	ErrLoopBudget = errors.New("loop budget exhausted")
 )
 
 // ABIVersionError is a load error for a module whose ABI major version the

@@ -29,8 +29,9 @@ type instance struct {
 	scratch []byte      // the encoded request, reused across calls
 	busy    atomic.Bool // set while a call holds the instance
 	wd      watchdog
-	fn      string     // the export being called, for guest log records
-	logs    *guestLogs // nil unless the guest logs into the host
+	fn      string            // the export being called, for guest log records
+	logs    *guestLogs        // nil unless the guest logs into the host
+	budget  api.MutableGlobal // the loop budget; nil when the module is not instrumented
 }
 
 // newInstance instantiates compiled in the plugin's sandbox and runs its
@@ -59,6 +60,9 @@ func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.Compile
 	}
 	if g, ok := mod.ExportedGlobal(interruptGlobal).(api.MutableGlobal); ok {
 		inst.wd.flag = g
+	}
+	if g, ok := mod.ExportedGlobal(budgetGlobal).(api.MutableGlobal); ok {
+		inst.budget = g
 	}
 	for name := range compiled.ExportedFunctions() {
 		if isCapability(name) {

@@ -10,6 +10,11 @@ import (
 // once non-zero, makes the guest trap at its next loop head.
 const interruptGlobal = "dynafold_interrupt"
 
+// budgetGlobal is the other export instrument adds: a mutable i32 global
+// that, while non-zero, counts down once per yieldEvery loop iterations and
+// makes the guest trap when it reaches zero (Config.MaxLoopIterations).
+const budgetGlobal = "dynafold_loop_budget"
+
 // errNotInstrumentable reports a module instrument cannot rewrite; Load then
 // falls back to wazero's close-on-context-done.
 var errNotInstrumentable = errors.New("module cannot be instrumented")
@@ -27,12 +32,14 @@ func instrumentFor(wasm []byte) ([]byte, error) {
 // yieldEvery is how many loop iterations pass between two calls to the host.
 const yieldEvery = 4096
 
-// instrument returns a copy of a Wasm binary with two mutable i32 globals,
-// the exported interrupt flag (interruptGlobal, initially 0) and a countdown,
-// and, at the head of every loop, code that decrements the countdown and,
-// every yieldEvery iterations, resets it, calls the module's own import of
-// wasi_snapshot_preview1.sched_yield and traps (unreachable) if the flag is
-// set. Setting the flag from another goroutine makes a running call trap
+// instrument returns a copy of a Wasm binary with three mutable i32
+// globals, the exported interrupt flag (interruptGlobal, initially 0), a
+// countdown and the exported loop budget (budgetGlobal, initially 0), and,
+// at the head of every loop, code that decrements the countdown and, every
+// yieldEvery iterations, resets it, calls the module's own import of
+// wasi_snapshot_preview1.sched_yield, decrements the budget if it is
+// non-zero and traps (unreachable) if that made it zero, and traps if the
+// flag is set. Setting the flag from another goroutine makes a running call trap
 // within yieldEvery loop iterations: that is how the host enforces
 // CallTimeout and the caller's context.
 //
@@ -82,18 +89,19 @@ func instrument(wasm []byte) ([]byte, error) {
 				return nil, err
 			}
 			out = appendSection(out, id, body)
-		case 6: // global: append the flag (i32.const 0) and the countdown
+		case 6: // global: append the flag (i32.const 0), the countdown and the budget (0)
 			br := &wreader{b: body}
 			definedGlobals = br.u32()
 			if br.err != nil {
 				return nil, fmt.Errorf("%w: global section", errNotInstrumentable)
 			}
-			sec := appendU32(nil, definedGlobals+2)
+			sec := appendU32(nil, definedGlobals+3)
 			sec = append(sec, body[br.pos:]...)
 			sec = append(sec, 0x7f, 0x01, 0x41, 0x00, 0x0b)
 			sec = append(sec, 0x7f, 0x01, 0x41)
 			sec = appendS32(sec, yieldEvery)
 			sec = append(sec, 0x0b)
+			sec = append(sec, 0x7f, 0x01, 0x41, 0x00, 0x0b)
 			out = appendSection(out, id, sec)
 			sawGlobals = true
 		case 7: // export: append ours
@@ -102,15 +110,19 @@ func instrument(wasm []byte) ([]byte, error) {
 			}
 			br := &wreader{b: body}
 			n := br.u32()
-			if br.err != nil || strings.Contains(string(body), interruptGlobal) {
+			if br.err != nil || strings.Contains(string(body), interruptGlobal) || strings.Contains(string(body), budgetGlobal) {
 				return nil, fmt.Errorf("%w: export section", errNotInstrumentable)
 			}
-			sec := appendU32(nil, n+1)
+			sec := appendU32(nil, n+2)
 			sec = append(sec, body[br.pos:]...)
 			sec = appendU32(sec, uint32(len(interruptGlobal)))
 			sec = append(sec, interruptGlobal...)
 			sec = append(sec, 0x03)
 			sec = appendU32(sec, importedGlobals+definedGlobals)
+			sec = appendU32(sec, uint32(len(budgetGlobal)))
+			sec = append(sec, budgetGlobal...)
+			sec = append(sec, 0x03)
+			sec = appendU32(sec, importedGlobals+definedGlobals+2)
 			out = appendSection(out, id, sec)
 			sawExports = true
 		case 10: // code
@@ -118,7 +130,7 @@ func instrument(wasm []byte) ([]byte, error) {
 				return nil, fmt.Errorf("%w: no import of wasi_snapshot_preview1.sched_yield", errNotInstrumentable)
 			}
 			flag := importedGlobals + definedGlobals
-			sec, err := instrumentCode(body, loopCheck(flag, flag+1, yieldFn))
+			sec, err := instrumentCode(body, loopCheck(flag, flag+1, flag+2, yieldFn))
 			if err != nil {
 				return nil, err
 			}
@@ -133,8 +145,10 @@ func instrument(wasm []byte) ([]byte, error) {
 	return out, nil
 }
 
-// loopCheck is the code instrument puts at the head of every loop.
-func loopCheck(flag, countdown, yieldFn uint32) []byte {
+// loopCheck is the code instrument puts at the head of every loop. The loop
+// budget costs nothing per iteration: it is read only in the branch taken
+// once per yieldEvery iterations.
+func loopCheck(flag, countdown, budget, yieldFn uint32) []byte {
 	c := []byte{0x23} // global.get countdown
 	c = appendU32(c, countdown)
 	c = append(c, 0x41, 0x01, 0x6b, 0x24) // i32.const 1, i32.sub, global.set countdown
@@ -147,7 +161,16 @@ func loopCheck(flag, countdown, yieldFn uint32) []byte {
 	c = appendU32(c, countdown)
 	c = append(c, 0x10) // call sched_yield
 	c = appendU32(c, yieldFn)
-	c = append(c, 0x1a, 0x23) // drop, global.get flag
+	c = append(c, 0x1a, 0x23) // drop, global.get budget
+	c = appendU32(c, budget)
+	c = append(c, 0x04, 0x40, 0x23) // if, global.get budget
+	c = appendU32(c, budget)
+	c = append(c, 0x41, 0x01, 0x6b, 0x24) // i32.const 1, i32.sub, global.set budget
+	c = appendU32(c, budget)
+	c = append(c, 0x23) // global.get budget
+	c = appendU32(c, budget)
+	c = append(c, 0x45, 0x04, 0x40, 0x00, 0x0b, 0x0b) // i32.eqz, if, unreachable, end, end
+	c = append(c, 0x23)                               // global.get flag
 	c = appendU32(c, flag)
 	return append(c, 0x04, 0x40, 0x00, 0x0b, 0x0b) // if, unreachable, end, end
 }

@@ -19,7 +19,7 @@ func TestW4_InstrumentedModuleIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := loopCheck(0, 0, 0)[:1] // global.get: present once per loop at least
+	check := loopCheck(0, 0, 0, 0)[:1] // global.get: present once per loop at least
 	if !bytes.Contains(code, check) || len(code) <= len(wasm)/2 {
 		t.Fatalf("instrumented module of %d bytes from %d", len(code), len(wasm))
 	}

@@ -111,6 +111,9 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		cfg.Logger.Info("plugin not instrumented; timeouts use wazero's slower close-on-context-done",
 			"plugin", name, "reason", ierr)
 		code = wasm
+		if cfg.MaxLoopIterations > 0 {
+			return fail(fmt.Errorf("%w: MaxLoopIterations needs the loop instrumentation, which this module does not allow: %w", ErrConfig, ierr))
+		}
 	}
 	rt, err := acquireRuntime(ctx, cfg, ierr != nil)
 	if err != nil {

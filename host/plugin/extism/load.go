@@ -147,6 +147,9 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	if cfg, err = cfg.WithDefaults(); err != nil {
 		return fail(err)
 	}
+	if cfg.MaxLoopIterations > 0 {
+		return fail(fmt.Errorf("%w: MaxLoopIterations is not supported by the Extism transport", ErrConfig))
+	}
 	start := time.Now()
 	mod, err := parseModule(wasm)
 	if err != nil {
