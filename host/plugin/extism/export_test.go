@@ -18,3 +18,12 @@ func (p *Plugin) CallVersion(ctx context.Context) error {
 // for plugins loaded afterwards, to measure its cost: without it a timeout
 // cannot stop a guest.
 func SetCloseOnContextDone(on bool) { closeOnContextDone = on }
+
+// CacheDirInUse returns the directory of the wazero file cache p was
+// compiled with; "" when it compiled in memory.
+func (p *Plugin) CacheDirInUse() string {
+	if p.cache == nil {
+		return ""
+	}
+	return p.cache.dir
+}
