@@ -35,25 +35,26 @@ func compile(ctx context.Context, cfg Config, code []byte, closeOnDone bool, nam
 	use := wasmcache.Decide(cfg.CacheDir, cfg.CacheReadOnly, key, name, cfg.Logger)
 	rcfg := cfg
 	rcfg.CacheDir = use.Dir
-	rt, err := acquireRuntime(ctx, rcfg, closeOnDone)
-	var compiled wazero.CompiledModule
-	if err == nil {
-		if compiled, err = rt.rt.CompileModule(ctx, code); err != nil {
-			rt.release(ctx)
+	try := func() (*sharedRuntime, wazero.CompiledModule, error) {
+		rt, err := acquireRuntime(ctx, rcfg, closeOnDone)
+		if err != nil {
+			return nil, nil, err
 		}
+		compiled, err := rt.rt.CompileModule(ctx, code)
+		if err != nil {
+			rt.release(ctx)
+			return nil, nil, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
+		}
+		return rt, compiled, nil
 	}
+	rt, compiled, err := try()
 	if err != nil && use.ReadOnly && use.Dir != "" {
 		wasmcache.Miss(use.Dir, key, name, err.Error(), cfg.Logger)
 		rcfg.CacheDir = ""
-		if rt, err = acquireRuntime(ctx, rcfg, closeOnDone); err != nil {
-			return nil, nil, err
-		}
-		if compiled, err = rt.rt.CompileModule(ctx, code); err != nil {
-			rt.release(ctx)
-		}
+		rt, compiled, err = try()
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
+		return nil, nil, err
 	}
 	if use.Dir != "" && !use.ReadOnly {
 		if err := wasmcache.Mark(use.Dir, key); err != nil {

@@ -39,11 +39,13 @@ func compilePlugin(ctx context.Context, wasm []byte, cfg Config, wasi bool, name
 		}
 		compiled, err = extism.NewCompiledPlugin(ctx, manifestFor(wasm, cfg),
 			extism.PluginConfig{RuntimeConfig: runtimeConfig(cfg, cache), EnableWasi: wasi}, nil)
-		if err != nil && cache != nil {
-			cache.release(ctx)
-			cache = nil
+		if err != nil {
+			if cache != nil {
+				cache.release(ctx)
+			}
+			return nil, nil, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
 		}
-		return cache, compiled, err
+		return cache, compiled, nil
 	}
 	cache, compiled, err := try(use.Dir)
 	if err != nil && use.ReadOnly && use.Dir != "" {
@@ -51,7 +53,7 @@ func compilePlugin(ctx context.Context, wasm []byte, cfg Config, wasi bool, name
 		cache, compiled, err = try("")
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
+		return nil, nil, err
 	}
 	if use.Dir != "" && !use.ReadOnly {
 		if err := wasmcache.Mark(use.Dir, key); err != nil {
