@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/internal/wasmcache"
 	"github.com/dynafold/dynafold/internal/wasmcache/wasmcachetest"
 )
 
@@ -98,5 +101,57 @@ func TestW5_ReadOnlyPrecompiledCache(t *testing.T) {
 				t.Errorf("Precompile into the read-only cache: %v, want ErrConfig", err)
 			}
 		})
+	}
+}
+
+// TestW5_ReadOnlyCacheStaleMarker: the directory says the module was
+// precompiled but wazero's entry is gone (as when the cache was compiled on
+// a CPU with other features): on an unwritable directory wazero's attempt
+// to add the entry fails, and the module compiles again in memory instead
+// of failing, with the warning.
+func TestW5_ReadOnlyCacheStaleMarker(t *testing.T) {
+	ctx := context.Background()
+	wasm := orderSummaryWasm(t)
+	dir := t.TempDir()
+	if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := filepath.Glob(filepath.Join(wasmcache.VersionDir(dir), "*"))
+	var entries []string // wazero's: 64 hex digits
+	for _, e := range all {
+		if len(filepath.Base(e)) == 64 && !strings.Contains(filepath.Base(e), "-") {
+			entries = append(entries, e)
+		}
+	}
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("wazero's entries: %v (%v), want 1", entries, err)
+	}
+	if err := os.Remove(entries[0]); err != nil {
+		t.Fatal(err)
+	}
+	view, how := wasmcachetest.MakeReadOnly(t, dir)
+	t.Logf("read-only by %s", how)
+	logs := &syncLog{}
+	p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: view, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatalf("load with a stale marker: %v", err)
+	}
+	defer p.Close(ctx)
+	mustFold(t, p)
+	if strings.HasPrefix(how, "simulated") {
+		return // the directory is writable after all: wazero added its entry
+	}
+	if got := plugin.CacheDirInUse(p); got != "" {
+		t.Errorf("compiled with cache %q, want in memory", got)
+	}
+	if !strings.Contains(logs.String(), "host plugin precompile") {
+		t.Errorf("no warning naming `host plugin precompile`:\n%s", logs)
+	}
+}
+
+func mustFold(t *testing.T, p *plugin.Plugin) {
+	t.Helper()
+	if _, err := p.Evolve(context.Background(), orderRun(2)); err != nil {
+		t.Fatal(err)
 	}
 }

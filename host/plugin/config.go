@@ -39,7 +39,10 @@ type Config struct {
 	// in a Lambda zip or a container image. A directory found unwritable (a
 	// probe, once per process) is read-only too. A read-only cache serves
 	// the modules precompiled into it; any other module compiles in memory
-	// at every start (logged once as a warning) and nothing fails.
+	// at every start (logged once as a warning) and nothing fails. Should
+	// wazero miss a module marked as precompiled (code compiled for a CPU
+	// with other features), it tries to add its entry: on an unwritable
+	// directory that fails and the module compiles in memory.
 	CacheReadOnly bool
 	// Logger receives load events, call failures and the guest's stdout and
 	// stderr (debug level). Nil discards them.
