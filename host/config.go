@@ -57,7 +57,11 @@ type StreamConfig struct {
 
 // PluginDefaults are sandbox limits applied to every plugin (SPEC W4, W5).
 type PluginDefaults struct {
-	CacheDir         string   `json:"cacheDir,omitempty"`
+	CacheDir string `json:"cacheDir,omitempty"`
+	// CacheReadOnly says CacheDir ships read-only (a Lambda zip, a
+	// container image): it serves the plugins `host plugin precompile`
+	// compiled into it and is never written (see plugin.Config).
+	CacheReadOnly    bool     `json:"cacheReadOnly,omitempty"`
 	PoolSize         int      `json:"poolSize,omitempty"`
 	MemoryLimitPages uint32   `json:"memoryLimitPages,omitempty"`
 	CallTimeout      Duration `json:"callTimeout,omitempty"`

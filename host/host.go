@@ -200,7 +200,7 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 	// Extism PDK plugin (SPEC W3).
 	p, _, err := transport.LoadFile(ctx, path, plugin.Config{
 		PoolSize: max(pd.PoolSize, pc.Concurrency), MemoryLimitPages: pd.MemoryLimitPages,
-		CallTimeout: time.Duration(pd.CallTimeout), CacheDir: cacheDir, Logger: h.log,
+		CallTimeout: time.Duration(pd.CallTimeout), CacheDir: cacheDir, CacheReadOnly: pd.CacheReadOnly, Logger: h.log,
 		GuestLog: h.cfg.guestLog(pc.Name),
 	})
 	if err != nil {

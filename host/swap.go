@@ -43,7 +43,7 @@ func (c *Config) NewHotSwap(ctx context.Context, projection, pluginPath string, 
 	pd := c.Plugins
 	cfg := swap.Config{
 		Plugin: plugin.Config{PoolSize: max(pd.PoolSize, concurrency), MemoryLimitPages: pd.MemoryLimitPages,
-			CallTimeout: time.Duration(pd.CallTimeout), CacheDir: c.rel(pd.CacheDir), Logger: log,
+			CallTimeout: time.Duration(pd.CallTimeout), CacheDir: c.rel(pd.CacheDir), CacheReadOnly: pd.CacheReadOnly, Logger: log,
 			GuestLog: c.guestLog(projection)},
 		WrittenBy: writtenBy,
 		Logger:    log.With("projection", projection),

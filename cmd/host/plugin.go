@@ -123,6 +123,7 @@ func runPluginPrecompile(ctx context.Context, args []string) error {
 	// wazero compiles to this machine's code: the cache serves hosts of the
 	// same OS and architecture (and wazero version) only.
 	fmt.Fprintf(pluginOut, "the cache serves %s/%s hosts; for another target, run a host binary built for it (e.g. GOARCH=arm64 for Graviton)\n", runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(pluginOut, "ship %s read-only beside the binary (plugins.cacheReadOnly, or the host finds it unwritable): hosts read it and never write it\n", *cache)
 	return nil
 }
 

@@ -6,7 +6,11 @@
 //	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -o bootstrap ./cmd/lambda
 //
 // and ship bootstrap, dynafold.json and the plugins (.wasm) in the
-// function's package. The host is built once, at cold start, and reused by
+// function's package, with a compilation cache filled by
+// `host plugin precompile --config dynafold.json` (a host binary built for
+// the same GOARCH) and "plugins": {"cacheDir": "cache", "cacheReadOnly":
+// true}: the package is read-only, and without a precompiled cache every
+// cold start compiles the plugins (about a second for a Go plugin). The host is built once, at cold start, and reused by
 // every invocation; an error building it fails the init (logged), and
 // Lambda retries it on the next invocation.
 //

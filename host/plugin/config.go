@@ -39,8 +39,18 @@ type Config struct {
 	// instantiation of a new instance.
 	CallTimeout time.Duration
 	// CacheDir, when set, is a directory where compiled code is cached
-	// across processes.
+	// across processes. `host plugin precompile` (Precompile) fills one to
+	// ship beside the binary.
 	CacheDir string
+	// CacheReadOnly says CacheDir must never be written, as when it ships
+	// in a Lambda zip or a container image. A directory found unwritable (a
+	// probe, once per process) is read-only too. A read-only cache serves
+	// the modules precompiled into it; any other module compiles in memory
+	// at every start (logged once as a warning) and nothing fails. Should
+	// wazero miss a module marked as precompiled (code compiled for a CPU
+	// with other features), it tries to add its entry: on an unwritable
+	// directory that fails and the module compiles in memory.
+	CacheReadOnly bool
 	// Logger receives load events, call failures, the guest's stdout and
 	// stderr (debug level) and, with GuestLog enabled, the guest's log
 	// messages. Nil discards them.

@@ -97,4 +97,13 @@
 // one wazero.Runtime; with Config.CacheDir set, compiled code is kept in that
 // directory (wazero's file compilation cache), so a later process skips
 // compilation (SPEC W5, Y6). Precompile fills the cache ahead of time.
+//
+// A cache directory shipped in a Lambda zip or a container image is
+// read-only: Config.CacheReadOnly says so, and a directory the host cannot
+// write (a probe at the first load in a process) is treated the same. wazero
+// writes its cache on every miss and fails the compilation when it cannot,
+// so a read-only cache is used only for modules Precompile (or a load into
+// the directory while it was writable) marked there, in wazero's
+// version-specific subdirectory; any other module compiles in memory, with
+// one warning naming `host plugin precompile`, and nothing is written.
 package plugin

@@ -1,6 +1,12 @@
 package plugin
 
-import "time"
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dynafold/dynafold/abi"
+)
 
 // SetInstrumentForTest turns the loop instrumentation off (false) or on,
 // so benchmarks can compare with wazero's close-on-context-done.
@@ -12,4 +18,44 @@ func SetGuestLogEveryForTest(d time.Duration) (restore func()) {
 	old := guestLogEvery
 	guestLogEvery = d
 	return func() { guestLogEvery = old }
+}
+
+// CacheDirInUse returns the directory of the wazero file cache p was
+// compiled with; "" when it compiled in memory.
+func CacheDirInUse(p *Plugin) string { return p.rt.key.cacheDir }
+
+// FillPoolForTest creates every instance of p's pool, holding them all at
+// once, and folds req once on each (the memory benchmark's pool).
+func (p *Plugin) FillPoolForTest(ctx context.Context, req *abi.EvolveRequest) error {
+	var held []*instance
+	defer func() {
+		for _, in := range held {
+			p.pool.Release(ctx, in)
+		}
+	}()
+	for range p.cfg.PoolSize {
+		in, err := p.pool.Acquire(ctx, ErrClosed)
+		if err != nil {
+			return err
+		}
+		held = append(held, in)
+		var out []byte
+		if _, err := in.guarded(ctx, p.cfg.CallTimeout, func(ctx context.Context) (err error) {
+			out, err = in.invoke(ctx, abi.CapEvolve, abi.AppendEvolveRequest(nil, req))
+			return err
+		}); err != nil {
+			return err
+		}
+		body, err := p.body(abi.CapEvolve, out)
+		if err != nil {
+			return err
+		}
+		if _, err := abi.DecodeEvolveResponse(body); err != nil {
+			return err
+		}
+	}
+	if s := p.Stats(); s.Live != p.cfg.PoolSize {
+		return fmt.Errorf("%d live instances, want %d", s.Live, p.cfg.PoolSize)
+	}
+	return nil
 }

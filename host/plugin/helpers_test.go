@@ -13,6 +13,7 @@ import (
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
+	"github.com/dynafold/dynafold/internal/wasmcache/wasmcachetest"
 )
 
 var (
@@ -22,6 +23,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	wasmcachetest.RunChild(childStart) // a child of BenchmarkColdStartProcess
 	dir, err := os.MkdirTemp("", "dynafold-plugin-test-")
 	if err != nil {
 		panic(err)

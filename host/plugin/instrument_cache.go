@@ -14,7 +14,9 @@ const instrumentVersion = 2
 // instrumentCached is instrumentFor with the result kept in cacheDir (next
 // to wazero's compiled code), so a warm cold start skips the rewrite too. The
 // cache is trusted as much as wazero's, which holds native code.
-func instrumentCached(cacheDir string, wasm []byte, sum [32]byte) ([]byte, error) {
+// A read-only cache is only read.
+func instrumentCached(cfg Config, wasm []byte, sum [32]byte) ([]byte, error) {
+	cacheDir := cfg.CacheDir
 	if cacheDir == "" || skipInstrument {
 		return instrumentFor(wasm)
 	}
@@ -23,8 +25,8 @@ func instrumentCached(cacheDir string, wasm []byte, sum [32]byte) ([]byte, error
 		return code, nil
 	}
 	code, err := instrument(wasm)
-	if err != nil {
-		return nil, err
+	if err != nil || cacheReadOnly(cfg) {
+		return code, err
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err == nil {
 		if tmp, err := os.CreateTemp(cacheDir, "dynafold-instrumented-*.tmp"); err == nil {

@@ -60,7 +60,9 @@ func Load(ctx context.Context, wasm []byte, cfg Config) (*Plugin, error) {
 
 // Precompile compiles a module into cfg.CacheDir, so that a later Load with
 // the same CacheDir and MemoryLimitPages (in this or another process) skips
-// compilation (SPEC W5, Y6). It does not instantiate the module.
+// compilation (SPEC W5, Y6), also a Load that opens the directory read-only
+// (Config.CacheReadOnly) as a Lambda zip or a container image ships it;
+// CacheDir must be writable now. It does not instantiate the module.
 func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
@@ -69,19 +71,18 @@ func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
 	if cfg.CacheDir == "" {
 		return fmt.Errorf("%w: Precompile needs a CacheDir", ErrConfig)
 	}
-	code, ierr := instrumentCached(cfg.CacheDir, wasm, sha256.Sum256(wasm))
+	if cacheReadOnly(cfg) {
+		return fmt.Errorf("%w: Precompile needs a writable CacheDir; %s is read-only", ErrConfig, cfg.CacheDir)
+	}
+	code, ierr := instrumentCached(cfg, wasm, sha256.Sum256(wasm))
 	if ierr != nil {
 		code = wasm
 	}
-	rt, err := acquireRuntime(ctx, cfg, ierr != nil)
+	rt, compiled, err := compile(ctx, cfg, code, ierr != nil, "")
 	if err != nil {
 		return err
 	}
 	defer rt.release(ctx)
-	compiled, err := rt.rt.CompileModule(ctx, code)
-	if err != nil {
-		return fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
-	}
 	return compiled.Close(ctx)
 }
 
@@ -106,7 +107,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		return fail(err)
 	}
 	start := time.Now()
-	code, ierr := instrumentCached(cfg.CacheDir, wasm, sum)
+	code, ierr := instrumentCached(cfg, wasm, sum)
 	if ierr != nil {
 		cfg.Logger.Info("plugin not instrumented; timeouts use wazero's slower close-on-context-done",
 			"plugin", name, "reason", ierr)
@@ -115,19 +116,16 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 			return fail(fmt.Errorf("%w: MaxLoopIterations needs the loop instrumentation, which this module does not allow: %w", ErrConfig, ierr))
 		}
 	}
-	rt, err := acquireRuntime(ctx, cfg, ierr != nil)
+	rt, compiled, err := compile(ctx, cfg, code, ierr != nil, name)
 	if err != nil {
 		return fail(err)
 	}
-	p := &Plugin{cfg: cfg, name: name, wasmHash: hash, rt: rt}
+	p := &Plugin{cfg: cfg, name: name, wasmHash: hash, rt: rt, compiled: compiled}
 	defer func() {
 		if err != nil {
 			p.release(context.WithoutCancel(ctx))
 		}
 	}()
-	if p.compiled, err = rt.rt.CompileModule(ctx, code); err != nil {
-		return fail(fmt.Errorf("%w: compile: %v", ErrInvalidModule, err))
-	}
 	if err = checkExports(p.compiled); err != nil {
 		return fail(err)
 	}

@@ -1,6 +1,11 @@
 package extism
 
-import "context"
+import (
+	"context"
+	"fmt"
+
+	"github.com/dynafold/dynafold/abi"
+)
 
 // CallVersion calls dynafold_abi_version on a pooled instance: the cost of
 // an Extism call that does nothing (BenchmarkCallOverhead).
@@ -18,3 +23,41 @@ func (p *Plugin) CallVersion(ctx context.Context) error {
 // for plugins loaded afterwards, to measure its cost: without it a timeout
 // cannot stop a guest.
 func SetCloseOnContextDone(on bool) { closeOnContextDone = on }
+
+// CacheDirInUse returns the directory of the wazero file cache p was
+// compiled with; "" when it compiled in memory.
+func (p *Plugin) CacheDirInUse() string {
+	if p.cache == nil {
+		return ""
+	}
+	return p.cache.dir
+}
+
+// FillPoolForTest creates every instance of p's pool, holding them all at
+// once, and folds req once on each (the memory benchmark's pool).
+func (p *Plugin) FillPoolForTest(ctx context.Context, req *abi.EvolveRequest) error {
+	var held []*instance
+	defer func() {
+		for _, in := range held {
+			p.pool.Release(ctx, in)
+		}
+	}()
+	for range p.cfg.PoolSize {
+		in, err := p.pool.Acquire(ctx, ErrClosed)
+		if err != nil {
+			return err
+		}
+		held = append(held, in)
+		body, err := p.invoke(ctx, in, abi.CapEvolve, abi.AppendEvolveRequest(nil, req))
+		if err != nil {
+			return err
+		}
+		if _, err := abi.DecodeEvolveResponse(body); err != nil {
+			return err
+		}
+	}
+	if s := p.Stats(); s.Live != p.cfg.PoolSize {
+		return fmt.Errorf("%d live instances, want %d", s.Live, p.cfg.PoolSize)
+	}
+	return nil
+}

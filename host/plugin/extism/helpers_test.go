@@ -17,6 +17,7 @@ import (
 	"github.com/dynafold/dynafold/host/plugin/extism"
 	"github.com/dynafold/dynafold/host/plugin/extism/asbuild"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
+	"github.com/dynafold/dynafold/internal/wasmcache/wasmcachetest"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 	guest "github.com/dynafold/dynafold/sdk-guest"
 )
@@ -35,6 +36,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	wasmcachetest.RunChild(childStart) // a child of BenchmarkColdStartProcess
 	dir, err := os.MkdirTemp("", "dynafold-extism-test-")
 	if err != nil {
 		panic(err)

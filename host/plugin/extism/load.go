@@ -19,6 +19,7 @@ import (
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/internal/guestlog"
 	"github.com/dynafold/dynafold/internal/instpool"
+	"github.com/dynafold/dynafold/internal/wasmcache"
 )
 
 // Plugin is a loaded Extism plugin: an extism.CompiledPlugin and a pool of
@@ -76,7 +77,9 @@ func Load(ctx context.Context, wasm []byte, cfg Config) (*Plugin, error) {
 // Precompile compiles a module (and the Extism kernel) into cfg.CacheDir,
 // so that a later Load with the same CacheDir and MemoryLimitPages, in this
 // or another process, skips compilation (SPEC W5, Y6). It validates the
-// module's imports and exports but does not instantiate it.
+// module's imports and exports but does not instantiate it. The later Load
+// may open CacheDir read-only (Config.CacheReadOnly); it must be writable
+// now.
 func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
@@ -93,15 +96,15 @@ func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	cache, err := acquireCache(cfg.CacheDir)
+	if wasmcache.ReadOnly(cfg.CacheDir, cfg.CacheReadOnly) {
+		return fmt.Errorf("%w: Precompile needs a writable CacheDir; %s is read-only", ErrConfig, cfg.CacheDir)
+	}
+	cache, compiled, err := compilePlugin(ctx, wasm, cfg, wasi, "")
 	if err != nil {
 		return err
 	}
-	defer cache.release(ctx)
-	compiled, err := extism.NewCompiledPlugin(ctx, manifestFor(wasm, cfg),
-		extism.PluginConfig{RuntimeConfig: runtimeConfig(cfg, cache), EnableWasi: wasi}, nil)
-	if err != nil {
-		return fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
+	if cache != nil {
+		defer cache.release(ctx)
 	}
 	return compiled.Close(ctx)
 }
@@ -170,15 +173,8 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 			p.release(context.WithoutCancel(ctx))
 		}
 	}()
-	if cfg.CacheDir != "" {
-		if p.cache, err = acquireCache(cfg.CacheDir); err != nil {
-			return fail(err)
-		}
-	}
-	p.compiled, err = extism.NewCompiledPlugin(ctx, manifestFor(wasm, cfg),
-		extism.PluginConfig{RuntimeConfig: runtimeConfig(cfg, p.cache), EnableWasi: wasi}, nil)
-	if err != nil {
-		return fail(fmt.Errorf("%w: compile: %v", ErrInvalidModule, err))
+	if p.cache, p.compiled, err = compilePlugin(ctx, wasm, cfg, wasi, name); err != nil {
+		return fail(err)
 	}
 	if importsLog(mod) && cfg.GuestLog.Enabled {
 		p.logs = guestlog.New(cfg.Logger, &p.name, cfg.GuestLog.Rate, cfg.GuestLog.Burst, guestLogEvery)

@@ -1,0 +1,157 @@
+package plugin_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/internal/wasmcache"
+	"github.com/dynafold/dynafold/internal/wasmcache/wasmcachetest"
+)
+
+// syncLog collects a logger's output.
+type syncLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestW5_ReadOnlyPrecompiledCache precompiles order-summary into a
+// directory and loads from it read-only, as a Lambda zip or a container
+// image ships it: configured read-only (plugins.cacheReadOnly) on a
+// directory that is in fact writable, and found read-only by the probe on
+// a directory that is (a read-only bind mount for root, else 0555). The
+// precompiled module compiles from the directory's wazero cache (a miss
+// there would add a file, and the directory must not change); a module
+// never precompiled still loads, in memory, with one warning naming
+// `host plugin precompile`; nothing is written.
+func TestW5_ReadOnlyPrecompiledCache(t *testing.T) {
+	ctx := context.Background()
+	wasm := orderSummaryWasm(t)
+	for _, mode := range []string{"configured", "unwritable"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}); err != nil {
+				t.Fatal(err)
+			}
+			view, how := dir, "plugins.cacheReadOnly on a writable directory"
+			if mode == "unwritable" {
+				view, how = wasmcachetest.MakeReadOnly(t, dir)
+			}
+			t.Logf("read-only by %s", how)
+			before := wasmcachetest.Snapshot(t, dir)
+			logs := &syncLog{}
+			cfg := plugin.Config{CacheDir: view, CacheReadOnly: mode == "configured",
+				Logger: slog.New(slog.NewTextHandler(logs, nil))}
+
+			p, err := plugin.Load(ctx, wasm, cfg)
+			if err != nil {
+				t.Fatalf("load the precompiled module: %v", err)
+			}
+			defer p.Close(ctx)
+			if got := plugin.CacheDirInUse(p); got != view {
+				t.Errorf("precompiled module compiled with cache %q, want the read-only %q", got, view)
+			}
+			if _, err := p.Evolve(ctx, orderRun(3)); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(logs.String(), "precompile") {
+				t.Errorf("a precompiled module logged a miss:\n%s", logs)
+			}
+
+			other := testGuest(t, "good") // never precompiled
+			for i := range 2 {
+				q, err := plugin.Load(ctx, other, cfg)
+				if err != nil {
+					t.Fatalf("load a module not in the read-only cache (%d): %v", i, err)
+				}
+				if got := plugin.CacheDirInUse(q); got != "" {
+					t.Errorf("module not in the cache compiled with cache %q, want in memory", got)
+				}
+				mustServe(t, q)
+				if err := q.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := strings.Count(logs.String(), "host plugin precompile"); n != 1 {
+				t.Errorf("%d warnings naming `host plugin precompile`, want 1:\n%s", n, logs)
+			}
+			if after := wasmcachetest.Snapshot(t, dir); after != before {
+				t.Errorf("the read-only cache changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			if err := plugin.Precompile(ctx, other, cfg); !errors.Is(err, plugin.ErrConfig) {
+				t.Errorf("Precompile into the read-only cache: %v, want ErrConfig", err)
+			}
+		})
+	}
+}
+
+// TestW5_ReadOnlyCacheStaleMarker: the directory says the module was
+// precompiled but wazero's entry is gone (as when the cache was compiled on
+// a CPU with other features): on an unwritable directory wazero's attempt
+// to add the entry fails, and the module compiles again in memory instead
+// of failing, with the warning.
+func TestW5_ReadOnlyCacheStaleMarker(t *testing.T) {
+	ctx := context.Background()
+	wasm := orderSummaryWasm(t)
+	dir := t.TempDir()
+	if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := filepath.Glob(filepath.Join(wasmcache.VersionDir(dir), "*"))
+	var entries []string // wazero's: 64 hex digits
+	for _, e := range all {
+		if len(filepath.Base(e)) == 64 && !strings.Contains(filepath.Base(e), "-") {
+			entries = append(entries, e)
+		}
+	}
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("wazero's entries: %v (%v), want 1", entries, err)
+	}
+	if err := os.Remove(entries[0]); err != nil {
+		t.Fatal(err)
+	}
+	view, how := wasmcachetest.MakeReadOnly(t, dir)
+	t.Logf("read-only by %s", how)
+	logs := &syncLog{}
+	p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: view, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatalf("load with a stale marker: %v", err)
+	}
+	defer p.Close(ctx)
+	mustFold(t, p)
+	if strings.HasPrefix(how, "simulated") {
+		return // the directory is writable after all: wazero added its entry
+	}
+	if got := plugin.CacheDirInUse(p); got != "" {
+		t.Errorf("compiled with cache %q, want in memory", got)
+	}
+	if !strings.Contains(logs.String(), "host plugin precompile") {
+		t.Errorf("no warning naming `host plugin precompile`:\n%s", logs)
+	}
+}
+
+func mustFold(t *testing.T, p *plugin.Plugin) {
+	t.Helper()
+	if _, err := p.Evolve(context.Background(), orderRun(2)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,143 @@
+package wasmcachetest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynafold/dynafold/host/plugin"
+)
+
+// The environment of a child started by StartChild.
+const (
+	envChild    = "DYNAFOLD_COLDSTART_CHILD" // "fold" or "rss"
+	envWasm     = "DYNAFOLD_COLDSTART_WASM"
+	envCache    = "DYNAFOLD_COLDSTART_CACHE"
+	envReadOnly = "DYNAFOLD_COLDSTART_READONLY"
+	envPool     = "DYNAFOLD_COLDSTART_POOL"
+)
+
+// Start is what a child does with the module the parent named: load it
+// with cfg and fold once; with fill, also create every instance of the pool
+// (cfg.PoolSize) and fold once on each. It returns the loaded plugin, kept
+// alive until the child has measured itself.
+type Start func(ctx context.Context, wasm []byte, cfg plugin.Config, fill bool) (any, error)
+
+// RunChild, called first in a test binary's TestMain, makes the binary the
+// child that StartChild starts: it runs start, prints "first-fold" (and,
+// for a memory measurement, its VmRSS and VmHWM) and exits. In any other
+// process it returns at once.
+func RunChild(start Start) {
+	mode := os.Getenv(envChild)
+	if mode == "" {
+		return
+	}
+	if err := runChild(mode, start); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func runChild(mode string, start Start) error {
+	ctx := context.Background()
+	var keep any
+	if path := os.Getenv(envWasm); path != "" {
+		wasm, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pool, _ := strconv.Atoi(os.Getenv(envPool))
+		cfg := plugin.Config{CacheDir: os.Getenv(envCache), CacheReadOnly: os.Getenv(envReadOnly) != "", PoolSize: pool}
+		if keep, err = start(ctx, wasm, cfg, mode == "rss"); err != nil {
+			return err
+		}
+	}
+	fmt.Println("first-fold")
+	if mode == "rss" {
+		status, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("rss %d %d\n", statusKB(string(status), "VmRSS:"), statusKB(string(status), "VmHWM:"))
+	}
+	runtime.KeepAlive(keep)
+	return nil
+}
+
+// statusKB returns a /proc/self/status field in kB.
+func statusKB(status, field string) int {
+	for _, line := range strings.Split(status, "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return n
+		}
+	}
+	return -1
+}
+
+// Child is the measurement of one child process.
+type Child struct {
+	// FirstFold is the wall time from starting the process (exec) to its
+	// first fold's result: Go runtime start, package init, reading the
+	// module, runtime, compilation or cache, instantiation, describe and
+	// one evolve.
+	FirstFold time.Duration
+	// RSSMB and HWMMB are the child's resident memory (VmRSS) and its
+	// peak (VmHWM) after the pool was filled, in MiB (with rss only).
+	RSSMB, HWMMB float64
+}
+
+// StartChild starts this test binary as a child (see RunChild) that loads
+// the module at wasmPath ("" loads nothing: the process alone) with
+// cacheDir, read-only or not, and a pool of pool instances, and measures it;
+// with rss the child fills its pool and reports its memory.
+func StartChild(tb testing.TB, wasmPath, cacheDir string, readOnly bool, pool int, rss bool) Child {
+	tb.Helper()
+	mode := "fold"
+	if rss {
+		mode = "rss"
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChild+"="+mode, envWasm+"="+wasmPath, envCache+"="+cacheDir,
+		envPool+"="+strconv.Itoa(pool))
+	if readOnly {
+		cmd.Env = append(cmd.Env, envReadOnly+"=1")
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	var c Child
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "first-fold" && c.FirstFold == 0 {
+			c.FirstFold = time.Since(start)
+		}
+		var rssKB, hwmKB int
+		if n, _ := fmt.Sscanf(line, "rss %d %d", &rssKB, &hwmKB); n == 2 {
+			c.RSSMB, c.HWMMB = float64(rssKB)/1024, float64(hwmKB)/1024
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		tb.Fatalf("child: %v\n%s", err, stderr.String())
+	}
+	if c.FirstFold == 0 || (rss && c.RSSMB == 0) {
+		tb.Fatalf("the child reported no first fold or memory:\n%s", stderr.String())
+	}
+	return c
+}
