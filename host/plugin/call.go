@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/host/plugin/internal/determinism"
 )
 
 // Output status bytes of the calling convention.
@@ -203,9 +204,7 @@ func (p *Plugin) memoryExhausted(in *instance, reason string) bool {
 	if reason != "" || in == nil || in.mem == nil {
 		return false
 	}
-	pages := uint64(in.mem.Size()) / 65536
-	limit := uint64(p.cfg.MemoryLimitPages)
-	return pages >= limit-limit/16
+	return determinism.NearLimit(uint64(in.mem.Size())/65536, uint64(p.cfg.MemoryLimitPages))
 }
 
 // trapText shortens wazero's "wasm error: unreachable\nwasm stack trace:

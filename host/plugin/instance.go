@@ -8,6 +8,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/dynafold/dynafold/host/plugin/internal/determinism"
 )
 
 // Export names of the calling convention.
@@ -24,7 +26,7 @@ type instance struct {
 	alloc   api.Function
 	fns     map[string]api.Function // capability -> export
 	out     *guestOutput
-	rnd     *detRand
+	rnd     *determinism.Rand
 	stack   [2]uint64
 	scratch []byte      // the encoded request, reused across calls
 	busy    atomic.Bool // set while a call holds the instance
@@ -39,8 +41,8 @@ type instance struct {
 // not _initialize is a command, not a reactor, and is refused. With logs,
 // the instance's dynafold.log calls reach logs.sink.
 func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, out *guestOutput, logs *guestLogs, timeout time.Duration) (*instance, error) {
-	rnd := &detRand{}
-	rnd.reset()
+	rnd := &determinism.Rand{}
+	rnd.Reset()
 	mod, err := rt.InstantiateModule(ctx, compiled, moduleConfig(out, rnd))
 	if err != nil {
 		return nil, err
@@ -109,7 +111,7 @@ func (in *instance) invoke(ctx context.Context, fn string, input []byte) ([]byte
 	f := in.fns[fn]
 	in.fn = fn
 	in.out.reset()
-	in.rnd.reset()
+	in.rnd.Reset()
 	var ptr uint32
 	if len(input) > 0 {
 		in.stack[0] = uint64(len(input))

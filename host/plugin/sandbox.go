@@ -7,37 +7,9 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/dynafold/dynafold/host/plugin/internal/determinism"
 )
-
-// randSeed seeds the deterministic random source of every call.
-const randSeed = 0x6479_6e61_666f_6c64 // "dynafold"
-
-// detRand is the random source of one instance: a splitmix64 stream reset to
-// randSeed before each call, so random_get returns the same bytes for the same
-// call on any instance. wazero's own default (a math/rand source seeded with
-// 42 once per instance) would make the bytes depend on the instance's history.
-type detRand struct{ state uint64 }
-
-func (r *detRand) reset() { r.state = randSeed }
-
-// Read implements io.Reader.
-func (r *detRand) Read(p []byte) (int, error) {
-	for i := 0; i < len(p); {
-		r.state += 0x9e3779b97f4a7c15
-		z := r.state
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-		z ^= z >> 31
-		for j := 0; j < 8 && i < len(p); j++ {
-			p[i] = byte(z >> (8 * j))
-			i++
-		}
-	}
-	return len(p), nil
-}
-
-// epoch is the frozen wall clock: the Unix epoch, whatever the host's time.
-func epoch() (sec int64, nsec int32) { return 0, 0 }
 
 // outputLimit bounds the guest output kept per call to explain a failure:
 // the first half of the limit (where a Go guest writes "panic: ...") and the
@@ -107,12 +79,12 @@ func (o *guestOutput) reason() string {
 // with no filesystem, environment, arguments or network; a frozen wall clock;
 // wazero's fake monotonic clock and no-op sleep; a deterministic random
 // source; captured output; and no start function.
-func moduleConfig(out *guestOutput, rnd *detRand) wazero.ModuleConfig {
+func moduleConfig(out *guestOutput, rnd *determinism.Rand) wazero.ModuleConfig {
 	return wazero.NewModuleConfig().
 		WithName("").         // anonymous: many instances of one module in a runtime
 		WithStartFunctions(). // _initialize runs under the watchdog (newInstance)
 		WithStdout(outStream{out, "stdout"}).
 		WithStderr(outStream{out, "stderr"}).
 		WithRandSource(rnd).
-		WithWalltime(epoch, sys.ClockResolution(1000))
+		WithWalltime(determinism.Epoch, sys.ClockResolution(1000))
 }

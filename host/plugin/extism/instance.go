@@ -8,13 +8,15 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/dynafold/dynafold/host/plugin/internal/determinism"
 )
 
 // instance is one extism.Plugin (the guest module and its own Extism
 // kernel). It is used by one call at a time.
 type instance struct {
 	p       *extism.Plugin
-	rnd     *detRand
+	rnd     *determinism.Rand
 	scratch []byte // the encoded request, reused across calls
 	// kernelBase is the size of the Extism kernel's memory when the
 	// instance was created: what is left under the limit holds a request.
@@ -28,11 +30,11 @@ type instance struct {
 // frozen at the epoch, wazero's fake monotonic clock and a deterministic
 // random source reset before every call (as host/plugin does).
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
-	rnd := &detRand{}
-	rnd.reset()
+	rnd := &determinism.Rand{}
+	rnd.Reset()
 	mc := wazero.NewModuleConfig().
 		WithRandSource(rnd).
-		WithWalltime(epoch, sys.ClockResolution(1000))
+		WithWalltime(determinism.Epoch, sys.ClockResolution(1000))
 	ep, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, err
@@ -75,7 +77,7 @@ func (p *Plugin) invoke(ctx context.Context, in *instance, fn string, input []by
 			p.cfg.MemoryLimitPages, len(input)))
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-	in.rnd.reset()
+	in.rnd.Reset()
 	in.fn = fn
 	rc, out, err := in.p.CallWithContext(cctx, fn, input)
 	if err != nil {
@@ -120,34 +122,5 @@ func (p *Plugin) kernelExhausted(in *instance) bool {
 	if mem == nil {
 		return false
 	}
-	pages := uint64(mem.Size()) / 65536
-	limit := uint64(p.cfg.MemoryLimitPages)
-	return pages >= limit-limit/16
+	return determinism.NearLimit(uint64(mem.Size())/65536, uint64(p.cfg.MemoryLimitPages))
 }
-
-// detRand is the random source of one instance: a splitmix64 stream reset to
-// a fixed seed before each call.
-type detRand struct{ state uint64 }
-
-const randSeed = 0x6479_6e61_666f_6c64 // "dynafold"
-
-func (r *detRand) reset() { r.state = randSeed }
-
-// Read implements io.Reader.
-func (r *detRand) Read(p []byte) (int, error) {
-	for i := 0; i < len(p); {
-		r.state += 0x9e3779b97f4a7c15
-		z := r.state
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-		z ^= z >> 31
-		for j := 0; j < 8 && i < len(p); j++ {
-			p[i] = byte(z >> (8 * j))
-			i++
-		}
-	}
-	return len(p), nil
-}
-
-// epoch is the frozen wall clock: the Unix epoch, whatever the host's time.
-func epoch() (sec int64, nsec int32) { return 0, 0 }
