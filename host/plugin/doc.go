@@ -27,11 +27,12 @@
 //     failure, e.g. a Go panic message) and sent to Config.Logger at debug level;
 //   - the wall clock is frozen at the Unix epoch: time.Now in a guest always
 //     reads 1970-01-01T00:00:00Z, whatever the instance has done before;
-//   - the monotonic clock is wazero's fake clock, which advances 1 ms per
-//     reading (never the host's clock), and sleeping returns at once; a Go
-//     guest's time.Sleep(d) is its scheduler polling that clock until d has
-//     passed, about 2 ms of host time per second slept (measured), so a
-//     sleep of minutes is quick and one of hours meets CallTimeout;
+//   - the monotonic clock is virtual (never the host's clock): reading it
+//     does not move it, sleeping (poll_oneoff with a timeout) moves it by
+//     exactly the time asked for and returns at once, so time.Sleep of an
+//     hour costs nothing and a call measures the same elapsed times on any
+//     instance, machine or load; a guest that waits for the clock to move
+//     without sleeping runs into CallTimeout;
 //   - random_get is a deterministic generator that is reset to the same seed
 //     before every call, so a call sees the same "random" bytes whichever
 //     instance serves it and whatever that instance served before.

@@ -43,7 +43,7 @@ type instance struct {
 func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, out *guestOutput, logs *guestLogs, timeout time.Duration) (*instance, error) {
 	rnd := &determinism.Rand{}
 	rnd.Reset()
-	mod, err := rt.InstantiateModule(ctx, compiled, moduleConfig(out, rnd))
+	mod, err := rt.InstantiateModule(ctx, compiled, moduleConfig(out, rnd, &determinism.Clock{}))
 	if err != nil {
 		return nil, err
 	}

@@ -79,12 +79,14 @@ func (o *guestOutput) reason() string {
 // with no filesystem, environment, arguments or network; a frozen wall clock;
 // wazero's fake monotonic clock and no-op sleep; a deterministic random
 // source; captured output; and no start function.
-func moduleConfig(out *guestOutput, rnd *determinism.Rand) wazero.ModuleConfig {
+func moduleConfig(out *guestOutput, rnd *determinism.Rand, clk *determinism.Clock) wazero.ModuleConfig {
 	return wazero.NewModuleConfig().
 		WithName("").         // anonymous: many instances of one module in a runtime
 		WithStartFunctions(). // _initialize runs under the watchdog (newInstance)
 		WithStdout(outStream{out, "stdout"}).
 		WithStderr(outStream{out, "stderr"}).
 		WithRandSource(rnd).
-		WithWalltime(determinism.Epoch, sys.ClockResolution(1000))
+		WithWalltime(determinism.Epoch, sys.ClockResolution(1000)).
+		WithNanotime(clk.Nanotime, sys.ClockResolution(1)).
+		WithNanosleep(clk.Nanosleep)
 }

@@ -27,7 +27,8 @@
 //
 // The host gives the plugin the Extism kernel and, only when the module
 // imports it, WASI with the same deterministic settings as host/plugin (wall
-// clock frozen at the epoch, fake monotonic clock, a random source reset to
+// clock frozen at the epoch, a virtual monotonic clock (moved only by
+// sleeping), a random source reset to
 // one seed before every call, no filesystem, environment or arguments).
 // The manifest allows no HTTP hosts, no paths and no config, and sets
 // max_var_bytes to 0, so an instance keeps no state between calls. Config

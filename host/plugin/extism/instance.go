@@ -27,14 +27,18 @@ type instance struct {
 
 // newInstance instantiates the compiled plugin in the sandbox: no
 // filesystem, network, environment or arguments; with WASI, the wall clock
-// frozen at the epoch, wazero's fake monotonic clock and a deterministic
+// frozen at the epoch, a monotonic clock that moves only when the guest
+// sleeps (determinism.Clock) and a deterministic
 // random source reset before every call (as host/plugin does).
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	rnd := &determinism.Rand{}
 	rnd.Reset()
+	clk := &determinism.Clock{}
 	mc := wazero.NewModuleConfig().
 		WithRandSource(rnd).
-		WithWalltime(determinism.Epoch, sys.ClockResolution(1000))
+		WithWalltime(determinism.Epoch, sys.ClockResolution(1000)).
+		WithNanotime(clk.Nanotime, sys.ClockResolution(1)).
+		WithNanosleep(clk.Nanosleep)
 	ep, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, err

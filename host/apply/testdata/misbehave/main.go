@@ -6,9 +6,10 @@
 //	Loop   loops forever (the call timeout stops it)
 //	Boom   reads far outside linear memory (a trap), after the events before
 //	       it in the same call were folded
-//	Clock  reads the wall clock, sleeps n seconds (the event's data) and
-//	       busy-waits one second of the monotonic clock (the sandbox's
-//	       frozen and fake clocks make this quick and deterministic)
+//	Clock  reads the wall clock, sleeps n seconds (the event's data), then
+//	       waits until a second has passed since it started (the sandbox's
+//	       frozen wall clock and virtual monotonic clock make this instant
+//	       and deterministic: the sleep moves the clock by exactly n s)
 //
 // Any other type is counted. The row holds count, log (the versions folded),
 // now (the wall clock at the last Clock event) and waited (how long the

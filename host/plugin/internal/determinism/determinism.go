@@ -39,3 +39,33 @@ func Epoch() (sec int64, nsec int32) { return 0, 0 }
 // of, a limit of limit pages: how a guest that aborts without a message
 // (its allocator failed to grow memory) is recognised as out of memory.
 func NearLimit(pages, limit uint64) bool { return pages >= limit-limit/16 }
+
+// Clock is an instance's monotonic clock: virtual time that moves only when
+// the guest sleeps (WASI poll_oneoff with a timeout), by exactly what it
+// asked for, and never while it runs. So a sleep returns at once and costs
+// nothing, elapsed times within a call do not depend on the machine, its
+// load or the instance's history, and a guest that waits for the clock to
+// move without sleeping runs into its call timeout. (wazero's own fake
+// clock moves 1 ms at every read; a guest runtime reads it a number of times
+// that depends on its garbage collector, so the same call measured
+// different times on different instances.)
+type Clock struct{ now int64 }
+
+// clockStart is where every instance's clock starts: not zero, which some
+// runtimes take for "unset".
+const clockStart = int64(1e9)
+
+// Nanotime reads the clock.
+func (c *Clock) Nanotime() int64 {
+	if c.now == 0 {
+		c.now = clockStart
+	}
+	return c.now
+}
+
+// Nanosleep moves the clock forward by ns.
+func (c *Clock) Nanosleep(ns int64) {
+	if ns > 0 {
+		c.now = c.Nanotime() + ns
+	}
+}

@@ -26,3 +26,18 @@ func TestW4_RandRepeatsAfterReset(t *testing.T) {
 		t.Fatal("NearLimit: 481 of 512 is near, 479 is not")
 	}
 }
+
+// TestW4_ClockMovesOnlyWhenTheGuestSleeps: reads do not move the clock; a
+// sleep moves it by exactly the time asked for.
+func TestW4_ClockMovesOnlyWhenTheGuestSleeps(t *testing.T) {
+	var c Clock
+	t0 := c.Nanotime()
+	if t0 == 0 || c.Nanotime() != t0 {
+		t.Fatalf("reads moved the clock or it starts at zero: %d, %d", t0, c.Nanotime())
+	}
+	c.Nanosleep(30e9)
+	c.Nanosleep(-5)
+	if got := c.Nanotime() - t0; got != 30e9 {
+		t.Fatalf("after sleeping 30 s the clock moved %d ns", got)
+	}
+}
