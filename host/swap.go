@@ -72,7 +72,7 @@ func (c *Config) NewHotSwap(ctx context.Context, projection, pluginPath string, 
 		}
 		return nil, fmt.Errorf("projection %q: %w", projection, err)
 	}
-	return &HotSwap{Projection: projection, Swapper: sw, Source: src, between: swap.Between{Every: checkEvery(sc)}}, nil
+	return &HotSwap{Projection: projection, Swapper: sw, Source: src, between: swap.Between{Every: checkEvery(sc), Last: time.Now()}}, nil
 }
 
 // checkEvery is how often CheckSwaps checks a source: an S3 object at its

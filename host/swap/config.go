@@ -148,17 +148,26 @@ type Between struct {
 	Swapper *Swapper
 	Source  Source
 	Every   time.Duration
-	last    time.Time
+	// Last is when the source was last checked; zero: never. Set it when
+	// the module serving was just read from the source (at start), so the
+	// first check waits Every like the others.
+	Last time.Time
+	// Now returns the current time; nil is time.Now.
+	Now func() time.Time
 }
 
 // Check checks the source when Every has passed since the last check, and
 // offers a changed module (see CheckOnce). Call it from one goroutine, after
 // an invocation has returned its response.
 func (b *Between) Check(ctx context.Context) (Info, bool, error) {
-	now := time.Now()
-	if !b.last.IsZero() && now.Sub(b.last) < b.Every {
+	now := time.Now
+	if b.Now != nil {
+		now = b.Now
+	}
+	t := now()
+	if !b.Last.IsZero() && t.Sub(b.Last) < b.Every {
 		return b.Swapper.Current(), false, nil
 	}
-	b.last = now
+	b.Last = t
 	return CheckOnce(ctx, b.Swapper, b.Source)
 }

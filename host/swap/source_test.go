@@ -220,7 +220,8 @@ func TestH3_SourceConfigAndBetweenInvocations(t *testing.T) {
 	// Between: the first check polls, the next ones wait for Every.
 	src := swap.NewS3Source(client, bucket, key, time.Hour)
 	s := newSwapperFrom(t, src, swap.Config{})
-	bt := &swap.Between{Swapper: s, Source: src, Every: time.Hour}
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	bt := &swap.Between{Swapper: s, Source: src, Every: time.Hour, Now: func() time.Time { return clock }}
 	putObject(t, client, bucket, key, module(t, v2))
 	if info, changed, err := bt.Check(ctx); err != nil || !changed || info.Version != "2.0.0" {
 		t.Fatalf("first check between invocations: %+v %v %v", info, changed, err)
@@ -231,5 +232,12 @@ func TestH3_SourceConfigAndBetweenInvocations(t *testing.T) {
 	}
 	if st := src.Stats(); st.Polls != 2 {
 		t.Errorf("polls %d, want 2 (Open's and the first Between check)", st.Polls)
+	}
+	clock = clock.Add(time.Hour) // Every has passed: the next check polls
+	if info, changed, err := bt.Check(ctx); err != nil || !changed || info.Version != "1.0.0" {
+		t.Fatalf("check after Every: %+v %v %v", info, changed, err)
+	}
+	if st := src.Stats(); st.Polls != 3 {
+		t.Errorf("polls %d, want 3", st.Polls)
 	}
 }
