@@ -31,37 +31,26 @@ func compileKey(code []byte, closeOnDone bool) string {
 // read-only directory (code compiled for another CPU), the module compiles
 // again in memory rather than fail.
 func compile(ctx context.Context, cfg Config, code []byte, closeOnDone bool, name string) (*sharedRuntime, wazero.CompiledModule, error) {
-	key := compileKey(code, closeOnDone)
-	use := wasmcache.Decide(cfg.CacheDir, cfg.CacheReadOnly, key, name, cfg.Logger)
-	rcfg := cfg
-	rcfg.CacheDir = use.Dir
-	try := func() (*sharedRuntime, wazero.CompiledModule, error) {
-		rt, err := acquireRuntime(ctx, rcfg, closeOnDone)
-		if err != nil {
-			return nil, nil, err
-		}
-		compiled, err := rt.rt.CompileModule(ctx, code)
-		if err != nil {
-			rt.release(ctx)
-			return nil, nil, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
-		}
-		return rt, compiled, nil
+	type result struct {
+		rt       *sharedRuntime
+		compiled wazero.CompiledModule
 	}
-	rt, compiled, err := try()
-	if err != nil && use.ReadOnly && use.Dir != "" {
-		wasmcache.Miss(use.Dir, key, name, err.Error(), cfg.Logger)
-		rcfg.CacheDir = ""
-		rt, compiled, err = try()
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if use.Dir != "" && !use.ReadOnly {
-		if err := wasmcache.Mark(use.Dir, key); err != nil {
-			cfg.Logger.Warn("compilation cache", "plugin", name, "err", err)
-		}
-	}
-	return rt, compiled, nil
+	r, err := wasmcache.Compile(cfg.CacheDir, cfg.CacheReadOnly, compileKey(code, closeOnDone), name, cfg.Logger,
+		func(dir string) (result, error) {
+			rcfg := cfg
+			rcfg.CacheDir = dir
+			rt, err := acquireRuntime(ctx, rcfg, closeOnDone)
+			if err != nil {
+				return result{}, err
+			}
+			compiled, err := rt.rt.CompileModule(ctx, code)
+			if err != nil {
+				rt.release(ctx)
+				return result{}, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
+			}
+			return result{rt, compiled}, nil
+		})
+	return r.rt, r.compiled, err
 }
 
 // cacheReadOnly reports whether cfg's CacheDir must not be written.

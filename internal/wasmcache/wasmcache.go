@@ -148,3 +148,23 @@ func Miss(dir, key, plugin, why string, log *slog.Logger) {
 }
 
 var missed sync.Map
+
+// Compile runs compile with the directory Decide picks for key ("" for in
+// memory). When a read-only directory still fails (wazero misses a module
+// marked there, e.g. code compiled for a CPU with other features, and cannot
+// write its entry), it logs the miss and compiles again in memory rather
+// than fail. After a compile into a writable directory it marks key there.
+func Compile[T any](dir string, configuredReadOnly bool, key, plugin string, log *slog.Logger, compile func(dir string) (T, error)) (T, error) {
+	use := Decide(dir, configuredReadOnly, key, plugin, log)
+	out, err := compile(use.Dir)
+	if err != nil && use.ReadOnly && use.Dir != "" {
+		Miss(use.Dir, key, plugin, err.Error(), log)
+		out, err = compile("")
+	}
+	if err == nil && use.Dir != "" && !use.ReadOnly {
+		if merr := Mark(use.Dir, key); merr != nil {
+			log.Warn("compilation cache", "plugin", plugin, "err", merr)
+		}
+	}
+	return out, err
+}

@@ -29,36 +29,26 @@ func compileKey(wasm []byte) string {
 // nothing is written; should wazero still miss there (another CPU, another
 // Extism kernel), the plugin compiles again in memory rather than fail.
 func compilePlugin(ctx context.Context, wasm []byte, cfg Config, wasi bool, name string) (*sharedCache, *extism.CompiledPlugin, error) {
-	key := compileKey(wasm)
-	use := wasmcache.Decide(cfg.CacheDir, cfg.CacheReadOnly, key, name, cfg.Logger)
-	try := func(dir string) (cache *sharedCache, compiled *extism.CompiledPlugin, err error) {
-		if dir != "" {
-			if cache, err = acquireCache(dir); err != nil {
-				return nil, nil, err
+	type result struct {
+		cache    *sharedCache
+		compiled *extism.CompiledPlugin
+	}
+	r, err := wasmcache.Compile(cfg.CacheDir, cfg.CacheReadOnly, compileKey(wasm), name, cfg.Logger,
+		func(dir string) (r result, err error) {
+			if dir != "" {
+				if r.cache, err = acquireCache(dir); err != nil {
+					return result{}, err
+				}
 			}
-		}
-		compiled, err = extism.NewCompiledPlugin(ctx, manifestFor(wasm, cfg),
-			extism.PluginConfig{RuntimeConfig: runtimeConfig(cfg, cache), EnableWasi: wasi}, nil)
-		if err != nil {
-			if cache != nil {
-				cache.release(ctx)
+			r.compiled, err = extism.NewCompiledPlugin(ctx, manifestFor(wasm, cfg),
+				extism.PluginConfig{RuntimeConfig: runtimeConfig(cfg, r.cache), EnableWasi: wasi}, nil)
+			if err != nil {
+				if r.cache != nil {
+					r.cache.release(ctx)
+				}
+				return result{}, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
 			}
-			return nil, nil, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
-		}
-		return cache, compiled, nil
-	}
-	cache, compiled, err := try(use.Dir)
-	if err != nil && use.ReadOnly && use.Dir != "" {
-		wasmcache.Miss(use.Dir, key, name, err.Error(), cfg.Logger)
-		cache, compiled, err = try("")
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if use.Dir != "" && !use.ReadOnly {
-		if err := wasmcache.Mark(use.Dir, key); err != nil {
-			cfg.Logger.Warn("compilation cache", "plugin", name, "err", err)
-		}
-	}
-	return cache, compiled, nil
+			return r, nil
+		})
+	return r.cache, r.compiled, err
 }
