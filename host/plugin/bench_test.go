@@ -126,8 +126,8 @@ func BenchmarkColdStart(b *testing.B) {
 	wasm := orderSummaryWasm(b)
 	req := orderRun(1)
 	for _, tc := range coldStartCases(b, wasm) {
-		b.Run(tc.name, func(b *testing.B) {
-			cfg := plugin.Config{CacheDir: tc.dir, CacheReadOnly: tc.readOnly}
+		b.Run(tc.Name, func(b *testing.B) {
+			cfg := plugin.Config{CacheDir: tc.Dir, CacheReadOnly: tc.ReadOnly}
 			for b.Loop() {
 				p, err := plugin.Load(ctx, wasm, cfg)
 				if err != nil {
@@ -162,40 +162,20 @@ func BenchmarkColdStartProcess(b *testing.B) {
 	if err := os.WriteFile(path, wasm, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	for _, tc := range coldStartCases(b, wasm) {
-		b.Run(tc.name, func(b *testing.B) {
-			var total time.Duration
-			for b.Loop() {
-				total += wasmcachetest.StartChild(b, path, tc.dir, tc.readOnly, 0, false).FirstFold
-			}
-			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/start")
-		})
-	}
+	wasmcachetest.BenchStartProcess(b, path, coldStartCases(b, wasm))
 }
 
-// coldStartCase is one starting point of a cold start.
-type coldStartCase struct {
-	name     string
-	dir      string
-	readOnly bool
-}
-
-// coldStartCases are the cold starts' starting points: no cache, a
-// writable cache a load filled, and a cache Precompile filled, read-only.
-func coldStartCases(b *testing.B, wasm []byte) []coldStartCase {
+// coldStartCases are no cache, a writable cache a load filled, and a cache
+// Precompile filled, read-only.
+func coldStartCases(b *testing.B, wasm []byte) []wasmcachetest.Case {
 	ctx := context.Background()
-	warm, pre := b.TempDir(), b.TempDir()
-	p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: warm})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Close(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: pre}); err != nil {
-		b.Fatal(err)
-	}
-	return []coldStartCase{{"nocache", "", false}, {"cache", warm, false}, {"precompiled", pre, true}}
+	return wasmcachetest.Cases(b, func(dir string) error {
+		p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: dir})
+		if err != nil {
+			return err
+		}
+		return p.Close(ctx)
+	}, func(dir string) error { return plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}) })
 }
 
 // BenchmarkPoolMemory reports the resident memory of a process (a child, as

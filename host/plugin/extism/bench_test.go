@@ -99,8 +99,8 @@ func BenchmarkColdStart(b *testing.B) {
 	wasm := orderSummaryAS(b)
 	req := orderRun(1)
 	for _, tc := range coldStartCases(b, wasm) {
-		b.Run(tc.name, func(b *testing.B) {
-			cfg := extism.Config{CacheDir: tc.dir, CacheReadOnly: tc.readOnly}
+		b.Run(tc.Name, func(b *testing.B) {
+			cfg := extism.Config{CacheDir: tc.Dir, CacheReadOnly: tc.ReadOnly}
 			for b.Loop() {
 				p, err := extism.Load(ctx, wasm, cfg)
 				if err != nil {
@@ -133,39 +133,20 @@ func BenchmarkColdStartProcess(b *testing.B) {
 	if err := os.WriteFile(path, wasm, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	for _, tc := range coldStartCases(b, wasm) {
-		b.Run(tc.name, func(b *testing.B) {
-			var total time.Duration
-			for b.Loop() {
-				total += wasmcachetest.StartChild(b, path, tc.dir, tc.readOnly, 0, false).FirstFold
-			}
-			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/start")
-		})
-	}
-}
-
-type coldStartCase struct {
-	name     string
-	dir      string
-	readOnly bool
+	wasmcachetest.BenchStartProcess(b, path, coldStartCases(b, wasm))
 }
 
 // coldStartCases are no cache, a writable cache a load filled, and a cache
 // Precompile filled, read-only.
-func coldStartCases(b *testing.B, wasm []byte) []coldStartCase {
+func coldStartCases(b *testing.B, wasm []byte) []wasmcachetest.Case {
 	ctx := context.Background()
-	warm, pre := b.TempDir(), b.TempDir()
-	p, err := extism.Load(ctx, wasm, extism.Config{CacheDir: warm})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Close(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if err := extism.Precompile(ctx, wasm, extism.Config{CacheDir: pre}); err != nil {
-		b.Fatal(err)
-	}
-	return []coldStartCase{{"nocache", "", false}, {"cache", warm, false}, {"precompiled", pre, true}}
+	return wasmcachetest.Cases(b, func(dir string) error {
+		p, err := extism.Load(ctx, wasm, extism.Config{CacheDir: dir})
+		if err != nil {
+			return err
+		}
+		return p.Close(ctx)
+	}, func(dir string) error { return extism.Precompile(ctx, wasm, extism.Config{CacheDir: dir}) })
 }
 
 // BenchmarkPoolMemory reports the resident memory of a process (a child)

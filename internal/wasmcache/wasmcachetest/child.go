@@ -141,3 +141,39 @@ func StartChild(tb testing.TB, wasmPath, cacheDir string, readOnly bool, pool in
 	}
 	return c
 }
+
+// Case is one starting point of a cold start.
+type Case struct {
+	Name     string // nocache, cache, precompiled
+	Dir      string // the cache directory; "" for none
+	ReadOnly bool   // the directory is used read-only
+}
+
+// Cases returns the starting points of a cold start: no cache, a writable
+// cache that a load filled (load, with a cache directory), and a cache that
+// a precompile step filled (precompile), used read-only.
+func Cases(b *testing.B, load, precompile func(dir string) error) []Case {
+	warm, pre := b.TempDir(), b.TempDir()
+	if err := load(warm); err != nil {
+		b.Fatal(err)
+	}
+	if err := precompile(pre); err != nil {
+		b.Fatal(err)
+	}
+	return []Case{{"nocache", "", false}, {"cache", warm, false}, {"precompiled", pre, true}}
+}
+
+// BenchStartProcess is the body of a transport's BenchmarkColdStartProcess:
+// for each case, each iteration starts a child on the module file at path
+// and reports ms/start, the wall time from exec to its first fold.
+func BenchStartProcess(b *testing.B, path string, cases []Case) {
+	for _, tc := range cases {
+		b.Run(tc.Name, func(b *testing.B) {
+			var total time.Duration
+			for b.Loop() {
+				total += StartChild(b, path, tc.Dir, tc.ReadOnly, 0, false).FirstFold
+			}
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/start")
+		})
+	}
+}
