@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -65,6 +66,9 @@ type PluginDefaults struct {
 	PoolSize         int      `json:"poolSize,omitempty"`
 	MemoryLimitPages uint32   `json:"memoryLimitPages,omitempty"`
 	CallTimeout      Duration `json:"callTimeout,omitempty"`
+	// MaxLoopIterations is a fuel-like budget of loop iterations per call
+	// (plugin.Config.MaxLoopIterations); 0: none.
+	MaxLoopIterations int64 `json:"maxLoopIterations,omitempty"`
 	// GuestLog lets every plugin log into the host's log (off by default);
 	// a projection's own guestLog overrides it field by field.
 	GuestLog *GuestLogConfig `json:"guestLog,omitempty"`
@@ -82,6 +86,19 @@ type GuestLogConfig struct {
 	Rate float64 `json:"rate,omitempty"`
 	// Burst is the number of messages a plugin may log at once.
 	Burst int `json:"burst,omitempty"`
+}
+
+// pluginConfig is the sandbox of projection's plugin: the plugins
+// defaults, a pool of at least the projection's row concurrency, its guest
+// logging, and the cache directory relative to the configuration file.
+func (c *Config) pluginConfig(projection string, concurrency int, log *slog.Logger) plugin.Config {
+	pd := c.Plugins
+	return plugin.Config{
+		PoolSize: max(pd.PoolSize, concurrency), MemoryLimitPages: pd.MemoryLimitPages,
+		CallTimeout: time.Duration(pd.CallTimeout), MaxLoopIterations: pd.MaxLoopIterations,
+		CacheDir: c.rel(pd.CacheDir), CacheReadOnly: pd.CacheReadOnly,
+		Logger: log, GuestLog: c.guestLog(projection),
+	}
 }
 
 // guestLog returns the guest logging of projection: its guestLog over the

@@ -3,6 +3,7 @@ package host
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dynafold/dynafold/host/plugin"
 )
@@ -73,5 +74,26 @@ func TestW4_GuestLogConfigDefaultsAndOverride(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bad.fragment) {
 			t.Errorf("%s %s: got %v, want an error containing %q", bad.plugins, bad.projection, err, bad.fragment)
 		}
+	}
+}
+
+// TestW4_PluginsSandboxFromTheConfiguration: every sandbox setting of
+// "plugins" reaches the plugin's Config, the pool covers the projection's
+// row concurrency and the cache directory is relative to the file.
+func TestW4_PluginsSandboxFromTheConfiguration(t *testing.T) {
+	s := strings.Replace(baseConfig, "%s", "", 1)
+	s = strings.Replace(s, `"projections"`, `"plugins": {"cacheDir": "cache", "cacheReadOnly": true, "poolSize": 2,
+		"memoryLimitPages": 300, "callTimeout": "750ms", "maxLoopIterations": 5000000,
+		"guestLog": {"enabled": true}}, "projections"`, 1)
+	cfg, err := ParseConfig([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.dir = "/etc/dynafold"
+	got := cfg.pluginConfig("summaries", 8, nil)
+	want := plugin.Config{PoolSize: 8, MemoryLimitPages: 300, CallTimeout: 750 * time.Millisecond, MaxLoopIterations: 5000000,
+		CacheDir: "/etc/dynafold/cache", CacheReadOnly: true, GuestLog: plugin.GuestLog{Enabled: true}}
+	if got != want {
+		t.Errorf("pluginConfig =\n%+v, want\n%+v", got, want)
 	}
 }

@@ -30,7 +30,6 @@ import (
 	"github.com/dynafold/dynafold/host/decode"
 	"github.com/dynafold/dynafold/host/eventstore"
 	"github.com/dynafold/dynafold/host/logic"
-	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/plugin/extism/transport"
 	"github.com/dynafold/dynafold/host/store/dynamo"
 )
@@ -191,18 +190,9 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 	if !filepath.IsAbs(path) && h.cfg.dir != "" {
 		path = filepath.Join(h.cfg.dir, path)
 	}
-	pd := h.cfg.Plugins
-	cacheDir := pd.CacheDir
-	if cacheDir != "" && !filepath.IsAbs(cacheDir) && h.cfg.dir != "" {
-		cacheDir = filepath.Join(h.cfg.dir, cacheDir)
-	}
 	// The module's imports tell its transport: the raw dynafold ABI, or an
 	// Extism PDK plugin (SPEC W3).
-	p, _, err := transport.LoadFile(ctx, path, plugin.Config{
-		PoolSize: max(pd.PoolSize, pc.Concurrency), MemoryLimitPages: pd.MemoryLimitPages,
-		CallTimeout: time.Duration(pd.CallTimeout), CacheDir: cacheDir, CacheReadOnly: pd.CacheReadOnly, Logger: h.log,
-		GuestLog: h.cfg.guestLog(pc.Name),
-	})
+	p, _, err := transport.LoadFile(ctx, path, h.cfg.pluginConfig(pc.Name, pc.Concurrency, h.log))
 	if err != nil {
 		return nil, err
 	}

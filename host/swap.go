@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/swap"
 )
 
@@ -40,11 +39,8 @@ func (c *Config) NewHotSwap(ctx context.Context, projection, pluginPath string, 
 	if log == nil {
 		log = slog.Default()
 	}
-	pd := c.Plugins
 	cfg := swap.Config{
-		Plugin: plugin.Config{PoolSize: max(pd.PoolSize, concurrency), MemoryLimitPages: pd.MemoryLimitPages,
-			CallTimeout: time.Duration(pd.CallTimeout), CacheDir: c.rel(pd.CacheDir), CacheReadOnly: pd.CacheReadOnly, Logger: log,
-			GuestLog: c.guestLog(projection)},
+		Plugin:    c.pluginConfig(projection, concurrency, log),
 		WrittenBy: writtenBy,
 		Logger:    log.With("projection", projection),
 	}
