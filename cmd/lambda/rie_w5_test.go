@@ -29,8 +29,8 @@ import (
 // It logs the emulator's INIT REPORT durationMs, the REPORT line's Init
 // Duration and the first invocation's Duration, and the medians. It checks
 // that every environment folds the batch, that the precompiled one logs no
-// cache miss and leaves its directory untouched, and that it starts faster
-// than the empty cache.
+// cache miss and leaves its directory untouched. How fast each starts is a
+// measurement (docs/BENCHMARKS.md), not an assertion.
 func TestW5_ColdStartUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds bootstrap, the host binary and the emulator")
@@ -131,9 +131,6 @@ func TestW5_ColdStartUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	if after := wasmcachetest.Snapshot(t, pre); after != before {
 		t.Errorf("the precompiled read-only cache changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-	if e, p := med["empty cache"].initMs, med["precompiled read-only cache"].initMs; p >= e/2 {
-		t.Errorf("the precompiled read-only cache's init (%.2f ms) is not under half the empty cache's (%.2f ms)", p, e)
 	}
 }
 
