@@ -14,7 +14,7 @@ import (
 	"github.com/dynafold/dynafold/internal/wasmcache/wasmcachetest"
 )
 
-// TestW5_ColdStartUnderRuntimeInterfaceEmulator measures cmd/lambda's cold
+// TestY6_ColdStartUnderRuntimeInterfaceEmulator measures cmd/lambda's cold
 // start under the Lambda Runtime Interface Emulator (SPEC W5, Y6) in three
 // execution environments, three rounds each, the same work in each (the
 // order-summary Wasm plugin, stream_event.json into fresh tables):
@@ -31,7 +31,7 @@ import (
 // that every environment folds the batch, that the precompiled one logs no
 // cache miss and leaves its directory untouched. How fast each starts is a
 // measurement (docs/BENCHMARKS.md), not an assertion.
-func TestW5_ColdStartUnderRuntimeInterfaceEmulator(t *testing.T) {
+func TestY6_ColdStartUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds bootstrap, the host binary and the emulator")
 	}
