@@ -161,6 +161,9 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 	if errors.As(err, &c) {
 		return p.wrap(fn, c)
 	}
+	if fired == nil && errors.Is(err, ErrTimeout) {
+		fired = ErrTimeout // a new instance's _initialize ran out of time
+	}
 	var reason string
 	if in != nil {
 		reason = in.out.reason()

@@ -59,3 +59,9 @@ func (p *Plugin) FillPoolForTest(ctx context.Context, req *abi.EvolveRequest) er
 	}
 	return nil
 }
+
+// ClassifyForTest classifies err as a call of fn that failed without an
+// instance (as when a new instance could not be started).
+func (p *Plugin) ClassifyForTest(ctx context.Context, fn string, err error) error {
+	return p.classify(ctx, fn, nil, nil, err)
+}
