@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/host/plugin/internal/calls"
 	"github.com/dynafold/dynafold/host/plugin/internal/determinism"
 )
 
@@ -21,42 +22,20 @@ const (
 
 // Key calls the plugin's key export.
 func (p *Plugin) Key(ctx context.Context, req *abi.KeyRequest) (*abi.KeyResponse, error) {
-	var resp *abi.KeyResponse
-	err := p.call(ctx, abi.CapKey,
-		func(dst []byte) []byte { return abi.AppendKeyRequest(dst, req) },
-		func(body []byte) (err error) {
-			if resp, err = abi.DecodeKeyResponse(body); err != nil {
-				return err
-			}
-			if len(resp.Keys) != len(req.Events) {
-				return fmt.Errorf("%d keys for %d events", len(resp.Keys), len(req.Events))
-			}
-			return nil
-		})
-	if err != nil {
+	c := calls.Key{Req: req}
+	if err := p.call(ctx, abi.CapKey, c.Encode, c.Decode); err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return c.Resp, nil
 }
 
 // Evolve calls the plugin's evolve export.
 func (p *Plugin) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, error) {
-	var resp *abi.EvolveResponse
-	err := p.call(ctx, abi.CapEvolve,
-		func(dst []byte) []byte { return abi.AppendEvolveRequest(dst, req) },
-		func(body []byte) (err error) {
-			if resp, err = abi.DecodeEvolveResponse(body); err != nil {
-				return err
-			}
-			if len(resp.Decisions) > len(req.Events) {
-				return fmt.Errorf("%d decisions for %d events", len(resp.Decisions), len(req.Events))
-			}
-			return nil
-		})
-	if err != nil {
+	c := calls.Evolve{Req: req}
+	if err := p.call(ctx, abi.CapEvolve, c.Encode, c.Decode); err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return c.Resp, nil
 }
 
 // Call calls export fn (a capability: "key", "evolve", "to_item", ...)
