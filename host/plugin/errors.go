@@ -3,6 +3,8 @@ package plugin
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dynafold/dynafold/host/plugin/internal/calls"
 )
 
 // Errors returned by Load, matched with errors.Is.
@@ -17,7 +19,7 @@ var (
 	ErrInvalidModule = errors.New("invalid plugin module")
 	// ErrDescription reports a describe result that does not decode or
 	// lacks a required capability.
-	ErrDescription = errors.New("invalid plugin description")
+	ErrDescription = calls.ErrDescription
 	// ErrClosed is returned by calls on a closed plugin.
 	ErrClosed = errors.New("plugin closed")
 )

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/host/plugin/internal/calls"
 	"github.com/dynafold/dynafold/internal/guestlog"
 	"github.com/dynafold/dynafold/internal/instpool"
 	"github.com/dynafold/dynafold/internal/wasmcache"
@@ -200,22 +201,13 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		in.Close(ctx)
 		return fail(err)
 	}
-	desc, err := abi.DecodeDescription(out)
+	desc, err := calls.Describe(out, major, minor, func(c abi.Capability) bool { return p.exports[c] })
 	if err != nil {
-		in.Close(ctx)
-		return fail(fmt.Errorf("%w: %v", ErrDescription, err))
-	}
-	if err = p.checkDescription(desc, major, minor); err != nil {
 		in.Close(ctx)
 		return fail(err)
 	}
 	p.desc = *desc
-	if cfg.Name == "" && desc.Name != "" {
-		p.name = desc.Name
-	}
-	if desc.Version != "" {
-		p.name += "@" + desc.Version
-	}
+	p.name = calls.Name(cfg.Name, p.name, desc)
 	p.pool.Adopt(ctx, in)
 	cfg.Logger.Info("plugin loaded", "plugin", p.name, "transport", "extism", "sha256", hash[:12],
 		"abi", fmt.Sprintf("%d.%d", major, minor), "capabilities", desc.Capabilities,
@@ -266,28 +258,6 @@ func checkModule(m *module) (wasi bool, err error) {
 		}
 	}
 	return wasi, nil
-}
-
-// checkDescription validates describe's answer against the module.
-func (p *Plugin) checkDescription(d *abi.Description, major, minor uint32) error {
-	if d.ABIMajor != major {
-		return fmt.Errorf("%w: describe says ABI %d.%d but %s says %d.%d", ErrDescription,
-			d.ABIMajor, d.ABIMinor, exportVersion, major, minor)
-	}
-	for _, c := range []abi.Capability{abi.CapDescribe, abi.CapKey, abi.CapEvolve} {
-		if !d.Has(c) {
-			return fmt.Errorf("%w: capabilities %v lack the required %q", ErrDescription, d.Capabilities, c)
-		}
-	}
-	for _, c := range d.Capabilities {
-		if !p.exports[c] {
-			return fmt.Errorf("%w: capability %q is listed but not exported", ErrDescription, c)
-		}
-	}
-	if len(d.Sources) == 0 {
-		return fmt.Errorf("%w: no sources", ErrDescription)
-	}
-	return nil
 }
 
 // Name returns the plugin's name and version ("order-summary@1.0.0"), as
