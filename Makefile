@@ -33,7 +33,7 @@ test-go: plugins
 	$(GO) test -count=1 -timeout 30m ./...
 
 conformance-dynalite:
-	bash internal/ddblocal/conformance/dynalite.sh run
+	bash ddblocal/conformance/dynalite.sh run
 
 ## demo: the main job on the embedded default (ddblocal in-process, no AWS account)
 demo: build/plugins/order-summary.wasm

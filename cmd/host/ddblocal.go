@@ -5,7 +5,7 @@ import (
 	"flag"
 	"log/slog"
 
-	"github.com/dynafold/dynafold/internal/ddblocal"
+	"github.com/dynafold/dynafold/ddblocal"
 )
 
 func runDDBLocal(ctx context.Context, args []string) error {

@@ -16,11 +16,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/eventstore"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/store/dynamo"
-	"github.com/dynafold/dynafold/internal/ddblocal"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 	guest "github.com/dynafold/dynafold/sdk-guest"
 )

@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host/apply"
 	"github.com/dynafold/dynafold/host/batch"
 	"github.com/dynafold/dynafold/host/decode"
 	"github.com/dynafold/dynafold/host/eventstore"
-	"github.com/dynafold/dynafold/internal/ddblocal"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 

@@ -20,13 +20,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host/decode"
 	"github.com/dynafold/dynafold/host/decode/streamsdk"
 	"github.com/dynafold/dynafold/host/eventstore"
 	"github.com/dynafold/dynafold/host/store"
 	"github.com/dynafold/dynafold/host/store/dynamo"
 	"github.com/dynafold/dynafold/host/store/dynamo/dynamotest"
-	"github.com/dynafold/dynafold/internal/ddblocal"
 )
 
 // feed is a table with a stream, some history, and the records read back.

@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host/eventstore"
 	"github.com/dynafold/dynafold/host/store"
 	"github.com/dynafold/dynafold/host/store/dynamo"
 	"github.com/dynafold/dynafold/host/store/dynamo/dynamotest"
-	"github.com/dynafold/dynafold/internal/ddblocal"
 )
 
 // TestES2_TransactionConflictIsRetriedUntilAConditionDecides: a transaction

@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host/store/dynamo"
 	"github.com/dynafold/dynafold/host/store/dynamo/dynamotest"
-	"github.com/dynafold/dynafold/internal/ddblocal"
 )
 
 // Env is a running ddblocal with a client.

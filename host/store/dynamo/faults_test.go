@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host/store"
 	"github.com/dynafold/dynafold/host/store/dynamo"
 	"github.com/dynafold/dynafold/host/store/dynamo/dynamotest"
-	"github.com/dynafold/dynafold/internal/ddblocal"
 )
 
 func localSetup(t *testing.T) (*ddblocal.Server, *dynamo.DB, string) {

@@ -26,12 +26,12 @@ import (
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host/decode"
 	"github.com/dynafold/dynafold/host/decode/streamsdk"
 	"github.com/dynafold/dynafold/host/eventstore"
 	"github.com/dynafold/dynafold/host/store"
 	"github.com/dynafold/dynafold/host/store/dynamo"
-	"github.com/dynafold/dynafold/internal/ddblocal"
 )
 
 var order = eventstore.Stream{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, Composite: []string{"orderId"}}

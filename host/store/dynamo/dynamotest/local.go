@@ -6,7 +6,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/dynafold/dynafold/internal/ddblocal"
+	"github.com/dynafold/dynafold/ddblocal"
 )
 
 // startLocal starts ddblocal in-process, in memory.

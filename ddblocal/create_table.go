@@ -1,0 +1,246 @@
+package ddblocal
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+
+	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+)
+
+type createTableInput struct {
+	TableName              string
+	KeySchema              []keyElem
+	AttributeDefinitions   []attrDef
+	GlobalSecondaryIndexes []indexDef
+	LocalSecondaryIndexes  []indexDef
+	BillingMode            string
+	ProvisionedThroughput  *throughput
+	StreamSpecification    *streamSpec
+}
+
+func init() { register("CreateTable", createTable) }
+
+func createTable(s *Server, ctx context.Context, body []byte) (any, error) {
+	var in createTableInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := validateCreateTable(&in); err != nil {
+		return nil, err
+	}
+	m := tableMeta{
+		TableName:            in.TableName,
+		KeySchema:            in.KeySchema,
+		AttributeDefinitions: in.AttributeDefinitions,
+		GSIs:                 in.GlobalSecondaryIndexes,
+		LSIs:                 in.LocalSecondaryIndexes,
+		BillingMode:          in.BillingMode,
+		Throughput:           in.ProvisionedThroughput,
+		CreatedAt:            s.now(),
+		TableID:              uuid(),
+	}
+	if m.BillingMode == "" {
+		m.BillingMode = "PROVISIONED"
+	}
+	s.catMu.Lock()
+	defer s.catMu.Unlock()
+	if _, ok := s.tables[in.TableName]; ok {
+		return nil, apierr.New("ResourceInUseException", 400, "Table already exists: %s", in.TableName)
+	}
+	t := newTable(m)
+	if sp := in.StreamSpecification; sp != nil && sp.StreamEnabled {
+		s.enableStream(t, sp.StreamViewType)
+	}
+	if err := s.saveMeta(t); err != nil {
+		return nil, err
+	}
+	s.tables[in.TableName] = t
+	// Like DynamoDB, CreateTable answers CREATING; the table is usable (and
+	// DescribeTable says ACTIVE) at once.
+	return map[string]any{"TableDescription": s.describe(t, "CREATING")}, nil
+}
+
+func (s *Server) enableStream(t *table, viewType string) {
+	arn, label := s.streams.Enable(t.name, viewType, t.key.names())
+	t.meta.Stream = &streamSpec{StreamEnabled: true, StreamViewType: viewType}
+	t.meta.StreamArn, t.meta.StreamLabel = arn, label
+}
+
+func uuid() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+var viewTypes = map[string]bool{"NEW_IMAGE": true, "OLD_IMAGE": true, "NEW_AND_OLD_IMAGES": true, "KEYS_ONLY": true}
+
+func validateCreateTable(in *createTableInput) error {
+	var c constraintErrors
+	if in.AttributeDefinitions == nil {
+		c.add("Value null at 'attributeDefinitions' failed to satisfy constraint: Member must not be null")
+	}
+	c.checkName("tableName", in.TableName)
+	if in.KeySchema == nil {
+		c.add("Value null at 'keySchema' failed to satisfy constraint: Member must not be null")
+	} else if len(in.KeySchema) < 1 || len(in.KeySchema) > 2 {
+		c.add(fmt.Sprintf("Value '%v' at 'keySchema' failed to satisfy constraint: Member must have length less than or equal to 2", in.KeySchema))
+	}
+	for i, d := range in.AttributeDefinitions {
+		if d.AttributeType != "S" && d.AttributeType != "N" && d.AttributeType != "B" {
+			c.add(fmt.Sprintf("Value '%s' at 'attributeDefinitions.%d.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]", d.AttributeType, i+1))
+		}
+	}
+	for i, k := range in.KeySchema {
+		if k.KeyType != "HASH" && k.KeyType != "RANGE" {
+			c.add(fmt.Sprintf("Value '%s' at 'keySchema.%d.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]", k.KeyType, i+1))
+		}
+	}
+	for i, ix := range in.GlobalSecondaryIndexes {
+		c.checkName(fmt.Sprintf("globalSecondaryIndexes.%d.member.indexName", i+1), ix.IndexName)
+	}
+	for i, ix := range in.LocalSecondaryIndexes {
+		c.checkName(fmt.Sprintf("localSecondaryIndexes.%d.member.indexName", i+1), ix.IndexName)
+	}
+	if in.BillingMode != "" && in.BillingMode != "PROVISIONED" && in.BillingMode != "PAY_PER_REQUEST" {
+		c.add(fmt.Sprintf("Value '%s' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]", in.BillingMode))
+	}
+	if err := c.err(); err != nil {
+		return err
+	}
+	inval := func(f string, a ...any) error {
+		return apierr.Validation("One or more parameter values were invalid: "+f, a...)
+	}
+	if in.BillingMode == "PAY_PER_REQUEST" && in.ProvisionedThroughput != nil {
+		return inval("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
+	}
+	if in.BillingMode != "PAY_PER_REQUEST" && in.ProvisionedThroughput == nil {
+		return inval("ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED")
+	}
+	if p := in.ProvisionedThroughput; p != nil {
+		if p.ReadCapacityUnits < 1 {
+			return apierr.Validation("Given value %d for ReadCapacityUnits is out of bounds", p.ReadCapacityUnits)
+		}
+		if p.WriteCapacityUnits < 1 {
+			return apierr.Validation("Given value %d for WriteCapacityUnits is out of bounds", p.WriteCapacityUnits)
+		}
+	}
+	defs := map[string]bool{}
+	var defNames []string
+	for _, d := range in.AttributeDefinitions {
+		defs[d.AttributeName] = true
+		defNames = append(defNames, d.AttributeName)
+	}
+	used := map[string]bool{}
+	checkSchema := func(ks []keyElem) error {
+		var names []string
+		for _, k := range ks {
+			names = append(names, k.AttributeName)
+		}
+		for _, n := range names {
+			if !defs[n] {
+				return inval("Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]", strings.Join(names, ", "), strings.Join(defNames, ", "))
+			}
+			used[n] = true
+		}
+		if len(ks) == 0 {
+			return apierr.Validation("Invalid KeySchema: Some index key attribute have no definition")
+		}
+		if len(ks) == 2 && ks[0].AttributeName == ks[1].AttributeName {
+			return apierr.Validation("Both the Hash Key and the Range Key element in the KeySchema have the same name")
+		}
+		if ks[0].KeyType != "HASH" {
+			return apierr.Validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
+		}
+		if len(ks) == 2 && ks[1].KeyType != "RANGE" {
+			return apierr.Validation("Invalid KeySchema: The second KeySchemaElement is not a RANGE key type")
+		}
+		return nil
+	}
+	if err := checkSchema(in.KeySchema); err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	checkProj := func(ix *indexDef) error {
+		switch ix.Projection.ProjectionType {
+		case "ALL", "KEYS_ONLY", "INCLUDE":
+		case "":
+			return inval("Unknown ProjectionType: null")
+		default:
+			return inval("Unknown ProjectionType: %s", ix.Projection.ProjectionType)
+		}
+		if ix.Projection.NonKeyAttributes != nil && ix.Projection.ProjectionType != "INCLUDE" {
+			return inval("ProjectionType is %s, but NonKeyAttributes is specified", ix.Projection.ProjectionType)
+		}
+		if names[ix.IndexName] {
+			return inval("Duplicate index name: %s", ix.IndexName)
+		}
+		names[ix.IndexName] = true
+		return nil
+	}
+	if in.LocalSecondaryIndexes != nil {
+		if len(in.LocalSecondaryIndexes) == 0 {
+			return inval("List of LocalSecondaryIndexes is empty")
+		}
+		if len(in.KeySchema) < 2 {
+			return inval("Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex")
+		}
+		for i := range in.LocalSecondaryIndexes {
+			ix := &in.LocalSecondaryIndexes[i]
+			if err := checkSchema(ix.KeySchema); err != nil {
+				return err
+			}
+			if len(ix.KeySchema) < 2 {
+				return inval("Index KeySchema does not have a range key for index: %s", ix.IndexName)
+			}
+			if ix.KeySchema[0].AttributeName != in.KeySchema[0].AttributeName {
+				return inval("Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s", ix.IndexName, ix.KeySchema[0].AttributeName, in.KeySchema[0].AttributeName)
+			}
+			if err := checkProj(ix); err != nil {
+				return err
+			}
+			ix.ProvisionedThroughput = nil
+		}
+		if len(in.LocalSecondaryIndexes) > 5 {
+			return inval("Number of LocalSecondaryIndexes exceeds per-table limit of 5")
+		}
+	}
+	if in.GlobalSecondaryIndexes != nil {
+		if len(in.GlobalSecondaryIndexes) == 0 {
+			return inval("List of GlobalSecondaryIndexes is empty")
+		}
+		for i := range in.GlobalSecondaryIndexes {
+			ix := &in.GlobalSecondaryIndexes[i]
+			if err := checkSchema(ix.KeySchema); err != nil {
+				return err
+			}
+			if err := checkProj(ix); err != nil {
+				return err
+			}
+			if in.BillingMode == "PAY_PER_REQUEST" && ix.ProvisionedThroughput != nil {
+				return inval("ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST", ix.IndexName)
+			}
+			if in.BillingMode != "PAY_PER_REQUEST" && ix.ProvisionedThroughput == nil {
+				return inval("ProvisionedThroughput must be specified for index: %s", ix.IndexName)
+			}
+		}
+		if len(in.GlobalSecondaryIndexes) > 20 {
+			return inval("GlobalSecondaryIndex count exceeds the per-table limit of 20")
+		}
+	}
+	if len(used) != len(defs) {
+		return inval("Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions")
+	}
+	if sp := in.StreamSpecification; sp != nil {
+		if sp.StreamEnabled && !viewTypes[sp.StreamViewType] {
+			return apierr.Validation("One or more parameter values were invalid: You must specify a StreamViewType when enabling a stream")
+		}
+		if !sp.StreamEnabled && sp.StreamViewType != "" {
+			return apierr.Validation("One or more parameter values were invalid: You cannot set StreamViewType when StreamEnabled is false")
+		}
+	}
+	return nil
+}

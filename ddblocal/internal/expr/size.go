@@ -1,0 +1,202 @@
+package expr
+
+import (
+	"encoding/base64"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+)
+
+// ItemSize is the item's size by DynamoDB's rules (attribute names +
+// values), as used for the 400 KB item limit: strings and names count their
+// UTF-8 bytes, binaries their bytes, numbers 1 byte per two significant
+// digits plus 1, BOOL and NULL 1 byte, lists and maps 3 bytes plus 1 byte
+// per element (plus the key names of a map), sets the sum of their members.
+func ItemSize(item abi.Item) int {
+	n := 0
+	for k, v := range item {
+		n += len(k) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v abi.Value) int {
+	switch v.Kind {
+	case abi.KindS:
+		return len(v.Str)
+	case abi.KindN:
+		return numberSize(v.Str)
+	case abi.KindB:
+		return len(v.Bytes)
+	case abi.KindBOOL, abi.KindNULL:
+		return 1
+	case abi.KindSS:
+		n := 0
+		for _, s := range v.Strs {
+			n += len(s)
+		}
+		return n
+	case abi.KindNS:
+		n := 0
+		for _, s := range v.Strs {
+			n += numberSize(s)
+		}
+		return n
+	case abi.KindBS:
+		n := 0
+		for _, b := range v.Blobs {
+			n += len(b)
+		}
+		return n
+	case abi.KindL:
+		n := 3
+		for _, e := range v.List {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case abi.KindM:
+		n := 3
+		for k, e := range v.Map {
+			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	}
+	return 0
+}
+
+func numberSize(s string) int {
+	d, ok := parseDecimal(s)
+	if !ok {
+		return len(s)
+	}
+	return (d.digits()+1)/2 + 1
+}
+
+// ValidateValue checks a value from a request, recursively: nesting at most
+// 32 levels, numbers valid
+// (DynamoDB's limits), sets neither empty nor with duplicates, NS members
+// valid numbers. Empty strings and binaries are allowed (key attributes are
+// the server's to check). It returns a ValidationException with DynamoDB's
+// message.
+func ValidateValue(v abi.Value) error {
+	if depth(v) > maxNesting {
+		return apierr.Validation("%s", msgNesting)
+	}
+	return validateValue(v)
+}
+
+// maxNesting is DynamoDB's limit on document nesting: the attribute itself
+// is level 1, and a scalar may sit at level 32 at the deepest.
+const maxNesting = 32
+
+const msgNesting = "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+
+// depth is the nesting level of v: 1 for a scalar or an empty container,
+// 1 more than its deepest element for a list or map.
+func depth(v abi.Value) int {
+	d := 0
+	switch v.Kind {
+	case abi.KindL:
+		for _, e := range v.List {
+			d = max(d, depth(e))
+		}
+	case abi.KindM:
+		for _, e := range v.Map {
+			d = max(d, depth(e))
+		}
+	}
+	return d + 1
+}
+
+// CheckNesting returns DynamoDB's ValidationException when an attribute of
+// item is nested more than 32 levels deep (for items an update produced).
+func CheckNesting(item abi.Item) error {
+	for _, v := range item {
+		if depth(v) > maxNesting {
+			return apierr.Validation("%s", msgNesting)
+		}
+	}
+	return nil
+}
+
+func validateValue(v abi.Value) error {
+	const prefix = "One or more parameter values were invalid: "
+	switch v.Kind {
+	case abi.KindInvalid:
+		return apierr.Validation("Supplied AttributeValue is empty, must contain exactly one of the supported datatypes")
+	case abi.KindN:
+		_, err := parseChecked(v.Str)
+		return err
+	case abi.KindSS:
+		if len(v.Strs) == 0 {
+			return apierr.Validation(prefix + "An string set  may not be empty")
+		}
+		seen := map[string]bool{}
+		for _, s := range v.Strs {
+			if seen[s] {
+				return apierr.Validation(prefix+"Input collection %s contains duplicates.", listDesc(v.Strs))
+			}
+			seen[s] = true
+		}
+	case abi.KindNS:
+		if len(v.Strs) == 0 {
+			return apierr.Validation(prefix + "An number set  may not be empty")
+		}
+		seen := map[string]bool{}
+		for _, s := range v.Strs {
+			if _, err := parseChecked(s); err != nil {
+				return err
+			}
+			k := numberKey(s)
+			if seen[k] {
+				return apierr.Validation("Input collection contains duplicates")
+			}
+			seen[k] = true
+		}
+	case abi.KindBS:
+		if len(v.Blobs) == 0 {
+			return apierr.Validation(prefix + "Binary sets should not be empty")
+		}
+		seen := map[string]bool{}
+		for _, b := range v.Blobs {
+			if seen[string(b)] {
+				return apierr.Validation(prefix+"Input collection %sof type BS contains duplicates.", blobsDesc(v.Blobs))
+			}
+			seen[string(b)] = true
+		}
+	case abi.KindL:
+		for _, e := range v.List {
+			if err := validateValue(e); err != nil {
+				return err
+			}
+		}
+	case abi.KindM:
+		for _, k := range sortedKeys(v.Map) {
+			if err := validateValue(v.Map[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func listDesc(s []string) string {
+	out := "["
+	for i, e := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += e
+	}
+	return out + "]"
+}
+
+func blobsDesc(bs [][]byte) string {
+	s := make([]string, len(bs))
+	for i, b := range bs {
+		s[i] = base64Std(b)
+	}
+	return listDesc(s)
+}
+
+func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

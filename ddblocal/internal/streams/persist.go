@@ -1,0 +1,424 @@
+package streams
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/dynafold/dynafold/ddblocal/internal/wire"
+)
+
+// Bucket layout, all under rootBucket:
+//
+//	seq                      last sequence number handed out (8 bytes, big endian)
+//	streams/<arn>/meta       the stream (JSON)
+//	streams/<arn>/shards/<id>            a shard (JSON)
+//	streams/<arn>/records/<id>/<seq>     a record (JSON, images in DynamoDB JSON)
+var (
+	rootBucket    = []byte("ddblocal.streams")
+	seqKey        = []byte("seq")
+	streamsBucket = []byte("streams")
+	metaKey       = []byte("meta")
+	shardsBucket  = []byte("shards")
+	recordsBucket = []byte("records")
+)
+
+// ErrClosed is returned by Flush once the Registry is closed.
+var ErrClosed = errors.New("streams: registry closed")
+
+type streamMeta struct {
+	Label, Table, ViewType string
+	KeySchema              []keyElem
+	Created                int64
+	Status                 string
+	DisabledAt             int64
+	LastMs                 int64
+}
+
+type shardMeta struct {
+	Parent            string
+	Created, ClosedAt int64
+	Start, End, Last  uint64
+	Count             int
+	Trimmed           uint64
+}
+
+type recordDisk struct {
+	N       string
+	T       int64
+	K, O, I wire.Item `json:",omitempty"`
+	U       *Identity `json:",omitempty"`
+	Z       int
+}
+
+func seqBytes(n uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], n)
+	return b[:]
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// persister writes changed streams behind the hot path, batching every
+// change of FlushDelay into one bbolt transaction.
+type persister struct {
+	r       *Registry
+	mu      sync.Mutex
+	queue   []*stream
+	drops   []string
+	closed  bool
+	kick    chan struct{}
+	done    chan struct{}
+	stopped chan struct{}
+	flushMu sync.Mutex
+	lastErr error
+}
+
+func newPersister(r *Registry) *persister {
+	p := &persister{r: r, kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	go p.loop()
+	return p
+}
+
+func (p *persister) enqueue(s *stream) {
+	p.mu.Lock()
+	p.queue = append(p.queue, s)
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (p *persister) dropStream(arn string) {
+	p.mu.Lock()
+	p.drops = append(p.drops, arn)
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (p *persister) loop() {
+	defer close(p.stopped)
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-p.kick:
+		}
+		t := time.NewTimer(p.r.opts.FlushDelay)
+		select {
+		case <-p.done:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if err := p.flush(); err != nil && !errors.Is(err, ErrClosed) {
+			slog.Error("ddblocal streams: persisting stream records", "err", err)
+		}
+	}
+}
+
+func (p *persister) close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	close(p.done)
+	<-p.stopped
+	return p.flushOnce(true)
+}
+
+type shardSnap struct {
+	id      string
+	meta    []byte
+	recs    []*record
+	trimmed uint64
+}
+
+type streamSnap struct {
+	arn     string
+	meta    []byte
+	shards  []shardSnap
+	removed []string
+}
+
+// snapshot captures what must be written for one stream.
+func snapshot(s *stream) streamSnap {
+	s.dirty.Store(false)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, _ := json.Marshal(streamMeta{
+		Label: s.label, Table: s.table, ViewType: s.viewType, KeySchema: s.keySchema,
+		Created: unixNano(s.created), Status: s.status, DisabledAt: unixNano(s.disabledAt), LastMs: s.lastMs,
+	})
+	snap := streamSnap{arn: s.arn, meta: m, removed: s.removed}
+	s.removed = nil
+	for _, sh := range s.shards {
+		sm, _ := json.Marshal(shardMeta{
+			Parent: sh.parent, Created: unixNano(sh.created), ClosedAt: unixNano(sh.closedAt),
+			Start: sh.start, End: sh.end, Last: sh.last, Count: sh.count, Trimmed: sh.trimmed,
+		})
+		ss := shardSnap{id: sh.id, meta: sm, trimmed: sh.trimmed}
+		for i := len(sh.records) - 1; i >= 0 && sh.records[i].seq > sh.persist; i-- {
+			ss.recs = sh.records[i:len(sh.records):len(sh.records)]
+		}
+		if n := len(ss.recs); n > 0 {
+			sh.persist = ss.recs[n-1].seq
+		}
+		snap.shards = append(snap.shards, ss)
+	}
+	return snap
+}
+
+// flush writes every queued stream in one transaction; only the final
+// flush of close runs once the persister is closed.
+func (p *persister) flush() error { return p.flushOnce(false) }
+
+func (p *persister) flushOnce(final bool) error {
+	p.flushMu.Lock()
+	defer p.flushMu.Unlock()
+	p.mu.Lock()
+	if p.closed && !final {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	queue, drops := p.queue, p.drops
+	p.queue, p.drops = nil, nil
+	p.mu.Unlock()
+	if len(queue) == 0 && len(drops) == 0 {
+		return p.lastErr
+	}
+	snaps := make([]streamSnap, 0, len(queue))
+	for _, s := range queue {
+		snaps = append(snaps, snapshot(s))
+	}
+	seq := p.r.seq.Load()
+	err := p.r.opts.DB.Update(func(tx *bbolt.Tx) error {
+		root, err := tx.CreateBucketIfNotExists(rootBucket)
+		if err != nil {
+			return err
+		}
+		if err := root.Put(seqKey, seqBytes(seq)); err != nil {
+			return err
+		}
+		all, err := root.CreateBucketIfNotExists(streamsBucket)
+		if err != nil {
+			return err
+		}
+		for _, sn := range snaps {
+			if err := writeStream(all, sn); err != nil {
+				return fmt.Errorf("stream %s: %w", sn.arn, err)
+			}
+		}
+		for _, arn := range drops {
+			if err := all.DeleteBucket([]byte(arn)); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		err = fmt.Errorf("streams: persist: %w", err)
+		p.lastErr = err
+	}
+	return err
+}
+
+func writeStream(all *bbolt.Bucket, sn streamSnap) error {
+	b, err := all.CreateBucketIfNotExists([]byte(sn.arn))
+	if err != nil {
+		return err
+	}
+	if err := b.Put(metaKey, sn.meta); err != nil {
+		return err
+	}
+	shards, err := b.CreateBucketIfNotExists(shardsBucket)
+	if err != nil {
+		return err
+	}
+	recs, err := b.CreateBucketIfNotExists(recordsBucket)
+	if err != nil {
+		return err
+	}
+	for _, id := range sn.removed {
+		if err := shards.Delete([]byte(id)); err != nil {
+			return err
+		}
+		if err := recs.DeleteBucket([]byte(id)); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
+			return err
+		}
+	}
+	for _, ss := range sn.shards {
+		if err := shards.Put([]byte(ss.id), ss.meta); err != nil {
+			return err
+		}
+		rb, err := recs.CreateBucketIfNotExists([]byte(ss.id))
+		if err != nil {
+			return err
+		}
+		if err := trimBucket(rb, ss.trimmed); err != nil {
+			return err
+		}
+		for _, rec := range ss.recs {
+			v, err := json.Marshal(recordDisk{
+				N: rec.eventName, T: rec.at.UnixNano(), K: wire.Item(rec.keys), O: wire.Item(rec.oldImage),
+				I: wire.Item(rec.newImage), U: rec.identity, Z: rec.size,
+			})
+			if err != nil {
+				return err
+			}
+			if err := rb.Put(seqBytes(rec.seq), v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// trimBucket deletes the records up to and including sequence number upTo.
+func trimBucket(b *bbolt.Bucket, upTo uint64) error {
+	if upTo == 0 {
+		return nil
+	}
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= upTo; k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// load reads every persisted stream into the registry.
+func (r *Registry) load() error {
+	maxSeq := uint64(0)
+	err := r.opts.DB.View(func(tx *bbolt.Tx) error {
+		root := tx.Bucket(rootBucket)
+		if root == nil {
+			return nil
+		}
+		if v := root.Get(seqKey); len(v) == 8 {
+			maxSeq = binary.BigEndian.Uint64(v)
+		}
+		all := root.Bucket(streamsBucket)
+		if all == nil {
+			return nil
+		}
+		return all.ForEachBucket(func(arn []byte) error {
+			s, top, err := loadStream(string(arn), all.Bucket(arn))
+			if err != nil {
+				return fmt.Errorf("stream %s: %w", arn, err)
+			}
+			maxSeq = max(maxSeq, top)
+			r.streams[s.arn] = s
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	// Sequence numbers handed out after the last flush of a previous run
+	// that crashed were never persisted: skip past them, and record the new
+	// floor at once so a second crash cannot reuse numbers either.
+	if maxSeq > 0 {
+		maxSeq += seqRestartGap
+	}
+	r.seq.Store(maxSeq)
+	return r.opts.DB.Update(func(tx *bbolt.Tx) error {
+		root, err := tx.CreateBucketIfNotExists(rootBucket)
+		if err != nil {
+			return err
+		}
+		return root.Put(seqKey, seqBytes(maxSeq))
+	})
+}
+
+// seqRestartGap is how far sequence numbers jump when a Registry reopens a
+// database: more than a run can hand out between two flushes.
+const seqRestartGap = 1 << 20
+
+func loadStream(arn string, b *bbolt.Bucket) (*stream, uint64, error) {
+	var m streamMeta
+	if err := json.Unmarshal(b.Get(metaKey), &m); err != nil {
+		return nil, 0, fmt.Errorf("meta: %w", err)
+	}
+	s := &stream{
+		arn: arn, label: m.Label, table: m.Table, viewType: m.ViewType, keySchema: m.KeySchema,
+		created: fromNano(m.Created), status: m.Status, disabledAt: fromNano(m.DisabledAt), lastMs: m.LastMs,
+	}
+	top := uint64(0)
+	recs := b.Bucket(recordsBucket)
+	shards := b.Bucket(shardsBucket)
+	if shards == nil {
+		return s, 0, nil
+	}
+	err := shards.ForEach(func(id, v []byte) error {
+		var sm shardMeta
+		if err := json.Unmarshal(v, &sm); err != nil {
+			return fmt.Errorf("shard %s: %w", id, err)
+		}
+		sh := &shard{
+			id: string(id), parent: sm.Parent, created: fromNano(sm.Created), closedAt: fromNano(sm.ClosedAt),
+			start: sm.Start, end: sm.End, last: sm.Last, count: sm.Count, trimmed: sm.Trimmed,
+		}
+		top = max(top, sh.start, sh.end, sh.last)
+		if recs == nil {
+			s.shards = append(s.shards, sh)
+			return nil
+		}
+		if rb := recs.Bucket(id); rb != nil {
+			if err := rb.ForEach(func(k, v []byte) error {
+				var d recordDisk
+				if err := json.Unmarshal(v, &d); err != nil {
+					return fmt.Errorf("record: %w", err)
+				}
+				rec := &record{
+					seq: binary.BigEndian.Uint64(k), eventName: d.N, at: time.Unix(0, d.T),
+					keys: d.K, oldImage: d.O, newImage: d.I, identity: d.U, size: d.Z,
+				}
+				if rec.seq > sh.trimmed {
+					sh.records = append(sh.records, rec)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		if n := len(sh.records); n > 0 {
+			sh.persist = sh.records[n-1].seq
+			top = max(top, sh.persist)
+		}
+		s.shards = append(s.shards, sh)
+		return nil
+	})
+	sortShards(s.shards)
+	return s, top, err
+}

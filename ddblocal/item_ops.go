@@ -1,0 +1,282 @@
+package ddblocal
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+	"github.com/dynafold/dynafold/ddblocal/internal/expr"
+	"github.com/dynafold/dynafold/ddblocal/internal/wire"
+)
+
+func init() {
+	register("GetItem", getItem)
+	register("PutItem", putItem)
+	register("DeleteItem", deleteItem)
+}
+
+type getItemInput struct {
+	TableName            string
+	Key                  wire.Item
+	ConsistentRead       bool
+	ProjectionExpression *string
+	AttributesToGet      []string
+	exprInput
+	rccInput
+}
+
+func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
+	var in getItemInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	var c constraintErrors
+	c.checkTableName("tableName", in.TableName)
+	if in.Key == nil {
+		c.add("Value null at 'key' failed to satisfy constraint: Member must not be null")
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
+		return nil, err
+	}
+	p, err := in.params(has(in.ProjectionExpression), false)
+	if err != nil {
+		return nil, err
+	}
+	proj, err := parseProj(in.ProjectionExpression, in.AttributesToGet, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckUnused(); err != nil {
+		return nil, err
+	}
+	key, err := normItem(abi.Item(in.Key))
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.lookup(in.TableName)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.validateKey(key); err != nil {
+		return nil, err
+	}
+	it, err := t.read(key, s.staleRead(in.ConsistentRead), s.now())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	if it != nil {
+		out["Item"] = wire.Item(proj.apply(it))
+	}
+	sz := 0
+	if it != nil {
+		sz = itemSize(it)
+	}
+	if cc := consumed(in.ReturnConsumedCapacity, t.name, "", false, readUnits(sz, in.ConsistentRead)); cc != nil {
+		out["ConsumedCapacity"] = cc
+	}
+	return out, nil
+}
+
+type putItemInput struct {
+	TableName                           string
+	Item                                wire.Item
+	ConditionExpression                 *string
+	ReturnValues                        string
+	ReturnValuesOnConditionCheckFailure string
+	exprInput
+	legacyInput
+	rccInput
+}
+
+// preparePut validates a Put (single or in a transaction / batch).
+func (s *Server) preparePut(tableName string, raw wire.Item, cond *string, ei exprInput, rvFail string) (*writeOp, error) {
+	var c constraintErrors
+	c.checkTableName("tableName", tableName)
+	if raw == nil {
+		c.add("Value null at 'item' failed to satisfy constraint: Member must not be null")
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	if err := checkRVOnFailure(rvFail); err != nil {
+		return nil, err
+	}
+	p, err := ei.params(has(cond), true, namedExpr{"ConditionExpression", has(cond)})
+	if err != nil {
+		return nil, err
+	}
+	cd, err := parseCond(cond, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckUnused(); err != nil {
+		return nil, err
+	}
+	item, err := normItem(abi.Item(raw))
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.lookup(tableName)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.rlocked(func() error { return t.validateItem(item) }); err != nil {
+		return nil, err
+	}
+	return &writeOp{kind: opPut, t: t, key: t.keyOf(item), item: item, cond: cd, returnRV: rvFail == "ALL_OLD"}, nil
+}
+
+func putItem(s *Server, ctx context.Context, body []byte) (any, error) {
+	var in putItemInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := in.legacyInput.check(); err != nil {
+		return nil, err
+	}
+	if err := checkPutDeleteRV(in.ReturnValues); err != nil {
+		return nil, err
+	}
+	w, err := s.preparePut(in.TableName, in.Item, in.ConditionExpression, in.exprInput, in.ReturnValuesOnConditionCheckFailure)
+	if err != nil {
+		return nil, err
+	}
+	return s.runSingle(w, in.ReturnValues, in.ReturnConsumedCapacity)
+}
+
+// runSingle runs one write under its table's lock and builds the response.
+func (s *Server) runSingle(w *writeOp, rv, rcc string) (any, error) {
+	if err := checkRCC(rcc); err != nil {
+		return nil, err
+	}
+	t := w.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.deleted {
+		return nil, errGone
+	}
+	c, err := w.eval()
+	if err != nil {
+		var cf *condFailure
+		if errors.As(err, &cf) {
+			return nil, condFailed(cf.old, w.returnRV)
+		}
+		var h *hoisted
+		if errors.As(err, &h) {
+			return nil, h.err
+		}
+		return nil, err
+	}
+	if err := s.commit([]change{c}, nil); err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	if attrs := returnAttrs(w, rv, c); attrs != nil {
+		out["Attributes"] = wire.Item(attrs)
+	}
+	if cc := consumed(rcc, t.name, "", false, writeUnits(c.old, c.new)); cc != nil {
+		out["ConsumedCapacity"] = cc
+	}
+	return out, nil
+}
+
+type deleteItemInput struct {
+	TableName                           string
+	Key                                 wire.Item
+	ConditionExpression                 *string
+	ReturnValues                        string
+	ReturnValuesOnConditionCheckFailure string
+	exprInput
+	legacyInput
+	rccInput
+}
+
+// prepareKeyOp validates a Delete, ConditionCheck or Update (upd set).
+func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.Item, cond, upd *string, ei exprInput, rvFail string) (*writeOp, error) {
+	var c constraintErrors
+	c.checkTableName("tableName", tableName)
+	if raw == nil {
+		c.add("Value null at 'key' failed to satisfy constraint: Member must not be null")
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	if err := checkRVOnFailure(rvFail); err != nil {
+		return nil, err
+	}
+	var p *expr.Params
+	var err error
+	if kind == opUpdate {
+		p, err = ei.params(has(cond) || has(upd), true, namedExpr{"UpdateExpression", has(upd)}, namedExpr{"ConditionExpression", has(cond)})
+	} else {
+		p, err = ei.params(has(cond), false, namedExpr{"ConditionExpression", has(cond)})
+	}
+	if err != nil {
+		return nil, err
+	}
+	w := &writeOp{kind: kind, returnRV: rvFail == "ALL_OLD"}
+	if upd != nil {
+		if w.upd, err = expr.ParseUpdate(*upd, p); err != nil {
+			return nil, err
+		}
+	}
+	if w.cond, err = parseCond(cond, p); err != nil {
+		return nil, err
+	}
+	if err := p.CheckUnused(); err != nil {
+		return nil, err
+	}
+	key, err := normItem(abi.Item(raw))
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.lookup(tableName)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.validateKey(key); err != nil {
+		return nil, err
+	}
+	w.t, w.key = t, key
+	if w.upd != nil {
+		if err := t.rlocked(func() error { return checkUpdatePaths(t, w.upd) }); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+func deleteItem(s *Server, ctx context.Context, body []byte) (any, error) {
+	var in deleteItemInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := in.legacyInput.check(); err != nil {
+		return nil, err
+	}
+	if err := checkPutDeleteRV(in.ReturnValues); err != nil {
+		return nil, err
+	}
+	w, err := s.prepareKeyOp(opDelete, in.TableName, in.Key, in.ConditionExpression, nil, in.exprInput, in.ReturnValuesOnConditionCheckFailure)
+	if err != nil {
+		return nil, err
+	}
+	return s.runSingle(w, in.ReturnValues, in.ReturnConsumedCapacity)
+}
+
+// checkPutDeleteRV checks the ReturnValues of PutItem and DeleteItem: an
+// UpdateItem-only value has its own message, anything else the enum error.
+func checkPutDeleteRV(rv string) error {
+	switch {
+	case rv == "" || rv == "NONE" || rv == "ALL_OLD":
+		return nil
+	case updateRV[rv]:
+		return apierr.Validation("ReturnValues can only be ALL_OLD or NONE")
+	}
+	return apierr.Validation("1 validation error detected: Value '%s' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]", rv)
+}

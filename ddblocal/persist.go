@@ -1,0 +1,152 @@
+package ddblocal
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+	"github.com/dynafold/dynafold/ddblocal/internal/wire"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Store layout: bucket "ddblocal.tables" maps a table name to its JSON
+// tableMeta; bucket "ddblocal.items.<name>" maps an encoded primary key to
+// the item in DynamoDB JSON.
+var catalogBucket = []byte("ddblocal.tables")
+
+func itemsBucket(name string) []byte { return []byte("ddblocal.items." + name) }
+
+func storeErr(err error) error {
+	return &apierr.Error{Code: "InternalServerError", Status: 500, Message: fmt.Sprintf("Internal server error (store: %v)", err)}
+}
+
+// encodeKey encodes a primary key's values in schema order.
+func encodeKey(t *table, key abi.Item) []byte {
+	var b []byte
+	for _, n := range t.key.names() {
+		v := key[n]
+		b = append(b, byte(v.Kind))
+		raw := []byte(v.Str)
+		if v.Kind == abi.KindB {
+			raw = v.Bytes
+		}
+		b = binary.AppendUvarint(b, uint64(len(raw)))
+		b = append(b, raw...)
+	}
+	return b
+}
+
+// saveMeta persists a table's metadata (no-op in memory).
+func (s *Server) saveMeta(t *table) error {
+	if s.db == nil {
+		return nil
+	}
+	b, err := json.Marshal(t.meta)
+	if err != nil {
+		return storeErr(err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		c, err := tx.CreateBucketIfNotExists(catalogBucket)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucketIfNotExists(itemsBucket(t.name)); err != nil {
+			return err
+		}
+		return c.Put([]byte(t.name), b)
+	})
+	if err != nil {
+		return storeErr(err)
+	}
+	return nil
+}
+
+// dropTable removes a table and its items from the store.
+func (s *Server) dropTable(name string) error {
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if c := tx.Bucket(catalogBucket); c != nil {
+			if err := c.Delete([]byte(name)); err != nil {
+				return err
+			}
+		}
+		if tx.Bucket(itemsBucket(name)) != nil {
+			return tx.DeleteBucket(itemsBucket(name))
+		}
+		return nil
+	})
+	if err != nil {
+		return storeErr(err)
+	}
+	return nil
+}
+
+// persistChanges writes changes in one store transaction.
+func (s *Server) persistChanges(cs []change) error {
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for _, c := range cs {
+			b, err := tx.CreateBucketIfNotExists(itemsBucket(c.t.name))
+			if err != nil {
+				return err
+			}
+			k := encodeKey(c.t, c.key)
+			if c.new == nil {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+				continue
+			}
+			v, err := json.Marshal(wire.Item(c.new))
+			if err != nil {
+				return err
+			}
+			if err := b.Put(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return storeErr(err)
+	}
+	return nil
+}
+
+// load reads every table and item from the store.
+func (s *Server) load() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(catalogBucket)
+		if c == nil {
+			return nil
+		}
+		return c.ForEach(func(k, v []byte) error {
+			var m tableMeta
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("ddblocal: load table %s: %w", k, err)
+			}
+			t := newTable(m)
+			if b := tx.Bucket(itemsBucket(m.TableName)); b != nil {
+				err := b.ForEach(func(_, iv []byte) error {
+					var it wire.Item
+					if err := json.Unmarshal(iv, &it); err != nil {
+						return fmt.Errorf("ddblocal: load item of %s: %w", m.TableName, err)
+					}
+					t.put(abi.Item(it))
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			s.tables[m.TableName] = t
+			return nil
+		})
+	})
+}

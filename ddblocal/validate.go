@@ -1,0 +1,334 @@
+package ddblocal
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+	"github.com/dynafold/dynafold/ddblocal/internal/expr"
+)
+
+const maxItemSize = 400 * 1024
+
+var tableNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
+
+// constraintErrors collects "1 validation error detected: ..." messages the
+// way DynamoDB's request validation words them.
+type constraintErrors []string
+
+func (c *constraintErrors) add(format string) { *c = append(*c, format) }
+
+func (c constraintErrors) err() error {
+	if len(c) == 0 {
+		return nil
+	}
+	msgs := c
+	if len(msgs) > 10 {
+		msgs = msgs[:10]
+	}
+	n := "1 validation error detected: "
+	if len(c) > 1 {
+		n = itoa(len(c)) + " validation errors detected: "
+	}
+	return apierr.Validation("%s%s", n, strings.Join(msgs, "; "))
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// checkTableName adds the constraint errors of the TableName of an
+// operation on an existing table, which may also hold the table's ARN: at
+// least 1 character (a name too short for CreateTable is simply not found),
+// the name pattern unless it is an ARN, at most 255 (an ARN 1024).
+func (c *constraintErrors) checkTableName(field, name string) {
+	if strings.HasPrefix(name, "arn:") {
+		if len(name) > 1024 {
+			c.add("Value '" + name + "' at '" + field + "' failed to satisfy constraint: Member must have length less than or equal to 1024")
+		}
+		return
+	}
+	if name == "" {
+		c.add("Value '' at '" + field + "' failed to satisfy constraint: Member must have length greater than or equal to 1")
+		return
+	}
+	if !tableNameRE.MatchString(name) {
+		c.add("Value '" + name + "' at '" + field + "' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+")
+	}
+	if len(name) > 255 {
+		c.add("Value '" + name + "' at '" + field + "' failed to satisfy constraint: Member must have length less than or equal to 255")
+	}
+}
+
+// checkDescribeName validates the TableName of DescribeTable and
+// DeleteTable, which DynamoDB checks by length first, with its own words.
+func checkDescribeName(name string) error {
+	if strings.HasPrefix(name, "arn:") {
+		var c constraintErrors
+		c.checkTableName("tableName", name)
+		return c.err()
+	}
+	if len(name) < 3 || len(name) > 255 {
+		return apierr.Validation("TableName must be at least 3 characters long and at most 255 characters long")
+	}
+	var c constraintErrors
+	c.checkTableName("tableName", name)
+	return c.err()
+}
+
+// tableNameOf returns the table name a TableName parameter designates: the
+// name itself, or the name in a table ARN
+// (arn:aws:dynamodb:REGION:ACCOUNT:table/NAME).
+func tableNameOf(name string) string {
+	if !strings.HasPrefix(name, "arn:") {
+		return name
+	}
+	if i := strings.Index(name, ":table/"); i >= 0 {
+		rest := name[i+len(":table/"):]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			rest = rest[:j]
+		}
+		return rest
+	}
+	return name
+}
+
+// checkName adds the constraint errors of a table or index name: 3 to 255
+// characters of [a-zA-Z0-9_.-].
+func (c *constraintErrors) checkName(field, name string) {
+	if name == "" {
+		c.add("Value null at '" + field + "' failed to satisfy constraint: Member must not be null")
+		return
+	}
+	if !tableNameRE.MatchString(name) {
+		c.add("Value '" + name + "' at '" + field + "' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+")
+	}
+	if len(name) < 3 || len(name) > 255 {
+		c.add("Value '" + name + "' at '" + field + "' failed to satisfy constraint: Member must have length less than or equal to 255")
+		if len(name) < 3 {
+			(*c)[len(*c)-1] = "Value '" + name + "' at '" + field + "' failed to satisfy constraint: Member must have length greater than or equal to 3"
+		}
+	}
+}
+
+// normValue validates a value from a request and returns it with numbers
+// normalized the way DynamoDB stores them.
+func normValue(v abi.Value) (abi.Value, error) {
+	if err := expr.ValidateValue(v); err != nil {
+		return abi.Value{}, err
+	}
+	return normNumbers(v)
+}
+
+func normNumbers(v abi.Value) (abi.Value, error) {
+	switch v.Kind {
+	case abi.KindN:
+		n, err := expr.NormalizeNumber(v.Str)
+		if err != nil {
+			return abi.Value{}, err
+		}
+		return abi.N(n), nil
+	case abi.KindNS:
+		out := make([]string, len(v.Strs))
+		seen := map[string]bool{}
+		for i, s := range v.Strs {
+			n, err := expr.NormalizeNumber(s)
+			if err != nil {
+				return abi.Value{}, err
+			}
+			if seen[n] {
+				return abi.Value{}, apierr.Validation("Input collection contains duplicates")
+			}
+			seen[n] = true
+			out[i] = n
+		}
+		return abi.NS(out...), nil
+	case abi.KindM:
+		m := make(map[string]abi.Value, len(v.Map))
+		for k, e := range v.Map {
+			x, err := normNumbers(e)
+			if err != nil {
+				return abi.Value{}, err
+			}
+			m[k] = x
+		}
+		return abi.M(m), nil
+	case abi.KindL:
+		l := make([]abi.Value, len(v.List))
+		for i, e := range v.List {
+			x, err := normNumbers(e)
+			if err != nil {
+				return abi.Value{}, err
+			}
+			l[i] = x
+		}
+		return abi.L(l...), nil
+	}
+	return v, nil
+}
+
+// normItem validates and normalizes every attribute of an item or key.
+func normItem(it abi.Item) (abi.Item, error) {
+	out := make(abi.Item, len(it))
+	for k, v := range it {
+		x, err := normValue(v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+// normValues validates and normalizes ExpressionAttributeValues.
+func normValues(vals map[string]abi.Value) (map[string]abi.Value, error) {
+	if vals == nil {
+		return nil, nil
+	}
+	out := make(map[string]abi.Value, len(vals))
+	for k, v := range vals {
+		x, err := normValue(v)
+		if err != nil {
+			return nil, apierr.Validation("ExpressionAttributeValues contains invalid value: %s for key %s", stripPrefix(err), k)
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+func stripPrefix(err error) string {
+	if ae, ok := err.(*apierr.Error); ok {
+		return ae.Message
+	}
+	return err.Error()
+}
+
+func emptyKeyWord(k abi.Kind) string {
+	if k == abi.KindB {
+		return "binary"
+	}
+	return "string"
+}
+
+func isEmptyScalar(v abi.Value) bool {
+	return (v.Kind == abi.KindS && v.Str == "") || (v.Kind == abi.KindB && len(v.Bytes) == 0)
+}
+
+// checkKeySize checks DynamoDB's key length limits.
+func checkKeySize(v abi.Value, isHash bool) error {
+	n := len(v.Str)
+	if v.Kind == abi.KindB {
+		n = len(v.Bytes)
+	} else if v.Kind == abi.KindN {
+		return nil
+	}
+	if isHash && n > 2048 {
+		return apierr.Validation("One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes")
+	}
+	if !isHash && n > 1024 {
+		return apierr.Validation("One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes")
+	}
+	return nil
+}
+
+// validateKey checks a Key parameter against the table's schema (it needs
+// no lock: a key schema never changes).
+func (t *table) validateKey(key abi.Item) error {
+	names := t.key.names()
+	if len(key) != len(names) {
+		return apierr.Validation("The provided key element does not match the schema")
+	}
+	for i, n := range names {
+		v, ok := key[n]
+		if !ok || v.Kind.String() != t.keyType[n] {
+			return apierr.Validation("The provided key element does not match the schema")
+		}
+		if isEmptyScalar(v) {
+			return apierr.Validation("One or more parameter values were invalid: The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s", emptyKeyWord(v.Kind), n)
+		}
+		if err := checkKeySize(v, i == 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateItem checks an item to be written: key attributes present and
+// typed, index keys typed and non-empty, size within 400 KB. The caller
+// holds t.mu (read or write).
+func (t *table) validateItem(item abi.Item) error {
+	for i, n := range t.key.names() {
+		v, ok := item[n]
+		if !ok {
+			return apierr.Validation("One or more parameter values were invalid: Missing the key %s in the item", n)
+		}
+		if v.Kind.String() != t.types[n] {
+			return apierr.Validation("One or more parameter values were invalid: Type mismatch for key %s expected: %s actual: %s", n, t.types[n], v.Kind)
+		}
+		if isEmptyScalar(v) {
+			return apierr.Validation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s", emptyKeyWord(v.Kind), n)
+		}
+		if err := checkKeySize(v, i == 0); err != nil {
+			return err
+		}
+	}
+	ixs := t.allIndexes()
+	sort.Slice(ixs, func(i, j int) bool { return ixs[i].IndexName < ixs[j].IndexName }) // DynamoDB names the first
+	for _, ix := range ixs {
+		for _, n := range schemaKey(ix.KeySchema).names() {
+			v, ok := item[n]
+			if !ok {
+				continue
+			}
+			if v.Kind.String() != t.types[n] {
+				return apierr.Validation("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %s Actual: %s IndexName: %s", n, t.types[n], v.Kind, ix.IndexName)
+			}
+			if isEmptyScalar(v) {
+				return apierr.Validation("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s", emptyKeyWord(v.Kind), ix.IndexName, n)
+			}
+		}
+	}
+	if expr.ItemSize(item) > maxItemSize {
+		return apierr.Validation("Item size has exceeded the maximum allowed size")
+	}
+	return nil
+}
+
+// keyNames returns the key attribute names of the table and its indexes.
+func (t *table) keyAttrNames() []string {
+	set := map[string]bool{}
+	for _, n := range t.key.names() {
+		set[n] = true
+	}
+	for _, ix := range t.allIndexes() {
+		for _, n := range schemaKey(ix.KeySchema).names() {
+			set[n] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
