@@ -10,8 +10,9 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/decode"
-	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
@@ -96,7 +97,7 @@ func TestP9_ZoneReadingsNativeAndWasmAgree(t *testing.T) {
 		}
 		rows[kind] = map[string]abi.Item{}
 		for _, zone := range []string{"z1", "z2"} {
-			it, err := env.DB.GetItem(context.Background(), table, zonereadings.RowKey("s-1", zone))
+			it, err := dynamo.New(env.Client).GetItem(context.Background(), table, zonereadings.RowKey("s-1", zone))
 			require.NoError(t, err)
 			require.NotNil(t, it, "%s %s", kind, zone)
 			delete(it, "createdAt")

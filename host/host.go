@@ -25,13 +25,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/apply"
-	"github.com/dynafold/dynafold/host/batch"
-	"github.com/dynafold/dynafold/host/decode"
-	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/internal/batch"
+	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin/extism/transport"
-	"github.com/dynafold/dynafold/host/store/dynamo"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // Host runs the configured projections.
@@ -92,7 +93,7 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 	}()
 	client := o.client
 	if client == nil {
-		if client, err = dynamo.NewClient(ctx, cfg.Endpoint, region(cfg)); err != nil {
+		if client, err = ddbclient.NewClient(ctx, cfg.Endpoint, region(cfg)); err != nil {
 			return nil, fmt.Errorf("DynamoDB client: %w", err)
 		}
 	}

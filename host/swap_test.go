@@ -10,8 +10,9 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/apply"
-	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
@@ -170,7 +171,7 @@ func writeOrder(ctx context.Context, t *testing.T, h *host.Host, env *testenv.En
 	if len(res.Rows) != 1 || res.Rows[0].Err != nil {
 		t.Fatalf("apply %s: %+v", id, res.Rows)
 	}
-	it, err := env.DB.GetItem(ctx, rows, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
+	it, err := dynamo.New(env.Client).GetItem(ctx, rows, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
 	if err != nil || it == nil {
 		t.Fatalf("row %s: %v", id, err)
 	}

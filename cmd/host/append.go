@@ -10,7 +10,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
 )
 
 func runAppend(ctx context.Context, args []string) error {

@@ -10,7 +10,7 @@ import (
 	"os"
 
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/decode"
+	"github.com/dynafold/dynafold/host/internal/decode"
 )
 
 func runApply(ctx context.Context, args []string) error {

@@ -18,9 +18,9 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/logic"
-	"github.com/dynafold/dynafold/host/store/dynamo"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 	guest "github.com/dynafold/dynafold/sdk-guest"
 )
@@ -42,7 +42,7 @@ func runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	defer srv.Close()
-	client, err := dynamo.NewClient(ctx, srv.Endpoint(), "us-east-1")
+	client, err := ddbclient.NewClient(ctx, srv.Endpoint(), "us-east-1")
 	if err != nil {
 		return err
 	}

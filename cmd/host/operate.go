@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/apply"
+	"github.com/dynafold/dynafold/host/internal/apply"
 )
 
 func init() {

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/decode"
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/plugin/extism/transport"
 	"github.com/dynafold/dynafold/host/swap"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 )
 
 // pluginOut is where the plugin commands print (tests replace it).
@@ -291,7 +291,7 @@ func runPluginTest(ctx context.Context, args []string) error {
 				continue
 			}
 			if r.Item != nil {
-				b, err := decode.ItemToJSON(r.Item)
+				b, err := ddbjson.ItemToJSON(r.Item)
 				if err != nil {
 					return err
 				}

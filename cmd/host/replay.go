@@ -15,8 +15,8 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/decode"
-	"github.com/dynafold/dynafold/host/decode/streamsdk"
+	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host/internal/decode/streamsdk"
 )
 
 // readFeed reads every record of a table's stream, shard by shard, parents

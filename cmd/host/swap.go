@@ -12,9 +12,9 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/apply"
-	"github.com/dynafold/dynafold/host/eventstore"
-	"github.com/dynafold/dynafold/host/store/dynamo"
+	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/swap"
 )
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/decode"
-	"github.com/dynafold/dynafold/host/eventstore"
-	"github.com/dynafold/dynafold/host/store"
+	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dynafold/dynafold/host/decode"
-	"github.com/dynafold/dynafold/host/store"
+	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/decode"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 )
 
 // Fixture is a plugin's unit test without DynamoDB: events and the rows they
@@ -75,7 +75,7 @@ func ParseEvents(b []byte) ([]SrcEvent, error) {
 		if r.Stream == "" || r.StreamID == "" || r.Version == 0 || r.Type == "" {
 			return nil, fmt.Errorf("events[%d]: stream, streamId, version (from 1) and type are required", i)
 		}
-		data, err := decode.ItemFromJSON(r.Data)
+		data, err := ddbjson.ItemFromJSON(r.Data)
 		if err != nil {
 			return nil, fmt.Errorf("events[%d].data: %w", i, err)
 		}
@@ -85,7 +85,7 @@ func ParseEvents(b []byte) ([]SrcEvent, error) {
 		if _, ok := data["_tag"]; !ok {
 			data["_tag"] = abi.S(r.Type)
 		}
-		meta, err := decode.ItemFromJSON(r.Metadata)
+		meta, err := ddbjson.ItemFromJSON(r.Metadata)
 		if err != nil {
 			return nil, fmt.Errorf("events[%d].metadata: %w", i, err)
 		}
@@ -107,7 +107,7 @@ func ParseRows(b []byte) ([]abi.Item, error) {
 	}
 	out := make([]abi.Item, 0, len(raw))
 	for i, r := range raw {
-		it, err := decode.ItemFromJSON(r)
+		it, err := ddbjson.ItemFromJSON(r)
 		if err != nil || it == nil {
 			return nil, fmt.Errorf("rows[%d]: an item in DynamoDB JSON is required: %v", i, err)
 		}
@@ -365,7 +365,7 @@ func itemDiff(key string, want, got abi.Item) []string {
 func KeyString(k abi.Item) string { return render(k) }
 
 func render(it abi.Item) string {
-	b, err := decode.ItemToJSON(it)
+	b, err := ddbjson.ItemToJSON(it)
 	if err != nil {
 		return fmt.Sprintf("%v", it)
 	}
@@ -373,7 +373,7 @@ func render(it abi.Item) string {
 }
 
 func renderValue(v abi.Value) string {
-	b, err := decode.ValueToJSON(v)
+	b, err := ddbjson.ValueToJSON(v)
 	if err != nil {
 		return fmt.Sprintf("%+v", v)
 	}

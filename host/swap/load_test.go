@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/apply"
-	"github.com/dynafold/dynafold/host/eventstore"
-	"github.com/dynafold/dynafold/host/store"
+	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/testenv"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
@@ -32,13 +33,13 @@ type orders struct {
 func newOrders(t testing.TB, s *swap.Swapper) *orders {
 	t.Helper()
 	env := testenv.Start(t)
-	es, err := eventstore.New(env.DB, env.Table(t, "events", true), eventstore.DefaultLayout("test", 1))
+	es, err := eventstore.New(dynamo.New(env.Client), env.Table(t, "events", true), eventstore.DefaultLayout("test", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := &orders{env: env, es: es, stream: eventstore.Stream{Name: "Order", Composite: []string{"orderId"}},
 		table: env.Table(t, "orders", false)}
-	o.rec = &recorder{DB: env.DB}
+	o.rec = &recorder{DB: dynamo.New(env.Client)}
 	o.engine, err = apply.New(apply.Projection{
 		Name: "orders", Table: o.table, KeyAttrs: []string{"pk", "sk"},
 		Sources:    []apply.Source{{Name: "Order", Stream: "Order"}},
@@ -224,7 +225,7 @@ func TestH3_SwapUnderLoad(t *testing.T) {
 	for l := 0; l < lanes; l++ {
 		for k := 0; k < perLane; k++ {
 			id := fmt.Sprintf("o-%d-%d", l, k)
-			it, err := o.env.DB.GetItem(ctx, o.table, ordersummary.RowKey(id))
+			it, err := dynamo.New(o.env.Client).GetItem(ctx, o.table, ordersummary.RowKey(id))
 			if err != nil || it == nil {
 				t.Fatalf("row %s: %v", id, err)
 			}

@@ -12,15 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/ddblocal"
-	"github.com/dynafold/dynafold/host/store/dynamo"
-	"github.com/dynafold/dynafold/host/store/dynamo/dynamotest"
+	"github.com/dynafold/dynafold/internal/dynamotest"
 )
 
 // Env is a running ddblocal with a client.
 type Env struct {
 	Server *ddblocal.Server
 	Client *dynamodb.Client
-	DB     *dynamo.DB
 }
 
 // Start starts ddblocal in-process for the test, closed at its end.
@@ -37,7 +35,7 @@ func Start(t testing.TB, opts ...func(*ddblocal.Options)) *Env {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	client := dynamotest.ClientAt(t, srv.Endpoint())
-	return &Env{Server: srv, Client: client, DB: dynamo.New(client)}
+	return &Env{Server: srv, Client: client}
 }
 
 // Table creates a table keyed by pk (S) and sk (S), with a NEW_IMAGE stream

@@ -9,8 +9,9 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/decode"
-	"github.com/dynafold/dynafold/host/eventstore"
+	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/plugin/extism"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
@@ -96,7 +97,7 @@ func TestW3_ExtismPluginThroughTheEngine(t *testing.T) {
 
 		rows[kind] = map[string]abi.Item{}
 		for _, order := range []string{"o-1", "o-2"} {
-			it, err := env.DB.GetItem(ctx, table, ordersummary.RowKey(order))
+			it, err := dynamo.New(env.Client).GetItem(ctx, table, ordersummary.RowKey(order))
 			require.NoError(t, err)
 			delete(it, "createdAt")
 			rows[kind][order] = it

@@ -27,11 +27,12 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
-	"github.com/dynafold/dynafold/host/decode"
-	"github.com/dynafold/dynafold/host/decode/streamsdk"
-	"github.com/dynafold/dynafold/host/eventstore"
-	"github.com/dynafold/dynafold/host/store"
-	"github.com/dynafold/dynafold/host/store/dynamo"
+	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host/internal/decode/streamsdk"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/host/internal/store/dynamo"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 var order = eventstore.Stream{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, Composite: []string{"orderId"}}
@@ -62,7 +63,7 @@ func run() error {
 		return err
 	}
 	defer srv.Close()
-	client, err := dynamo.NewClient(ctx, srv.Endpoint(), "us-east-1")
+	client, err := ddbclient.NewClient(ctx, srv.Endpoint(), "us-east-1")
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,196 @@
+// Package apply is the projection engine: the one per-row apply step that
+// serves every projection kind (ENGINE.md). Per call it groups events by
+// row, reads the rows strongly consistent in batches, sorts and
+// de-duplicates each row's events, fills gaps from the event store with one
+// bounded consistent read, folds the run through the projection's logic in
+// one call and writes the row once, conditioned on what it read.
+//
+// A single-source projection is the configuration with one source; the
+// engine keeps checkpoints per source instance so that multi-source rows are
+// the same step with more instances.
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/host/logic"
+)
+
+// EventReader reads a stream instance's events from the event store,
+// strongly consistent: every version in (after, to], in version order; to 0
+// reads to the stream's head.
+type EventReader interface {
+	ReadFrom(ctx context.Context, stream, streamID string, after, to uint64) ([]abi.Event, error)
+}
+
+// Source is one source of a projection: the stream it reads (SPEC M1).
+type Source struct {
+	Name   string // unique within the projection; a single source may be named after its stream
+	Stream string // the stream's name
+	Mode   string // abi.ModeFold (default) or abi.ModeLatest
+}
+
+// Checkpoint maps a single-source projection's checkpoint onto a numeric
+// field of the row (SPEC P4): the stored value is version + Offset. An
+// absent field reads as "nothing applied yet".
+type Checkpoint struct {
+	Field  string
+	Offset int64
+}
+
+// Revision is the row's write counter and guard (SPEC M5): every write sets
+// it one higher, conditioned on the value read.
+type Revision struct {
+	Field   string
+	Initial int64 // the value of a row's first write (default 1)
+}
+
+// Retry is the lost-race policy (SPEC P10): Attempts tries in all, waiting a
+// jittered delay that grows from Base, doubling up to Max.
+type Retry struct {
+	Attempts int           // default 12
+	Base     time.Duration // default 5ms
+	Max      time.Duration // default 200ms
+}
+
+// Projection configures the engine for one projection.
+type Projection struct {
+	Name       string      // the projection's name, used in outcomes and errors
+	Table      string      // the read-model table
+	KeyAttrs   []string    // the table's key attribute names (hash, then range)
+	Sources    []Source    // in declaration order; one for a single-source projection
+	Checkpoint Checkpoint  // single-source checkpoint field (required without Revision)
+	Revision   *Revision   // optional for single-source projections
+	CreatedAt  string      // attribute keeping the row's creation time ("" disables it)
+	WrittenBy  string      // attribute recording the plugin that wrote the row ("" disables it)
+	Logic      logic.Logic // the domain logic
+	Rows       int         // rows processed concurrently (default 10)
+	Retry      Retry       // lost-race policy
+	Now        func() time.Time
+	Logger     *slog.Logger
+}
+
+// ErrConfig marks a projection configuration that cannot work.
+var ErrConfig = errors.New("invalid projection configuration")
+
+func (p *Projection) setDefaults() {
+	if p.Rows <= 0 {
+		p.Rows = 10
+	}
+	if p.Retry.Attempts <= 0 {
+		p.Retry.Attempts = 12
+	}
+	if p.Retry.Base <= 0 {
+		p.Retry.Base = 5 * time.Millisecond
+	}
+	if p.Retry.Max <= 0 {
+		p.Retry.Max = 200 * time.Millisecond
+	}
+	if p.Revision != nil && p.Revision.Initial == 0 {
+		p.Revision.Initial = 1
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.Logger == nil {
+		p.Logger = slog.Default()
+	}
+	for i := range p.Sources {
+		if p.Sources[i].Mode == "" {
+			p.Sources[i].Mode = abi.ModeFold
+		}
+		if p.Sources[i].Name == "" {
+			p.Sources[i].Name = p.Sources[i].Stream
+		}
+	}
+}
+
+// Validate reports a configuration that cannot work, with [EDD-9081] where
+// the reference names that code.
+func (p *Projection) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("projection %q: %w: "+format, append([]any{p.Name, ErrConfig}, args...)...)
+	}
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("%w: a projection needs a name", ErrConfig)
+	case p.Table == "":
+		return bad("no read-model table")
+	case len(p.KeyAttrs) == 0 || len(p.KeyAttrs) > 2:
+		return bad("the read-model table needs 1 or 2 key attributes, got %v", p.KeyAttrs)
+	case len(p.Sources) == 0:
+		return bad("no source stream")
+	case p.Logic == nil:
+		return bad("no logic (plugin)")
+	case len(p.Sources) > 1 && p.Revision == nil:
+		return bad("a multi-source projection needs a revision field")
+	case p.Revision == nil && p.Checkpoint.Field == "":
+		return bad("no checkpoint field: name the numeric field that holds the last applied version")
+	}
+	for _, k := range p.KeyAttrs {
+		if k == p.Checkpoint.Field {
+			return bad("[EDD-9081] the checkpoint field %q is a key attribute: a row's key cannot change with every write", k)
+		}
+		if p.Revision != nil && k == p.Revision.Field {
+			return bad("[EDD-9081] the revision field %q is a key attribute", k)
+		}
+	}
+	if p.Revision != nil && p.Revision.Field == p.Checkpoint.Field {
+		return bad("[EDD-9081] the checkpoint field %q is also the revision: the checkpoint is a stream version, the revision counts writes", p.Checkpoint.Field)
+	}
+	seen := map[string]bool{}
+	for _, s := range p.Sources {
+		if seen[s.Name] {
+			return bad("two sources named %q", s.Name)
+		}
+		seen[s.Name] = true
+		if s.Mode == abi.ModeLatest {
+			return bad("source %q: mode %q is not supported by this version of the engine yet; use %q", s.Name, s.Mode, abi.ModeFold)
+		}
+		if s.Mode != abi.ModeFold {
+			return bad("source %q: mode %q is not %q", s.Name, s.Mode, abi.ModeFold)
+		}
+	}
+	return nil
+}
+
+// Engine applies batches of events to one projection's rows.
+type Engine struct {
+	p      Projection
+	db     store.DB
+	events EventReader
+	plugin string
+}
+
+// New returns an engine for projection p, reading rows through db and gap
+// events through events.
+func New(p Projection, db store.DB, events EventReader) (*Engine, error) {
+	p.setDefaults()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	d := p.Logic.Describe()
+	return &Engine{p: p, db: db, events: events, plugin: d.Name + "@" + d.Version}, nil
+}
+
+// Projection returns the engine's configuration (with defaults applied).
+func (e *Engine) Projection() Projection { return e.p }
+
+// Streams returns the names of the streams the projection reads.
+func (e *Engine) Streams() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range e.p.Sources {
+		if !seen[s.Stream] {
+			seen[s.Stream] = true
+			out = append(out, s.Stream)
+		}
+	}
+	return out
+}

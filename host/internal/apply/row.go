@@ -1,0 +1,168 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/internal/backoff"
+)
+
+// run is one source instance's share of a row in one attempt.
+type run struct {
+	id      instanceID
+	src     Source
+	srcIdx  int
+	c       uint64      // the checkpoint read (0: none)
+	batch   []abi.Event // the batch's events of this row, sorted, de-duplicated
+	already []abi.Event // batch events at or below c
+	fold    []abi.Event // events above c to fold, in version order
+	max     uint64      // the highest version considered
+	other   map[uint64]bool
+	failed  error
+}
+
+// applyRow runs the per-row step with its lost-race retries.
+func (e *Engine) applyRow(ctx context.Context, w *rowWork, item abi.Item, present map[instanceID]map[uint64]bool) Outcome {
+	gaps := map[instanceID]*gapRead{}
+	var err error
+	for attempt := 1; ; attempt++ {
+		o, retry := e.attempt(ctx, w, item, present, gaps)
+		o.Attempts = attempt
+		if !retry {
+			return o
+		}
+		if attempt >= e.p.Retry.Attempts {
+			return e.failedWith(w, fmt.Errorf("%w: the conditional write lost %d races in a row; the records go back to the source and the redelivery is skipped or gap-filled (raise the retry budget if many lanes write the same rows)", ErrConcurrentModification, attempt), attempt)
+		}
+		if err = (backoff.Policy{Base: e.p.Retry.Base, Max: e.p.Retry.Max}).Wait(ctx, attempt); err != nil {
+			return e.failedWith(w, fmt.Errorf("waiting to retry a lost race: %w", err), attempt)
+		}
+		item, err = e.db.GetItem(ctx, e.p.Table, w.key)
+		if err != nil {
+			return e.failedWith(w, fmt.Errorf("re-reading the row after a lost race: %w", err), attempt)
+		}
+	}
+}
+
+func (e *Engine) failedWith(w *rowWork, err error, attempts int) Outcome {
+	o := e.failed(w, err)
+	o.Attempts = attempts
+	return o
+}
+
+// attempt plans, folds and writes the row once. retry is set when the
+// conditional write lost a race.
+func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead) (Outcome, bool) {
+	row, err := e.readRow(item)
+	if err != nil {
+		return e.failed(w, err), false
+	}
+	runs, err := e.plan(ctx, w, row, present, gaps)
+	if err != nil {
+		return e.failed(w, err), false
+	}
+	f, err := e.fold(ctx, w, row, runs)
+	if err != nil {
+		return e.failed(w, err), false
+	}
+	o := Outcome{Key: w.key, Positions: w.positions(), State: row.item, Revision: row.revision}
+	for _, r := range runs {
+		o.Instances = append(o.Instances, f.instance(r))
+	}
+	if !f.write {
+		return o, false
+	}
+	written, err := e.write(ctx, w, row, runs, f)
+	if errors.Is(err, store.ErrConditionFailed) {
+		return o, true
+	}
+	if err != nil {
+		return e.failed(w, fmt.Errorf("writing the row to %s: %w", e.p.Table, err)), false
+	}
+	o.State, o.Written = written, true
+	if e.p.Revision != nil {
+		o.Revision = row.nextRevision(e.p.Revision)
+	}
+	for i := range o.Instances {
+		o.Instances[i].Version = f.checkpoint[runs[i].id]
+	}
+	return o, false
+}
+
+// plan sorts and de-duplicates each instance's events, splits off those the
+// row already has and fills gaps from the event store.
+func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead) ([]*run, error) {
+	var runs []*run
+	for id, ins := range w.instances {
+		r := &run{id: id, other: map[uint64]bool{}}
+		for i, s := range e.p.Sources {
+			if s.Name == id.source {
+				r.src, r.srcIdx = s, i
+			}
+		}
+		r.batch = sortedUnique(ins)
+		c, err := row.checkpoint(e, id)
+		if err != nil {
+			return nil, err
+		}
+		if w.rebuild {
+			c = 0
+		}
+		r.c = c
+		for _, ev := range r.batch {
+			if ev.Version <= c {
+				r.already = append(r.already, ev)
+			} else {
+				r.fold = append(r.fold, ev)
+			}
+		}
+		if len(r.fold) > 0 {
+			r.max = r.fold[len(r.fold)-1].Version
+			if err := e.fillGaps(ctx, w, r, present[id], gaps); err != nil {
+				return nil, err
+			}
+		}
+		runs = append(runs, r)
+	}
+	sort.Slice(runs, func(i, j int) bool {
+		if runs[i].srcIdx != runs[j].srcIdx {
+			return runs[i].srcIdx < runs[j].srcIdx
+		}
+		return runs[i].id.streamID < runs[j].id.streamID
+	})
+	if e.p.Revision == nil && len(runs) > 1 {
+		return nil, fmt.Errorf("ProjectionSourceConflict: stream instances %s feed one row of a single-source projection, whose checkpoint %q can follow only one; key rows by stream instance or make it a multi-source projection", describeRuns(runs), e.p.Checkpoint.Field)
+	}
+	return runs, nil
+}
+
+func describeRuns(runs []*run) string {
+	s := ""
+	for i, r := range runs {
+		if i > 0 {
+			s += ", "
+		}
+		s += r.id.source + "#" + r.id.streamID
+	}
+	return s
+}
+
+func sortedUnique(ins []Input) []abi.Event {
+	evs := make([]abi.Event, 0, len(ins))
+	for _, in := range ins {
+		evs = append(evs, in.Event)
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Version < evs[j].Version })
+	out := evs[:0]
+	for i, ev := range evs {
+		if i > 0 && ev.Version == evs[i-1].Version {
+			continue
+		}
+		out = append(out, ev)
+	}
+	return out
+}

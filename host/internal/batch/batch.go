@@ -1,0 +1,148 @@
+// Package batch is processBatch (SPEC B1–B6): it decodes a change-feed batch
+// once, routes every event to each projection of its stream, applies them,
+// and builds the partial batch response — the earliest record of every
+// failed row and every record that failed to decode.
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host/internal/route"
+)
+
+// Processor runs batches through a set of projections.
+type Processor struct {
+	opts    decode.Options
+	engines []*apply.Engine
+	router  *route.Table
+}
+
+// New returns a processor for the engines. sideEffects names streams whose
+// decoded events come back in Result.Unrouted.
+func New(opts decode.Options, engines []*apply.Engine, sideEffects []string) (*Processor, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	streams := map[string][]string{}
+	for _, e := range engines {
+		name := e.Projection().Name
+		if _, dup := streams[name]; dup {
+			return nil, fmt.Errorf("batch: two projections named %q", name)
+		}
+		streams[name] = e.Streams()
+	}
+	return &Processor{opts: opts, engines: engines, router: route.New(streams, sideEffects)}, nil
+}
+
+// Result is the outcome of one batch.
+type Result struct {
+	Records     int                     // records in the batch
+	Decoded     decode.Result           // what decoding made of them
+	Projections map[string]apply.Result // each projection's outcomes, by name
+	Unrouted    []route.Event           // events of streams named for side effects
+	// Failed holds the positions of the records to report failed. Callers
+	// may add more (SPEC B5) and call Response again.
+	Failed []int
+
+	ids map[int]string
+}
+
+// Process decodes, routes and applies a batch of standard records.
+func (p *Processor) Process(ctx context.Context, records []decode.Record) (*Result, error) {
+	return p.run(ctx, len(records), decode.Decode(records, p.opts))
+}
+
+// ProcessRaw does the same for records of any shape read through the
+// options' Image and Identifier extractors (SPEC B2).
+func (p *Processor) ProcessRaw(ctx context.Context, records []any) (*Result, error) {
+	return p.run(ctx, len(records), decode.DecodeRaw(records, p.opts))
+}
+
+func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result, error) {
+	res := &Result{Records: n, Decoded: dec, Projections: map[string]apply.Result{}, ids: map[int]string{}}
+	events := make([]route.Event, 0, len(dec.Events))
+	for _, ev := range dec.Events {
+		res.ids[ev.Position] = ev.Identifier
+		events = append(events, route.Event{Pos: ev.Position, Event: ev.Event})
+	}
+	for _, f := range dec.Failures {
+		res.ids[f.Position] = f.Identifier
+		if !f.Skipped {
+			res.Failed = append(res.Failed, f.Position)
+		}
+	}
+	for _, ig := range dec.Ignored {
+		res.ids[ig.Position] = ig.Identifier
+	}
+	routed := p.router.Route(events)
+	res.Unrouted = routed.Unrouted
+	for _, e := range p.engines {
+		name := e.Projection().Name
+		evs := routed.ByProjection[name]
+		inputs := make([]apply.Input, len(evs))
+		for i, ev := range evs {
+			inputs[i] = apply.Input{Event: ev.Event, Pos: ev.Pos}
+		}
+		r := e.ApplyBatch(ctx, inputs)
+		res.Projections[name] = r
+		for _, row := range r.Rows {
+			if row.Failed() && len(row.Positions) > 0 {
+				res.Failed = append(res.Failed, row.Positions[0])
+			}
+		}
+		for _, kf := range r.KeyFailures {
+			if kf.Pos >= 0 {
+				res.Failed = append(res.Failed, kf.Pos)
+			}
+		}
+	}
+	if _, err := res.Response(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// ErrStreamRecordIdentifierMissing is matched by the error of a batch with a
+// failed record that has no identifier: an empty identifier would make the
+// source fail the whole batch silently, so the call fails instead and the
+// source redelivers the batch (SPEC B3).
+var ErrStreamRecordIdentifierMissing = errors.New("StreamRecordIdentifierMissing")
+
+// Response is the partial batch response Lambda and Pipes read.
+type Response struct {
+	BatchItemFailures []ItemFailure `json:"batchItemFailures"`
+}
+
+// ItemFailure names one failed record.
+type ItemFailure struct {
+	ItemIdentifier string `json:"itemIdentifier"`
+}
+
+// Fail adds records to report failed, by position (SPEC B5).
+func (r *Result) Fail(positions ...int) { r.Failed = append(r.Failed, positions...) }
+
+// Response builds the partial batch response from Failed, in record order.
+func (r *Result) Response() (Response, error) {
+	ps := append([]int(nil), r.Failed...)
+	sort.Ints(ps)
+	resp := Response{BatchItemFailures: []ItemFailure{}}
+	for i, p := range ps {
+		if i > 0 && p == ps[i-1] {
+			continue
+		}
+		id := r.ids[p]
+		if id == "" {
+			return resp, fmt.Errorf("%w: record %d failed but has no identifier (dynamodb.SequenceNumber for Lambda, eventID for Pipes); failing the whole invocation so the source redelivers the batch", ErrStreamRecordIdentifierMissing, p)
+		}
+		resp.BatchItemFailures = append(resp.BatchItemFailures, ItemFailure{ItemIdentifier: id})
+	}
+	return resp, nil
+}
+
+// Identifier returns the identifier of the record at position p.
+func (r *Result) Identifier(p int) string { return r.ids[p] }

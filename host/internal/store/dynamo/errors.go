@@ -1,0 +1,57 @@
+package dynamo
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/dynafold/dynafold/host/internal/store"
+)
+
+// ErrInvalidValue is matched by a conversion error: an abi.Value with no
+// DynamoDB form, or an attribute value of a type this package does not know.
+var ErrInvalidValue = errors.New("invalid attribute value")
+
+// throttleCodes are the error codes DynamoDB answers when it throttles.
+var throttleCodes = map[string]bool{
+	"ProvisionedThroughputExceededException": true,
+	"ThrottlingException":                    true,
+	"Throttling":                             true,
+	"RequestLimitExceeded":                   true,
+}
+
+// mapError turns an SDK error into one the engine can match with errors.Is /
+// errors.As (store.ErrConditionFailed, *store.TxCanceledError,
+// store.ErrThrottled, store.ErrConflict), keeping the original error wrapped
+// as well.
+func mapError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("dynamo %s: %w: %w", op, store.ErrConditionFailed, err)
+	}
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		reasons := make([]string, len(tce.CancellationReasons))
+		for i, r := range tce.CancellationReasons {
+			reasons[i] = "None"
+			if r.Code != nil {
+				reasons[i] = *r.Code
+			}
+		}
+		return fmt.Errorf("dynamo %s: %w: %w", op, &store.TxCanceledError{Reasons: reasons}, err)
+	}
+	var tcf *types.TransactionConflictException
+	if errors.As(err, &tcf) {
+		return fmt.Errorf("dynamo %s: %w: %w", op, store.ErrConflict, err)
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) && throttleCodes[api.ErrorCode()] {
+		return fmt.Errorf("dynamo %s: %w: %w", op, store.ErrThrottled, err)
+	}
+	return fmt.Errorf("dynamo %s: %w", op, err)
+}

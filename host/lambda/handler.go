@@ -1,0 +1,244 @@
+// Package handler is dynafold's AWS Lambda function handler (SPEC H1): a
+// DynamoDB stream event in, the partial batch response out.
+//
+// A handler is a function, as small as net/http's: build the host once at
+// cold start, make the handler, hand it to lambda.Start.
+//
+//	h, fn, err := handler.Build(ctx, cfg, nil, handler.WithLogger(logger)) // host.New + New, one source
+//	...
+//	lambda.Start(fn)
+//
+// Two sources deliver the records (SPEC B2), and each reads the response by
+// its own record identifier:
+//
+//   - SourceLambda: a Lambda event source mapping invokes the function with
+//     {"Records": [...]} (events.DynamoDBEvent); failed records are named by
+//     dynamodb.SequenceNumber.
+//   - SourcePipe: an EventBridge Pipe with the function as its target
+//     invokes it with a JSON array of the same records (even for a batch of
+//     one); failed records are named by eventID.
+//
+// Both read {"batchItemFailures": [{"itemIdentifier": "..."}]}
+// (events.DynamoDBEventResponse). A payload of the other source's shape is
+// refused with ErrPayloadShape rather than answered with identifiers its
+// reader cannot match.
+//
+// Each record is parsed on its own: a record that is not a readable stream
+// record fails alone, like a record whose image fails to decode (reported,
+// or acknowledged under onDecodeFailure "skip"), not the whole batch. A
+// failed record without an identifier fails the invocation with
+// batch.ErrStreamRecordIdentifierMissing, so the source redelivers the batch
+// (SPEC B3).
+//
+// Records of another shape (a Pipe input template's, say) are not read
+// here: use the host library with custom extractors (SPEC B2) instead.
+//
+// Each invocation logs one JSON summary line (and one line per failure) and,
+// with WithMetrics, writes its metrics in CloudWatch embedded metric format.
+//
+// A host with hot-swapped plugins (SPEC H3) has their sources checked
+// between invocations, never during one (host.Host.CheckSwaps): an
+// invocation checks when it starts, before it reads its batch, if no other
+// invocation is in flight, and no swap happens until it has answered. A
+// failed check is logged and counted, never returned.
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/internal/batch"
+	"github.com/dynafold/dynafold/host/internal/decode"
+)
+
+// The sources a handler serves (the configuration's "source").
+const (
+	SourceLambda = string(decode.SourceLambda) // Lambda event source mapping: identifier dynamodb.SequenceNumber
+	SourcePipe   = string(decode.SourcePipe)   // EventBridge Pipe target: identifier eventID
+)
+
+// ErrPayloadShape is matched by the error of an invocation whose payload is
+// not the shape its source delivers: {"Records": [...]} for SourceLambda, a
+// JSON array of records for SourcePipe.
+var ErrPayloadShape = errors.New("dynafold lambda: unexpected payload shape")
+
+// ErrUnknownSource is matched by the error of New for a source other than
+// SourceLambda and SourcePipe.
+var ErrUnknownSource = errors.New("dynafold lambda: unknown source")
+
+// Func is the function handed to lambda.Start: the raw invocation payload
+// in, the partial batch response out. A non-nil error fails the invocation,
+// and the source retries the whole batch.
+type Func func(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error)
+
+// Option changes how New builds a handler.
+type Option func(*handler)
+
+// WithLogger sets the logger of per-invocation summaries and failures
+// (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(x *handler) { x.log = l } }
+
+// WithMetrics writes each invocation's metrics to w as a CloudWatch
+// embedded metric format line (SPEC X1; namespace MetricsNamespace,
+// dimension Source): records, events, decode failures, applied and
+// already-applied events, rows written and failed, lost races, batch item
+// failures, duration, the oldest record's age (the iterator age), and, when
+// the invocation checked hot-swap sources, the plugin versions swapped in
+// and the failed checks. In Lambda, w is os.Stdout. Default: no metrics.
+func WithMetrics(w io.Writer) Option {
+	return func(x *handler) {
+		x.metrics = nil
+		if w != nil {
+			x.metrics = &emf{w: w}
+		}
+	}
+}
+
+// DefaultDeadlineMargin is the time kept back from the invocation's
+// deadline to answer with the partial batch response.
+const DefaultDeadlineMargin = 500 * time.Millisecond
+
+// WithDeadlineMargin sets the time kept back from the invocation's deadline
+// (default DefaultDeadlineMargin): the batch is processed under a context
+// that ends that much earlier, so rows still running then fail and are
+// reported, and the rows already written are acknowledged, instead of the
+// invocation timing out and the whole batch being retried.
+func WithDeadlineMargin(d time.Duration) Option { return func(x *handler) { x.margin = max(d, 0) } }
+
+// WithOnDecodeFailure sets what becomes of a record that is not a readable
+// stream record: "report" (default) or "skip". Pass the host's
+// onDecodeFailure, so these records are treated like records whose image
+// fails to decode (SPEC B4).
+func WithOnDecodeFailure(policy string) Option {
+	return func(x *handler) { x.skipBad = decode.FailurePolicy(policy) == decode.OnFailureSkip }
+}
+
+type handler struct {
+	host    *host.Host
+	source  string
+	log     *slog.Logger
+	skipBad bool
+	metrics *emf
+	margin  time.Duration
+	gate    swapGate
+}
+
+// New returns the handler running h for source (SourceLambda, or "" for it,
+// or SourcePipe). The source must be the one h was configured with
+// (Config.Source), since the host picks the identifiers of the response;
+// Build takes both from one configuration.
+func New(h *host.Host, source string, opts ...Option) (Func, error) {
+	source, err := checkSource(source)
+	if err != nil {
+		return nil, err
+	}
+	x := newHandler(h, source, opts)
+	return x.invoke, nil
+}
+
+func newHandler(h *host.Host, source string, opts []Option) *handler {
+	x := &handler{host: h, source: source, log: slog.Default(), margin: DefaultDeadlineMargin}
+	for _, o := range opts {
+		o(x)
+	}
+	if x.log == nil {
+		x.log = slog.Default()
+	}
+	return x
+}
+
+// Build builds the host from cfg (host.New with hostOpts; cfg is not
+// modified) and its handler with opts, both with the source of cfg, the
+// handler with its onDecodeFailure, and the host with the handler's logger.
+// The caller closes the host.
+func Build(ctx context.Context, cfg *host.Config, hostOpts []host.Option, opts ...Option) (*host.Host, Func, error) {
+	source, err := checkSource(cfg.Source)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := *cfg
+	c.Source = source
+	x := newHandler(nil, source, append([]Option{WithOnDecodeFailure(c.OnDecodeFailure)}, opts...))
+	h, err := host.New(ctx, &c, append([]host.Option{host.WithLogger(x.log)}, hostOpts...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	x.host = h
+	return h, x.invoke, nil
+}
+
+func checkSource(source string) (string, error) {
+	switch source {
+	case "":
+		return SourceLambda, nil
+	case SourceLambda, SourcePipe:
+		return source, nil
+	}
+	return "", fmt.Errorf("%w %q: use %q (event source mapping) or %q (EventBridge Pipe target)",
+		ErrUnknownSource, source, SourceLambda, SourcePipe)
+}
+
+func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
+	start := time.Now()
+	log := invocationLogger(ctx, x.log, x.source)
+	pctx := ctx
+	if deadline, ok := ctx.Deadline(); ok && x.margin > 0 {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithDeadline(ctx, deadline.Add(-x.margin))
+		defer cancel()
+	}
+	// Between invocations: swap in what the plugin sources offer, then hold
+	// off every swap until this invocation has answered (SPEC H3).
+	swapped, end := x.begin(pctx, log)
+	defer end()
+	raws, err := splitPayload(payload, x.source)
+	if err != nil {
+		log.Error("invocation failed", "err", err.Error())
+		return events.DynamoDBEventResponse{}, err
+	}
+	recs, bad := parseRecords(raws)
+	res, err := x.host.ProcessBatch(pctx, recs)
+	var out events.DynamoDBEventResponse
+	if err == nil {
+		for _, b := range bad {
+			if b.report && !x.skipBad {
+				res.Fail(b.pos)
+			}
+		}
+		var resp batch.Response
+		if resp, err = res.Response(); err == nil {
+			out = toEvents(resp)
+		}
+	}
+	if res != nil {
+		s := summarize(res, bad, out, time.Since(start), oldest(recs))
+		s.HotSwap, s.PluginSwaps, s.PluginSwapFailures = swapped.checked, swapped.swaps, swapped.failures
+		logBatch(log, res, bad, x.skipBad, s)
+		if x.metrics != nil {
+			if merr := x.metrics.write(x.source, s, time.Now()); merr != nil {
+				log.Warn("writing metrics", "err", merr.Error())
+			}
+		}
+	}
+	if err != nil {
+		log.Error("invocation failed: the source retries the whole batch", "err", err.Error())
+		return events.DynamoDBEventResponse{}, err
+	}
+	return out, nil
+}
+
+func toEvents(r batch.Response) events.DynamoDBEventResponse {
+	out := events.DynamoDBEventResponse{BatchItemFailures: make([]events.DynamoDBBatchItemFailure, len(r.BatchItemFailures))}
+	for i, f := range r.BatchItemFailures {
+		out.BatchItemFailures[i] = events.DynamoDBBatchItemFailure{ItemIdentifier: f.ItemIdentifier}
+	}
+	return out
+}

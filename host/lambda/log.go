@@ -1,0 +1,141 @@
+package handler
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/batch"
+	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/internal/ddbjson"
+)
+
+// maxLogged bounds the failures logged one by one per invocation.
+const maxLogged = 20
+
+func invocationLogger(ctx context.Context, l *slog.Logger, source string) *slog.Logger {
+	l = l.With("source", source)
+	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
+		l = l.With("requestId", lc.AwsRequestID)
+	}
+	return l
+}
+
+// stats sums up one invocation, for the log and the metrics.
+type stats struct {
+	Records, Events, Ignored, DecodeFailures         int
+	Applied, AlreadyApplied, RowsWritten, RowsFailed int
+	Conflicts, BatchItemFailures                     int // Conflicts: lost races on row writes
+	DurationMs                                       float64
+	OldestRecordAgeMs                                int64 // -1: no record carries a creation time
+	// The check of the hot-swapped plugins' sources before the batch
+	// (SPEC H3); HotSwap is false when none was checked.
+	HotSwap                         bool
+	PluginSwaps, PluginSwapFailures int
+}
+
+func summarize(res *batch.Result, bad []badRecord, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) stats {
+	s := stats{Records: res.Records, Events: len(res.Decoded.Events), Ignored: len(res.Decoded.Ignored) - countReported(bad),
+		DecodeFailures: len(res.Decoded.Failures) + countReported(bad), BatchItemFailures: len(resp.BatchItemFailures),
+		DurationMs: float64(took.Microseconds()) / 1000, OldestRecordAgeMs: -1}
+	if !oldest.IsZero() {
+		s.OldestRecordAgeMs = time.Since(oldest).Milliseconds()
+	}
+	for _, pr := range res.Projections {
+		for i := range pr.Rows {
+			row := &pr.Rows[i]
+			s.Conflicts += max(row.Attempts-1, 0)
+			if row.Failed() {
+				s.RowsFailed++
+				continue
+			}
+			s.Applied += len(row.Applied())
+			for _, in := range row.Instances {
+				s.AlreadyApplied += len(in.AlreadyApplied)
+			}
+			if row.Written {
+				s.RowsWritten++
+			}
+		}
+	}
+	return s
+}
+
+// logBatch writes each failure (up to maxLogged of them) with the error
+// that caused it, then one summary line.
+func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool, s stats) {
+	logged := 0
+	warn := func(msg string, args ...any) {
+		if logged < maxLogged {
+			log.Warn(msg, args...)
+		}
+		logged++
+	}
+	for _, b := range bad {
+		if b.report {
+			warn("unreadable record", "position", b.pos, "eventID", b.eventID, "sequenceNumber", b.seq, "skipped", skipBad, "err", b.err.Error())
+		}
+	}
+	for _, f := range res.Decoded.Failures {
+		warn("record failed to decode", "position", f.Position, "identifier", f.Identifier, "skipped", f.Skipped, "err", f.Err.Error())
+	}
+	for name, pr := range res.Projections {
+		for i := range pr.Rows {
+			if row := &pr.Rows[i]; row.Failed() {
+				warn("row failed", "projection", name, "key", keyString(row.Key), "positions", row.Positions, "err", row.Err.Error())
+			}
+		}
+		for _, kf := range pr.KeyFailures {
+			warn("key failed", "projection", name, "position", kf.Pos, "err", kf.Err.Error())
+		}
+	}
+	args := []any{"records", s.Records, "events", s.Events, "ignored", s.Ignored, "decodeFailures", s.DecodeFailures,
+		"applied", s.Applied, "alreadyApplied", s.AlreadyApplied, "rowsWritten", s.RowsWritten, "rowsFailed", s.RowsFailed,
+		"conflicts", s.Conflicts, "batchItemFailures", s.BatchItemFailures, "durationMs", s.DurationMs}
+	if s.OldestRecordAgeMs >= 0 {
+		// The change feed's lag: how long the oldest record waited (reference 003).
+		args = append(args, "oldestRecordAgeMs", s.OldestRecordAgeMs)
+	}
+	if s.HotSwap {
+		args = append(args, "pluginSwaps", s.PluginSwaps, "pluginSwapFailures", s.PluginSwapFailures)
+	}
+	if logged > maxLogged {
+		args = append(args, "failuresNotLogged", logged-maxLogged)
+	}
+	log.Info("batch", args...)
+}
+
+func countReported(bad []badRecord) int {
+	n := 0
+	for _, b := range bad {
+		if b.report {
+			n++
+		}
+	}
+	return n
+}
+
+func keyString(k abi.Item) string {
+	b, err := ddbjson.ItemToJSON(k)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+// oldest returns the earliest ApproximateCreationDateTime of the records
+// (zero when none carries one).
+func oldest(recs []decode.Record) time.Time {
+	var t time.Time
+	for i := range recs {
+		c := recs[i].DynamoDB.ApproximateCreationDateTime
+		if !c.IsZero() && (t.IsZero() || c.Before(t)) {
+			t = c
+		}
+	}
+	return t
+}

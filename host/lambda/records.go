@@ -1,0 +1,91 @@
+package handler
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host/internal/decode/lambdaevents"
+)
+
+// splitPayload returns the records of a payload of the source's shape, each
+// still raw so one unreadable record does not fail the others.
+func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, error) {
+	p := bytes.TrimSpace(payload)
+	if len(p) == 0 {
+		return nil, fmt.Errorf("%w: empty payload", ErrPayloadShape)
+	}
+	isArray := p[0] == '['
+	switch {
+	case source == SourcePipe && !isArray:
+		return nil, fmt.Errorf("%w: the source is %q, which sends a JSON array of records, but the payload is not an array"+
+			" (a Lambda event source mapping sends {\"Records\": [...]}: set DYNAFOLD_SOURCE=%s)", ErrPayloadShape, SourcePipe, SourceLambda)
+	case source == SourceLambda && isArray:
+		return nil, fmt.Errorf("%w: the source is %q, which sends {\"Records\": [...]}, but the payload is a JSON array"+
+			" (an EventBridge Pipe target receives one: set DYNAFOLD_SOURCE=%s)", ErrPayloadShape, SourceLambda, SourcePipe)
+	case isArray:
+		var recs []json.RawMessage
+		if err := json.Unmarshal(p, &recs); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
+		}
+		return recs, nil
+	}
+	var ev struct {
+		Records *[]json.RawMessage `json:"Records"`
+	}
+	if err := json.Unmarshal(p, &ev); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
+	}
+	if ev.Records == nil {
+		return nil, fmt.Errorf("%w: no \"Records\" array: not a DynamoDB stream event", ErrPayloadShape)
+	}
+	return *ev.Records, nil
+}
+
+// badRecord is a record that is not a readable stream record.
+type badRecord struct {
+	pos          int
+	eventID, seq string // its identifiers, as far as they could be read
+	report       bool   // it may be an INSERT, so it is treated as a decode failure
+	err          error
+}
+
+// parseRecords converts each raw record with aws-lambda-go's types and
+// host/decode/lambdaevents. A record that does not convert stands in the
+// batch as a record of no event name (the host ignores it, keeping its
+// identifiers) and comes back in bad.
+func parseRecords(raws []json.RawMessage) ([]decode.Record, []badRecord) {
+	recs := make([]decode.Record, len(raws))
+	var bad []badRecord
+	for i, raw := range raws {
+		rec, err := parseRecord(raw)
+		if err == nil {
+			recs[i] = rec
+			continue
+		}
+		var ids struct {
+			EventID   string `json:"eventID"`
+			EventName string `json:"eventName"`
+			DynamoDB  struct {
+				SequenceNumber string `json:"SequenceNumber"`
+			} `json:"dynamodb"`
+		}
+		_ = json.Unmarshal(raw, &ids) // best effort: a record without them fails the call (B3)
+		recs[i] = decode.Record{EventID: ids.EventID, DynamoDB: decode.StreamRecord{SequenceNumber: ids.DynamoDB.SequenceNumber}}
+		report := ids.EventName != decode.EventModify && ids.EventName != decode.EventRemove
+		bad = append(bad, badRecord{pos: i, eventID: ids.EventID, seq: ids.DynamoDB.SequenceNumber, report: report,
+			err: fmt.Errorf("record %d is not a readable DynamoDB stream record: %w", i, err)})
+	}
+	return recs, bad
+}
+
+func parseRecord(raw json.RawMessage) (decode.Record, error) {
+	var r events.DynamoDBEventRecord
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return decode.Record{}, err
+	}
+	return lambdaevents.FromRecord(r)
+}
