@@ -44,7 +44,7 @@ type Host struct {
 	engines map[string]*apply.Engine
 	order   []string
 	logics  []logic.Logic
-	swaps   []*HotSwap
+	swaps   []*hotSwap
 	swapMu  sync.Mutex // serializes CheckSwaps
 	proc    *batch.Processor
 	log     *slog.Logger
@@ -58,7 +58,20 @@ type options struct {
 	client *dynamodb.Client
 	log    *slog.Logger
 	now    func() time.Time
+	shape  *RecordShape
 }
+
+// RecordShape reads records of a shape other than Record, for
+// ProcessRawBatch: Image returns the item an event is read from (false: the
+// record carries none and is ignored), Identifier the record's identifier
+// for the partial batch response.
+type RecordShape struct {
+	Image      func(raw any) (abi.Item, bool)
+	Identifier func(raw any) string
+}
+
+// WithRecordShape sets the extractors ProcessRawBatch reads records with.
+func WithRecordShape(s RecordShape) Option { return func(o *options) { o.shape = &s } }
 
 // WithNative registers logic that a projection names as "native:<name>".
 func WithNative(name string, l logic.Logic) Option {
@@ -123,6 +136,9 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 		engines = append(engines, e)
 	}
 	dopts := decode.Options{Decoder: dec, Source: decode.Source(cfg.Source), OnDecodeFailure: decode.FailurePolicy(cfg.OnDecodeFailure)}
+	if o.shape != nil {
+		dopts.Image, dopts.Identifier = o.shape.Image, o.shape.Identifier
+	}
 	if h.proc, err = batch.New(dopts, engines, cfg.SideEffectStreams); err != nil {
 		return nil, err
 	}
@@ -180,12 +196,12 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 		return l, nil
 	}
 	if pc.HotSwap != nil {
-		hs, err := h.cfg.NewHotSwap(ctx, pc.Name, pc.Plugin, pc.HotSwap, pc.WrittenBy, pc.Concurrency, h.log)
+		hs, err := h.cfg.newHotSwap(ctx, pc.Name, pc.Plugin, pc.HotSwap, pc.WrittenBy, pc.Concurrency, h.log)
 		if err != nil {
 			return nil, err
 		}
 		h.swaps = append(h.swaps, hs)
-		return hs.Swapper, nil
+		return hs.swapper, nil
 	}
 	path := pc.Plugin
 	if !filepath.IsAbs(path) && h.cfg.dir != "" {
@@ -213,49 +229,59 @@ func (r storeReader) ReadFrom(ctx context.Context, stream, streamID string, afte
 }
 
 // ProcessBatch runs one batch of change-feed records through every
-// projection (SPEC B1) and returns the result; its Response method gives the
-// partial batch response. The error is set only when the whole invocation
-// must fail (StreamRecordIdentifierMissing).
-func (h *Host) ProcessBatch(ctx context.Context, records []decode.Record) (*batch.Result, error) {
-	return h.proc.Process(ctx, records)
+// projection and returns what it did; its Response method gives the partial
+// batch response. The error is set only when the whole invocation must fail
+// (ErrStreamRecordIdentifierMissing).
+func (h *Host) ProcessBatch(ctx context.Context, records []Record) (*Result, error) {
+	res, err := h.proc.Process(ctx, internalRecords(records))
+	return resultOf(res), err
 }
 
-// ProcessRawBatch is ProcessBatch for records of any shape, read through
-// custom extractors (SPEC B2).
-func (h *Host) ProcessRawBatch(ctx context.Context, records []any) (*batch.Result, error) {
-	return h.proc.ProcessRaw(ctx, records)
+// ProcessRawBatch is ProcessBatch for records of any shape, read through the
+// extractors of WithRecordShape; Record values (and pointers) are read as
+// such when no extractor is set.
+func (h *Host) ProcessRawBatch(ctx context.Context, records []any) (*Result, error) {
+	raw := make([]any, len(records))
+	for i, r := range records {
+		switch v := r.(type) {
+		case Record:
+			raw[i] = v.internal()
+		case *Record:
+			if v != nil {
+				raw[i] = v.internal()
+			}
+		default:
+			raw[i] = r
+		}
+	}
+	res, err := h.proc.ProcessRaw(ctx, raw)
+	return resultOf(res), err
 }
 
-// EventStore returns the host's event store.
-func (h *Host) EventStore() *eventstore.Store { return h.es }
-
-// Stream returns a configured stream by name.
-func (h *Host) Stream(name string) (eventstore.Stream, bool) {
-	s, ok := h.streams[name]
-	return s, ok
-}
-
-// Projection returns a projection's engine by name.
-func (h *Host) Projection(name string) (*apply.Engine, bool) {
-	e, ok := h.engines[name]
-	return e, ok
+// PluginVersion returns the name and version of the plugin serving a
+// projection now (a hot-swapped plugin's changes when a new version is
+// swapped in).
+func (h *Host) PluginVersion(projection string) (name, version string, err error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return "", "", err
+	}
+	d := e.Projection().Logic.Describe()
+	return d.Name, d.Version, nil
 }
 
 // Projections returns the projections' names in configuration order.
 func (h *Host) Projections() []string { return append([]string(nil), h.order...) }
 
-// DB returns the host's DynamoDB client (with request counts).
-func (h *Host) DB() *dynamo.DB { return h.db }
-
 // Watch follows the sources of the hot-swapped plugins until ctx ends
 // (SPEC H3): a long-running host runs it beside its change-feed reader.
-func (h *Host) Watch(ctx context.Context) error { return WatchAll(ctx, h.swaps...) }
+func (h *Host) Watch(ctx context.Context) error { return watchAll(ctx, h.swaps...) }
 
 // Close releases the plugins.
 func (h *Host) Close(ctx context.Context) error {
 	var errs []error
 	for _, hs := range h.swaps {
-		errs = append(errs, hs.Close(ctx))
+		errs = append(errs, hs.close(ctx))
 	}
 	h.swaps = nil
 	for _, l := range h.logics {

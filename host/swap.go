@@ -13,17 +13,17 @@ import (
 	"github.com/dynafold/dynafold/host/swap"
 )
 
-// HotSwap is a projection's hot-swappable plugin (SPEC H3): the Swapper the
-// engine calls as its logic, and the source new versions come from.
-type HotSwap struct {
-	Projection string
-	Swapper    *swap.Swapper
-	Source     swap.Source // nil when the configuration names no source
+// hotSwap is a projection's hot-swappable plugin: the Swapper the engine
+// calls as its logic, and the source new versions come from.
+type hotSwap struct {
+	projection string
+	swapper    *swap.Swapper
+	source     swap.Source // nil when the configuration names no source
 
 	between swap.Between // CheckSwaps' last check and interval
 }
 
-// NewHotSwap loads a projection's plugin through the hot-swap pipeline of
+// newHotSwap loads a projection's plugin through the hot-swap pipeline of
 // package host/swap: pluginPath (relative to the configuration file) is the
 // module, sc where new versions come from and how they are accepted (pins,
 // fixture, archive). The module first served is the source's when it holds
@@ -35,7 +35,7 @@ type HotSwap struct {
 // the engine names its plugin once, when it is built. concurrency is the
 // projection's row concurrency (the pool holds at least that many
 // instances).
-func (c *Config) NewHotSwap(ctx context.Context, projection, pluginPath string, sc *swap.SourceConfig, writtenBy string, concurrency int, log *slog.Logger) (*HotSwap, error) {
+func (c *Config) newHotSwap(ctx context.Context, projection, pluginPath string, sc *swap.SourceConfig, writtenBy string, concurrency int, log *slog.Logger) (*hotSwap, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -68,7 +68,7 @@ func (c *Config) NewHotSwap(ctx context.Context, projection, pluginPath string, 
 		}
 		return nil, fmt.Errorf("projection %q: %w", projection, err)
 	}
-	return &HotSwap{Projection: projection, Swapper: sw, Source: src, between: swap.Between{Every: checkEvery(sc), Last: time.Now()}}, nil
+	return &hotSwap{projection: projection, swapper: sw, source: src, between: swap.Between{Every: checkEvery(sc), Last: time.Now()}}, nil
 }
 
 // checkEvery is how often CheckSwaps checks a source: an S3 object at its
@@ -100,20 +100,18 @@ func (c *Config) rel(p string) string {
 	return filepath.Join(c.dir, p)
 }
 
-// WatchAll watches every source of hs (SPEC H3) until ctx ends: a daemon
-// runs it beside its change-feed reader; cmd/lambda calls Host.CheckSwaps
-// between invocations instead.
-func WatchAll(ctx context.Context, hs ...*HotSwap) error {
+// watchAll watches every source of hs until ctx ends.
+func watchAll(ctx context.Context, hs ...*hotSwap) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(hs))
 	for i, h := range hs {
-		if h.Source == nil {
+		if h.source == nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = swap.Watch(ctx, h.Swapper, h.Source)
+			errs[i] = swap.Watch(ctx, h.swapper, h.source)
 		}()
 	}
 	wg.Wait()
@@ -145,21 +143,21 @@ func (h *Host) CheckSwaps(ctx context.Context) []SwapCheck {
 	defer h.swapMu.Unlock()
 	var out []SwapCheck
 	for _, hs := range h.swaps {
-		if hs.Source == nil {
+		if hs.source == nil {
 			continue
 		}
-		hs.between.Swapper, hs.between.Source = hs.Swapper, hs.Source
+		hs.between.Swapper, hs.between.Source = hs.swapper, hs.source
 		info, swapped, err := hs.between.Check(ctx)
-		out = append(out, SwapCheck{Projection: hs.Projection, Serving: info, Swapped: swapped, Err: err})
+		out = append(out, SwapCheck{Projection: hs.projection, Serving: info, Swapped: swapped, Err: err})
 	}
 	return out
 }
 
-// Close closes the Swapper and the source.
-func (h *HotSwap) Close(ctx context.Context) error {
-	err := h.Swapper.Close(ctx)
-	if h.Source != nil {
-		err = errors.Join(err, h.Source.Close())
+// close closes the Swapper and the source.
+func (h *hotSwap) close(ctx context.Context) error {
+	err := h.swapper.Close(ctx)
+	if h.source != nil {
+		err = errors.Join(err, h.source.Close())
 	}
 	return err
 }

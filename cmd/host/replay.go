@@ -16,7 +16,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/decode/streamsdk"
+	"github.com/dynafold/dynafold/host/streamsdk"
 )
 
 // readFeed reads every record of a table's stream, shard by shard, parents

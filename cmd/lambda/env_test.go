@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynafold/dynafold/host/lambda"
+	handler "github.com/dynafold/dynafold/host/lambda"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 )
 

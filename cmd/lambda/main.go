@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/dynafold/dynafold/host/lambda"
+	handler "github.com/dynafold/dynafold/host/lambda"
 )
 
 func main() {

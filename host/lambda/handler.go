@@ -1,12 +1,12 @@
-// Package handler is dynafold's AWS Lambda function handler (SPEC H1): a
+// Package lambda is dynafold's AWS Lambda function handler: a
 // DynamoDB stream event in, the partial batch response out.
 //
 // A handler is a function, as small as net/http's: build the host once at
 // cold start, make the handler, hand it to lambda.Start.
 //
-//	h, fn, err := handler.Build(ctx, cfg, nil, handler.WithLogger(logger)) // host.New + New, one source
+//	h, fn, err := lambda.Build(ctx, cfg, nil, lambda.WithLogger(logger)) // host.New + New, one source
 //	...
-//	lambda.Start(fn)
+//	awslambda.Start(fn) // github.com/aws/aws-lambda-go/lambda
 //
 // Two sources deliver the records (SPEC B2), and each reads the response by
 // its own record identifier:
@@ -27,7 +27,7 @@
 // record fails alone, like a record whose image fails to decode (reported,
 // or acknowledged under onDecodeFailure "skip"), not the whole batch. A
 // failed record without an identifier fails the invocation with
-// batch.ErrStreamRecordIdentifierMissing, so the source redelivers the batch
+// host.ErrStreamRecordIdentifierMissing, so the source redelivers the batch
 // (SPEC B3).
 //
 // Records of another shape (a Pipe input template's, say) are not read
@@ -41,7 +41,7 @@
 // invocation checks when it starts, before it reads its batch, if no other
 // invocation is in flight, and no swap happens until it has answered. A
 // failed check is logged and counted, never returned.
-package handler
+package lambda
 
 import (
 	"context"
@@ -55,14 +55,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/batch"
-	"github.com/dynafold/dynafold/host/internal/decode"
 )
 
 // The sources a handler serves (the configuration's "source").
 const (
-	SourceLambda = string(decode.SourceLambda) // Lambda event source mapping: identifier dynamodb.SequenceNumber
-	SourcePipe   = string(decode.SourcePipe)   // EventBridge Pipe target: identifier eventID
+	SourceLambda = "lambda" // Lambda event source mapping: identifier dynamodb.SequenceNumber
+	SourcePipe   = "pipe"   // EventBridge Pipe target: identifier eventID
 )
 
 // ErrPayloadShape is matched by the error of an invocation whose payload is
@@ -118,7 +116,7 @@ func WithDeadlineMargin(d time.Duration) Option { return func(x *handler) { x.ma
 // onDecodeFailure, so these records are treated like records whose image
 // fails to decode (SPEC B4).
 func WithOnDecodeFailure(policy string) Option {
-	return func(x *handler) { x.skipBad = decode.FailurePolicy(policy) == decode.OnFailureSkip }
+	return func(x *handler) { x.skipBad = policy == "skip" }
 }
 
 type handler struct {
@@ -213,7 +211,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 				res.Fail(b.pos)
 			}
 		}
-		var resp batch.Response
+		var resp host.Response
 		if resp, err = res.Response(); err == nil {
 			out = toEvents(resp)
 		}
@@ -235,7 +233,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 	return out, nil
 }
 
-func toEvents(r batch.Response) events.DynamoDBEventResponse {
+func toEvents(r host.Response) events.DynamoDBEventResponse {
 	out := events.DynamoDBEventResponse{BatchItemFailures: make([]events.DynamoDBBatchItemFailure, len(r.BatchItemFailures))}
 	for i, f := range r.BatchItemFailures {
 		out.BatchItemFailures[i] = events.DynamoDBBatchItemFailure{ItemIdentifier: f.ItemIdentifier}

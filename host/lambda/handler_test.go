@@ -1,4 +1,4 @@
-package handler_test
+package lambda_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dynafold/dynafold/host/internal/batch"
-	handler "github.com/dynafold/dynafold/host/lambda"
+	"github.com/dynafold/dynafold/host/lambda"
 )
 
 func TestH1_StreamEventFoldsRows(t *testing.T) {
@@ -85,7 +85,7 @@ func TestB3_FailingRowReportsItsEarliestRecord(t *testing.T) {
 }
 
 func TestB2_PipeIdentifiersAreEventIDs(t *testing.T) {
-	f := newFn(t, setup{source: handler.SourcePipe})
+	f := newFn(t, setup{source: lambda.SourcePipe})
 	batchRecs := fixture(t, "pipe_batch.json")
 	f.seed(t, batchRecs)
 	_, _, eventID := records(t, batchRecs)
@@ -99,7 +99,7 @@ func TestB2_PipeIdentifiersAreEventIDs(t *testing.T) {
 }
 
 func TestB2_LambdaIdentifiersOfAPipeBatchAreSequenceNumbers(t *testing.T) {
-	f := newFn(t, setup{source: handler.SourceLambda})
+	f := newFn(t, setup{source: lambda.SourceLambda})
 	batchRecs := fixture(t, "pipe_batch.json")
 	f.seed(t, batchRecs)
 	raws, seq, _ := records(t, batchRecs)
@@ -111,17 +111,17 @@ func TestB2_LambdaIdentifiersOfAPipeBatchAreSequenceNumbers(t *testing.T) {
 }
 
 func TestB2_PayloadOfTheOtherSourceIsRefused(t *testing.T) {
-	lambdaFn := newFn(t, setup{source: handler.SourceLambda})
+	lambdaFn := newFn(t, setup{source: lambda.SourceLambda})
 	_, err := lambdaFn.invoke(t, fixture(t, "pipe_batch.json"))
-	if !errors.Is(err, handler.ErrPayloadShape) || !strings.Contains(err.Error(), "DYNAFOLD_SOURCE=pipe") {
+	if !errors.Is(err, lambda.ErrPayloadShape) || !strings.Contains(err.Error(), "DYNAFOLD_SOURCE=pipe") {
 		t.Errorf("lambda source, Pipe payload: err = %v, want ErrPayloadShape naming DYNAFOLD_SOURCE=pipe", err)
 	}
-	pipeFn := newFn(t, setup{source: handler.SourcePipe})
+	pipeFn := newFn(t, setup{source: lambda.SourcePipe})
 	_, err = pipeFn.invoke(t, fixture(t, "stream_event.json"))
-	if !errors.Is(err, handler.ErrPayloadShape) || !strings.Contains(err.Error(), "DYNAFOLD_SOURCE=lambda") {
+	if !errors.Is(err, lambda.ErrPayloadShape) || !strings.Contains(err.Error(), "DYNAFOLD_SOURCE=lambda") {
 		t.Errorf("pipe source, stream event: err = %v, want ErrPayloadShape naming DYNAFOLD_SOURCE=lambda", err)
 	}
-	if _, err := handler.New(nil, "kinesis"); !errors.Is(err, handler.ErrUnknownSource) {
+	if _, err := lambda.New(nil, "kinesis"); !errors.Is(err, lambda.ErrUnknownSource) {
 		t.Errorf("New(kinesis): err = %v, want ErrUnknownSource", err)
 	}
 }
@@ -137,7 +137,7 @@ func TestB3_FailedRecordWithoutIdentifierFailsTheInvocation(t *testing.T) {
 		t.Fatalf("err = %v, want ErrStreamRecordIdentifierMissing", err)
 	}
 
-	p := newFn(t, setup{source: handler.SourcePipe})
+	p := newFn(t, setup{source: lambda.SourcePipe})
 	pb := fixture(t, "pipe_batch.json")
 	p.seed(t, pb)
 	raws, _, _ = records(t, pb)
@@ -208,7 +208,7 @@ func TestH1_RowsStillRunningAtTheDeadlineAreReported(t *testing.T) {
 	// The invocation has less time left than the margin: nothing can run
 	// (not even the plugin's key function), every record is reported, and
 	// the function still answers rather than timing out.
-	ctx, cancel := context.WithTimeout(context.Background(), handler.DefaultDeadlineMargin/2)
+	ctx, cancel := context.WithTimeout(context.Background(), lambda.DefaultDeadlineMargin/2)
 	defer cancel()
 	resp, err := f.call(ctx, ev)
 	if err != nil {

@@ -1,4 +1,4 @@
-package handler_test
+package lambda_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/dynafold/dynafold/host/internal/decode"
 	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
-	handler "github.com/dynafold/dynafold/host/lambda"
+	"github.com/dynafold/dynafold/host/lambda"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/internal/testenv"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
@@ -30,7 +30,7 @@ type fn struct {
 	env    *testenv.Env
 	events string // the event table
 	rows   string // the order-summary table
-	call   handler.Func
+	call   lambda.Func
 }
 
 type setup struct {
@@ -61,7 +61,7 @@ func newFn(t *testing.T, s setup) *fn {
 		cfg.Projections[0].Plugin = "native:order-summary"
 		opts = append(opts, host.WithNative("order-summary", logic.Native(p, "order-summary")))
 	}
-	h, call, err := handler.Build(context.Background(), cfg, opts, handler.WithLogger(s.log), handler.WithMetrics(s.metrics))
+	h, call, err := lambda.Build(context.Background(), cfg, opts, lambda.WithLogger(s.log), lambda.WithMetrics(s.metrics))
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
@@ -89,7 +89,7 @@ func (f *fn) seed(t *testing.T, payload json.RawMessage) {
 		t.Fatal(err)
 	}
 	for _, r := range recs {
-		if r.EventName != decode.EventInsert || r.DynamoDB.NewImage == nil {
+		if r.EventName != host.EventInsert || r.DynamoDB.NewImage == nil {
 			continue
 		}
 		if err := dynamo.New(f.env.Client).PutItem(context.Background(), store.Put{Table: f.events, Item: r.DynamoDB.NewImage}); err != nil {

@@ -1,4 +1,4 @@
-package handler
+package lambda
 
 import (
 	"context"
@@ -9,8 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/internal/batch"
-	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/ddbjson"
 )
 
@@ -38,9 +37,9 @@ type stats struct {
 	PluginSwaps, PluginSwapFailures int
 }
 
-func summarize(res *batch.Result, bad []badRecord, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) stats {
-	s := stats{Records: res.Records, Events: len(res.Decoded.Events), Ignored: len(res.Decoded.Ignored) - countReported(bad),
-		DecodeFailures: len(res.Decoded.Failures) + countReported(bad), BatchItemFailures: len(resp.BatchItemFailures),
+func summarize(res *host.Result, bad []badRecord, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) stats {
+	s := stats{Records: res.Records, Events: len(res.Events), Ignored: len(res.Ignored) - countReported(bad),
+		DecodeFailures: len(res.DecodeFailures) + countReported(bad), BatchItemFailures: len(resp.BatchItemFailures),
 		DurationMs: float64(took.Microseconds()) / 1000, OldestRecordAgeMs: -1}
 	if !oldest.IsZero() {
 		s.OldestRecordAgeMs = time.Since(oldest).Milliseconds()
@@ -67,7 +66,7 @@ func summarize(res *batch.Result, bad []badRecord, resp events.DynamoDBEventResp
 
 // logBatch writes each failure (up to maxLogged of them) with the error
 // that caused it, then one summary line.
-func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool, s stats) {
+func logBatch(log *slog.Logger, res *host.Result, bad []badRecord, skipBad bool, s stats) {
 	logged := 0
 	warn := func(msg string, args ...any) {
 		if logged < maxLogged {
@@ -80,7 +79,7 @@ func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool
 			warn("unreadable record", "position", b.pos, "eventID", b.eventID, "sequenceNumber", b.seq, "skipped", skipBad, "err", b.err.Error())
 		}
 	}
-	for _, f := range res.Decoded.Failures {
+	for _, f := range res.DecodeFailures {
 		warn("record failed to decode", "position", f.Position, "identifier", f.Identifier, "skipped", f.Skipped, "err", f.Err.Error())
 	}
 	for name, pr := range res.Projections {
@@ -90,7 +89,7 @@ func logBatch(log *slog.Logger, res *batch.Result, bad []badRecord, skipBad bool
 			}
 		}
 		for _, kf := range pr.KeyFailures {
-			warn("key failed", "projection", name, "position", kf.Pos, "err", kf.Err.Error())
+			warn("key failed", "projection", name, "position", kf.Position, "err", kf.Err.Error())
 		}
 	}
 	args := []any{"records", s.Records, "events", s.Events, "ignored", s.Ignored, "decodeFailures", s.DecodeFailures,
@@ -129,7 +128,7 @@ func keyString(k abi.Item) string {
 
 // oldest returns the earliest ApproximateCreationDateTime of the records
 // (zero when none carries one).
-func oldest(recs []decode.Record) time.Time {
+func oldest(recs []host.Record) time.Time {
 	var t time.Time
 	for i := range recs {
 		c := recs[i].DynamoDB.ApproximateCreationDateTime

@@ -1,4 +1,4 @@
-package handler_test
+package lambda_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	handler "github.com/dynafold/dynafold/host/lambda"
+	"github.com/dynafold/dynafold/host/lambda"
 )
 
 // TestX2_InvocationLogsAreJSON checks the per-invocation log: one JSON
@@ -79,7 +79,7 @@ func TestX1_MetricsInEmbeddedMetricFormat(t *testing.T) {
 			t.Fatalf("metric line %d: %s", i, line)
 		}
 		d := doc.AWS.CloudWatchMetrics[0]
-		if d.Namespace != handler.MetricsNamespace || len(d.Dimensions) != 1 || d.Dimensions[0][0] != "Source" || len(d.Metrics) < 10 {
+		if d.Namespace != lambda.MetricsNamespace || len(d.Dimensions) != 1 || d.Dimensions[0][0] != "Source" || len(d.Metrics) < 10 {
 			t.Errorf("metric line %d directive = %+v", i, d)
 		}
 		for _, m := range d.Metrics {

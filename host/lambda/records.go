@@ -1,4 +1,4 @@
-package handler
+package lambda
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/decode/lambdaevents"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/lambdaevents"
 )
 
 // splitPayload returns the records of a payload of the source's shape, each
@@ -57,8 +57,8 @@ type badRecord struct {
 // host/decode/lambdaevents. A record that does not convert stands in the
 // batch as a record of no event name (the host ignores it, keeping its
 // identifiers) and comes back in bad.
-func parseRecords(raws []json.RawMessage) ([]decode.Record, []badRecord) {
-	recs := make([]decode.Record, len(raws))
+func parseRecords(raws []json.RawMessage) ([]host.Record, []badRecord) {
+	recs := make([]host.Record, len(raws))
 	var bad []badRecord
 	for i, raw := range raws {
 		rec, err := parseRecord(raw)
@@ -74,18 +74,18 @@ func parseRecords(raws []json.RawMessage) ([]decode.Record, []badRecord) {
 			} `json:"dynamodb"`
 		}
 		_ = json.Unmarshal(raw, &ids) // best effort: a record without them fails the call (B3)
-		recs[i] = decode.Record{EventID: ids.EventID, DynamoDB: decode.StreamRecord{SequenceNumber: ids.DynamoDB.SequenceNumber}}
-		report := ids.EventName != decode.EventModify && ids.EventName != decode.EventRemove
+		recs[i] = host.Record{EventID: ids.EventID, DynamoDB: host.StreamRecord{SequenceNumber: ids.DynamoDB.SequenceNumber}}
+		report := ids.EventName != host.EventModify && ids.EventName != host.EventRemove
 		bad = append(bad, badRecord{pos: i, eventID: ids.EventID, seq: ids.DynamoDB.SequenceNumber, report: report,
 			err: fmt.Errorf("record %d is not a readable DynamoDB stream record: %w", i, err)})
 	}
 	return recs, bad
 }
 
-func parseRecord(raw json.RawMessage) (decode.Record, error) {
+func parseRecord(raw json.RawMessage) (host.Record, error) {
 	var r events.DynamoDBEventRecord
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return decode.Record{}, err
+		return host.Record{}, err
 	}
 	return lambdaevents.FromRecord(r)
 }

@@ -1,4 +1,4 @@
-package handler_test
+package lambda_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynafold/dynafold/host"
-	handler "github.com/dynafold/dynafold/host/lambda"
+	"github.com/dynafold/dynafold/host/lambda"
 	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/dynamotest"
 	"github.com/dynafold/dynafold/internal/testenv"
@@ -66,8 +66,8 @@ func newSwapFn(t *testing.T, env *testenv.Env, client *dynamodb.Client) *swapFn 
 			HotSwap: &swap.SourceConfig{Watch: true}}},
 	}
 	log := slog.New(slog.NewJSONHandler(f.log, nil))
-	h, call, err := handler.Build(context.Background(), cfg, []host.Option{host.WithClient(client)},
-		handler.WithLogger(log), handler.WithMetrics(f.metrics))
+	h, call, err := lambda.Build(context.Background(), cfg, []host.Option{host.WithClient(client)},
+		lambda.WithLogger(log), lambda.WithMetrics(f.metrics))
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}

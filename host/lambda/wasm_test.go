@@ -1,9 +1,9 @@
-package handler_test
+package lambda_test
 
 import (
 	"testing"
 
-	handler "github.com/dynafold/dynafold/host/lambda"
+	"github.com/dynafold/dynafold/host/lambda"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
 
@@ -31,7 +31,7 @@ func TestH1_WasmPluginAnswersLikeTheNativeLogic(t *testing.T) {
 	f.wantNoRow(t, "o-5")
 	f.wantRow(t, "o-10", summary{"placed", "1", "4.75", "2"})
 
-	p := newFn(t, setup{plugin: plugin, source: handler.SourcePipe})
+	p := newFn(t, setup{plugin: plugin, source: lambda.SourcePipe})
 	pb := fixture(t, "pipe_batch.json")
 	p.seed(t, pb)
 	_, _, eventID := records(t, pb)

@@ -28,7 +28,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/decode/streamsdk"
+	"github.com/dynafold/dynafold/host/streamsdk"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/decode/lambdaevents"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/lambdaevents"
 )
 
 // TestLambdaEvents_ConvertsLikeTheJSONParser converts the captured batch as
@@ -24,7 +24,7 @@ func TestLambdaEvents_ConvertsLikeTheJSONParser(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &ev))
 	got, err := lambdaevents.FromEvent(ev)
 	require.NoError(t, err)
-	want, err := decode.ParseEvent(raw)
+	want, err := host.ParseEvent(raw)
 	require.NoError(t, err)
 	require.Len(t, got, len(want))
 	for i := range want {

@@ -1,5 +1,5 @@
 // Package streamsdk converts the DynamoDB Streams API's records, as
-// aws-sdk-go-v2's dynamodbstreams client returns them, into decode.Record,
+// aws-sdk-go-v2's dynamodbstreams client returns them, into host.Record,
 // losslessly for every attribute type. The change-feed reader and the demo
 // use it.
 package streamsdk
@@ -11,13 +11,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/attrmap"
 )
 
 // Records converts GetRecords' records.
-func Records(recs []types.Record) ([]decode.Record, error) {
-	out := make([]decode.Record, len(recs))
+func Records(recs []types.Record) ([]host.Record, error) {
+	out := make([]host.Record, len(recs))
 	for i, r := range recs {
 		rec, err := Record(r)
 		if err != nil {
@@ -29,8 +29,8 @@ func Records(recs []types.Record) ([]decode.Record, error) {
 }
 
 // Record converts one record.
-func Record(r types.Record) (decode.Record, error) {
-	out := decode.Record{
+func Record(r types.Record) (host.Record, error) {
+	out := host.Record{
 		EventID:      aws.ToString(r.EventID),
 		EventName:    string(r.EventName),
 		EventVersion: aws.ToString(r.EventVersion),
@@ -38,7 +38,7 @@ func Record(r types.Record) (decode.Record, error) {
 		AWSRegion:    aws.ToString(r.AwsRegion),
 	}
 	if r.UserIdentity != nil {
-		out.UserIdentity = &decode.UserIdentity{Type: aws.ToString(r.UserIdentity.Type), PrincipalID: aws.ToString(r.UserIdentity.PrincipalId)}
+		out.UserIdentity = &host.UserIdentity{Type: aws.ToString(r.UserIdentity.Type), PrincipalID: aws.ToString(r.UserIdentity.PrincipalId)}
 	}
 	d := r.Dynamodb
 	if d == nil {

@@ -1,5 +1,5 @@
 // Package lambdaevents converts aws-lambda-go's DynamoDB stream event records
-// into decode.Record, losslessly for every attribute type.
+// into host.Record, losslessly for every attribute type.
 package lambdaevents
 
 import (
@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/internal/decode"
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/attrmap"
 )
 
@@ -19,8 +19,8 @@ import (
 var ErrUnsupportedType = errors.New("lambdaevents: unsupported attribute type")
 
 // FromEvent converts every record of a Lambda DynamoDB stream event.
-func FromEvent(ev events.DynamoDBEvent) ([]decode.Record, error) {
-	out := make([]decode.Record, len(ev.Records))
+func FromEvent(ev events.DynamoDBEvent) ([]host.Record, error) {
+	out := make([]host.Record, len(ev.Records))
 	for i, r := range ev.Records {
 		rec, err := FromRecord(r)
 		if err != nil {
@@ -32,15 +32,15 @@ func FromEvent(ev events.DynamoDBEvent) ([]decode.Record, error) {
 }
 
 // FromRecord converts one record.
-func FromRecord(r events.DynamoDBEventRecord) (decode.Record, error) {
-	out := decode.Record{
+func FromRecord(r events.DynamoDBEventRecord) (host.Record, error) {
+	out := host.Record{
 		EventID:        r.EventID,
 		EventName:      r.EventName,
 		EventVersion:   r.EventVersion,
 		EventSource:    r.EventSource,
 		EventSourceARN: r.EventSourceArn,
 		AWSRegion:      r.AWSRegion,
-		DynamoDB: decode.StreamRecord{
+		DynamoDB: host.StreamRecord{
 			ApproximateCreationDateTime: utc(r.Change.ApproximateCreationDateTime.Time),
 			SequenceNumber:              r.Change.SequenceNumber,
 			SizeBytes:                   r.Change.SizeBytes,
@@ -48,17 +48,17 @@ func FromRecord(r events.DynamoDBEventRecord) (decode.Record, error) {
 		},
 	}
 	if r.UserIdentity != nil {
-		out.UserIdentity = &decode.UserIdentity{Type: r.UserIdentity.Type, PrincipalID: r.UserIdentity.PrincipalID}
+		out.UserIdentity = &host.UserIdentity{Type: r.UserIdentity.Type, PrincipalID: r.UserIdentity.PrincipalID}
 	}
 	var err error
 	if out.DynamoDB.Keys, err = Item(r.Change.Keys); err != nil {
-		return decode.Record{}, fmt.Errorf("Keys: %w", err)
+		return host.Record{}, fmt.Errorf("Keys: %w", err)
 	}
 	if out.DynamoDB.NewImage, err = Item(r.Change.NewImage); err != nil {
-		return decode.Record{}, fmt.Errorf("NewImage: %w", err)
+		return host.Record{}, fmt.Errorf("NewImage: %w", err)
 	}
 	if out.DynamoDB.OldImage, err = Item(r.Change.OldImage); err != nil {
-		return decode.Record{}, fmt.Errorf("OldImage: %w", err)
+		return host.Record{}, fmt.Errorf("OldImage: %w", err)
 	}
 	return out, nil
 }

@@ -1,0 +1,75 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
+)
+
+// Errors of the event store, matched with errors.Is.
+var (
+	// ErrVersionConflict is matched by an append whose expected version was
+	// not the stream's head: read the stream again and decide again.
+	ErrVersionConflict = eventstore.ErrVersionConflict
+	// ErrUnknownStream is matched by a call naming a stream the
+	// configuration's eventStore.streams does not define.
+	ErrUnknownStream = fmt.Errorf("unknown stream")
+)
+
+// NewEvent is an event to append.
+type NewEvent struct {
+	Type     string   // the event type; taken from Data's _tag when empty
+	Data     abi.Item // the event's data; its _tag is set to Type
+	Metadata abi.Item // optional
+}
+
+// Append appends events to a stream instance whose head is expectedVersion
+// (0 for a new stream), as versions expectedVersion+1, ..., in one
+// transaction that also checks the versions stay contiguous. A stale
+// expectedVersion fails with ErrVersionConflict. It returns the events as
+// stored.
+func (h *Host) Append(ctx context.Context, stream, streamID string, expectedVersion uint64, events ...NewEvent) ([]abi.Event, error) {
+	s, err := h.stream(stream)
+	if err != nil {
+		return nil, err
+	}
+	evs := make([]eventstore.NewEvent, len(events))
+	for i, e := range events {
+		evs[i] = eventstore.NewEvent(e)
+	}
+	return h.es.Append(ctx, s, streamID, expectedVersion, evs...)
+}
+
+// Head returns a stream instance's latest version (0: no event yet).
+func (h *Host) Head(ctx context.Context, stream, streamID string) (uint64, error) {
+	s, err := h.stream(stream)
+	if err != nil {
+		return 0, err
+	}
+	return h.es.Head(ctx, s, streamID)
+}
+
+// ReadStream returns a stream instance's events after version after, up to
+// version to (0: to the head), in version order, with a strongly
+// consistent read.
+func (h *Host) ReadStream(ctx context.Context, stream, streamID string, after, to uint64) ([]abi.Event, error) {
+	s, err := h.stream(stream)
+	if err != nil {
+		return nil, err
+	}
+	return h.es.ReadFrom(ctx, s, streamID, after, to)
+}
+
+func (h *Host) stream(name string) (eventstore.Stream, error) {
+	s, ok := h.streams[name]
+	if !ok {
+		names := make([]string, 0, len(h.cfg.EventStore.Streams))
+		for _, sc := range h.cfg.EventStore.Streams {
+			names = append(names, sc.Name)
+		}
+		return s, fmt.Errorf("%w %q: the configuration's eventStore.streams defines %v", ErrUnknownStream, name, names)
+	}
+	return s, nil
+}

@@ -1,0 +1,217 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store/dynamo"
+	"github.com/dynafold/dynafold/host/swap"
+)
+
+// ErrUnknownProjection is matched by a call naming a projection the
+// configuration does not define.
+var ErrUnknownProjection = errors.New("unknown projection")
+
+func (h *Host) engine(projection string) (*apply.Engine, error) {
+	e, ok := h.engines[projection]
+	if !ok {
+		return nil, fmt.Errorf("%w %q: the configuration has %v", ErrUnknownProjection, projection, h.order)
+	}
+	return e, nil
+}
+
+// CatchUp brings the row of a stream instance's latest event that addresses
+// a row up to the stream's head: for a stream whose last event was set
+// aside (dead-lettered). It returns that row's outcome; ErrNoRow when no
+// event of the stream addresses a row.
+func (h *Host) CatchUp(ctx context.Context, projection, streamID string) (Outcome, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o, err := e.CatchUp(ctx, streamID)
+	return outcomeOf(o), err
+}
+
+// Rebuild re-derives every row of a stream instance from version 1,
+// ignoring the rows' state: for backfills, a new read model over existing
+// streams, or a changed plugin. Each row is written once, conditioned on
+// what was read. The outcomes carry no events, so a rebuild never replays
+// side effects.
+func (h *Host) Rebuild(ctx context.Context, projection, streamID string) ([]Outcome, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := e.Rebuild(ctx, streamID)
+	return outcomesOf(rows), err
+}
+
+// Row reads a projection's row by key, strongly consistent; false when
+// there is none.
+func (h *Host) Row(ctx context.Context, projection string, key abi.Item) (abi.Item, bool, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return nil, false, err
+	}
+	it, err := h.db.GetItem(ctx, e.Projection().Table, key)
+	if err != nil {
+		return nil, false, err
+	}
+	return it, it != nil, nil
+}
+
+// RequestCounts returns the DynamoDB requests the host has sent so far, by
+// operation name (GetItem, BatchGetItem, PutItem, Query, ...).
+func (h *Host) RequestCounts() map[string]int64 { return h.db.Counts() }
+
+// ResetRequestCounts sets every request count back to zero.
+func (h *Host) ResetRequestCounts() { h.db.ResetCounts() }
+
+// WrittenByReport is what RebuildWrittenBy found and did.
+type WrittenByReport struct {
+	Table     string    // the projection's table
+	WrittenBy string    // name@version whose rows were looked for
+	Rows      int       // rows of the table that version wrote
+	Streams   []string  // stream instances feeding those rows, rebuilt (or to rebuild, on a dry run)
+	Outcomes  []Outcome // the rebuilt rows (none on a dry run)
+}
+
+// RebuildWrittenBy rebuilds the rows of a projection that a given plugin
+// version wrote (the projection's writtenBy attribute records it): every
+// stream instance whose events address such a row is rebuilt from version
+// 1 with the plugin now serving. version is "1.0.0" (the plugin's name is
+// added) or "name@1.0.0". With dryRun, it only finds them.
+func (h *Host) RebuildWrittenBy(ctx context.Context, projection, version string, dryRun bool) (WrittenByReport, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return WrittenByReport{}, err
+	}
+	p := e.Projection()
+	attr := p.WrittenBy
+	for _, pc := range h.cfg.Projections {
+		if pc.Name == projection && pc.WrittenBy != "" {
+			attr = pc.WrittenBy // the engine leaves it to a hot-swapped plugin
+		}
+	}
+	rep := WrittenByReport{Table: p.Table}
+	if attr == "" {
+		return rep, fmt.Errorf("projection %q records no writtenBy attribute; set \"writtenBy\" in its configuration", projection)
+	}
+	if version == "" {
+		return rep, fmt.Errorf("no plugin version given: which version's rows to rebuild (e.g. 1.0.0)")
+	}
+	if !strings.Contains(version, "@") {
+		version = p.Logic.Describe().Name + "@" + version
+	}
+	rep.WrittenBy = version
+	rows := map[string]bool{}
+	err = h.scan(ctx, &dynamodb.ScanInput{
+		TableName:                 aws.String(p.Table),
+		FilterExpression:          aws.String("#wb = :wb"),
+		ExpressionAttributeNames:  map[string]string{"#wb": attr},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":wb": &types.AttributeValueMemberS{Value: version}},
+	}, func(it abi.Item) {
+		key := abi.Item{}
+		for _, a := range p.KeyAttrs {
+			key[a] = it[a]
+		}
+		rows[swap.KeyString(key)] = true
+	})
+	if err != nil {
+		return rep, fmt.Errorf("scanning %s for rows written by %s: %w", p.Table, version, err)
+	}
+	rep.Rows = len(rows)
+	if len(rows) == 0 {
+		return rep, nil
+	}
+	src := p.Sources[0]
+	ids, err := h.streamIDs(ctx, src.Stream)
+	if err != nil {
+		return rep, err
+	}
+	for _, id := range ids {
+		evs, err := h.ReadStream(ctx, src.Stream, id, 0, 0)
+		if err != nil || len(evs) == 0 {
+			if err != nil {
+				return rep, err
+			}
+			continue
+		}
+		keys, err := p.Logic.Key(ctx, &abi.KeyRequest{Source: src.Name, Events: evs})
+		if err != nil {
+			return rep, fmt.Errorf("key of %s %s: %w", src.Stream, id, err)
+		}
+		hit := false
+		for _, k := range keys.Keys {
+			hit = hit || (k.Key != nil && rows[swap.KeyString(k.Key)])
+		}
+		if !hit {
+			continue
+		}
+		rep.Streams = append(rep.Streams, id)
+		if dryRun {
+			continue
+		}
+		outs, err := e.Rebuild(ctx, id)
+		rep.Outcomes = append(rep.Outcomes, outcomesOf(outs)...)
+		if err != nil {
+			return rep, fmt.Errorf("rebuild of %s %s: %w", src.Stream, id, err)
+		}
+	}
+	return rep, nil
+}
+
+// streamIDs returns the ids of a stream's instances in the event store, in
+// scan order, each once.
+func (h *Host) streamIDs(ctx context.Context, stream string) ([]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	err := h.scan(ctx, &dynamodb.ScanInput{
+		TableName:                 aws.String(h.es.Table()),
+		FilterExpression:          aws.String("#m = :m"),
+		ProjectionExpression:      aws.String("#id"),
+		ExpressionAttributeNames:  map[string]string{"#m": eventstore.AttrMarker, "#id": eventstore.AttrStreamID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":m": &types.AttributeValueMemberS{Value: h.es.Layout().Marker(stream)}},
+	}, func(it abi.Item) {
+		if id := it[eventstore.AttrStreamID].Str; id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scanning the event store for %s streams: %w", stream, err)
+	}
+	return ids, nil
+}
+
+// scan runs a Scan to its end, calling f with each item.
+func (h *Host) scan(ctx context.Context, in *dynamodb.ScanInput, f func(abi.Item)) error {
+	client := h.db.Client()
+	for {
+		out, err := client.Scan(ctx, in)
+		if err != nil {
+			return err
+		}
+		for _, m := range out.Items {
+			it, err := dynamo.FromAttributeMap(m)
+			if err != nil {
+				return err
+			}
+			f(it)
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}

@@ -1,0 +1,217 @@
+package host
+
+import (
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/internal/batch"
+)
+
+// Errors callers match with errors.Is.
+var (
+	// ErrStreamRecordIdentifierMissing is matched by the error of a batch
+	// with a failed record that has no identifier: an empty identifier would
+	// make the source fail the whole batch silently, so the call fails and
+	// the source redelivers the batch.
+	ErrStreamRecordIdentifierMissing = batch.ErrStreamRecordIdentifierMissing
+	// ErrConcurrentModification is matched by the error of a row whose
+	// conditional write lost every race of its retry budget.
+	ErrConcurrentModification = apply.ErrConcurrentModification
+	// ErrNoRow is matched by CatchUp's error when no event of the stream
+	// instance addresses a row.
+	ErrNoRow = apply.ErrNoRow
+)
+
+// Result is what one batch did: each record decoded, ignored or failed to
+// decode; each projection's rows; and the records to report failed.
+// Response builds the partial batch response from it.
+type Result struct {
+	// Records is the number of records in the batch.
+	Records int
+	// Events are the records that decoded to events, in record order.
+	Events []Event
+	// Ignored are the records that are no event of a configured stream
+	// (MODIFY and REMOVE records, TTL deletions, other items), with why.
+	Ignored []Ignored
+	// DecodeFailures are the records whose image did not decode.
+	DecodeFailures []DecodeFailure
+	// Projections holds each projection's outcome, by projection name.
+	Projections map[string]ProjectionResult
+	// Unrouted are the events of streams named for side effects only.
+	Unrouted []Event
+
+	inner *batch.Result
+}
+
+// Event is a decoded event and the position of its record in the batch.
+type Event struct {
+	Position int
+	abi.Event
+}
+
+// Ignored is a record that is not an event of a configured stream.
+type Ignored struct {
+	Position   int
+	Identifier string
+	// Reason is "ttl-deletion", "remove", "modify", "other-event-name",
+	// "not-an-event" or "no-image".
+	Reason string
+}
+
+// DecodeFailure is a record whose image is not a valid event.
+type DecodeFailure struct {
+	Position   int
+	Identifier string
+	Err        error
+	// Skipped is set under onDecodeFailure "skip": the record is
+	// acknowledged, not reported failed.
+	Skipped bool
+}
+
+// ProjectionResult is one projection's part of a batch.
+type ProjectionResult struct {
+	// Rows holds one outcome per row the batch touched.
+	Rows []Outcome
+	// NoRow are the events whose key named no row: acknowledged, nothing
+	// read or written.
+	NoRow []Event
+	// KeyFailures are the events the plugin's key function failed on;
+	// their records are reported failed, to be delivered again.
+	KeyFailures []KeyFailure
+}
+
+// KeyFailure is an event the projection's key function failed on.
+type KeyFailure struct {
+	Event
+	Err error
+}
+
+// Outcome is what happened to one row: applied (Err nil) or failed (Err
+// set, nothing written).
+type Outcome struct {
+	Key       abi.Item   // the row's key
+	Instances []Instance // one per stream instance with events for the row
+	State     abi.Item   // the row after the call (as written, or as read when nothing was written)
+	Written   bool       // the call wrote the row
+	Revision  int64      // the row's revision after the call (0 without revision)
+	Attempts  int        // write attempts (1 + lost races)
+	Positions []int      // record positions of the row's events in the batch, ascending
+	Err       error      // why the row failed
+}
+
+// Instance is the outcome for one stream instance feeding a row.
+type Instance struct {
+	Source         string
+	StreamID       string
+	Applied        []abi.Event // folded, in version order, gap-filled ones included
+	AlreadyApplied []abi.Event // the batch's events the row already had
+	Skipped        []abi.Event // events evolve skipped
+	Rejected       []Rejection // events evolve failed on and terminal accepted
+	Version        uint64      // the instance's checkpoint after the call
+	Err            error       // set when this instance failed
+}
+
+// Rejection is an event that evolve failed on and terminal accepted.
+type Rejection struct {
+	Event abi.Event
+	Error *abi.Error
+}
+
+// Failed reports whether the row failed.
+func (o *Outcome) Failed() bool { return o.Err != nil }
+
+// Applied returns the row's applied events, across instances, in fold order.
+func (o *Outcome) Applied() []abi.Event {
+	var out []abi.Event
+	for _, in := range o.Instances {
+		out = append(out, in.Applied...)
+	}
+	return out
+}
+
+// Response is the partial batch response Lambda and Pipes read.
+type Response struct {
+	BatchItemFailures []ItemFailure `json:"batchItemFailures"`
+}
+
+// ItemFailure names one record to deliver again.
+type ItemFailure struct {
+	ItemIdentifier string `json:"itemIdentifier"`
+}
+
+// Fail adds records, by position, to report failed (a side effect that
+// failed after the batch, say); call Response again afterwards.
+func (r *Result) Fail(positions ...int) { r.inner.Fail(positions...) }
+
+// Failed returns the positions of the records reported failed.
+func (r *Result) Failed() []int { return append([]int(nil), r.inner.Failed...) }
+
+// Response builds the partial batch response: the identifier of the
+// earliest record of every failed row, and of every record that failed to
+// decode, in record order. Its error (ErrStreamRecordIdentifierMissing)
+// means the whole invocation must fail.
+func (r *Result) Response() (Response, error) {
+	in, err := r.inner.Response()
+	out := Response{BatchItemFailures: make([]ItemFailure, len(in.BatchItemFailures))}
+	for i, f := range in.BatchItemFailures {
+		out.BatchItemFailures[i] = ItemFailure{ItemIdentifier: f.ItemIdentifier}
+	}
+	return out, err
+}
+
+// Identifier returns the identifier of the record at position p.
+func (r *Result) Identifier(p int) string { return r.inner.Identifier(p) }
+
+func resultOf(in *batch.Result) *Result {
+	if in == nil {
+		return nil
+	}
+	r := &Result{Records: in.Records, Projections: make(map[string]ProjectionResult, len(in.Projections)), inner: in}
+	for _, ev := range in.Decoded.Events {
+		r.Events = append(r.Events, Event{Position: ev.Position, Event: ev.Event})
+	}
+	for _, ig := range in.Decoded.Ignored {
+		r.Ignored = append(r.Ignored, Ignored{Position: ig.Position, Identifier: ig.Identifier, Reason: string(ig.Reason)})
+	}
+	for _, f := range in.Decoded.Failures {
+		r.DecodeFailures = append(r.DecodeFailures, DecodeFailure{Position: f.Position, Identifier: f.Identifier, Err: f.Err, Skipped: f.Skipped})
+	}
+	for _, ev := range in.Unrouted {
+		r.Unrouted = append(r.Unrouted, Event{Position: ev.Pos, Event: ev.Event})
+	}
+	for name, pr := range in.Projections {
+		r.Projections[name] = projectionResultOf(pr)
+	}
+	return r
+}
+
+func projectionResultOf(pr apply.Result) ProjectionResult {
+	out := ProjectionResult{Rows: outcomesOf(pr.Rows)}
+	for _, ig := range pr.Ignored {
+		out.NoRow = append(out.NoRow, Event{Position: ig.Pos, Event: ig.Event})
+	}
+	for _, kf := range pr.KeyFailures {
+		out.KeyFailures = append(out.KeyFailures, KeyFailure{Event: Event{Position: kf.Pos, Event: kf.Event}, Err: kf.Err})
+	}
+	return out
+}
+
+func outcomesOf(rows []apply.Outcome) []Outcome {
+	out := make([]Outcome, len(rows))
+	for i := range rows {
+		out[i] = outcomeOf(rows[i])
+	}
+	return out
+}
+
+func outcomeOf(o apply.Outcome) Outcome {
+	out := Outcome{Key: o.Key, State: o.State, Written: o.Written, Revision: o.Revision, Attempts: o.Attempts, Positions: o.Positions, Err: o.Err}
+	for _, in := range o.Instances {
+		x := Instance{Source: in.Source, StreamID: in.StreamID, Applied: in.Applied, AlreadyApplied: in.AlreadyApplied,
+			Skipped: in.Skipped, Version: in.Version, Err: in.Err}
+		for _, rj := range in.Rejected {
+			x.Rejected = append(x.Rejected, Rejection{Event: rj.Event, Error: rj.Error})
+		}
+		out.Instances = append(out.Instances, x)
+	}
+	return out
+}
