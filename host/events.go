@@ -73,3 +73,7 @@ func (h *Host) stream(name string) (eventstore.Stream, error) {
 	}
 	return s, nil
 }
+
+// EventItem returns the item the event store holds for ev: what the NewImage
+// of its INSERT record in the change feed carries.
+func (h *Host) EventItem(ev abi.Event) abi.Item { return h.es.Layout().Item(ev) }

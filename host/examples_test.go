@@ -10,8 +10,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/internal/testenv"
@@ -45,24 +43,23 @@ func zoneHost(t *testing.T, kind string) (*host.Host, *testenv.Env, string) {
 	return h, env, table
 }
 
-func sensorRecords(t *testing.T, h *host.Host, sensor string, evs ...eventstore.NewEvent) []decode.Record {
-	s, _ := h.Stream("Sensor")
-	out, err := h.EventStore().Append(context.Background(), s, sensor, 0, evs...)
+func sensorRecords(t *testing.T, h *host.Host, sensor string, evs ...host.NewEvent) []host.Record {
+	out, err := h.Append(context.Background(), "Sensor", sensor, 0, evs...)
 	require.NoError(t, err)
-	var recs []decode.Record
+	var recs []host.Record
 	for i, ev := range out {
-		recs = append(recs, decode.Record{EventName: "INSERT", EventID: fmt.Sprint(i),
-			DynamoDB: decode.StreamRecord{NewImage: h.EventStore().Layout().Item(ev), SequenceNumber: fmt.Sprint(100 + i)}})
+		recs = append(recs, host.Record{EventName: "INSERT", EventID: fmt.Sprint(i),
+			DynamoDB: host.StreamRecord{NewImage: h.EventItem(ev), SequenceNumber: fmt.Sprint(100 + i)}})
 	}
 	return recs
 }
 
-func placed(zone string) eventstore.NewEvent {
-	return eventstore.NewEvent{Type: "SensorPlaced", Data: abi.Item{"zone": abi.S(zone)}}
+func placed(zone string) host.NewEvent {
+	return host.NewEvent{Type: "SensorPlaced", Data: abi.Item{"zone": abi.S(zone)}}
 }
 
-func reading(zone, celsius string) eventstore.NewEvent {
-	return eventstore.NewEvent{Type: "SensorReading", Data: abi.Item{"zone": abi.S(zone), "celsius": abi.N(celsius)}}
+func reading(zone, celsius string) host.NewEvent {
+	return host.NewEvent{Type: "SensorReading", Data: abi.Item{"zone": abi.S(zone), "celsius": abi.N(celsius)}}
 }
 
 // TestP9_ZoneReadingsNativeAndWasmAgree runs the reference's zone-readings
@@ -90,7 +87,7 @@ func TestP9_ZoneReadingsNativeAndWasmAgree(t *testing.T) {
 		assert.Len(t, zr[0].Instances[0].Rejected, 1, "%s: v1 is rejected by terminal", kind)
 		assert.Equal(t, []uint64{2, 4, 6}, versionsOf(zr[0].Applied()), "%s: the gap read keeps only the row's events", kind)
 
-		res, err = h.ProcessBatch(context.Background(), []decode.Record{recs[4], recs[0], recs[2], recs[3], recs[1]})
+		res, err = h.ProcessBatch(context.Background(), []host.Record{recs[4], recs[0], recs[2], recs[3], recs[1]})
 		require.NoError(t, err)
 		for _, o := range res.Projections["zones"].Rows {
 			require.NoError(t, o.Err)

@@ -59,6 +59,7 @@ type options struct {
 	log    *slog.Logger
 	now    func() time.Time
 	shape  *RecordShape
+	esOnly bool
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -81,6 +82,11 @@ func WithNative(name string, l logic.Logic) Option {
 // WithClient makes the host use client instead of building one from the
 // configuration's endpoint and region.
 func WithClient(c *dynamodb.Client) Option { return func(o *options) { o.client = c } }
+
+// WithEventStoreOnly makes a host that loads no plugin and runs no
+// projection: for appending events, reading streams and building the
+// filter criteria, whatever projections the configuration lists.
+func WithEventStoreOnly() Option { return func(o *options) { o.esOnly = true } }
 
 // WithLogger sets the host's logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
@@ -127,6 +133,9 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 	}
 	var engines []*apply.Engine
 	for _, pc := range cfg.Projections {
+		if o.esOnly {
+			break
+		}
 		e, err := h.newEngine(ctx, pc, o)
 		if err != nil {
 			return nil, fmt.Errorf("projection %q: %w", pc.Name, err)

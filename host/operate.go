@@ -13,8 +13,8 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
-	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/swap"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // ErrUnknownProjection is matched by a call naming a projection the
@@ -203,7 +203,7 @@ func (h *Host) scan(ctx context.Context, in *dynamodb.ScanInput, f func(abi.Item
 			return err
 		}
 		for _, m := range out.Items {
-			it, err := dynamo.FromAttributeMap(m)
+			it, err := ddbclient.FromAttributeMap(m)
 			if err != nil {
 				return err
 			}
@@ -214,4 +214,21 @@ func (h *Host) scan(ctx context.Context, in *dynamodb.ScanInput, f func(abi.Item
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+}
+
+// ApplyEvents folds events into a projection's rows as a batch of the change
+// feed would, for callers that decode the feed themselves: per row it sorts,
+// de-duplicates, reads, fills gaps and writes once. An outcome's Positions
+// are indexes into events. It never fails as a whole; each row has its
+// outcome.
+func (h *Host) ApplyEvents(ctx context.Context, projection string, events ...abi.Event) (ProjectionResult, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return ProjectionResult{}, err
+	}
+	in := make([]apply.Input, len(events))
+	for i, ev := range events {
+		in[i] = apply.Input{Event: ev, Pos: i}
+	}
+	return projectionResultOf(e.ApplyBatch(ctx, in)), nil
 }

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"slices"
+
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/batch"
@@ -142,8 +144,13 @@ type ItemFailure struct {
 // failed after the batch, say); call Response again afterwards.
 func (r *Result) Fail(positions ...int) { r.inner.Fail(positions...) }
 
-// Failed returns the positions of the records reported failed.
-func (r *Result) Failed() []int { return append([]int(nil), r.inner.Failed...) }
+// Failed returns the positions of the records reported failed, ascending,
+// each once.
+func (r *Result) Failed() []int {
+	ps := slices.Clone(r.inner.Failed)
+	slices.Sort(ps)
+	return slices.Compact(ps)
+}
 
 // Response builds the partial batch response: the identifier of the
 // earliest record of every failed row, and of every record that failed to

@@ -10,10 +10,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/apply"
-	"github.com/dynafold/dynafold/host/internal/eventstore"
-	"github.com/dynafold/dynafold/host/internal/store/dynamo"
-	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
@@ -32,7 +28,8 @@ func TestH3_HostServesAHotSwappedPlugin(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
   "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
   "plugins": {"cacheDir": "cache"},
-  "projections": [{"name": "summaries", "plugin": "native:orders", "table": %q, "checkpoint": {"field": "version"}}]
+  "projections": [{"name": "summaries", "plugin": "orders.wasm", "table": %q, "checkpoint": {"field": "version"},
+                   "writtenBy": "writtenBy", "hotSwap": {"watch": true, "settle": "10ms"}}]
 }`, events, rows)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -40,18 +37,13 @@ func TestH3_HostServesAHotSwappedPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := cfg.NewHotSwap(ctx, "summaries", "orders.wasm", &swap.SourceConfig{Watch: true, Settle: "10ms"}, "writtenBy", 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hs.Close(context.Background())
-	h, err := host.New(ctx, cfg, host.WithClient(env.Client), host.WithNative("orders", hs.Swapper))
+	h, err := host.New(ctx, cfg, host.WithClient(env.Client))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close(context.Background())
 	watched := make(chan error, 1)
-	go func() { watched <- host.WatchAll(ctx, hs) }()
+	go func() { watched <- h.Watch(ctx) }()
 
 	write := func(id string) abi.Item { return writeOrder(ctx, t, h, env, rows, id) }
 	if it := write("o-1"); it["writtenBy"].Str != "order-summary@1.0.0" || it["model"].Str != "" {
@@ -59,9 +51,12 @@ func TestH3_HostServesAHotSwappedPlugin(t *testing.T) {
 	}
 	replaceModule(t, dir, v2)
 	deadline := time.Now().Add(2 * time.Minute) // compiling under -race takes tens of seconds
-	for hs.Swapper.Current().Version != "2.0.0" {
+	for {
+		if _, v, err := h.PluginVersion("summaries"); err != nil || v == "2.0.0" {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("v2 not swapped in: %+v", hs.Swapper.Stats())
+			t.Fatalf("v2 not swapped in")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -70,7 +65,7 @@ func TestH3_HostServesAHotSwappedPlugin(t *testing.T) {
 	}
 	cancel()
 	if err := <-watched; err != nil {
-		t.Errorf("WatchAll: %v", err)
+		t.Errorf("Watch: %v", err)
 	}
 }
 
@@ -161,19 +156,17 @@ func replaceModule(t *testing.T, dir string, wasm []byte) {
 // writeOrder appends an OrderPlaced to a new order, applies it and returns its row.
 func writeOrder(ctx context.Context, t *testing.T, h *host.Host, env *testenv.Env, rows, id string) abi.Item {
 	t.Helper()
-	s, _ := h.Stream("Order")
-	e, _ := h.Projection("summaries")
-	evs, err := h.EventStore().Append(ctx, s, id, 0, eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}})
+	evs, err := h.Append(ctx, "Order", id, 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := e.ApplyBatch(ctx, []apply.Input{{Event: evs[0], Pos: 0}})
-	if len(res.Rows) != 1 || res.Rows[0].Err != nil {
+	res, err := h.ApplyEvents(ctx, "summaries", evs[0])
+	if err != nil || len(res.Rows) != 1 || res.Rows[0].Err != nil {
 		t.Fatalf("apply %s: %+v", id, res.Rows)
 	}
-	it, err := dynamo.New(env.Client).GetItem(ctx, rows, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
-	if err != nil || it == nil {
-		t.Fatalf("row %s: %v", id, err)
+	it := env.Get(t, rows, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
+	if it == nil {
+		t.Fatalf("row %s not written", id)
 	}
 	return it
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/eventstore"
 )
 
 func runAppend(ctx context.Context, args []string) error {
@@ -31,27 +30,22 @@ func runAppend(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.Projections = nil // appending needs no plugin
-	h, err := host.New(ctx, cfg)
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly()) // appending needs no plugin
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
-	s, ok := h.Stream(*stream)
-	if !ok {
-		return fmt.Errorf("stream %q is not in the configuration", *stream)
-	}
 	item, err := jsonItem(*data)
 	if err != nil {
 		return fmt.Errorf("--data: %w", err)
 	}
 	head := uint64(*expect)
 	if *expect < 0 {
-		if head, err = h.EventStore().Head(ctx, s, *id); err != nil {
+		if head, err = h.Head(ctx, *stream, *id); err != nil {
 			return err
 		}
 	}
-	evs, err := h.EventStore().Append(ctx, s, *id, head, eventstore.NewEvent{Type: *typ, Data: item})
+	evs, err := h.Append(ctx, *stream, *id, head, host.NewEvent{Type: *typ, Data: item})
 	if err != nil {
 		return err
 	}

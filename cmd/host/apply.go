@@ -10,7 +10,6 @@ import (
 	"os"
 
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/decode"
 )
 
 func runApply(ctx context.Context, args []string) error {
@@ -33,7 +32,7 @@ func runApply(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("reading records: %w", err)
 	}
-	records, err := decode.ParseEvent(raw)
+	records, err := host.ParseEvent(raw)
 	if err != nil {
 		return fmt.Errorf("records: %w", err)
 	}
@@ -53,7 +52,7 @@ func runApply(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	for _, f := range res.Decoded.Failures {
+	for _, f := range res.DecodeFailures {
 		fmt.Fprintf(os.Stderr, "record %d (%s) failed to decode: %v\n", f.Position, f.Identifier, f.Err)
 	}
 	resp, err := res.Response()

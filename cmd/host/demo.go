@@ -18,7 +18,6 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/internal/ddbclient"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
@@ -85,14 +84,14 @@ func runDemo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	h.DB().ResetCounts()
+	h.ResetRequestCounts()
 	applyStart := time.Now()
 	var st replayStats
 	if err := replay(ctx, h, records, *lanes, *batchSize, *seed, &st); err != nil {
 		return err
 	}
 	applyTime := time.Since(applyStart)
-	counts := h.DB().Counts()
+	counts := h.RequestCounts()
 	bad, err := verify(ctx, h, native, heads)
 	if err != nil {
 		return err
@@ -138,21 +137,20 @@ func demoTables(ctx context.Context, c *dynamodb.Client) (string, error) {
 // different orders interleave in the change feed, and returns each order's
 // head version.
 func appendOrders(ctx context.Context, h *host.Host, n int, rng *rand.Rand) (map[string]uint64, error) {
-	s, _ := h.Stream("Order")
 	type plan struct {
 		id     string
-		events []eventstore.NewEvent
+		events []host.NewEvent
 	}
 	plans := make([]*plan, n)
 	for i := range plans {
 		p := &plan{id: fmt.Sprintf("o-%04d", i)}
-		p.events = append(p.events, eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S(fmt.Sprintf("c-%d", rng.IntN(50)))}})
+		p.events = append(p.events, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S(fmt.Sprintf("c-%d", rng.IntN(50)))}})
 		for j := 1 + rng.IntN(6); j > 0; j-- {
 			price := fmt.Sprintf("%d.%02d", 1+rng.IntN(99), rng.IntN(100))
-			p.events = append(p.events, eventstore.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("sku-" + strconv.Itoa(rng.IntN(500))), "price": abi.N(price)}})
+			p.events = append(p.events, host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("sku-" + strconv.Itoa(rng.IntN(500))), "price": abi.N(price)}})
 		}
 		if rng.IntN(3) > 0 {
-			p.events = append(p.events, eventstore.NewEvent{Type: "OrderShipped", Data: abi.Item{}})
+			p.events = append(p.events, host.NewEvent{Type: "OrderShipped", Data: abi.Item{}})
 		}
 		plans[i] = p
 	}
@@ -164,7 +162,7 @@ func appendOrders(ctx context.Context, h *host.Host, n int, rng *rand.Rand) (map
 				continue
 			}
 			k := min(len(p.events), 1+rng.IntN(3)) // one append of 1–3 events
-			if _, err := h.EventStore().Append(ctx, s, p.id, heads[p.id], p.events[:k]...); err != nil {
+			if _, err := h.Append(ctx, "Order", p.id, heads[p.id], p.events[:k]...); err != nil {
 				return nil, err
 			}
 			heads[p.id] += uint64(k)
@@ -178,7 +176,6 @@ func appendOrders(ctx context.Context, h *host.Host, n int, rng *rand.Rand) (map
 // verify compares every row with the in-order fold of its stream, computed
 // by the same Go logic natively, and returns the order ids that differ.
 func verify(ctx context.Context, h *host.Host, native logic.Logic, heads map[string]uint64) ([]string, error) {
-	s, _ := h.Stream("Order")
 	ids := make([]string, 0, len(heads))
 	for id := range heads {
 		ids = append(ids, id)
@@ -186,7 +183,7 @@ func verify(ctx context.Context, h *host.Host, native logic.Logic, heads map[str
 	sort.Strings(ids)
 	var bad []string
 	for _, id := range ids {
-		evs, err := h.EventStore().ReadFrom(ctx, s, id, 0, heads[id])
+		evs, err := h.ReadStream(ctx, "Order", id, 0, heads[id])
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +196,7 @@ func verify(ctx context.Context, h *host.Host, native logic.Logic, heads map[str
 		if err != nil {
 			return nil, err
 		}
-		got, err := h.DB().GetItem(ctx, "order-summaries", key)
+		got, _, err := h.Row(ctx, "summaries", key)
 		if err != nil {
 			return nil, err
 		}

@@ -15,10 +15,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/plugin/extism/asbuild"
-	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
@@ -59,20 +56,18 @@ func TestH2_ApplyCommandPrintsTheBatchResponse(t *testing.T) {
 
 	c, err := host.LoadConfig(cfgPath)
 	require.NoError(t, err)
-	c.Projections = nil
-	h, err := host.New(context.Background(), c)
+	h, err := host.New(context.Background(), c, host.WithEventStoreOnly())
 	require.NoError(t, err)
-	s, _ := h.Stream("Order")
-	ok, err := h.EventStore().Append(context.Background(), s, "o-1", 0,
-		eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}})
+	ok, err := h.Append(context.Background(), "Order", "o-1", 0,
+		host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}})
 	require.NoError(t, err)
-	bad, err := h.EventStore().Append(context.Background(), s, "o-2", 0,
-		eventstore.NewEvent{Type: "OrderRefunded", Data: abi.Item{}}) // the plugin does not fold it
+	bad, err := h.Append(context.Background(), "Order", "o-2", 0,
+		host.NewEvent{Type: "OrderRefunded", Data: abi.Item{}}) // the plugin does not fold it
 	require.NoError(t, err)
-	var recs []decode.Record
+	var recs []host.Record
 	for i, ev := range append(ok, bad...) {
-		recs = append(recs, decode.Record{EventID: fmt.Sprint("e", i), EventName: "INSERT",
-			DynamoDB: decode.StreamRecord{NewImage: h.EventStore().Layout().Item(ev), SequenceNumber: fmt.Sprintf("10%d", i)}})
+		recs = append(recs, host.Record{EventID: fmt.Sprint("e", i), EventName: "INSERT",
+			DynamoDB: host.StreamRecord{NewImage: h.EventItem(ev), SequenceNumber: fmt.Sprintf("10%d", i)}})
 	}
 	body, err := json.Marshal(map[string]any{"Records": recs})
 	require.NoError(t, err)
@@ -89,8 +84,7 @@ func TestH2_ApplyCommandPrintsTheBatchResponse(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &resp), out)
 	require.Len(t, resp.BatchItemFailures, 1)
 	assert.Equal(t, "101", resp.BatchItemFailures[0].ItemIdentifier, "the row whose event the plugin cannot fold")
-	row, err := env.DB.GetItem(context.Background(), summaries, abi.Item{"pk": abi.S("OrderSummary#o-1"), "sk": abi.S("OrderSummary")})
-	require.NoError(t, err)
+	row := env.Get(t, summaries, abi.Item{"pk": abi.S("OrderSummary#o-1"), "sk": abi.S("OrderSummary")})
 	assert.Equal(t, "placed", row["status"].Str)
 }
 
@@ -147,18 +141,16 @@ func TestP11_CatchUpAndRebuildCommands(t *testing.T) {
 		require.NoError(t, runCatchUp(context.Background(), []string{"--config", cfgPath, "--id", "o-9"}))
 	})
 	assert.Contains(t, out, "applied 2 events, checkpoint 2")
-	row, err := env.DB.GetItem(context.Background(), summaries, key)
-	require.NoError(t, err)
+	row := env.Get(t, summaries, key)
 	assert.Equal(t, "2.5", row["total"].Str)
 
 	row["total"] = abi.N("999")
-	require.NoError(t, env.DB.PutItem(context.Background(), store.Put{Table: summaries, Item: row}))
+	env.Put(t, summaries, row)
 	out = captureStdout(t, func() {
 		require.NoError(t, runRebuild(context.Background(), []string{"--config", cfgPath, "--id", "o-9"}))
 	})
 	assert.Contains(t, out, "written true, checkpoint 2")
-	row, err = env.DB.GetItem(context.Background(), summaries, key)
-	require.NoError(t, err)
+	row = env.Get(t, summaries, key)
 	assert.Equal(t, "2.5", row["total"].Str, "rebuild re-derives the row from version 1")
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/apply"
 )
 
 func init() {
@@ -19,43 +18,38 @@ func init() {
 }
 
 // openProjection loads the configuration and returns the named projection.
-func openProjection(ctx context.Context, args []string, name string) (*host.Host, *apply.Engine, string, error) {
+func openProjection(ctx context.Context, args []string, name string) (*host.Host, string, string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
 	proj := fs.String("projection", "", "projection name (default: the only one)")
 	id := fs.String("id", "", "stream id")
 	if err := fs.Parse(args); err != nil {
-		return nil, nil, "", err
+		return nil, "", "", err
 	}
 	if *id == "" {
-		return nil, nil, "", fmt.Errorf("--id is required")
+		return nil, "", "", fmt.Errorf("--id is required")
 	}
 	cfg, err := host.LoadConfig(*cfgPath)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, "", "", err
 	}
 	h, err := host.New(ctx, cfg)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, "", "", err
 	}
 	if *proj == "" && len(h.Projections()) == 1 {
 		*proj = h.Projections()[0]
 	}
-	e, ok := h.Projection(*proj)
-	if !ok {
-		h.Close(ctx)
-		return nil, nil, "", fmt.Errorf("no projection %q; the configuration has %v", *proj, h.Projections())
-	}
-	return h, e, *id, nil
+	return h, *proj, *id, nil
 }
 
 func runCatchUp(ctx context.Context, args []string) error {
-	h, e, id, err := openProjection(ctx, args, "catchup")
+	h, proj, id, err := openProjection(ctx, args, "catchup")
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
-	o, err := e.CatchUp(ctx, id)
+	o, err := h.CatchUp(ctx, proj, id)
 	if err != nil {
 		return err
 	}
@@ -64,12 +58,12 @@ func runCatchUp(ctx context.Context, args []string) error {
 }
 
 func runRebuild(ctx context.Context, args []string) error {
-	h, e, id, err := openProjection(ctx, args, "rebuild")
+	h, proj, id, err := openProjection(ctx, args, "rebuild")
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
-	outs, err := e.Rebuild(ctx, id)
+	outs, err := h.Rebuild(ctx, proj, id)
 	for _, o := range outs {
 		fmt.Fprintf(os.Stdout, "row %v: written %v, checkpoint %d\n", o.Key, o.Written, o.Instances[0].Version)
 	}
@@ -86,8 +80,7 @@ func runFilterPattern(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.Projections = nil // the pattern needs no plugin
-	h, err := host.New(ctx, cfg)
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly()) // the pattern needs no plugin
 	if err != nil {
 		return err
 	}

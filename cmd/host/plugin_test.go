@@ -21,8 +21,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/apply"
-	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/testenv"
@@ -206,21 +204,19 @@ func TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion(t *testing.T) {
 		h, err := host.New(ctx, c)
 		require.NoError(t, err)
 		defer h.Close(ctx)
-		s, _ := h.Stream("Order")
-		e, _ := h.Projection("summaries")
 		for _, id := range ids {
-			evs, err := h.EventStore().Append(ctx, s, id, 0,
-				eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}},
-				eventstore.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.N("1")}})
+			evs, err := h.Append(ctx, "Order", id, 0,
+				host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}},
+				host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.N("1")}})
 			require.NoError(t, err)
-			res := e.ApplyBatch(ctx, []apply.Input{{Event: evs[0], Pos: 0}, {Event: evs[1], Pos: 1}})
+			res, err := h.ApplyEvents(ctx, "summaries", evs...)
+			require.NoError(t, err)
 			require.Len(t, res.Rows, 1)
 			require.NoError(t, res.Rows[0].Err)
 		}
 	}
 	row := func(id string) abi.Item {
-		it, err := env.DB.GetItem(ctx, summaries, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
-		require.NoError(t, err)
+		it := env.Get(t, summaries, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
 		require.NotNil(t, it, id)
 		return it
 	}

@@ -15,13 +15,13 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/decode"
+
 	"github.com/dynafold/dynafold/host/streamsdk"
 )
 
 // readFeed reads every record of a table's stream, shard by shard, parents
 // before children.
-func readFeed(ctx context.Context, sc *dynamodbstreams.Client, streamArn string) ([]decode.Record, error) {
+func readFeed(ctx context.Context, sc *dynamodbstreams.Client, streamArn string) ([]host.Record, error) {
 	var shards []stypes.Shard
 	var start *string
 	for {
@@ -34,7 +34,7 @@ func readFeed(ctx context.Context, sc *dynamodbstreams.Client, streamArn string)
 			break
 		}
 	}
-	var all []decode.Record
+	var all []host.Record
 	for _, sh := range lineage(shards) {
 		it, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(streamArn), ShardId: sh.ShardId, ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon})
 		if err != nil {
@@ -96,8 +96,8 @@ type replayStats struct {
 // hash), batches of up to batchSize in shard order, each batch shuffled, some
 // batches delivered twice, and a batch with failures retried from its lowest
 // failed record.
-func replay(ctx context.Context, h *host.Host, records []decode.Record, lanes, batchSize int, seed uint64, st *replayStats) error {
-	perLane := make([][]decode.Record, lanes)
+func replay(ctx context.Context, h *host.Host, records []host.Record, lanes, batchSize int, seed uint64, st *replayStats) error {
+	perLane := make([][]host.Record, lanes)
 	for _, r := range records {
 		f := fnv.New32a()
 		for _, k := range sortedKeys(r.DynamoDB.Keys) {
@@ -116,7 +116,7 @@ func replay(ctx context.Context, h *host.Host, records []decode.Record, lanes, b
 			recs := perLane[l]
 			for len(recs) > 0 {
 				n := min(len(recs), 1+rng.IntN(batchSize))
-				batch := append([]decode.Record(nil), recs[:n]...)
+				batch := append([]host.Record(nil), recs[:n]...)
 				rng.Shuffle(len(batch), func(i, j int) { batch[i], batch[j] = batch[j], batch[i] })
 				next, err := deliver(ctx, h, batch, st)
 				if err != nil {
@@ -158,19 +158,19 @@ func replay(ctx context.Context, h *host.Host, records []decode.Record, lanes, b
 
 // deliver runs one batch and returns the records to redeliver: from the
 // lowest failed one on, in batch order.
-func deliver(ctx context.Context, h *host.Host, batch []decode.Record, st *replayStats) ([]decode.Record, error) {
+func deliver(ctx context.Context, h *host.Host, batch []host.Record, st *replayStats) ([]host.Record, error) {
 	st.batches.Add(1)
 	st.deliveries.Add(int64(len(batch)))
 	res, err := h.ProcessBatch(ctx, batch)
 	if err != nil {
 		return nil, err
 	}
-	if len(res.Failed) == 0 {
+	failed := res.Failed()
+	if len(failed) == 0 {
 		return nil, nil
 	}
-	sort.Ints(res.Failed)
-	st.failedRecords.Add(int64(len(res.Failed)))
-	return batch[res.Failed[0]:], nil
+	st.failedRecords.Add(int64(len(failed)))
+	return batch[failed[0]:], nil
 }
 
 func sortedKeys(it map[string]abi.Value) []string {

@@ -6,15 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/apply"
-	"github.com/dynafold/dynafold/host/internal/eventstore"
-	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/swap"
 )
 
@@ -102,136 +94,19 @@ func runRebuildWrittenBy(ctx context.Context, args []string) error {
 	if *proj == "" && len(h.Projections()) == 1 {
 		*proj = h.Projections()[0]
 	}
-	e, ok := h.Projection(*proj)
-	if !ok {
-		return fmt.Errorf("no projection %q; the configuration has %v", *proj, h.Projections())
-	}
-	attr := e.Projection().WrittenBy
-	for _, pc := range cfg.Projections {
-		if pc.Name == *proj && pc.WrittenBy != "" {
-			attr = pc.WrittenBy // the engine may leave it to a hot-swapped plugin's Swapper
+	rep, err := h.RebuildWrittenBy(ctx, *proj, *by, *dry)
+	fmt.Fprintf(pluginOut, "%d rows of %s written by %s\n", rep.Rows, rep.Table, rep.WrittenBy)
+	for _, id := range rep.Streams {
+		if *dry {
+			fmt.Fprintf(pluginOut, "would rebuild %s\n", id)
 		}
 	}
-	n, err := rebuildWrittenBy(ctx, h, e, attr, *by, *dry)
+	for _, o := range rep.Outcomes {
+		fmt.Fprintf(pluginOut, "row %s written %v\n", swap.KeyString(o.Key), o.Written)
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(pluginOut, "%d stream instances rebuilt\n", n)
+	fmt.Fprintf(pluginOut, "%d stream instances rebuilt\n", len(rep.Streams))
 	return nil
-}
-
-func rebuildWrittenBy(ctx context.Context, h *host.Host, e *apply.Engine, attr, by string, dry bool) (int, error) {
-	p := e.Projection()
-	if attr == "" {
-		return 0, fmt.Errorf("projection %q records no writtenBy attribute; configure \"writtenBy\" (SPEC Y3)", p.Name)
-	}
-	if by == "" {
-		return 0, fmt.Errorf("--written-by is required")
-	}
-	if !strings.Contains(by, "@") {
-		by = p.Logic.Describe().Name + "@" + by
-	}
-	client := h.DB().Client()
-	rows := map[string]bool{}
-	err := scan(ctx, client, &dynamodb.ScanInput{
-		TableName:                 aws.String(p.Table),
-		FilterExpression:          aws.String("#wb = :wb"),
-		ExpressionAttributeNames:  map[string]string{"#wb": attr},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":wb": &types.AttributeValueMemberS{Value: by}},
-	}, func(it abi.Item) {
-		key := abi.Item{}
-		for _, a := range p.KeyAttrs {
-			key[a] = it[a]
-		}
-		rows[swap.KeyString(key)] = true
-	})
-	if err != nil {
-		return 0, fmt.Errorf("scanning %s for rows written by %s: %w", p.Table, by, err)
-	}
-	fmt.Fprintf(pluginOut, "%d rows of %s written by %s\n", len(rows), p.Table, by)
-	if len(rows) == 0 {
-		return 0, nil
-	}
-	es := h.EventStore()
-	src := p.Sources[0]
-	stream, ok := h.Stream(src.Stream)
-	if !ok {
-		return 0, fmt.Errorf("stream %q is not configured", src.Stream)
-	}
-	ids := map[string]bool{}
-	var order []string
-	err = scan(ctx, client, &dynamodb.ScanInput{
-		TableName:                 aws.String(es.Table()),
-		FilterExpression:          aws.String("#m = :m"),
-		ProjectionExpression:      aws.String("#id"),
-		ExpressionAttributeNames:  map[string]string{"#m": eventstore.AttrMarker, "#id": eventstore.AttrStreamID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":m": &types.AttributeValueMemberS{Value: es.Layout().Marker(src.Stream)}},
-	}, func(it abi.Item) {
-		if id := it[eventstore.AttrStreamID].Str; id != "" && !ids[id] {
-			ids[id] = true
-			order = append(order, id)
-		}
-	})
-	if err != nil {
-		return 0, fmt.Errorf("scanning the event store for %s streams: %w", src.Stream, err)
-	}
-	rebuilt := 0
-	for _, id := range order {
-		evs, err := es.ReadFrom(ctx, stream, id, 0, 0)
-		if err != nil {
-			return rebuilt, err
-		}
-		if len(evs) == 0 {
-			continue
-		}
-		keys, err := p.Logic.Key(ctx, &abi.KeyRequest{Source: src.Name, Events: evs})
-		if err != nil {
-			return rebuilt, fmt.Errorf("key of %s %s: %w", src.Stream, id, err)
-		}
-		hit := false
-		for _, k := range keys.Keys {
-			if k.Key != nil && rows[swap.KeyString(k.Key)] {
-				hit = true
-				break
-			}
-		}
-		if !hit {
-			continue
-		}
-		if dry {
-			fmt.Fprintf(pluginOut, "would rebuild %s %s\n", src.Stream, id)
-			rebuilt++
-			continue
-		}
-		outs, err := e.Rebuild(ctx, id)
-		for _, o := range outs {
-			fmt.Fprintf(pluginOut, "%s %s: row %s written %v\n", src.Stream, id, swap.KeyString(o.Key), o.Written)
-		}
-		if err != nil {
-			return rebuilt, fmt.Errorf("rebuild of %s %s: %w", src.Stream, id, err)
-		}
-		rebuilt++
-	}
-	return rebuilt, nil
-}
-
-// scan runs a Scan to its end, calling f with each item.
-func scan(ctx context.Context, client *dynamodb.Client, in *dynamodb.ScanInput, f func(abi.Item)) error {
-	for {
-		out, err := client.Scan(ctx, in)
-		if err != nil {
-			return err
-		}
-		for _, m := range out.Items {
-			it, err := dynamo.FromAttributeMap(m)
-			if err != nil {
-				return err
-			}
-			f(it)
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
 }

@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/eventstore"
-	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
@@ -19,7 +17,12 @@ import (
 // Lambda delivers, the orders' appends interleaved: orders*5 records.
 func syntheticBatch(t *testing.T, env *testenv.Env, events string, first, orders int, seq *int) []byte {
 	t.Helper()
-	layout := eventstore.DefaultLayout("shop", 1)
+	es, err := host.New(context.Background(), &host.Config{EventStore: host.EventStoreConfig{Table: events, Schema: "shop", SchemaVersion: 1,
+		Streams: []host.StreamConfig{{Name: "Order", Composite: []string{"orderId"}}}}}, host.WithClient(env.Client), host.WithEventStoreOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer es.Close(context.Background())
 	ts := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	var raws []json.RawMessage
 	for v := uint64(1); v <= 5; v++ {
@@ -32,15 +35,13 @@ func syntheticBatch(t *testing.T, env *testenv.Env, events string, first, orders
 			case 5:
 				e.Type, e.Data = "OrderShipped", abi.Item{}
 			}
-			img := layout.Item(e)
-			if err := env.DB.PutItem(context.Background(), store.Put{Table: events, Item: img}); err != nil {
-				t.Fatal(err)
-			}
+			img := es.EventItem(e)
+			env.Put(t, events, img)
 			*seq++
-			rec := decode.Record{EventID: fmt.Sprintf("%032x", *seq), EventName: decode.EventInsert, EventVersion: "1.1",
+			rec := host.Record{EventID: fmt.Sprintf("%032x", *seq), EventName: host.EventInsert, EventVersion: "1.1",
 				EventSource: "aws:dynamodb", AWSRegion: "us-east-1",
 				EventSourceARN: "arn:aws:dynamodb:us-east-1:000000000000:table/" + events + "/stream/2026-11-29T12:00:00.000",
-				DynamoDB: decode.StreamRecord{ApproximateCreationDateTime: ts, SequenceNumber: fmt.Sprintf("%021d", *seq),
+				DynamoDB: host.StreamRecord{ApproximateCreationDateTime: ts, SequenceNumber: fmt.Sprintf("%021d", *seq),
 					Keys: abi.Item{"pk": img["pk"], "sk": img["sk"]}, NewImage: img, SizeBytes: 250, StreamViewType: "NEW_IMAGE"}}
 			b, err := json.Marshal(rec)
 			if err != nil {

@@ -116,8 +116,8 @@ func TestH1_InitFromTheEnvironmentThenInvoke(t *testing.T) {
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("invoke: %+v, %v; want no failures", resp, err)
 	}
-	row, err := env.DB.GetItem(ctx, rows, ordersummary.RowKey("o-2"))
-	if err != nil || row["total"].Str != "100" || row["version"].Str != "2" {
-		t.Errorf("row o-2 = %v (%v), want total 100 at version 2", row, err)
+	row := env.Get(t, rows, ordersummary.RowKey("o-2"))
+	if row["total"].Str != "100" || row["version"].Str != "2" {
+		t.Errorf("row o-2 = %v, want total 100 at version 2", row)
 	}
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
@@ -25,15 +23,13 @@ func readFixture(t *testing.T, name string) []byte {
 // event store had before the change feed delivered them.
 func seedEvents(t *testing.T, env *testenv.Env, table string, payload []byte) {
 	t.Helper()
-	recs, err := decode.ParseEvent(payload)
+	recs, err := host.ParseEvent(payload)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range recs {
-		if r.EventName == decode.EventInsert && r.DynamoDB.NewImage != nil {
-			if err := env.DB.PutItem(context.Background(), store.Put{Table: table, Item: r.DynamoDB.NewImage}); err != nil {
-				t.Fatal(err)
-			}
+		if r.EventName == host.EventInsert && r.DynamoDB.NewImage != nil {
+			env.Put(t, table, r.DynamoDB.NewImage)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -62,11 +61,7 @@ func TestH1_UnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	row := func(id string) abi.Item {
 		t.Helper()
-		it, err := env.DB.GetItem(context.Background(), rows, ordersummary.RowKey(id))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return it
+		return env.Get(t, rows, ordersummary.RowKey(id))
 	}
 
 	// An event source mapping's function (DYNAFOLD_SOURCE=lambda).

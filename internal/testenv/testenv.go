@@ -11,7 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 	"github.com/dynafold/dynafold/internal/dynamotest"
 )
 
@@ -47,4 +49,39 @@ func (e *Env) Table(t testing.TB, prefix string, stream bool) string {
 		view = ""
 	}
 	return dynamotest.CreateTableWith(t, e.Client, strings.ToLower(prefix), view)
+}
+
+// Put writes item to table (no condition), failing t on an error.
+func (e *Env) Put(t testing.TB, table string, item abi.Item) {
+	t.Helper()
+	m, err := ddbclient.ToAttributeMap(item)
+	if err != nil {
+		t.Fatalf("put into %s: %v", table, err)
+	}
+	if _, err := e.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: m}); err != nil {
+		t.Fatalf("put into %s: %v", table, err)
+	}
+}
+
+// Get reads the item of key from table, strongly consistent; nil when there
+// is none.
+func (e *Env) Get(t testing.TB, table string, key abi.Item) abi.Item {
+	t.Helper()
+	k, err := ddbclient.ToAttributeMap(key)
+	if err != nil {
+		t.Fatalf("get from %s: %v", table, err)
+	}
+	consistent := true
+	out, err := e.Client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: &table, Key: k, ConsistentRead: &consistent})
+	if err != nil {
+		t.Fatalf("get from %s: %v", table, err)
+	}
+	if out.Item == nil {
+		return nil
+	}
+	it, err := ddbclient.FromAttributeMap(out.Item)
+	if err != nil {
+		t.Fatalf("get from %s: %v", table, err)
+	}
+	return it
 }

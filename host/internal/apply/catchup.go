@@ -57,7 +57,7 @@ func (e *Engine) Rebuild(ctx context.Context, streamID string) ([]Outcome, error
 		o := &res.Rows[i]
 		for j := range o.Instances {
 			in := &o.Instances[j]
-			in.Applied, in.AlreadyApplied, in.Skipped, in.Rejected, in.Superseded = nil, nil, nil, nil, nil
+			in.Applied, in.AlreadyApplied, in.Skipped, in.Rejected = nil, nil, nil, nil
 		}
 		if o.Err != nil {
 			errs = append(errs, o.Err)

@@ -28,9 +28,8 @@ type Instance struct {
 	AlreadyApplied []abi.Event // the batch's events the row already had
 	Skipped        []abi.Event
 	Rejected       []Rejection
-	Superseded     []abi.Event // latest mode: older events not folded
-	Version        uint64      // the instance's checkpoint after the call
-	Err            error       // set when this instance failed
+	Version        uint64 // the instance's checkpoint after the call
+	Err            error  // set when this instance failed
 }
 
 // Outcome is what happened to one row in one call: Applied (Err nil) or
@@ -41,7 +40,6 @@ type Outcome struct {
 	State     abi.Item   // the row after the call (as written, or as read when nothing was written)
 	Written   bool       // the call wrote the row
 	Revision  int64      // the row's revision after the call (0 without revision)
-	Removed   bool       // the row is a tombstone
 	Attempts  int        // write attempts (1 + lost races)
 	Positions []int      // record positions of the row's batch events, ascending
 	Err       error      // the row failed: nothing was written

@@ -4,6 +4,7 @@ package decode_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -22,10 +23,10 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/streamsdk"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
+	"github.com/dynafold/dynafold/host/streamsdk"
 	"github.com/dynafold/dynafold/internal/dynamotest"
 )
 
@@ -100,8 +101,13 @@ func readStream(t *testing.T, endpoint string, client *dynamodb.Client, table st
 			iter = out.NextShardIterator
 		}
 	}
-	recs, err := streamsdk.Records(raw)
+	pub, err := streamsdk.Records(raw)
 	require.NoError(t, err)
+	// host.Record and decode.Record share the wire shape: cross over by JSON.
+	b, err := json.Marshal(pub)
+	require.NoError(t, err)
+	var recs []decode.Record
+	require.NoError(t, json.Unmarshal(b, &recs))
 	return recs
 }
 

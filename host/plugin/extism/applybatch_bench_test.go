@@ -10,8 +10,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/plugin/extism"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
@@ -53,23 +51,22 @@ func benchHost(b *testing.B, kind string) *host.Host {
 
 // benchOrders appends n new orders of k events each and returns their
 // change-feed records in append order.
-func benchOrders(b *testing.B, h *host.Host, prefix string, n, k int) []decode.Record {
+func benchOrders(b *testing.B, h *host.Host, prefix string, n, k int) []host.Record {
 	b.Helper()
 	ctx := context.Background()
-	s, _ := h.Stream("Order")
-	var recs []decode.Record
+	var recs []host.Record
 	for i := 0; i < n; i++ {
-		evs := []eventstore.NewEvent{{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}}}
+		evs := []host.NewEvent{{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}}}
 		for j := 1; j < k; j++ {
-			evs = append(evs, eventstore.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.N("9.99")}})
+			evs = append(evs, host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.N("9.99")}})
 		}
-		out, err := h.EventStore().Append(ctx, s, fmt.Sprintf("%s-%d", prefix, i), 0, evs...)
+		out, err := h.Append(ctx, "Order", fmt.Sprintf("%s-%d", prefix, i), 0, evs...)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, ev := range out {
-			recs = append(recs, decode.Record{EventName: "INSERT", EventID: fmt.Sprint(len(recs)),
-				DynamoDB: decode.StreamRecord{NewImage: h.EventStore().Layout().Item(ev), SequenceNumber: fmt.Sprintf("%021d", len(recs)+1)}})
+			recs = append(recs, host.Record{EventName: "INSERT", EventID: fmt.Sprint(len(recs)),
+				DynamoDB: host.StreamRecord{NewImage: h.EventItem(ev), SequenceNumber: fmt.Sprintf("%021d", len(recs)+1)}})
 		}
 	}
 	return recs
@@ -103,8 +100,8 @@ func BenchmarkApplyBatch(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						if len(res.Failed) > 0 {
-							b.Fatalf("%d records failed", len(res.Failed))
+						if len(res.Failed()) > 0 {
+							b.Fatalf("%d records failed", len(res.Failed()))
 						}
 						rows += int64(len(res.Projections["summaries"].Rows))
 						recs = recs[n:]

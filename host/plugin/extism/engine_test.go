@@ -9,8 +9,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/plugin/extism"
 	"github.com/dynafold/dynafold/internal/testenv"
@@ -43,14 +41,13 @@ func orderHost(t *testing.T, kind string) (*host.Host, *testenv.Env, string) {
 	return h, env, table
 }
 
-func orderRecords(t *testing.T, h *host.Host, order string, evs ...eventstore.NewEvent) []decode.Record {
-	s, _ := h.Stream(ordersummary.Stream)
-	out, err := h.EventStore().Append(context.Background(), s, order, 0, evs...)
+func orderRecords(t *testing.T, h *host.Host, order string, evs ...host.NewEvent) []host.Record {
+	out, err := h.Append(context.Background(), ordersummary.Stream, order, 0, evs...)
 	require.NoError(t, err)
-	var recs []decode.Record
+	var recs []host.Record
 	for i, ev := range out {
-		recs = append(recs, decode.Record{EventName: "INSERT", EventID: fmt.Sprint(i),
-			DynamoDB: decode.StreamRecord{NewImage: h.EventStore().Layout().Item(ev), SequenceNumber: fmt.Sprint(100 + i)}})
+		recs = append(recs, host.Record{EventName: "INSERT", EventID: fmt.Sprint(i),
+			DynamoDB: host.StreamRecord{NewImage: h.EventItem(ev), SequenceNumber: fmt.Sprint(100 + i)}})
 	}
 	return recs
 }
@@ -66,11 +63,11 @@ func TestW3_ExtismPluginThroughTheEngine(t *testing.T) {
 	for _, kind := range []string{"raw", "extism"} {
 		h, env, table := orderHost(t, kind)
 		recs := orderRecords(t, h, "o-1",
-			eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c-42")}},
-			eventstore.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("a"), "price": abi.N("12.5")}},
-			eventstore.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("b"), "price": abi.N("0.1")}},
-			eventstore.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("c"), "price": abi.N("0.2")}},
-			eventstore.NewEvent{Type: "OrderShipped", Data: abi.Item{}},
+			host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c-42")}},
+			host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("a"), "price": abi.N("12.5")}},
+			host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("b"), "price": abi.N("0.1")}},
+			host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("c"), "price": abi.N("0.2")}},
+			host.NewEvent{Type: "OrderShipped", Data: abi.Item{}},
 		)
 		res, err := h.ProcessBatch(ctx, recs[3:])
 		require.NoError(t, err)
@@ -79,15 +76,15 @@ func TestW3_ExtismPluginThroughTheEngine(t *testing.T) {
 		require.NoError(t, or[0].Err, kind)
 		require.Equal(t, []uint64{1, 2, 3, 4, 5}, versionsOf(or[0].Applied()), "%s: the gap is filled", kind)
 
-		res, err = h.ProcessBatch(ctx, []decode.Record{recs[2], recs[0], recs[4], recs[1]})
+		res, err = h.ProcessBatch(ctx, []host.Record{recs[2], recs[0], recs[4], recs[1]})
 		require.NoError(t, err)
 		for _, o := range res.Projections["orders"].Rows {
 			require.NoError(t, o.Err, kind)
 			require.Empty(t, o.Applied(), "%s: redelivered events are already applied", kind)
 		}
 		bad := orderRecords(t, h, "o-2",
-			eventstore.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c-7")}},
-			eventstore.NewEvent{Type: "OrderRefunded", Data: abi.Item{}})
+			host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c-7")}},
+			host.NewEvent{Type: "OrderRefunded", Data: abi.Item{}})
 		res, err = h.ProcessBatch(ctx, bad)
 		require.NoError(t, err)
 		require.Equal(t, []int{0}, res.Failed, "%s: the unknown event fails its row, reported from its earliest record", kind)

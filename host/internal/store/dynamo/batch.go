@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/internal/backoff"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // batchGetLimit is DynamoDB's maximum number of keys per BatchGetItem.
@@ -87,7 +88,7 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) ([]abi.Item, error) {
 	req := make([]map[string]types.AttributeValue, len(keys))
 	for i, k := range keys {
-		av, err := ToAttributeMap(k)
+		av, err := ddbclient.ToAttributeMap(k)
 		if err != nil {
 			return nil, fmt.Errorf("dynamo BatchGetItem key: %w", err)
 		}
@@ -113,7 +114,7 @@ func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) (
 			return nil, mapError("BatchGetItem", err)
 		}
 		for _, raw := range out.Responses[table] {
-			it, err := FromAttributeMap(raw)
+			it, err := ddbclient.FromAttributeMap(raw)
 			if err != nil {
 				return nil, fmt.Errorf("dynamo BatchGetItem: %w", err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // everyKind is an item holding every DynamoDB type, nested, with a number at
@@ -44,22 +45,22 @@ func everyKind() abi.Item {
 
 func TestConvert_RoundTripEveryKind(t *testing.T) {
 	in := everyKind()
-	av, err := dynamo.ToAttributeMap(in)
+	av, err := ddbclient.ToAttributeMap(in)
 	require.NoError(t, err)
 	n, ok := av["n"].(*types.AttributeValueMemberN)
 	require.True(t, ok, "N converts to an N member")
 	assert.Equal(t, "12345678901234567890123456789012345678", n.Value, "N stays text")
-	out, err := dynamo.FromAttributeMap(av)
+	out, err := ddbclient.FromAttributeMap(av)
 	require.NoError(t, err)
 	assert.True(t, abi.ItemsEqual(in, out), "round trip changed the item:\n in %#v\nout %#v", in, out)
 }
 
 func TestConvert_InvalidValueIsError(t *testing.T) {
-	_, err := dynamo.ToAttributeMap(abi.Item{"x": {}})
+	_, err := ddbclient.ToAttributeMap(abi.Item{"x": {}})
 	require.ErrorIs(t, err, dynamo.ErrInvalidValue)
-	_, err = dynamo.FromAttributeValue(nil)
+	_, err = ddbclient.FromAttributeValue(nil)
 	require.ErrorIs(t, err, dynamo.ErrInvalidValue)
-	_, err = dynamo.FromAttributeValue(&types.UnknownUnionMember{Tag: "X"})
+	_, err = ddbclient.FromAttributeValue(&types.UnknownUnionMember{Tag: "X"})
 	require.ErrorIs(t, err, dynamo.ErrInvalidValue)
 }
 

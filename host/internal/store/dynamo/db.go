@@ -14,6 +14,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // DB is a store.DB backed by a *dynamodb.Client. It is safe for concurrent
@@ -45,7 +46,7 @@ func (d *DB) ResetCounts() { d.counter.Reset() }
 
 // GetItem implements store.DB (consistent read).
 func (d *DB) GetItem(ctx context.Context, table string, key abi.Item) (abi.Item, error) {
-	k, err := ToAttributeMap(key)
+	k, err := ddbclient.ToAttributeMap(key)
 	if err != nil {
 		return nil, fmt.Errorf("dynamo GetItem key: %w", err)
 	}
@@ -60,7 +61,7 @@ func (d *DB) GetItem(ctx context.Context, table string, key abi.Item) (abi.Item,
 	if out.Item == nil {
 		return nil, nil
 	}
-	return FromAttributeMap(out.Item)
+	return ddbclient.FromAttributeMap(out.Item)
 }
 
 // PutItem implements store.DB.
@@ -97,7 +98,7 @@ func (d *DB) UpdateItem(ctx context.Context, u store.Update) (abi.Item, error) {
 	if err != nil {
 		return nil, mapError("UpdateItem", err)
 	}
-	return FromAttributeMap(out.Attributes)
+	return ddbclient.FromAttributeMap(out.Attributes)
 }
 
 // DeleteItem implements store.DB.
@@ -138,7 +139,7 @@ func (d *DB) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	if err != nil {
 		return store.Page{}, fmt.Errorf("dynamo Query values: %w", err)
 	}
-	start, err := ToAttributeMap(q.StartKey)
+	start, err := ddbclient.ToAttributeMap(q.StartKey)
 	if err != nil {
 		return store.Page{}, fmt.Errorf("dynamo Query start key: %w", err)
 	}
@@ -167,14 +168,14 @@ func (d *DB) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	}
 	page := store.Page{Items: make([]abi.Item, 0, len(out.Items))}
 	for _, it := range out.Items {
-		item, err := FromAttributeMap(it)
+		item, err := ddbclient.FromAttributeMap(it)
 		if err != nil {
 			return store.Page{}, fmt.Errorf("dynamo Query: %w", err)
 		}
 		page.Items = append(page.Items, item)
 	}
 	if len(out.LastEvaluatedKey) > 0 {
-		if page.LastKey, err = FromAttributeMap(out.LastEvaluatedKey); err != nil {
+		if page.LastKey, err = ddbclient.FromAttributeMap(out.LastEvaluatedKey); err != nil {
 			return store.Page{}, fmt.Errorf("dynamo Query last key: %w", err)
 		}
 	}

@@ -8,11 +8,12 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // ErrInvalidValue is matched by a conversion error: an abi.Value with no
-// DynamoDB form, or an attribute value of a type this package does not know.
-var ErrInvalidValue = errors.New("invalid attribute value")
+// DynamoDB type, or an attribute value of a type this package does not know.
+var ErrInvalidValue = ddbclient.ErrInvalidValue
 
 // throttleCodes are the error codes DynamoDB answers when it throttles.
 var throttleCodes = map[string]bool{

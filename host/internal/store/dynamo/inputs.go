@@ -8,6 +8,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // exprParts is a condition or update expression with its names and values
@@ -25,7 +26,7 @@ func (e *exprParts) add(names map[string]string, values map[string]abi.Value) er
 		e.names[k] = v
 	}
 	for k, v := range values {
-		av, err := ToAttributeValue(v)
+		av, err := ddbclient.ToAttributeValue(v)
 		if err != nil {
 			return fmt.Errorf("expression value %q: %w", k, err)
 		}
@@ -45,7 +46,7 @@ func condString(c *store.Cond) *string {
 }
 
 func putInput(p store.Put) (*types.Put, error) {
-	item, err := ToAttributeMap(p.Item)
+	item, err := ddbclient.ToAttributeMap(p.Item)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ func putInput(p store.Put) (*types.Put, error) {
 }
 
 func updateInput(u store.Update) (*types.Update, error) {
-	key, err := ToAttributeMap(u.Key)
+	key, err := ddbclient.ToAttributeMap(u.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func updateInput(u store.Update) (*types.Update, error) {
 }
 
 func deleteInput(d store.Delete) (*types.Delete, error) {
-	key, err := ToAttributeMap(d.Key)
+	key, err := ddbclient.ToAttributeMap(d.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func deleteInput(d store.Delete) (*types.Delete, error) {
 }
 
 func checkInput(c store.Check) (*types.ConditionCheck, error) {
-	key, err := ToAttributeMap(c.Key)
+	key, err := ddbclient.ToAttributeMap(c.Key)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
-package dynamo
+package ddbclient
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -117,16 +118,6 @@ func FromAttributeMap(m map[string]types.AttributeValue) (abi.Item, error) {
 	return attrmap.Convert(m, FromAttributeValue)
 }
 
-func valuesMap(vals map[string]abi.Value) (map[string]types.AttributeValue, error) {
-	if len(vals) == 0 {
-		return nil, nil
-	}
-	return ToAttributeMap(vals)
-}
-
-func namesMap(names map[string]string) map[string]string {
-	if len(names) == 0 {
-		return nil
-	}
-	return names
-}
+// ErrInvalidValue is matched by a conversion error: an abi.Value with no
+// DynamoDB form, or an attribute value of a type this package does not know.
+var ErrInvalidValue = errors.New("invalid attribute value")

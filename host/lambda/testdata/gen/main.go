@@ -6,7 +6,7 @@
 // mapping's {"Records": [...]}) or an EventBridge Pipe (a JSON array)
 // deliver them.
 //
-//	go run ./cmd/lambda/testdata/gen
+//	go run ./host/lambda/testdata/gen   (from the repository root; writes cmd/lambda/testdata)
 package main
 
 import (
@@ -27,11 +27,11 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
-	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/streamsdk"
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
+	"github.com/dynafold/dynafold/host/streamsdk"
 	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
@@ -186,12 +186,12 @@ func (g *gen) write(name string, pipe bool) error {
 }
 
 // feed reads the whole change feed of the event table, shard by shard.
-func (g *gen) feed() ([]decode.Record, error) {
+func (g *gen) feed() ([]host.Record, error) {
 	ds, err := g.sc.DescribeStream(g.ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(g.arn)})
 	if err != nil {
 		return nil, err
 	}
-	var all []decode.Record
+	var all []host.Record
 	for _, sh := range ds.StreamDescription.Shards {
 		it, err := g.sc.GetShardIterator(g.ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(g.arn),
 			ShardId: sh.ShardId, ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon})
