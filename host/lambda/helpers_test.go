@@ -73,7 +73,7 @@ func newFn(t *testing.T, s setup) *fn {
 // fixture reads a captured batch from cmd/lambda/testdata.
 func fixture(t *testing.T, name string) json.RawMessage {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,9 +28,9 @@ import (
 // The plugin versions of the hot-swap tests: order-summary 1.0.0, and the
 // host/swap tests' 2.0.0 (rows carry model = 2) and its broken twin.
 const (
-	pluginV1     = "../../../plugins/examples/order-summary/wasm"
-	pluginV2     = "../../../host/swap/testdata/v2"
-	pluginV2Trap = "../../../host/swap/testdata/v2trap" // self_test traps: refused by the smoke test
+	pluginV1     = "../../plugins/examples/order-summary/wasm"
+	pluginV2     = "../swap/testdata/v2"
+	pluginV2Trap = "../swap/testdata/v2trap" // self_test traps: refused by the smoke test
 )
 
 const (

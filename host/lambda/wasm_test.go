@@ -10,7 +10,7 @@ import (
 // TestH1_WasmPluginAnswersLikeTheNativeLogic runs the captured batches
 // through the order-summary plugin compiled to Wasm (wasip1, c-shared).
 func TestH1_WasmPluginAnswersLikeTheNativeLogic(t *testing.T) {
-	plugin := wasmbuild.BuildPath(t, "../../../plugins/examples/order-summary/wasm")
+	plugin := wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm")
 
 	f := newFn(t, setup{plugin: plugin})
 	ev := fixture(t, "stream_event.json")

@@ -18,7 +18,7 @@ import (
 // aws-lambda-go parses it and checks it matches decode's own parser, record
 // for record (every attribute type is in the fixture).
 func TestLambdaEvents_ConvertsLikeTheJSONParser(t *testing.T) {
-	raw, err := os.ReadFile("../testdata/lambda_batch.json")
+	raw, err := os.ReadFile("../internal/decode/testdata/lambda_batch.json")
 	require.NoError(t, err)
 	var ev events.DynamoDBEvent
 	require.NoError(t, json.Unmarshal(raw, &ev))

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
-	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
@@ -20,7 +19,7 @@ func TestP7_InOrderBatchIsOneWriteAndNoRead(t *testing.T) {
 	f := newFixture(t)
 	e := f.engine(t, nil)
 	evs := f.append(t, "a", "Add:1", "Add:2", "Add:3")
-	dynamo.New(f.env.Client).ResetCounts()
+	f.db.ResetCounts()
 
 	res := e.ApplyBatch(ctx, inputs(evs...))
 
@@ -29,7 +28,7 @@ func TestP7_InOrderBatchIsOneWriteAndNoRead(t *testing.T) {
 	require.NoError(t, o.Err)
 	assert.True(t, o.Written)
 	assert.Equal(t, "1,2,3", versions(o.Applied()))
-	counts := dynamo.New(f.env.Client).Counts()
+	counts := f.db.Counts()
 	assert.Equal(t, int64(1), counts["PutItem"], "k events of a row cost one write")
 	assert.Equal(t, int64(1), counts["BatchGetItem"])
 	assert.Zero(t, counts["Query"], "a batch holding every version needs no gap read")
@@ -43,14 +42,14 @@ func TestP7_GapFillOneQuery(t *testing.T) {
 	f := newFixture(t)
 	e := f.engine(t, nil)
 	evs := f.append(t, "a", "Add:1", "Add:2", "Add:3", "Add:4", "Add:5")
-	dynamo.New(f.env.Client).ResetCounts()
+	f.db.ResetCounts()
 
 	res := e.ApplyBatch(ctx, inputs(evs[4]))
 
 	o := res.Rows[0]
 	require.NoError(t, o.Err)
 	assert.Equal(t, "1,2,3,4,5", versions(o.Applied()), "applied includes the gap-filled events, in version order")
-	assert.Equal(t, int64(1), dynamo.New(f.env.Client).Counts()["Query"], "one bounded consistent read fills the gap")
+	assert.Equal(t, int64(1), f.db.Counts()["Query"], "one bounded consistent read fills the gap")
 	assert.Equal(t, "1,2,3,4,5", attr(f.row(t, "a"), "log"))
 }
 
@@ -58,14 +57,14 @@ func TestP7_ShuffledDuplicatedBatchSortsAndDedupes(t *testing.T) {
 	f := newFixture(t)
 	e := f.engine(t, nil)
 	evs := f.append(t, "a", "Add:1", "Add:2", "Add:3")
-	dynamo.New(f.env.Client).ResetCounts()
+	f.db.ResetCounts()
 
 	res := e.ApplyBatch(ctx, inputs(evs[2], evs[0], evs[1], evs[1], evs[0]))
 
 	require.NoError(t, res.Rows[0].Err)
 	assert.Equal(t, "1,2,3", attr(f.row(t, "a"), "log"))
-	assert.Equal(t, int64(1), dynamo.New(f.env.Client).Counts()["PutItem"])
-	assert.Zero(t, dynamo.New(f.env.Client).Counts()["Query"])
+	assert.Equal(t, int64(1), f.db.Counts()["PutItem"])
+	assert.Zero(t, f.db.Counts()["Query"])
 }
 
 func TestP7_RedeliveryIsAlreadyAppliedAndNotWritten(t *testing.T) {
@@ -73,7 +72,7 @@ func TestP7_RedeliveryIsAlreadyAppliedAndNotWritten(t *testing.T) {
 	e := f.engine(t, nil)
 	evs := f.append(t, "a", "Add:1", "Add:2", "Add:3")
 	require.NoError(t, e.ApplyBatch(ctx, inputs(evs...)).Rows[0].Err)
-	dynamo.New(f.env.Client).ResetCounts()
+	f.db.ResetCounts()
 
 	res := e.ApplyBatch(ctx, inputs(evs[1], evs[2]))
 
@@ -82,21 +81,21 @@ func TestP7_RedeliveryIsAlreadyAppliedAndNotWritten(t *testing.T) {
 	assert.False(t, o.Written)
 	assert.Empty(t, o.Applied())
 	assert.Equal(t, "2,3", versions(o.Instances[0].AlreadyApplied))
-	assert.Zero(t, dynamo.New(f.env.Client).Counts()["PutItem"])
+	assert.Zero(t, f.db.Counts()["PutItem"])
 }
 
 func TestP1_KeyNoneIsIgnoredWithoutReadOrWrite(t *testing.T) {
 	f := newFixture(t)
 	e := f.engine(t, nil)
 	evs := f.append(t, "a", "Add:1@")
-	dynamo.New(f.env.Client).ResetCounts()
+	f.db.ResetCounts()
 
 	res := e.ApplyBatch(ctx, inputs(evs...))
 
 	assert.Empty(t, res.Rows)
 	require.Len(t, res.Ignored, 1)
 	assert.Equal(t, 0, res.Ignored[0].Pos)
-	assert.Empty(t, dynamo.New(f.env.Client).Counts(), "nothing is read or written")
+	assert.Empty(t, f.db.Counts(), "nothing is read or written")
 }
 
 func TestP3_SkipLeavesTheRowAndTheCheckpointBelow(t *testing.T) {
@@ -207,7 +206,7 @@ func TestP4_LegacyRowWithoutCheckpointAppliesEverything(t *testing.T) {
 	e := f.engine(t, nil)
 	legacy := testlogic.RowKey("a")
 	legacy["total"], legacy["count"], legacy["log"], legacy["hidden"] = abi.N("100"), abi.N("0"), abi.S(""), abi.S("keep me")
-	require.NoError(t, dynamo.New(f.env.Client).PutItem(ctx, putOf(f.table, legacy)))
+	require.NoError(t, f.db.PutItem(ctx, putOf(f.table, legacy)))
 	evs := f.append(t, "a", "Add:1")
 
 	o := e.ApplyBatch(ctx, inputs(evs...)).Rows[0]
@@ -259,14 +258,14 @@ func TestY4_RowsAreReadWithBatchGet(t *testing.T) {
 	for i := 0; i < 150; i++ {
 		all = append(all, f.append(t, "r"+itoa(i), "Add:1")...)
 	}
-	dynamo.New(f.env.Client).ResetCounts()
+	f.db.ResetCounts()
 
 	res := e.ApplyBatch(ctx, inputs(all...))
 
 	for _, o := range res.Rows {
 		require.NoError(t, o.Err)
 	}
-	counts := dynamo.New(f.env.Client).Counts()
+	counts := f.db.Counts()
 	assert.Equal(t, int64(2), counts["BatchGetItem"], "150 rows cost ceil(150/100) reads")
 	assert.Zero(t, counts["GetItem"])
 	assert.Equal(t, int64(150), counts["PutItem"])

@@ -8,7 +8,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
-	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 )
 
 func TestP11_CatchUpBringsTheRowToTheHead(t *testing.T) {
@@ -56,7 +55,7 @@ func TestP11_RebuildIgnoresTheRowsStateAndReturnsNoEvents(t *testing.T) {
 	// A changed evolve (here: a corrupted row) is repaired by the rebuild.
 	corrupt := f.row(t, "x")
 	corrupt["total"] = abi.N("999")
-	require.NoError(t, dynamo.New(f.env.Client).PutItem(ctx, putOf(f.table, corrupt)))
+	require.NoError(t, f.db.PutItem(ctx, putOf(f.table, corrupt)))
 
 	outs, err := e.Rebuild(ctx, "s")
 

@@ -19,6 +19,7 @@ import (
 // fixture is a ddblocal with an event store and a ledger read model.
 type fixture struct {
 	env    *testenv.Env
+	db     *dynamo.DB // one client for the fixture, so request counts add up
 	es     *eventstore.Store
 	stream eventstore.Stream
 	table  string
@@ -29,11 +30,12 @@ func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	env := testenv.Start(t)
 	events := env.Table(t, "events", true)
-	es, err := eventstore.New(dynamo.New(env.Client), events, eventstore.DefaultLayout("test", 1))
+	db := dynamo.New(env.Client)
+	es, err := eventstore.New(db, events, eventstore.DefaultLayout("test", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{env: env, es: es, table: env.Table(t, "ledger", false), logic: &testlogic.Ledger{},
+	return &fixture{env: env, db: db, es: es, table: env.Table(t, "ledger", false), logic: &testlogic.Ledger{},
 		stream: eventstore.Stream{Name: testlogic.Stream, Composite: []string{"acctId"}}}
 }
 
@@ -55,7 +57,7 @@ func (f *fixture) engine(t testing.TB, mod func(*apply.Projection)) *apply.Engin
 	if mod != nil {
 		mod(&p)
 	}
-	e, err := apply.New(p, dynamo.New(f.env.Client), reader{f})
+	e, err := apply.New(p, f.db, reader{f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +110,7 @@ func inputs(evs ...abi.Event) []apply.Input {
 
 func (f *fixture) row(t testing.TB, name string) abi.Item {
 	t.Helper()
-	it, err := dynamo.New(f.env.Client).GetItem(context.Background(), f.table, testlogic.RowKey(name))
+	it, err := f.db.GetItem(context.Background(), f.table, testlogic.RowKey(name))
 	if err != nil {
 		t.Fatal(err)
 	}

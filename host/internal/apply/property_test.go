@@ -81,13 +81,13 @@ func TestP10_LostRaceRereadsAndRetries(t *testing.T) {
 	e := f.engine(t, withRevision)
 	evs := f.append(t, "a", "Add:1", "Add:2")
 	raceOn(t, f, "a", 2)
-	dynamo.New(f.env.Client).ResetCounts()
+	f.db.ResetCounts()
 
 	o := e.ApplyBatch(ctx, inputs(evs...)).Rows[0]
 
 	require.NoError(t, o.Err)
 	assert.Equal(t, 3, o.Attempts, "two lost races, then a win")
-	assert.Equal(t, int64(2), dynamo.New(f.env.Client).Counts()["GetItem"], "each lost race re-reads the row")
+	assert.Equal(t, int64(2), f.db.Counts()["GetItem"], "each lost race re-reads the row")
 	assert.Equal(t, "1,2", versions(o.Applied()))
 	row := f.row(t, "a")
 	assert.Equal(t, "3", attr(row, "total"))

@@ -12,7 +12,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
-	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/internal/testlogic"
@@ -35,7 +34,7 @@ func misbehaveEngine(t *testing.T, f *fixture, cfg plugin.Config) (*apply.Engine
 		Sources:    []apply.Source{{Name: testlogic.Stream, Stream: testlogic.Stream}},
 		Checkpoint: apply.Checkpoint{Field: "version"},
 		Logic:      p, Rows: 8,
-	}, dynamo.New(f.env.Client), reader{f})
+	}, f.db, reader{f})
 	require.NoError(t, err)
 	return e, p
 }
@@ -43,7 +42,7 @@ func misbehaveEngine(t *testing.T, f *fixture, cfg plugin.Config) (*apply.Engine
 // w4Row reads the row of stream instance id as the misbehave guest keys it.
 func (f *fixture) w4Row(t *testing.T, id string) abi.Item {
 	t.Helper()
-	it, err := dynamo.New(f.env.Client).GetItem(ctx, f.table, abi.Item{"pk": abi.S("W4#" + id), "sk": abi.S("row")})
+	it, err := f.db.GetItem(ctx, f.table, abi.Item{"pk": abi.S("W4#" + id), "sk": abi.S("row")})
 	require.NoError(t, err)
 	return it
 }

@@ -6,4 +6,4 @@ import "github.com/dynafold/dynafold/host/plugin"
 type Stats = plugin.Stats
 
 // Stats returns the plugin's counters.
-func (p *Plugin) Stats() Stats { return p.pool.Counters.Snapshot() }
+func (p *Plugin) Stats() Stats { return plugin.Stats(p.pool.Counters.Snapshot()) }

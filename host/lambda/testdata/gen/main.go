@@ -6,7 +6,7 @@
 // mapping's {"Records": [...]}) or an EventBridge Pipe (a JSON array)
 // deliver them.
 //
-//	go run ./host/lambda/testdata/gen   (from the repository root; writes cmd/lambda/testdata)
+//	go run ./host/lambda/testdata/gen   (from the repository root; writes host/lambda/testdata)
 package main
 
 import (
@@ -83,7 +83,7 @@ func run() error {
 	sc := dynamodbstreams.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}},
 		func(o *dynamodbstreams.Options) { o.BaseEndpoint = aws.String(srv.Endpoint()) })
 	g := &gen{ctx: ctx, es: es, db: db, sc: sc, arn: aws.ToString(out.TableDescription.LatestStreamArn),
-		heads: map[string]uint64{}, dir: "cmd/lambda/testdata", layout: layout}
+		heads: map[string]uint64{}, dir: "host/lambda/testdata", layout: layout}
 	if _, err := os.Stat(g.dir); err != nil {
 		return fmt.Errorf("run from the module root: %w", err)
 	}
