@@ -12,7 +12,7 @@ import (
 
 func readFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "host", "lambda", "testdata", name) // the handler's fixtures)
+	b, err := os.ReadFile(filepath.Join("..", "..", "host", "lambda", "testdata", name)) // the handler's fixtures
 	if err != nil {
 		t.Fatal(err)
 	}

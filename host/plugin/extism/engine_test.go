@@ -87,7 +87,7 @@ func TestW3_ExtismPluginThroughTheEngine(t *testing.T) {
 			host.NewEvent{Type: "OrderRefunded", Data: abi.Item{}})
 		res, err = h.ProcessBatch(ctx, bad)
 		require.NoError(t, err)
-		require.Equal(t, []int{0}, res.Failed, "%s: the unknown event fails its row, reported from its earliest record", kind)
+		require.Equal(t, []int{0}, res.Failed(), "%s: the unknown event fails its row, reported from its earliest record", kind)
 		or = res.Projections["orders"].Rows
 		require.Len(t, or, 1, kind)
 		require.ErrorContains(t, or[0].Err, `UnknownEvent: order-summary does not fold "OrderRefunded"`, kind)
