@@ -1,15 +1,16 @@
 // Package host is the dynafold projection host as a library: it loads a
-// configuration (SPEC H4), connects to DynamoDB, loads each projection's
-// plugin and runs change-feed batches through decode → route → apply,
-// answering with the partial batch response.
+// configuration, connects to DynamoDB, loads each projection's plugin and
+// runs change-feed batches through decode → route → apply, answering with
+// the partial batch response.
 //
 //	cfg, _ := host.LoadConfig("dynafold.json")
 //	h, _ := host.New(ctx, cfg)
 //	res, _ := h.ProcessBatch(ctx, records)
 //	resp, _ := res.Response()
 //
-// The stages are packages of their own: host/decode, host/route,
-// host/apply, host/batch; the plugin runtime is host/plugin.
+// The stages are internal packages (host/internal/...); Record, Result and
+// Outcome are this package's own. The Lambda handler is host/lambda; the
+// plugin runtime is host/plugin, hot swap host/swap.
 package host
 
 import (

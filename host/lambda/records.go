@@ -54,7 +54,7 @@ type badRecord struct {
 }
 
 // parseRecords converts each raw record with aws-lambda-go's types and
-// host/decode/lambdaevents. A record that does not convert stands in the
+// host/lambdaevents. A record that does not convert stands in the
 // batch as a record of no event name (the host ignores it, keeping its
 // identifiers) and comes back in bad.
 func parseRecords(raws []json.RawMessage) ([]host.Record, []badRecord) {

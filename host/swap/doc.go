@@ -32,7 +32,7 @@
 //
 // # Provenance
 //
-// Describe reflects the current version. Because the engine (host/apply)
+// Describe reflects the current version. Because the engine (host/internal/apply)
 // reads Describe once when it is built, a Swapper also names the version
 // that served each evolve: EvolveAttributed returns it, and with
 // Config.WrittenBy set, Evolve stamps the item it returns with
