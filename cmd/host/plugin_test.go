@@ -140,7 +140,7 @@ func TestH3_PluginTestCommandComparesRows(t *testing.T) {
 	// Version 2 writes model = 2: the same fixture fails, naming the difference.
 	out, err = runPluginCmd(t, "test", v2Path(t), "--events", events, "--expect", expect)
 	assert.ErrorIs(t, err, errTestFailed)
-	assert.Contains(t, out, `FAIL row {"pk":{"S":"OrderSummary#o-1"},"sk":{"S":"OrderSummary"}}: model = {"N":"2"} not expected`)
+	assert.Contains(t, out, `FAIL row pk=OrderSummary#o-1,sk=OrderSummary: model = {"N":"2"} not expected`)
 }
 
 func TestH3_RollbackCommandRestoresThePreviousS3Version(t *testing.T) {

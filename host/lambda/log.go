@@ -10,7 +10,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/internal/ddbjson"
+	"github.com/dynafold/dynafold/internal/keys"
 )
 
 // maxLogged bounds the failures logged one by one per invocation.
@@ -118,13 +118,7 @@ func countReported(bad []badRecord) int {
 	return n
 }
 
-func keyString(k abi.Item) string {
-	b, err := ddbjson.ItemToJSON(k)
-	if err != nil {
-		return err.Error()
-	}
-	return string(b)
-}
+func keyString(k abi.Item) string { return keys.String(k) }
 
 // oldest returns the earliest ApproximateCreationDateTime of the records
 // (zero when none carries one).

@@ -14,6 +14,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/internal/ddbjson"
+	"github.com/dynafold/dynafold/internal/keys"
 )
 
 // Fixture is a plugin's unit test without DynamoDB: events and the rows they
@@ -360,9 +361,9 @@ func itemDiff(key string, want, got abi.Item) []string {
 	return diffs
 }
 
-// KeyString renders a key canonically (attributes sorted), for maps and
-// messages.
-func KeyString(k abi.Item) string { return render(k) }
+// KeyString renders a key canonically ("pk=a,sk=b", attributes sorted), for
+// maps and messages: the form the host's errors and logs show.
+func KeyString(k abi.Item) string { return keys.String(k) }
 
 func render(it abi.Item) string {
 	b, err := ddbjson.ItemToJSON(it)

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/keys"
 )
 
 // instanceID names a stream instance read by a source.
@@ -175,26 +174,8 @@ func itemNames(it abi.Item) []string {
 	return out
 }
 
-// keyString is a canonical, readable form of a key item.
-func keyString(k abi.Item) string {
-	names := itemNames(k)
-	var b strings.Builder
-	for i, n := range names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		v := k[n]
-		b.WriteString(n)
-		b.WriteByte('=')
-		switch v.Kind {
-		case abi.KindB:
-			b.WriteString(strconv.Quote(string(v.Bytes)))
-		default:
-			b.WriteString(v.Str)
-		}
-	}
-	return b.String()
-}
+// keyString is the key's one readable form (internal/keys).
+func keyString(k abi.Item) string { return keys.String(k) }
 
 // failed is the outcome of a row that failed before its fold.
 func (e *Engine) failed(w *rowWork, err error) Outcome {

@@ -83,12 +83,7 @@ func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result,
 	res.Unrouted = routed.Unrouted
 	for _, e := range p.engines {
 		name := e.Projection().Name
-		evs := routed.ByProjection[name]
-		inputs := make([]apply.Input, len(evs))
-		for i, ev := range evs {
-			inputs[i] = apply.Input{Event: ev.Event, Pos: ev.Pos}
-		}
-		r := e.ApplyBatch(ctx, inputs)
+		r := e.ApplyBatch(ctx, routed.ByProjection[name])
 		res.Projections[name] = r
 		for _, row := range r.Rows {
 			if row.Failed() && len(row.Positions) > 0 {

@@ -1,19 +1,17 @@
 // Package route sends each decoded event to every projection that reads its
-// stream (SPEC B6): one feed, several projections, each record decoded once.
+// stream: one feed, several projections, each record decoded once.
 // Streams named for side effects only come back as Unrouted.
 package route
 
 import (
 	"sort"
 
-	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/apply"
 )
 
-// Event is a decoded event with its record's position in the batch.
-type Event struct {
-	Pos   int
-	Event abi.Event
-}
+// Event is a decoded event with its record's position in the batch: the
+// engine's input, so routed events go to ApplyBatch as they are.
+type Event = apply.Input
 
 // Table is a routing table: which projections read which stream, and which
 // streams are named for side effects.
