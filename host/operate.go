@@ -6,15 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/swap"
-	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // ErrUnknownProjection is matched by a call naming a projection the
@@ -115,11 +111,9 @@ func (h *Host) RebuildWrittenBy(ctx context.Context, projection, version string,
 	}
 	rep.WrittenBy = version
 	rows := map[string]bool{}
-	err = h.scan(ctx, &dynamodb.ScanInput{
-		TableName:                 aws.String(p.Table),
-		FilterExpression:          aws.String("#wb = :wb"),
-		ExpressionAttributeNames:  map[string]string{"#wb": attr},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":wb": &types.AttributeValueMemberS{Value: version}},
+	err = h.scan(ctx, store.Scan{
+		Table: p.Table, Filter: "#wb = :wb",
+		Names: map[string]string{"#wb": attr}, Values: map[string]abi.Value{":wb": abi.S(version)},
 	}, func(it abi.Item) {
 		key := abi.Item{}
 		for _, a := range p.KeyAttrs {
@@ -176,12 +170,10 @@ func (h *Host) RebuildWrittenBy(ctx context.Context, projection, version string,
 func (h *Host) streamIDs(ctx context.Context, stream string) ([]string, error) {
 	seen := map[string]bool{}
 	var ids []string
-	err := h.scan(ctx, &dynamodb.ScanInput{
-		TableName:                 aws.String(h.es.Table()),
-		FilterExpression:          aws.String("#m = :m"),
-		ProjectionExpression:      aws.String("#id"),
-		ExpressionAttributeNames:  map[string]string{"#m": eventstore.AttrMarker, "#id": eventstore.AttrStreamID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":m": &types.AttributeValueMemberS{Value: h.es.Layout().Marker(stream)}},
+	err := h.scan(ctx, store.Scan{
+		Table: h.es.Table(), Filter: "#m = :m", Projection: "#id",
+		Names:  map[string]string{"#m": eventstore.AttrMarker, "#id": eventstore.AttrStreamID},
+		Values: map[string]abi.Value{":m": abi.S(h.es.Layout().Marker(stream))},
 	}, func(it abi.Item) {
 		if id := it[eventstore.AttrStreamID].Str; id != "" && !seen[id] {
 			seen[id] = true
@@ -195,24 +187,19 @@ func (h *Host) streamIDs(ctx context.Context, stream string) ([]string, error) {
 }
 
 // scan runs a Scan to its end, calling f with each item.
-func (h *Host) scan(ctx context.Context, in *dynamodb.ScanInput, f func(abi.Item)) error {
-	client := h.db.Client()
+func (h *Host) scan(ctx context.Context, sc store.Scan, f func(abi.Item)) error {
 	for {
-		out, err := client.Scan(ctx, in)
+		page, err := h.db.Scan(ctx, sc)
 		if err != nil {
 			return err
 		}
-		for _, m := range out.Items {
-			it, err := ddbclient.FromAttributeMap(m)
-			if err != nil {
-				return err
-			}
+		for _, it := range page.Items {
 			f(it)
 		}
-		if len(out.LastEvaluatedKey) == 0 {
+		if page.LastKey == nil {
 			return nil
 		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
+		sc.StartKey = page.LastKey
 	}
 }
 

@@ -93,6 +93,18 @@ type Query struct {
 	Backwards bool  // ScanIndexForward = false
 }
 
+// Scan reads a whole table page by page (not part of DB: the engine never
+// scans; operator commands such as a rebuild by plugin version do).
+// KeyCond is unused; Index, Limit and Backwards likewise.
+type Scan struct {
+	Table      string
+	Filter     string
+	Projection string
+	Names      map[string]string
+	Values     map[string]abi.Value
+	StartKey   abi.Item
+}
+
 // Page is one page of a Query's result. LastKey is nil on the last page.
 type Page struct {
 	Items   []abi.Item

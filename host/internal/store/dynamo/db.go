@@ -181,3 +181,42 @@ func (d *DB) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	}
 	return page, nil
 }
+
+// Scan reads one page of a table scan (eventually consistent), for
+// operator commands; the engine never scans.
+func (d *DB) Scan(ctx context.Context, sc store.Scan) (store.Page, error) {
+	vals, err := valuesMap(sc.Values)
+	if err != nil {
+		return store.Page{}, fmt.Errorf("dynamo Scan values: %w", err)
+	}
+	start, err := ddbclient.ToAttributeMap(sc.StartKey)
+	if err != nil {
+		return store.Page{}, fmt.Errorf("dynamo Scan start key: %w", err)
+	}
+	in := &dynamodb.ScanInput{TableName: aws.String(sc.Table), ExpressionAttributeNames: namesMap(sc.Names),
+		ExpressionAttributeValues: vals, ExclusiveStartKey: start}
+	if sc.Filter != "" {
+		in.FilterExpression = aws.String(sc.Filter)
+	}
+	if sc.Projection != "" {
+		in.ProjectionExpression = aws.String(sc.Projection)
+	}
+	out, err := d.client.Scan(ctx, in, d.opt)
+	if err != nil {
+		return store.Page{}, mapError("Scan", err)
+	}
+	page := store.Page{Items: make([]abi.Item, 0, len(out.Items))}
+	for _, it := range out.Items {
+		item, err := ddbclient.FromAttributeMap(it)
+		if err != nil {
+			return store.Page{}, fmt.Errorf("dynamo Scan: %w", err)
+		}
+		page.Items = append(page.Items, item)
+	}
+	if len(out.LastEvaluatedKey) > 0 {
+		if page.LastKey, err = ddbclient.FromAttributeMap(out.LastEvaluatedKey); err != nil {
+			return store.Page{}, fmt.Errorf("dynamo Scan last key: %w", err)
+		}
+	}
+	return page, nil
+}
