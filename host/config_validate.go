@@ -177,10 +177,10 @@ func (g *GuestLogConfig) validate(ps *problems, where string) {
 		return
 	}
 	if g.Rate < 0 || math.IsNaN(g.Rate) || math.IsInf(g.Rate, 0) {
-		ps.add(where+".guestLog.rate", "%v is negative; it is messages per second: use a positive number (absent or 0: %d)", g.Rate, DefaultGuestLogRate)
+		*ps = append(*ps, fmt.Errorf("configuration: %s.guestLog.rate %v is negative; it is messages per second: use a positive number (absent or 0: %d)", where, g.Rate, DefaultGuestLogRate))
 	}
 	if g.Burst < 0 {
-		ps.add(where+".guestLog.burst", "%d is negative; it is a number of messages: use 1 or more (absent or 0: %d)", g.Burst, DefaultGuestLogBurst)
+		*ps = append(*ps, fmt.Errorf("configuration: %s.guestLog.burst %d is negative; it is a number of messages: use 1 or more (absent or 0: %d)", where, g.Burst, DefaultGuestLogBurst))
 	}
 }
 
