@@ -161,7 +161,7 @@ type PluginDefaults struct {
 	PoolSize int `json:"poolSize,omitempty"`
 	// MemoryLimitPages caps each instance's memory in 64 KiB pages, at most
 	// MaxMemoryLimitPages (default DefaultMemoryLimitPages).
-	MemoryLimitPages uint32 `json:"memoryLimitPages,omitempty"`
+	MemoryLimitPages uint32 `json:"memoryLimitPages,omitempty" range:"0,65536"`
 	// CallTimeout bounds each call into a plugin (default
 	// DefaultCallTimeout).
 	CallTimeout Duration `json:"callTimeout,omitempty"`

@@ -23,7 +23,13 @@ const MaxCheckpointOffset = 1 << 53
 type problems []error
 
 func (ps *problems) add(path, format string, args ...any) {
-	*ps = append(*ps, fmt.Errorf("configuration: %s: %s", path, fmt.Sprintf(format, args...)))
+	sep := ": "
+	for _, verb := range []string{"is ", "lists ", "sets "} {
+		if strings.HasPrefix(format, verb) {
+			sep = " " // "eventStore.table is required"
+		}
+	}
+	*ps = append(*ps, fmt.Errorf("configuration: %s%s%s", path, sep, fmt.Sprintf(format, args...)))
 }
 
 // Validate reports everything that cannot work in the configuration and can
@@ -67,10 +73,11 @@ func (c *Config) Validate() error {
 	for i := range c.Projections {
 		p := &c.Projections[i]
 		where := fmt.Sprintf("projections[%d]", i)
-		if p.Name != "" {
+		j, dup := names[p.Name]
+		if p.Name != "" && !dup {
 			where = fmt.Sprintf("projection %q", p.Name)
 		}
-		switch j, dup := names[p.Name]; {
+		switch {
 		case p.Name == "":
 			ps.add(where+".name", "is required: name the projection (it names it in outcomes, logs and commands)")
 		case dup:

@@ -60,7 +60,9 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 //     names case-insensitively), with the field that was probably meant;
 //   - a key that appears twice in one object;
 //   - anything but white space after the value;
-//   - a value of the wrong JSON type, or a number out of its field's range;
+//   - a value of the wrong JSON type, or a number out of its field's range:
+//     the range of its Go type, narrowed by a struct tag range:"min,max"
+//     (either bound may be empty);
 //   - a value refused by its type's UnmarshalJSON.
 //
 // Each error names the JSON path of the value (projections[0].retry.base)
@@ -73,7 +75,7 @@ func Decode(b []byte, v any) error {
 	}
 	w := walker{dec: json.NewDecoder(bytes.NewReader(b)), src: b}
 	w.dec.UseNumber()
-	if err := w.value(rv.Type().Elem(), ""); err != nil {
+	if err := w.value(rv.Type().Elem(), "", ""); err != nil {
 		return err
 	}
 	if _, err := w.dec.Token(); err != io.EOF {
@@ -153,8 +155,9 @@ func jsonKind(t json.Token) string {
 	return "null"
 }
 
-// value checks the next JSON value against type t at path.
-func (w *walker) value(t reflect.Type, path string) error {
+// value checks the next JSON value against type t at path; rng is the
+// field's range tag.
+func (w *walker) value(t reflect.Type, path, rng string) error {
 	for t.Kind() == reflect.Pointer && !t.Implements(unmarshalerType) {
 		t = t.Elem()
 	}
@@ -208,7 +211,7 @@ func (w *walker) value(t reflect.Type, path string) error {
 				return fmt.Errorf("duplicate key %q in %s (%s): each key may appear once", key, where(path), w.line(w.dec.InputOffset()))
 			}
 			seen[key] = true
-			if err := w.value(t.Elem(), join(path, key)); err != nil {
+			if err := w.value(t.Elem(), join(path, key), ""); err != nil {
 				return err
 			}
 		}
@@ -219,7 +222,7 @@ func (w *walker) value(t reflect.Type, path string) error {
 			return want("an array")
 		}
 		for i := 0; w.dec.More(); i++ {
-			if err := w.value(t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := w.value(t.Elem(), fmt.Sprintf("%s[%d]", path, i), rng); err != nil {
 				return err
 			}
 		}
@@ -238,18 +241,19 @@ func (w *walker) value(t reflect.Type, path string) error {
 		if !ok {
 			return want("a whole number")
 		}
-		if _, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil {
-			lo, hi := int64(-1)<<(t.Bits()-1), int64(math.MaxInt64)>>(64-t.Bits())
-			return fmt.Errorf("%s: %s is not a whole number from %d to %d (%s)", where(path), n, lo, hi, w.line(off+1))
+		lo, hi := int64(-1)<<(t.Bits()-1), int64(math.MaxInt64)>>(64-t.Bits())
+		lo, hi = narrow(rng, lo, hi)
+		if v, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil || v < lo || v > hi {
+			return fmt.Errorf("%s: %s is out of range: use a whole number from %d to %d (%s)", where(path), n, lo, hi, w.line(off+1))
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n, ok := tok.(json.Number)
 		if !ok {
 			return want("a whole number")
 		}
-		if _, err := strconv.ParseUint(string(n), 10, t.Bits()); err != nil {
-			hi := uint64(math.MaxUint64) >> (64 - t.Bits())
-			return fmt.Errorf("%s: %s is not a whole number from 0 to %d (%s)", where(path), n, hi, w.line(off+1))
+		lo, hi := narrow(rng, 0, int64(min(uint64(math.MaxInt64), uint64(math.MaxUint64)>>(64-t.Bits()))))
+		if v, err := strconv.ParseUint(string(n), 10, t.Bits()); err != nil || v > uint64(hi) || int64(v) < lo {
+			return fmt.Errorf("%s: %s is out of range: use a whole number from %d to %d (%s)", where(path), n, lo, hi, w.line(off+1))
 		}
 	case reflect.Float32, reflect.Float64:
 		n, ok := tok.(json.Number)
@@ -263,6 +267,21 @@ func (w *walker) value(t reflect.Type, path string) error {
 		return w.skip(tok)
 	}
 	return nil
+}
+
+// narrow applies a range tag "min,max" to the bounds lo and hi.
+func narrow(rng string, lo, hi int64) (int64, int64) {
+	a, b, ok := strings.Cut(rng, ",")
+	if !ok {
+		return lo, hi
+	}
+	if v, err := strconv.ParseInt(a, 10, 64); err == nil {
+		lo = max(lo, v)
+	}
+	if v, err := strconv.ParseInt(b, 10, 64); err == nil {
+		hi = min(hi, v)
+	}
+	return lo, hi
 }
 
 // skip consumes the rest of a value whose first token was tok.
@@ -293,14 +312,13 @@ func (w *walker) object(t reflect.Type, path string) error {
 	fields := fieldsOf(t)
 	seen := map[string]bool{}
 	for w.dec.More() {
-		off := w.dec.InputOffset()
 		k, err := w.token()
 		if err != nil {
 			return err
 		}
 		key := k.(string)
-		at := w.line(off + 1)
-		ft, ok := fields[key]
+		at := w.line(w.dec.InputOffset()) // the end of the key
+		f, ok := fields[key]
 		if !ok {
 			return unknownField(key, path, at, fields)
 		}
@@ -308,7 +326,7 @@ func (w *walker) object(t reflect.Type, path string) error {
 			return fmt.Errorf("duplicate key %q in %s (%s): each key may appear once", key, where(path), at)
 		}
 		seen[key] = true
-		if err := w.value(ft, join(path, key)); err != nil {
+		if err := w.value(f.Type, join(path, key), f.Tag.Get("range")); err != nil {
 			return err
 		}
 	}
@@ -316,7 +334,7 @@ func (w *walker) object(t reflect.Type, path string) error {
 	return err
 }
 
-func unknownField(key, path, at string, fields map[string]reflect.Type) error {
+func unknownField(key, path, at string, fields map[string]reflect.StructField) error {
 	names := make([]string, 0, len(fields))
 	for n := range fields {
 		names = append(names, n)
@@ -367,11 +385,11 @@ func distance(a, b string) int {
 	return prev[len(b)]
 }
 
-// fieldsOf maps the JSON names of t's fields to their types, as
+// fieldsOf maps the JSON names of t's fields to the fields, as
 // encoding/json names them: the tag's name, else the field's name; fields
 // of embedded structs without a tag are promoted.
-func fieldsOf(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
+func fieldsOf(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
 	for f := range t.Fields() {
 		tag := f.Tag.Get("json")
 		if tag == "-" {
@@ -384,9 +402,9 @@ func fieldsOf(t reflect.Type) map[string]reflect.Type {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				for n, typ := range fieldsOf(ft) {
+				for n, sf := range fieldsOf(ft) {
 					if _, ok := out[n]; !ok {
-						out[n] = typ
+						out[n] = sf
 					}
 				}
 				continue
@@ -398,7 +416,7 @@ func fieldsOf(t reflect.Type) map[string]reflect.Type {
 		if name == "" {
 			name = f.Name
 		}
-		out[name] = f.Type
+		out[name] = f
 	}
 	return out
 }
