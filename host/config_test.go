@@ -114,7 +114,9 @@ func validConfig() map[string]any {
 	}
 }
 
-func projection0(m map[string]any) map[string]any { return m["projections"].([]any)[0].(map[string]any) }
+func projection0(m map[string]any) map[string]any {
+	return m["projections"].([]any)[0].(map[string]any)
+}
 
 func stream0(m map[string]any) map[string]any {
 	return m["eventStore"].(map[string]any)["streams"].([]any)[0].(map[string]any)
