@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -343,14 +344,15 @@ func LoadConfig(path string) (*Config, error) {
 // a key that is not exactly the name of a field (the JSON names are
 // case-sensitive; the error suggests the field meant), a key given twice in
 // one object, anything after the configuration object, a value of the wrong
-// type and every mistake Validate finds. Errors name the JSON path of the
-// value at fault.
+// type, every mistake Validate finds and a configuration without
+// projections (RequireProjections). Errors name the JSON path of the value
+// at fault.
 func ParseConfig(b []byte) (*Config, error) {
 	var cfg Config
 	if err := jsonconf.Decode(b, &cfg); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := errors.Join(cfg.Validate(), cfg.RequireProjections()); err != nil {
 		return nil, err
 	}
 	return &cfg, nil

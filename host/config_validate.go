@@ -42,7 +42,26 @@ func (ps *problems) add(path, format string, args ...any) {
 //
 // New calls Validate before anything else; so do LoadConfig and ParseConfig.
 // Validate also sets the deprecated ProjectionConfig.HotSwap from Swap.
+//
+// Validate accepts a configuration without projections, for a Host that
+// serves only its event store (`host append` builds one); a configuration
+// file must list at least one (see RequireProjections).
 func (c *Config) Validate() error {
+	return c.validateAll()
+}
+
+// RequireProjections reports a configuration that lists no projection: a
+// host processing batches with it would acknowledge every record and
+// project nothing. ParseConfig and LoadConfig refuse such a file.
+func (c *Config) RequireProjections() error {
+	if len(c.Projections) == 0 {
+		return errors.New(`configuration: no projections: "projections" lists none, so every record would be acknowledged and nothing projected; add at least one projection`)
+	}
+	return nil
+}
+
+// validateAll is Validate's body.
+func (c *Config) validateAll() error {
 	var ps problems
 	if err := c.Source.Check(); err != nil {
 		ps.add("source", "%v", err)
@@ -66,9 +85,6 @@ func (c *Config) Validate() error {
 		seen[s] = true
 	}
 	c.Plugins.validate(&ps)
-	if len(c.Projections) == 0 {
-		ps = append(ps, errors.New(`configuration: no projections: "projections" lists none, so every record would be acknowledged and nothing projected; add at least one projection`))
-	}
 	names := map[string]int{}
 	for i := range c.Projections {
 		p := &c.Projections[i]
