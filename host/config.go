@@ -1,71 +1,171 @@
 package host
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/swap"
+	"github.com/dynafold/dynafold/internal/jsonconf"
 )
 
-// Config is the one configuration format (SPEC H4) binding plugins to
-// streams, read-model tables and options. It is read from JSON; see the
-// README for an example.
+// Config is the one configuration format binding plugins to streams,
+// read-model tables and options. It is read from JSON by LoadConfig or
+// ParseConfig, which refuse any key that is not exactly a field's name, a
+// key given twice and data after the object, then run Validate. The
+// defaults of absent fields are listed in config_defaults.go (Default*
+// constants) and the README; Effective returns the configuration with them
+// filled in.
 type Config struct {
-	// Endpoint is the DynamoDB endpoint. Empty: AWS_ENDPOINT_URL_DYNAMODB,
-	// else the AWS default for Region.
+	// Endpoint is the DynamoDB endpoint, an http or https URL. Empty:
+	// AWS_ENDPOINT_URL_DYNAMODB, else the AWS default for Region.
 	Endpoint string `json:"endpoint,omitempty"`
-	// Region is the AWS region (default us-east-1).
+	// Region is the AWS region (default DefaultRegion).
 	Region string `json:"region,omitempty"`
 	// Source is who delivers the records and reads the batch response:
-	// "lambda" (default; identifier dynamodb.SequenceNumber) or "pipe"
-	// (identifier eventID).
-	Source string `json:"source,omitempty"`
-	// OnDecodeFailure is "report" (default) or "skip" (SPEC B4).
-	OnDecodeFailure string `json:"onDecodeFailure,omitempty"`
+	// SourceLambda (default) or SourcePipe.
+	Source Source `json:"source,omitempty"`
+	// OnDecodeFailure is what becomes of a record that cannot be decoded:
+	// DecodeFailureReport (default) or DecodeFailureSkip.
+	OnDecodeFailure DecodeFailurePolicy `json:"onDecodeFailure,omitempty"`
 	// EventStore describes the event table and its streams.
 	EventStore EventStoreConfig `json:"eventStore"`
 	// Plugins holds the defaults of every plugin's sandbox.
 	Plugins PluginDefaults `json:"plugins,omitempty"`
-	// Projections binds plugins to read models.
+	// Projections binds plugins to read models; at least one is required.
 	Projections []ProjectionConfig `json:"projections"`
-	// SideEffectStreams names streams whose decoded events come back
-	// unrouted, for side effects (SPEC B6).
+	// SideEffectStreams names streams (of EventStore.Streams) whose decoded
+	// events come back unrouted, for side effects.
 	SideEffectStreams []string `json:"sideEffectStreams,omitempty"`
 
 	dir string // the config file's directory: relative plugin paths start there
 }
 
+// Source is who delivers the change-feed records and reads the partial
+// batch response; it decides which field identifies a failed record.
+type Source string
+
+// The sources.
+const (
+	// SourceLambda is a Lambda event source mapping; a failed record is
+	// identified by its dynamodb.SequenceNumber.
+	SourceLambda Source = "lambda"
+	// SourcePipe is an EventBridge Pipe; a failed record is identified by
+	// its eventID.
+	SourcePipe Source = "pipe"
+)
+
+// Sources lists the allowed values of Source.
+var Sources = []Source{SourceLambda, SourcePipe}
+
+// Check reports a source that is not one of Sources; empty (the default,
+// SourceLambda) is allowed.
+func (s Source) Check() error {
+	if s == "" || s == SourceLambda || s == SourcePipe {
+		return nil
+	}
+	return fmt.Errorf("%q is not a source: use %q (a Lambda event source mapping) or %q (an EventBridge Pipe)", string(s), SourceLambda, SourcePipe)
+}
+
+// UnmarshalJSON reads a source and refuses any other string.
+func (s *Source) UnmarshalJSON(b []byte) error {
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("want a string, %q or %q", SourceLambda, SourcePipe)
+	}
+	if err := Source(v).Check(); err != nil {
+		return err
+	}
+	*s = Source(v)
+	return nil
+}
+
+// DecodeFailurePolicy is what becomes of a record whose image cannot be
+// decoded into an event.
+type DecodeFailurePolicy string
+
+// The decode failure policies.
+const (
+	// DecodeFailureReport reports the record as failed, so the event source
+	// retries it and, in the end, sends it to its on-failure destination.
+	DecodeFailureReport DecodeFailurePolicy = "report"
+	// DecodeFailureSkip acknowledges the record; it is still listed in the
+	// batch's result and logged.
+	DecodeFailureSkip DecodeFailurePolicy = "skip"
+)
+
+// DecodeFailurePolicies lists the allowed values of DecodeFailurePolicy.
+var DecodeFailurePolicies = []DecodeFailurePolicy{DecodeFailureReport, DecodeFailureSkip}
+
+// Check reports a policy that is not one of DecodeFailurePolicies; empty
+// (the default, DecodeFailureReport) is allowed.
+func (p DecodeFailurePolicy) Check() error {
+	if p == "" || p == DecodeFailureReport || p == DecodeFailureSkip {
+		return nil
+	}
+	return fmt.Errorf("%q is not a decode failure policy: use %q (the record fails and is retried) or %q (the record is acknowledged)", string(p), DecodeFailureReport, DecodeFailureSkip)
+}
+
+// UnmarshalJSON reads a policy and refuses any other string.
+func (p *DecodeFailurePolicy) UnmarshalJSON(b []byte) error {
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("want a string, %q or %q", DecodeFailureReport, DecodeFailureSkip)
+	}
+	if err := DecodeFailurePolicy(v).Check(); err != nil {
+		return err
+	}
+	*p = DecodeFailurePolicy(v)
+	return nil
+}
+
 // EventStoreConfig is the event table and the streams stored in it.
 type EventStoreConfig struct {
-	Table         string         `json:"table"`
-	Schema        string         `json:"schema"`
-	SchemaVersion int            `json:"schemaVersion"`
-	Streams       []StreamConfig `json:"streams"`
+	// Table is the event table's name (required).
+	Table string `json:"table"`
+	// Schema is the effect-dynamodb schema name, e.g. "shop" (required).
+	Schema string `json:"schema"`
+	// SchemaVersion is the schema's version (default DefaultSchemaVersion).
+	SchemaVersion int `json:"schemaVersion"`
+	// Streams defines the streams stored in the table; at least one.
+	Streams []StreamConfig `json:"streams"`
 }
 
-// StreamConfig defines one event stream (SPEC ES1).
+// StreamConfig defines one event stream.
 type StreamConfig struct {
-	Name       string   `json:"name"`
+	// Name is the stream's name, unique among the streams (required).
+	Name string `json:"name"`
+	// EventTypes lists the stream's event types; empty: any.
 	EventTypes []string `json:"eventTypes,omitempty"`
-	Composite  []string `json:"composite"`
+	// Composite lists the fields whose values identify a stream instance
+	// (required, at least one).
+	Composite []string `json:"composite"`
 }
 
-// PluginDefaults are sandbox limits applied to every plugin (SPEC W4, W5).
+// PluginDefaults are sandbox limits applied to every plugin.
 type PluginDefaults struct {
+	// CacheDir is a directory where compiled plugins are cached across
+	// processes, relative to the configuration file; empty: no cache.
 	CacheDir string `json:"cacheDir,omitempty"`
 	// CacheReadOnly says CacheDir ships read-only (a Lambda zip, a
 	// container image): it serves the plugins `host plugin precompile`
 	// compiled into it and is never written (see plugin.Config).
-	CacheReadOnly    bool     `json:"cacheReadOnly,omitempty"`
-	PoolSize         int      `json:"poolSize,omitempty"`
-	MemoryLimitPages uint32   `json:"memoryLimitPages,omitempty"`
-	CallTimeout      Duration `json:"callTimeout,omitempty"`
+	CacheReadOnly bool `json:"cacheReadOnly,omitempty"`
+	// PoolSize is the maximum number of instances of a plugin (default
+	// DefaultPoolSize); a projection's pool holds at least its concurrency.
+	PoolSize int `json:"poolSize,omitempty"`
+	// MemoryLimitPages caps each instance's memory in 64 KiB pages, at most
+	// MaxMemoryLimitPages (default DefaultMemoryLimitPages).
+	MemoryLimitPages uint32 `json:"memoryLimitPages,omitempty" range:"0,65536"`
+	// CallTimeout bounds each call into a plugin (default
+	// DefaultCallTimeout).
+	CallTimeout Duration `json:"callTimeout,omitempty"`
 	// MaxLoopIterations is a fuel-like budget of loop iterations per call
 	// (plugin.Config.MaxLoopIterations); 0: none.
 	MaxLoopIterations int64 `json:"maxLoopIterations,omitempty"`
@@ -76,8 +176,8 @@ type PluginDefaults struct {
 
 // GuestLogConfig is guest logging (ABI.md §7, plugin.GuestLog): a plugin's
 // messages go to the host's log, rate-limited per plugin. Absent fields take
-// the value of the plugins defaults, else plugin's defaults (off, 10 messages
-// per second, bursts of 100).
+// the value of the plugins defaults, else the documented defaults (off,
+// DefaultGuestLogRate messages per second, bursts of DefaultGuestLogBurst).
 type GuestLogConfig struct {
 	// Enabled sends the plugin's messages to the host's log; when false
 	// they are discarded (the plugin still loads and runs).
@@ -131,107 +231,102 @@ func (c *Config) projectionGuestLog(projection string) *GuestLogConfig {
 	return nil
 }
 
-// validate reports a guest log setting that cannot work; where names it.
-func (g *GuestLogConfig) validate(where string) error {
-	switch {
-	case g == nil:
-	case g.Rate < 0:
-		return fmt.Errorf("configuration: %s.guestLog.rate %v is negative; it is messages per second", where, g.Rate)
-	case g.Burst < 0:
-		return fmt.Errorf("configuration: %s.guestLog.burst %d is negative; it is a number of messages", where, g.Burst)
-	}
-	return nil
-}
-
 // ProjectionConfig binds one plugin to one read model.
 type ProjectionConfig struct {
-	// Name names the projection in outcomes, logs and commands.
+	// Name names the projection in outcomes, logs and commands; unique
+	// (required).
 	Name string `json:"name"`
 	// Plugin is the path of the .wasm module (relative to the config file),
-	// or "native:<name>" for logic registered with WithNative.
+	// or "native:<name>" for logic registered with WithNative (required).
 	Plugin string `json:"plugin"`
-	// Table is the read-model table; Key its key attributes (default pk, sk).
-	Table string   `json:"table"`
-	Key   []string `json:"key,omitempty"`
-	// Checkpoint is the numeric field holding the last applied version.
+	// Table is the read-model table (required).
+	Table string `json:"table"`
+	// Key lists the read-model table's key attributes, hash then range: one
+	// or two names (default DefaultKey).
+	Key []string `json:"key,omitempty"`
+	// Checkpoint is the numeric field holding the last applied version;
+	// required unless Revision is set.
 	Checkpoint CheckpointConfig `json:"checkpoint"`
-	// Revision, when set, guards every write of the row (SPEC M5).
+	// Revision, when set, guards every write of the row with a counter.
 	Revision *RevisionConfig `json:"revision,omitempty"`
 	// CreatedAt names the attribute keeping the row's creation time
-	// (default "createdAt"; "-" disables it).
+	// (default DefaultCreatedAt; "-" disables it).
 	CreatedAt string `json:"createdAt,omitempty"`
 	// WrittenBy names the attribute recording the plugin name and version
-	// that wrote the row (SPEC Y3; empty disables it).
+	// that wrote the row (empty disables it).
 	WrittenBy string `json:"writtenBy,omitempty"`
-	// Concurrency is the number of rows processed at once (default 10).
+	// Concurrency is the number of rows processed at once (default
+	// DefaultConcurrency).
 	Concurrency int `json:"concurrency,omitempty"`
-	// Retry is the lost-race policy (SPEC P10).
+	// Retry is the policy for a write that lost a race with another writer.
 	Retry RetryConfig `json:"retry,omitempty"`
 	// ReadModel describes entity features of the read model; projections
-	// refuse the ones that cannot work (SPEC P6).
+	// refuse the ones that cannot work.
 	ReadModel ReadModelConfig `json:"readModel,omitempty"`
-	// HotSwap, when set, serves the plugin through the hot-swap pipeline
-	// (SPEC H3): where new versions come from (a watched directory or a
-	// versioned S3 object), sha256 pins, the smoke-test fixture, the
-	// archive for rollback. Host.Watch follows the sources; cmd/lambda
-	// checks them between invocations (Host.CheckSwaps).
-	HotSwap *swap.SourceConfig `json:"hotSwap,omitempty"`
+	// Swap, JSON "hotSwap", when set, serves the plugin through the
+	// hot-swap pipeline: where new versions come from (a watched file or a
+	// versioned S3 object), sha256 pins, the smoke-test fixture, the archive
+	// for rollback. Host.Watch follows the sources; cmd/lambda checks them
+	// between invocations (Host.CheckSwaps).
+	Swap *HotSwapConfig `json:"hotSwap,omitempty"`
+	// HotSwap is Swap in the form of package host/swap; Validate sets it
+	// from Swap.
+	//
+	// Deprecated: set Swap. HotSwap is kept until Config.NewHotSwap takes a
+	// *HotSwapConfig; a HotSwap set without Swap is still validated and used.
+	HotSwap *swap.SourceConfig `json:"-"`
 	// GuestLog overrides plugins.guestLog for this projection's plugin.
 	GuestLog *GuestLogConfig `json:"guestLog,omitempty"`
 }
 
 // CheckpointConfig maps the checkpoint onto a field: stored = version + offset.
 type CheckpointConfig struct {
-	Field  string `json:"field"`
-	Offset int64  `json:"offset,omitempty"`
+	// Field is the numeric attribute holding the checkpoint; it cannot be a
+	// key attribute.
+	Field string `json:"field"`
+	// Offset is added to the stream version before it is stored, between
+	// -MaxCheckpointOffset and MaxCheckpointOffset.
+	Offset int64 `json:"offset,omitempty"`
 }
 
 // RevisionConfig is the row's write counter and guard.
 type RevisionConfig struct {
-	Field   string `json:"field"`
-	Initial int64  `json:"initial,omitempty"`
+	// Field is the numeric attribute counting the row's writes (required).
+	Field string `json:"field"`
+	// Initial is the value of a row's first write (default
+	// DefaultRevisionInitial).
+	Initial int64 `json:"initial,omitempty"`
 }
 
-// RetryConfig is the lost-race retry policy.
+// RetryConfig is the lost-race retry policy: Attempts tries in all, waiting
+// a jittered delay that grows from Base, doubling up to Max.
 type RetryConfig struct {
-	Attempts int      `json:"attempts,omitempty"`
-	Base     Duration `json:"base,omitempty"`
-	Max      Duration `json:"max,omitempty"`
+	// Attempts is the number of tries in all (default DefaultRetryAttempts).
+	Attempts int `json:"attempts,omitempty"`
+	// Base is the first delay (default DefaultRetryBase); at most Max.
+	Base Duration `json:"base,omitempty"`
+	// Max is the longest delay (default DefaultRetryMax).
+	Max Duration `json:"max,omitempty"`
 }
 
 // ReadModelConfig lists entity features a read model may declare. Each one
 // set makes the projection refuse to start with [EDD-9081].
 type ReadModelConfig struct {
-	Versioned  bool `json:"versioned,omitempty"`
+	// Versioned: the entity keeps its own version counter.
+	Versioned bool `json:"versioned,omitempty"`
+	// SoftDelete: the entity is deleted by marking it.
 	SoftDelete bool `json:"softDelete,omitempty"`
+	// TimeSeries: the entity appends one item per point in time.
 	TimeSeries bool `json:"timeSeries,omitempty"`
 }
 
-// Duration is a time.Duration written as a Go duration string ("5s").
-type Duration time.Duration
+// Duration is a time.Duration written as a Go duration string ("5s",
+// "200ms"); a string that is not one is refused with the field's path.
+type Duration = jsonconf.Duration
 
-// UnmarshalJSON reads "5s", "200ms", ...
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("a duration is a string like \"5s\": %w", err)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// String returns the duration as Go writes it.
-func (d Duration) String() string { return time.Duration(d).String() }
-
-// MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// LoadConfig reads a configuration file. Unknown fields are errors, so a
-// misspelt option never passes silently.
+// LoadConfig reads a configuration file and validates it (see ParseConfig).
+// Relative paths in it (plugins, cache, fixtures, archive) start at the
+// file's directory.
 func LoadConfig(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -245,61 +340,23 @@ func LoadConfig(path string) (*Config, error) {
 	return cfg, nil
 }
 
-// ParseConfig reads a configuration from JSON.
+// ParseConfig reads a configuration from JSON and validates it. It refuses
+// a key that is not exactly the name of a field (the JSON names are
+// case-sensitive; the error suggests the field meant), a key given twice in
+// one object, anything after the configuration object, a value of the wrong
+// type, every mistake Validate finds and a configuration without
+// projections (RequireProjections). Errors name the JSON path of the value
+// at fault.
 func ParseConfig(b []byte) (*Config, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var cfg Config
-	if err := dec.Decode(&cfg); err != nil {
+	if err := jsonconf.Decode(b, &cfg); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	return &cfg, cfg.Validate()
+	if err := errors.Join(cfg.Validate(), cfg.RequireProjections()); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
 }
 
-// Validate reports what cannot work in the configuration.
-func (c *Config) Validate() error {
-	es := c.EventStore
-	switch {
-	case es.Table == "":
-		return fmt.Errorf("configuration: eventStore.table is required")
-	case es.Schema == "":
-		return fmt.Errorf("configuration: eventStore.schema is required (the effect-dynamodb schema name, e.g. \"shop\")")
-	case len(es.Streams) == 0:
-		return fmt.Errorf("configuration: eventStore.streams lists no stream")
-	}
-	if err := c.Plugins.GuestLog.validate("plugins"); err != nil {
-		return err
-	}
-	names := map[string]bool{}
-	for i, p := range c.Projections {
-		switch {
-		case p.Name == "":
-			return fmt.Errorf("configuration: projections[%d] has no name", i)
-		case names[p.Name]:
-			return fmt.Errorf("configuration: two projections named %q", p.Name)
-		case p.Plugin == "":
-			return fmt.Errorf("configuration: projection %q names no plugin", p.Name)
-		case p.Table == "":
-			return fmt.Errorf("configuration: projection %q names no read-model table", p.Name)
-		}
-		names[p.Name] = true
-		if err := p.GuestLog.validate(fmt.Sprintf("projection %q", p.Name)); err != nil {
-			return err
-		}
-		rm := p.ReadModel
-		for _, refused := range []struct {
-			on     bool
-			what   string
-			reason string
-		}{
-			{rm.Versioned, "versioned", "the entity's own version counter would be the checkpoint, but a projection's checkpoint is the stream version"},
-			{rm.SoftDelete, "softDelete", "projections never delete rows; they write tombstones"},
-			{rm.TimeSeries, "timeSeries", "a projection writes one row per key, whole, and a time series appends"},
-		} {
-			if refused.on {
-				return fmt.Errorf("configuration: projection %q: [EDD-9081] a %s read model cannot be a projection's target: %s", p.Name, refused.what, refused.reason)
-			}
-		}
-	}
-	return nil
-}
+// native reports whether plugin names logic registered with WithNative.
+func native(plugin string) (string, bool) { return strings.CutPrefix(plugin, "native:") }

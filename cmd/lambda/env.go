@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dynafold/dynafold/cmd/lambda/handler"
 	"github.com/dynafold/dynafold/host"
 )
 
@@ -23,8 +24,11 @@ const (
 // defaultConfigName is the configuration file looked for in the task root.
 const defaultConfigName = "dynafold.json"
 
-// loadConfig reads the configuration named by the environment and applies
-// the environment's overrides. It returns the configuration and its path.
+// loadConfig reads the configuration named by the environment, applies the
+// environment's overrides and validates the result with host's Validate, so
+// that an override is held to the same rules as the file (DYNAFOLD_SOURCE
+// "lamda" is refused, naming the variable and the allowed values). It
+// returns the configuration and its path.
 func loadConfig(getenv func(string) string) (*host.Config, string, error) {
 	path := getenv(envConfig)
 	if path == "" {
@@ -43,7 +47,10 @@ func loadConfig(getenv func(string) string) (*host.Config, string, error) {
 		return nil, path, fmt.Errorf("%w (set %s to the configuration file)", err, envConfig)
 	}
 	if s := getenv(envSource); s != "" {
-		cfg.Source = s
+		if err := host.Source(s).Check(); err != nil {
+			return nil, path, fmt.Errorf("%s (overrides the configuration's source): %w: %w", envSource, handler.ErrUnknownSource, err)
+		}
+		cfg.Source = host.Source(s)
 	}
 	if dir := getenv(envPluginDir); dir != "" {
 		abs, err := filepath.Abs(dir)
@@ -61,6 +68,9 @@ func loadConfig(getenv func(string) string) (*host.Config, string, error) {
 	}
 	if r := getenv(envRegion); r != "" {
 		cfg.Region = r
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, path, fmt.Errorf("%s with the environment's overrides (%s, %s, %s, %s): %w", path, envSource, envPluginDir, envEndpoint, envRegion, err)
 	}
 	return cfg, path, nil
 }

@@ -121,3 +121,39 @@ func TestH1_InitFromTheEnvironmentThenInvoke(t *testing.T) {
 		t.Errorf("row o-2 = %v, want total 100 at version 2", row)
 	}
 }
+
+// TestH4_EnvironmentOverridesAreValidated: an override is held to the rules
+// of the file, before anything is loaded: DYNAFOLD_SOURCE "lamda" is
+// refused naming the variable and the allowed sources, and a configuration
+// made invalid by an override is refused by host's Validate.
+func TestH4_EnvironmentOverridesAreValidated(t *testing.T) {
+	dir := t.TempDir()
+	path := writeConfig(t, dir, orderConfig("events", "rows", "order-summary.wasm"))
+	_, _, err := loadConfig(envOf(map[string]string{envConfig: path, envSource: "lamda"}))
+	if err == nil || !errors.Is(err, handler.ErrUnknownSource) {
+		t.Fatalf("DYNAFOLD_SOURCE=lamda: err = %v, want ErrUnknownSource", err)
+	}
+	for _, w := range []string{envSource, "source", `"lamda"`, `"lambda"`, `"pipe"`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("DYNAFOLD_SOURCE=lamda: error %q does not contain %q", err, w)
+		}
+	}
+	_, _, err = loadConfig(envOf(map[string]string{envConfig: path, envEndpoint: "localhost:8000"}))
+	if err == nil || !strings.Contains(err.Error(), `endpoint: "localhost:8000" is not an http:// or https:// URL`) || !strings.Contains(err.Error(), envEndpoint) {
+		t.Errorf("%s=localhost:8000: err = %v, want the endpoint refused", envEndpoint, err)
+	}
+	// A wrong value in the file is refused even when the environment would
+	// override it.
+	cfg := orderConfig("events", "rows", "order-summary.wasm")
+	cfg["source"] = "lamda"
+	path = writeConfig(t, t.TempDir(), cfg)
+	_, _, err = loadConfig(envOf(map[string]string{envConfig: path, envSource: "pipe"}))
+	if err == nil || !strings.Contains(err.Error(), `source: "lamda" is not a source`) || !strings.Contains(err.Error(), path) {
+		t.Errorf("source lamda in the file: err = %v", err)
+	}
+	// And the whole function refuses to start.
+	_, err = initFunction(t.Context(), envOf(map[string]string{envConfig: path}), slog.Default())
+	if err == nil || !strings.Contains(err.Error(), `"lamda"`) {
+		t.Errorf("initFunction: err = %v", err)
+	}
+}

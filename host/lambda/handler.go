@@ -158,13 +158,13 @@ func newHandler(h *host.Host, source string, opts []Option) *handler {
 // handler with its onDecodeFailure, and the host with the handler's logger.
 // The caller closes the host.
 func Build(ctx context.Context, cfg *host.Config, hostOpts []host.Option, opts ...Option) (*host.Host, Func, error) {
-	source, err := checkSource(cfg.Source)
+	source, err := checkSource(string(cfg.Source))
 	if err != nil {
 		return nil, nil, err
 	}
 	c := *cfg
-	c.Source = source
-	x := newHandler(nil, source, append([]Option{WithOnDecodeFailure(c.OnDecodeFailure)}, opts...))
+	c.Source = host.Source(source)
+	x := newHandler(nil, source, append([]Option{WithOnDecodeFailure(string(c.OnDecodeFailure))}, opts...))
 	h, err := host.New(ctx, &c, append([]host.Option{host.WithLogger(x.log)}, hostOpts...)...)
 	if err != nil {
 		return nil, nil, err

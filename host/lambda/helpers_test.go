@@ -46,7 +46,7 @@ func newFn(t *testing.T, s setup) *fn {
 	env := testenv.Start(t)
 	f := &fn{env: env, events: env.Table(t, "events", true), rows: env.Table(t, "summaries", false)}
 	cfg := &host.Config{
-		Source: s.source, OnDecodeFailure: s.onDecodeFailure,
+		Source: host.Source(s.source), OnDecodeFailure: host.DecodeFailurePolicy(s.onDecodeFailure),
 		EventStore: host.EventStoreConfig{Table: f.events, Schema: "shop", SchemaVersion: 1, Streams: []host.StreamConfig{
 			{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, Composite: []string{"orderId"}}}},
 		Projections: []host.ProjectionConfig{{Name: "summaries", Plugin: s.plugin, Table: f.rows,

@@ -2,6 +2,7 @@ package swap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -9,11 +10,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/dynafold/dynafold/internal/jsonconf"
 )
 
-// SourceConfig is the JSON configuration of where a projection's plugin
-// comes from and how new versions are accepted, for the host's
-// configuration (SPEC H3, H4):
+// SourceConfig is where a projection's plugin comes from and how new
+// versions are accepted. The host's configuration reads it as
+// host.HotSwapConfig (typed durations, validated with the rest of the
+// configuration) and converts it; the JSON shape is the same:
 //
 //	"hotSwap": {"watch": true, "sha256": ["9f2c..."], "archive": "plugins/.archive",
 //	            "fixture": {"events": "fx/events.json", "rows": "fx/rows.json"}}
@@ -22,8 +26,8 @@ type SourceConfig struct {
 	// Watch watches the projection's plugin file (its directory, with
 	// fsnotify) and swaps in every new module written there.
 	Watch bool `json:"watch,omitempty"`
-	// Settle is how long the file must have stopped changing (default
-	// "100ms").
+	// Settle is how long the file must have stopped changing, a Go
+	// duration string (default "100ms": DefaultSettle).
 	Settle string `json:"settle,omitempty"`
 	// S3 polls a versioned S3 object instead of a local file.
 	S3 *S3Config `json:"s3,omitempty"`
@@ -41,7 +45,7 @@ type SourceConfig struct {
 type S3Config struct {
 	Bucket   string `json:"bucket"`
 	Key      string `json:"key"`
-	Interval string `json:"interval,omitempty"` // polling interval (default "30s")
+	Interval string `json:"interval,omitempty"` // polling interval, a Go duration string (default "30s": DefaultPollInterval)
 	Endpoint string `json:"endpoint,omitempty"` // an S3-compatible endpoint (path-style); empty: AWS
 	Region   string `json:"region,omitempty"`   // default us-east-1
 }
@@ -54,6 +58,51 @@ type FixtureFiles struct {
 
 // Enabled reports whether the configuration asks for hot swapping.
 func (c *SourceConfig) Enabled() bool { return c != nil && (c.Watch || c.S3 != nil) }
+
+// Validate reports what cannot work in the configuration, naming the field
+// (hotSwap.s3.interval) and what is allowed: a duration that is not one or
+// is negative, an S3 source without bucket or key, both watch and s3, a
+// fixture missing one of its files. Source and CheckEvery rely on it.
+func (c *SourceConfig) Validate() error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	if c.Watch && c.S3 != nil {
+		errs = append(errs, fmt.Errorf("hotSwap: sets both watch and s3: a plugin comes from one source, a watched file or an S3 object"))
+	}
+	if _, err := parseDuration("hotSwap.settle", c.Settle, DefaultSettle); err != nil {
+		errs = append(errs, err)
+	}
+	if c.S3 != nil {
+		if c.S3.Bucket == "" || c.S3.Key == "" {
+			errs = append(errs, fmt.Errorf("hotSwap.s3: bucket and key are required"))
+		}
+		if _, err := parseDuration("hotSwap.s3.interval", c.S3.Interval, DefaultPollInterval); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Fixture != nil && (c.Fixture.Events == "" || c.Fixture.Rows == "") {
+		errs = append(errs, fmt.Errorf("hotSwap.fixture: events and rows are both required"))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckEvery is how often a host checks the source between Lambda
+// invocations (Between.Every): an S3 object at its interval (default
+// DefaultPollInterval), since each check is a request; a watched file at
+// every call (0), since an unchanged file costs one stat. Call it on a
+// validated configuration; an invalid interval gives the default.
+func (c *SourceConfig) CheckEvery() time.Duration {
+	if c == nil || c.S3 == nil {
+		return 0
+	}
+	d, err := parseDuration("hotSwap.s3.interval", c.S3.Interval, DefaultPollInterval)
+	if err != nil {
+		return DefaultPollInterval
+	}
+	return d
+}
 
 // Apply sets cfg's Pins, Fixture and Archive from the configuration;
 // relative paths start at dir (the configuration file's directory).
@@ -86,7 +135,7 @@ func (c *SourceConfig) Source(ctx context.Context, pluginPath string) (Source, e
 		if c.S3.Bucket == "" || c.S3.Key == "" {
 			return nil, fmt.Errorf("hotSwap.s3: bucket and key are required")
 		}
-		interval, err := parseDuration("hotSwap.s3.interval", c.S3.Interval)
+		interval, err := parseDuration("hotSwap.s3.interval", c.S3.Interval, DefaultPollInterval)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +145,7 @@ func (c *SourceConfig) Source(ctx context.Context, pluginPath string) (Source, e
 		}
 		return NewS3Source(client, c.S3.Bucket, c.S3.Key, interval), nil
 	case c.Watch:
-		settle, err := parseDuration("hotSwap.settle", c.Settle)
+		settle, err := parseDuration("hotSwap.settle", c.Settle, DefaultSettle)
 		if err != nil {
 			return nil, err
 		}
@@ -124,13 +173,21 @@ func NewS3Client(ctx context.Context, endpoint, region string) (*s3.Client, erro
 	}), nil
 }
 
-func parseDuration(what, s string) (time.Duration, error) {
+// parseDuration parses the duration string s of field what; empty and
+// zero give def.
+func parseDuration(what, s string, def time.Duration) (time.Duration, error) {
 	if s == "" {
-		return 0, nil
+		return def, nil
 	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%s: %q is not a duration like \"30s\"", what, s)
+	d, err := jsonconf.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%s: %q is negative: use a positive duration such as %q (absent: %s)", what, s, def.String(), def)
+	}
+	if d == 0 {
+		return def, nil
 	}
 	return d, nil
 }

@@ -1,0 +1,179 @@
+package host
+
+import (
+	"slices"
+	"time"
+)
+
+// The defaults of the configuration: the value an absent (or zero) field
+// takes. They are kept here, and only here: Effective fills them in, and the
+// README's configuration table lists them.
+//
+//	field                              default
+//	region                             DefaultRegion ("us-east-1")
+//	source                             DefaultSource ("lambda")
+//	onDecodeFailure                    DefaultOnDecodeFailure ("report")
+//	eventStore.schemaVersion           DefaultSchemaVersion (1)
+//	plugins.poolSize                   DefaultPoolSize (10), at least the projection's concurrency
+//	plugins.memoryLimitPages           DefaultMemoryLimitPages (512 pages: 32 MiB)
+//	plugins.callTimeout                DefaultCallTimeout ("5s")
+//	plugins.maxLoopIterations          0: no budget
+//	plugins.guestLog                   off, DefaultGuestLogRate (10/s), DefaultGuestLogBurst (100)
+//	projections[].key                  DefaultKey (["pk", "sk"])
+//	projections[].createdAt            DefaultCreatedAt ("createdAt"; "-": none)
+//	projections[].writtenBy            "": none
+//	projections[].concurrency          DefaultConcurrency (10)
+//	projections[].retry.attempts       DefaultRetryAttempts (12)
+//	projections[].retry.base           DefaultRetryBase ("5ms")
+//	projections[].retry.max            DefaultRetryMax ("200ms")
+//	projections[].revision.initial     DefaultRevisionInitial (1)
+//	projections[].hotSwap.settle       DefaultSettle ("100ms")
+//	projections[].hotSwap.s3.interval  DefaultS3Interval ("30s")
+//	projections[].hotSwap.s3.region    DefaultRegion ("us-east-1")
+const (
+	// DefaultRegion is the AWS region of DynamoDB and of S3 sources.
+	DefaultRegion = "us-east-1"
+	// DefaultSource is the source of the records: a Lambda event source
+	// mapping.
+	DefaultSource = SourceLambda
+	// DefaultOnDecodeFailure reports a record that cannot be decoded as
+	// failed.
+	DefaultOnDecodeFailure = DecodeFailureReport
+	// DefaultSchemaVersion is the event store's schema version.
+	DefaultSchemaVersion = 1
+	// DefaultPoolSize is the maximum number of instances of a plugin; a
+	// projection's pool holds at least its concurrency.
+	DefaultPoolSize = 10
+	// DefaultMemoryLimitPages is 512 pages of 64 KiB: 32 MiB per instance.
+	DefaultMemoryLimitPages = 512
+	// DefaultCallTimeout bounds one call into a plugin.
+	DefaultCallTimeout = 5 * time.Second
+	// DefaultGuestLogRate is the average number of guest log messages per
+	// second a plugin may log when guest logging is enabled.
+	DefaultGuestLogRate = 10
+	// DefaultGuestLogBurst is the number of guest log messages a plugin may
+	// log at once, above the rate.
+	DefaultGuestLogBurst = 100
+	// DefaultCreatedAt is the attribute keeping a row's creation time.
+	DefaultCreatedAt = "createdAt"
+	// DefaultConcurrency is the number of rows a projection processes at
+	// once.
+	DefaultConcurrency = 10
+	// DefaultRetryAttempts is the number of tries of a write that lost a
+	// race, in all.
+	DefaultRetryAttempts = 12
+	// DefaultRetryBase is the first delay before a lost race is retried.
+	DefaultRetryBase = 5 * time.Millisecond
+	// DefaultRetryMax is the longest delay between two tries.
+	DefaultRetryMax = 200 * time.Millisecond
+	// DefaultRevisionInitial is the revision of a row's first write.
+	DefaultRevisionInitial = 1
+	// DefaultSettle is how long a watched plugin file must have stopped
+	// changing before it is read.
+	DefaultSettle = 100 * time.Millisecond
+	// DefaultS3Interval is how often an S3 plugin source is polled.
+	DefaultS3Interval = 30 * time.Second
+)
+
+// DefaultKey is the read-model table's key attributes (hash, range) when a
+// projection names none. Do not modify it.
+var DefaultKey = []string{"pk", "sk"}
+
+// Effective returns a copy of the configuration with every default filled
+// in (see the Default constants): what the host runs. A projection's
+// guestLog comes back whole, its own fields over those of plugins.guestLog;
+// createdAt "-" (none) stays "-". c is not modified; call it on a valid
+// configuration.
+func (c *Config) Effective() *Config {
+	e := *c
+	if e.Region == "" {
+		e.Region = DefaultRegion
+	}
+	if e.Source == "" {
+		e.Source = DefaultSource
+	}
+	if e.OnDecodeFailure == "" {
+		e.OnDecodeFailure = DefaultOnDecodeFailure
+	}
+	if e.EventStore.SchemaVersion == 0 {
+		e.EventStore.SchemaVersion = DefaultSchemaVersion
+	}
+	e.EventStore.Streams = slices.Clone(c.EventStore.Streams)
+	e.SideEffectStreams = slices.Clone(c.SideEffectStreams)
+	pd := &e.Plugins
+	if pd.PoolSize == 0 {
+		pd.PoolSize = DefaultPoolSize
+	}
+	if pd.MemoryLimitPages == 0 {
+		pd.MemoryLimitPages = DefaultMemoryLimitPages
+	}
+	if pd.CallTimeout == 0 {
+		pd.CallTimeout = Duration(DefaultCallTimeout)
+	}
+	pd.GuestLog = mergeGuestLog(&GuestLogConfig{Enabled: new(false), Rate: DefaultGuestLogRate, Burst: DefaultGuestLogBurst}, c.Plugins.GuestLog)
+	e.Projections = make([]ProjectionConfig, len(c.Projections))
+	for i, p := range c.Projections {
+		if len(p.Key) == 0 {
+			p.Key = slices.Clone(DefaultKey)
+		} else {
+			p.Key = slices.Clone(p.Key)
+		}
+		if p.CreatedAt == "" {
+			p.CreatedAt = DefaultCreatedAt
+		}
+		if p.Concurrency == 0 {
+			p.Concurrency = DefaultConcurrency
+		}
+		if p.Retry.Attempts == 0 {
+			p.Retry.Attempts = DefaultRetryAttempts
+		}
+		base, mx := p.Retry.effective()
+		p.Retry.Base, p.Retry.Max = Duration(base), Duration(mx)
+		if p.Revision != nil {
+			r := *p.Revision
+			if r.Initial == 0 {
+				r.Initial = DefaultRevisionInitial
+			}
+			p.Revision = &r
+		}
+		p.GuestLog = mergeGuestLog(pd.GuestLog, p.GuestLog)
+		p.Swap = p.Swap.effective()
+		if p.Swap != nil {
+			p.HotSwap = p.Swap.SourceConfig()
+		}
+		e.Projections[i] = p
+	}
+	return &e
+}
+
+// CreatedAtAttribute returns the attribute keeping the row's creation time:
+// createdAt, DefaultCreatedAt when absent, "" when it is "-" (none).
+func (p *ProjectionConfig) CreatedAtAttribute() string {
+	switch p.CreatedAt {
+	case "":
+		return DefaultCreatedAt
+	case "-":
+		return ""
+	}
+	return p.CreatedAt
+}
+
+// mergeGuestLog returns a new GuestLogConfig: over's set fields over base's.
+func mergeGuestLog(base, over *GuestLogConfig) *GuestLogConfig {
+	var out GuestLogConfig
+	for _, g := range []*GuestLogConfig{base, over} {
+		if g == nil {
+			continue
+		}
+		if g.Enabled != nil {
+			out.Enabled = new(*g.Enabled)
+		}
+		if g.Rate != 0 {
+			out.Rate = g.Rate
+		}
+		if g.Burst != 0 {
+			out.Burst = g.Burst
+		}
+	}
+	return &out
+}

@@ -1,0 +1,375 @@
+package host
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// MaxMemoryLimitPages is the largest plugins.memoryLimitPages: 65536 pages
+// of 64 KiB, the 4 GiB a 32-bit WebAssembly memory can address.
+const MaxMemoryLimitPages = 65536
+
+// MaxCheckpointOffset bounds checkpoint.offset either way (2^53), so that
+// version + offset is exact in every number type that reads the row.
+const MaxCheckpointOffset = 1 << 53
+
+// problems collects what Validate finds, each naming the JSON path at fault.
+type problems []error
+
+func (ps *problems) add(path, format string, args ...any) {
+	sep := ": "
+	for _, verb := range []string{"is ", "lists ", "sets "} {
+		if strings.HasPrefix(format, verb) {
+			sep = " " // "eventStore.table is required"
+		}
+	}
+	*ps = append(*ps, fmt.Errorf("configuration: %s%s%s", path, sep, fmt.Sprintf(format, args...)))
+}
+
+// Validate reports everything that cannot work in the configuration and can
+// be known without reading a file or calling a service: unknown values of
+// the enumerations, numbers out of range, missing or empty names, duplicate
+// streams and projections, references to streams that are not defined, and
+// read models and hot-swap settings that cannot work. Each problem names the
+// JSON path at fault (a projection by its name: projection "summaries".retry.attempts)
+// and what is allowed; all problems are reported together, one per line.
+//
+// New calls Validate before anything else; so do LoadConfig and ParseConfig.
+// Validate also sets the deprecated ProjectionConfig.HotSwap from Swap.
+//
+// Validate accepts a configuration without projections, for a Host that
+// serves only its event store (`host append` builds one); a configuration
+// file must list at least one (see RequireProjections).
+func (c *Config) Validate() error {
+	return c.validateAll()
+}
+
+// RequireProjections reports a configuration that lists no projection: a
+// host processing batches with it would acknowledge every record and
+// project nothing. ParseConfig and LoadConfig refuse such a file.
+func (c *Config) RequireProjections() error {
+	if len(c.Projections) == 0 {
+		return errors.New(`configuration: no projections: "projections" lists none, so every record would be acknowledged and nothing projected; add at least one projection`)
+	}
+	return nil
+}
+
+// validateAll is Validate's body.
+func (c *Config) validateAll() error {
+	var ps problems
+	if err := c.Source.Check(); err != nil {
+		ps.add("source", "%v", err)
+	}
+	if err := c.OnDecodeFailure.Check(); err != nil {
+		ps.add("onDecodeFailure", "%v", err)
+	}
+	checkEndpoint(&ps, "endpoint", c.Endpoint)
+	streams := c.EventStore.validate(&ps)
+	seen := map[string]bool{}
+	for i, s := range c.SideEffectStreams {
+		path := fmt.Sprintf("sideEffectStreams[%d]", i)
+		switch {
+		case s == "":
+			ps.add(path, "is empty: name a stream of eventStore.streams")
+		case !streams[s]:
+			ps.add(path, "%q is not a stream of eventStore.streams (%s)", s, listOf(c.EventStore.Streams))
+		case seen[s]:
+			ps.add(path, "%q is listed twice", s)
+		}
+		seen[s] = true
+	}
+	c.Plugins.validate(&ps)
+	names := map[string]int{}
+	for i := range c.Projections {
+		p := &c.Projections[i]
+		where := fmt.Sprintf("projections[%d]", i)
+		j, dup := names[p.Name]
+		if p.Name != "" && !dup {
+			where = fmt.Sprintf("projection %q", p.Name)
+		}
+		switch {
+		case p.Name == "":
+			ps.add(where+".name", "is required: name the projection (it names it in outcomes, logs and commands)")
+		case dup:
+			ps.add(fmt.Sprintf("projections[%d].name", i), "%q is also the name of projections[%d]; projection names must be unique", p.Name, j)
+		default:
+			names[p.Name] = i
+		}
+		p.validate(&ps, where)
+	}
+	return errors.Join(ps...)
+}
+
+func listOf(streams []StreamConfig) string {
+	var names []string
+	for _, s := range streams {
+		names = append(names, fmt.Sprintf("%q", s.Name))
+	}
+	if len(names) == 0 {
+		return "none is defined"
+	}
+	return "defined: " + strings.Join(names, ", ")
+}
+
+func checkEndpoint(ps *problems, path, e string) {
+	if e == "" {
+		return
+	}
+	u, err := url.Parse(e)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		ps.add(path, "%q is not an http:// or https:// URL; leave it out for the AWS default", e)
+	}
+}
+
+// checkNames reports empty and repeated names in a list of attribute or
+// field names.
+func checkNames(ps *problems, path string, names []string) {
+	seen := map[string]bool{}
+	for i, n := range names {
+		switch {
+		case strings.TrimSpace(n) == "":
+			ps.add(fmt.Sprintf("%s[%d]", path, i), "is empty: a name is required")
+		case seen[n]:
+			ps.add(fmt.Sprintf("%s[%d]", path, i), "%q is listed twice", n)
+		}
+		seen[n] = true
+	}
+}
+
+// validate checks the event store and returns the streams' names.
+func (es *EventStoreConfig) validate(ps *problems) map[string]bool {
+	if es.Table == "" {
+		ps.add("eventStore.table", "is required: name the event table")
+	}
+	if es.Schema == "" {
+		ps.add("eventStore.schema", "is required: the effect-dynamodb schema name, e.g. \"shop\"")
+	}
+	if es.SchemaVersion < 0 {
+		ps.add("eventStore.schemaVersion", "%d is not a schema version: use 1 or more (absent or 0: %d)", es.SchemaVersion, DefaultSchemaVersion)
+	}
+	if len(es.Streams) == 0 {
+		ps.add("eventStore.streams", "lists no stream: define at least one, e.g. {\"name\": \"Order\", \"composite\": [\"orderId\"]}")
+	}
+	names := map[string]bool{}
+	for i, s := range es.Streams {
+		path := fmt.Sprintf("eventStore.streams[%d]", i)
+		switch {
+		case s.Name == "":
+			ps.add(path+".name", "is required: name the stream")
+		case names[s.Name]:
+			ps.add(path+".name", "%q is defined twice; stream names must be unique", s.Name)
+		}
+		names[s.Name] = true
+		if len(s.Composite) == 0 {
+			ps.add(path+".composite", "lists no field: name at least one field whose value identifies a stream instance, e.g. [\"orderId\"]")
+		}
+		checkNames(ps, path+".composite", s.Composite)
+		checkNames(ps, path+".eventTypes", s.EventTypes)
+	}
+	return names
+}
+
+func (pd *PluginDefaults) validate(ps *problems) {
+	if pd.PoolSize < 0 {
+		ps.add("plugins.poolSize", "%d is negative: use 1 or more instances (absent or 0: %d)", pd.PoolSize, DefaultPoolSize)
+	}
+	if pd.MemoryLimitPages > MaxMemoryLimitPages {
+		ps.add("plugins.memoryLimitPages", "%d is more than %d (4 GiB): use 1 to %d pages of 64 KiB (absent or 0: %d)", pd.MemoryLimitPages, MaxMemoryLimitPages, MaxMemoryLimitPages, DefaultMemoryLimitPages)
+	}
+	if pd.CallTimeout < 0 {
+		ps.add("plugins.callTimeout", "%s is negative: use a positive duration such as \"5s\" (absent: %s)", pd.CallTimeout, DefaultCallTimeout)
+	}
+	if pd.MaxLoopIterations < 0 {
+		ps.add("plugins.maxLoopIterations", "%d is negative: use a positive budget, or 0 (or absent) for none", pd.MaxLoopIterations)
+	}
+	if pd.CacheReadOnly && pd.CacheDir == "" {
+		ps.add("plugins.cacheReadOnly", "is true but plugins.cacheDir names no cache directory")
+	}
+	pd.GuestLog.validate(ps, "plugins")
+}
+
+// validate reports a guest log setting that cannot work; where names it.
+func (g *GuestLogConfig) validate(ps *problems, where string) {
+	if g == nil {
+		return
+	}
+	if g.Rate < 0 || math.IsNaN(g.Rate) || math.IsInf(g.Rate, 0) {
+		*ps = append(*ps, fmt.Errorf("configuration: %s.guestLog.rate %v is negative; it is messages per second: use a positive number (absent or 0: %d)", where, g.Rate, DefaultGuestLogRate))
+	}
+	if g.Burst < 0 {
+		*ps = append(*ps, fmt.Errorf("configuration: %s.guestLog.burst %d is negative; it is a number of messages: use 1 or more (absent or 0: %d)", where, g.Burst, DefaultGuestLogBurst))
+	}
+}
+
+func (p *ProjectionConfig) validate(ps *problems, where string) {
+	at := func(field string) string { return where + "." + field }
+	name, isNative := native(p.Plugin)
+	switch {
+	case p.Plugin == "":
+		ps.add(at("plugin"), "is required: the path of the plugin's .wasm file, or \"native:<name>\"")
+	case isNative && name == "":
+		ps.add(at("plugin"), "\"native:\" names no logic: write \"native:<name>\" with the name given to host.WithNative")
+	}
+	if p.Table == "" {
+		ps.add(at("table"), "is required: name the read-model table")
+	}
+	if len(p.Key) > 2 {
+		ps.add(at("key"), "lists %d attributes: a table's key is 1 or 2 attribute names, hash then range (absent: %q)", len(p.Key), DefaultKey)
+	}
+	checkNames(ps, at("key"), p.Key)
+	key := p.Key
+	if len(key) == 0 {
+		key = DefaultKey
+	}
+	// The attributes the host writes must be distinct, and none a key.
+	attrs := map[string]string{}
+	for _, k := range key {
+		attrs[k] = "a key attribute"
+	}
+	claim := func(field, attr string) {
+		if attr == "" {
+			return
+		}
+		if other, ok := attrs[attr]; ok {
+			ps.add(at(field), "%q is also %s: a row's key cannot change with every write, and each attribute can hold one thing", attr, other)
+			return
+		}
+		attrs[attr] = "the " + field + " attribute"
+	}
+	switch {
+	case p.Checkpoint.Field == "" && p.Revision == nil:
+		ps.add(at("checkpoint.field"), "is required: name the numeric attribute that holds the last applied version (or set revision)")
+	case slices.Contains(key, p.Checkpoint.Field):
+		ps.add(at("checkpoint.field"), "[EDD-9081] %q is a key attribute: a row's key cannot change with every write", p.Checkpoint.Field)
+	default:
+		claim("checkpoint.field", p.Checkpoint.Field)
+	}
+	if o := p.Checkpoint.Offset; o > MaxCheckpointOffset || o < -MaxCheckpointOffset {
+		ps.add(at("checkpoint.offset"), "%d is out of range: use -%d to %d", o, int64(MaxCheckpointOffset), int64(MaxCheckpointOffset))
+	}
+	if r := p.Revision; r != nil {
+		switch {
+		case r.Field == "":
+			ps.add(at("revision.field"), "is required: name the numeric attribute that counts the row's writes")
+		case r.Field == p.Checkpoint.Field:
+			ps.add(at("revision.field"), "[EDD-9081] %q is also the checkpoint field: the checkpoint is a stream version, the revision counts writes", r.Field)
+		default:
+			claim("revision.field", r.Field)
+		}
+	}
+	createdAt := p.CreatedAt
+	if createdAt == "" {
+		createdAt = DefaultCreatedAt
+	}
+	if createdAt != "-" {
+		claim("createdAt", createdAt)
+	}
+	claim("writtenBy", p.WrittenBy)
+	if p.Concurrency < 0 {
+		ps.add(at("concurrency"), "%d is negative: use 1 or more rows at once (absent or 0: %d)", p.Concurrency, DefaultConcurrency)
+	}
+	p.Retry.validate(ps, at("retry"))
+	rm := p.ReadModel
+	for _, refused := range []struct {
+		on     bool
+		what   string
+		reason string
+	}{
+		{rm.Versioned, "versioned", "the entity's own version counter would be the checkpoint, but a projection's checkpoint is the stream version"},
+		{rm.SoftDelete, "softDelete", "projections never delete rows; they write tombstones"},
+		{rm.TimeSeries, "timeSeries", "a projection writes one row per key, whole, and a time series appends"},
+	} {
+		if refused.on {
+			ps.add(at("readModel."+refused.what), "[EDD-9081] a %s read model cannot be a projection's target: %s; remove it or set it to false", refused.what, refused.reason)
+		}
+	}
+	p.GuestLog.validate(ps, where)
+	if (p.Swap != nil || p.HotSwap != nil) && isNative {
+		ps.add(at("hotSwap"), "native logic (%q) cannot be hot-swapped: hotSwap serves a .wasm plugin", p.Plugin)
+	}
+	switch {
+	case p.Swap != nil:
+		if p.Swap.validate(ps, at("hotSwap")) {
+			p.HotSwap = p.Swap.SourceConfig()
+		}
+	case p.HotSwap != nil:
+		if err := p.HotSwap.Validate(); err != nil {
+			ps.add(where, "%v", err)
+		}
+	}
+}
+
+func (r RetryConfig) validate(ps *problems, path string) {
+	if r.Attempts < 0 {
+		ps.add(path+".attempts", "%d is negative: use 1 or more tries in all (absent or 0: %d)", r.Attempts, DefaultRetryAttempts)
+	}
+	if r.Base < 0 {
+		ps.add(path+".base", "%s is negative: use a positive duration such as \"5ms\" (absent: %s)", r.Base, DefaultRetryBase)
+	}
+	if r.Max < 0 {
+		ps.add(path+".max", "%s is negative: use a positive duration such as \"200ms\" (absent: %s)", r.Max, DefaultRetryMax)
+	}
+	base, mx := r.effective()
+	if r.Base >= 0 && r.Max >= 0 && base > mx {
+		ps.add(path+".base", "%s is longer than retry.max %s: the first delay must be at most the longest (defaults: base %s, max %s)", base, mx, DefaultRetryBase, DefaultRetryMax)
+	}
+}
+
+// effective returns the retry delays with their defaults.
+func (r RetryConfig) effective() (base, mx time.Duration) {
+	base, mx = time.Duration(r.Base), time.Duration(r.Max)
+	if base == 0 {
+		base = DefaultRetryBase
+	}
+	if mx == 0 {
+		mx = DefaultRetryMax
+	}
+	return base, mx
+}
+
+// validate checks a hot-swap configuration at path and reports whether it
+// is valid.
+func (h *HotSwapConfig) validate(ps *problems, path string) bool {
+	n := len(*ps)
+	if h.Watch && h.S3 != nil {
+		ps.add(path, "sets both watch and s3: a plugin comes from one source, a watched file (watch: true) or an S3 object (s3)")
+	}
+	if h.Settle < 0 {
+		ps.add(path+".settle", "%s is negative: use a positive duration such as \"100ms\" (absent: %s)", h.Settle, DefaultSettle)
+	}
+	if h.Settle != 0 && !h.Watch {
+		ps.add(path+".settle", "is set but watch is not: settle is how long a watched file must stop changing; set \"watch\": true or remove settle")
+	}
+	if s := h.S3; s != nil {
+		if s.Bucket == "" {
+			ps.add(path+".s3.bucket", "is required: the bucket holding the plugin")
+		}
+		if s.Key == "" {
+			ps.add(path+".s3.key", "is required: the key of the plugin's object")
+		}
+		if s.Interval < 0 {
+			ps.add(path+".s3.interval", "%s is negative: use a positive duration such as \"30s\" (absent: %s)", s.Interval, DefaultS3Interval)
+		}
+		checkEndpoint(ps, path+".s3.endpoint", s.Endpoint)
+	}
+	for i, pin := range h.SHA256 {
+		if b, err := hex.DecodeString(pin); err != nil || len(b) != 32 {
+			ps.add(fmt.Sprintf("%s.sha256[%d]", path, i), "%q is not a SHA-256 digest: write 64 hexadecimal digits", pin)
+		}
+	}
+	if f := h.Fixture; f != nil {
+		if f.Events == "" {
+			ps.add(path+".fixture.events", "is required: the fixture's events file")
+		}
+		if f.Rows == "" {
+			ps.add(path+".fixture.rows", "is required: the fixture's expected rows file")
+		}
+	}
+	return len(*ps) == n
+}
