@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/host/plugin"
-	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/jsonconf"
 )
 
@@ -263,18 +262,11 @@ type ProjectionConfig struct {
 	// ReadModel describes entity features of the read model; projections
 	// refuse the ones that cannot work.
 	ReadModel ReadModelConfig `json:"readModel,omitempty"`
-	// Swap, JSON "hotSwap", when set, serves the plugin through the
-	// hot-swap pipeline: where new versions come from (a watched file or a
+	// HotSwap, when set, serves the plugin through the hot-swap pipeline: where new versions come from (a watched file or a
 	// versioned S3 object), sha256 pins, the smoke-test fixture, the archive
 	// for rollback. Host.Watch follows the sources; cmd/lambda checks them
 	// between invocations (Host.CheckSwaps).
-	Swap *HotSwapConfig `json:"hotSwap,omitempty"`
-	// HotSwap is Swap in the form of package host/swap; Validate sets it
-	// from Swap.
-	//
-	// Deprecated: set Swap. HotSwap is kept until Config.NewHotSwap takes a
-	// *HotSwapConfig; a HotSwap set without Swap is still validated and used.
-	HotSwap *swap.SourceConfig `json:"-"`
+	HotSwap *HotSwapConfig `json:"hotSwap,omitempty"`
 	// GuestLog overrides plugins.guestLog for this projection's plugin.
 	GuestLog *GuestLogConfig `json:"guestLog,omitempty"`
 }

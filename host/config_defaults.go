@@ -137,10 +137,7 @@ func (c *Config) Effective() *Config {
 			p.Revision = &r
 		}
 		p.GuestLog = mergeGuestLog(pd.GuestLog, p.GuestLog)
-		p.Swap = p.Swap.effective()
-		if p.Swap != nil {
-			p.HotSwap = p.Swap.SourceConfig()
-		}
+		p.HotSwap = p.HotSwap.effective()
 		e.Projections[i] = p
 	}
 	return &e

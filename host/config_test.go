@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynafold/dynafold/host/apply"
+	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/testlogic"
@@ -287,7 +287,7 @@ func TestH4_ValidateRefusesWhatIsBuiltInGo(t *testing.T) {
 		EventStore: EventStoreConfig{Table: "events", Schema: "shop", Streams: []StreamConfig{{Name: "Order", Composite: []string{"id"}}}},
 		Plugins:    PluginDefaults{MemoryLimitPages: 70000},
 		Projections: []ProjectionConfig{{Name: "p", Plugin: "p.wasm", Table: "rows", Checkpoint: CheckpointConfig{Field: "v"},
-			Swap: &HotSwapConfig{S3: &S3SourceConfig{Bucket: "b", Key: "k", Interval: Duration(-time.Second)}}}},
+			HotSwap: &HotSwapConfig{S3: &S3SourceConfig{Bucket: "b", Key: "k", Interval: Duration(-time.Second)}}}},
 	}
 	err := cfg.Validate()
 	for _, w := range []string{`source: "lamda"`, `onDecodeFailure: "skipp"`, "plugins.memoryLimitPages: 70000", `projection "p".hotSwap.s3.interval`} {
@@ -298,15 +298,6 @@ func TestH4_ValidateRefusesWhatIsBuiltInGo(t *testing.T) {
 	_, err = New(t.Context(), cfg)
 	if err == nil || !strings.Contains(err.Error(), `source: "lamda"`) {
 		t.Errorf("New = %v, want the configuration refused", err)
-	}
-	// The deprecated swap form is validated too.
-	cfg = &Config{
-		EventStore: EventStoreConfig{Table: "events", Schema: "shop", Streams: []StreamConfig{{Name: "Order", Composite: []string{"id"}}}},
-		Projections: []ProjectionConfig{{Name: "p", Plugin: "p.wasm", Table: "rows", Checkpoint: CheckpointConfig{Field: "v"},
-			HotSwap: &swap.SourceConfig{S3: &swap.S3Config{Bucket: "b", Key: "k", Interval: "soon"}}}},
-	}
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "hotSwap.s3.interval") || !strings.Contains(err.Error(), `"soon"`) {
-		t.Errorf("Validate of swap.SourceConfig = %v", err)
 	}
 }
 
@@ -408,12 +399,12 @@ func TestH4_MinimalConfigGetsDocumentedDefaults(t *testing.T) {
 	check("revision.initial", pb.Revision.Initial, int64(1))
 	check("guestLog", *a.GuestLog, GuestLogConfig{Enabled: new(false), Rate: 10, Burst: 100})
 	check("guestLog over plugins.guestLog", *pb.GuestLog, GuestLogConfig{Enabled: new(true), Rate: 10, Burst: 100})
-	check("hotSwap", a.Swap, (*HotSwapConfig)(nil))
-	check("hotSwap.s3.interval", time.Duration(pb.Swap.S3.Interval), 30*time.Second)
-	check("hotSwap.s3.region", pb.Swap.S3.Region, "us-east-1")
-	check("hotSwap.settle", time.Duration(c.Swap.Settle), 100*time.Millisecond)
-	check("hotSwap check interval (s3)", pb.Swap.CheckEvery(), 30*time.Second)
-	check("hotSwap check interval (watch)", c.Swap.CheckEvery(), time.Duration(0))
+	check("hotSwap", a.HotSwap, (*HotSwapConfig)(nil))
+	check("hotSwap.s3.interval", time.Duration(pb.HotSwap.S3.Interval), 30*time.Second)
+	check("hotSwap.s3.region", pb.HotSwap.S3.Region, "us-east-1")
+	check("hotSwap.settle", time.Duration(c.HotSwap.Settle), 100*time.Millisecond)
+	check("hotSwap check interval (s3)", pb.HotSwap.CheckEvery(), 30*time.Second)
+	check("hotSwap check interval (watch)", c.HotSwap.CheckEvery(), time.Duration(0))
 
 	// Effective copies: the parsed configuration keeps its absent fields.
 	check("parsed key", cfg.Projections[0].Key, []string(nil))
@@ -453,16 +444,17 @@ func TestH4_HotSwapConfigIsTheHostsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := cfg.Projections[0]
-	if p.Swap == nil || time.Duration(p.Swap.S3.Interval) != 90*time.Second || p.Swap.CheckEvery() != 90*time.Second {
-		t.Fatalf("hotSwap = %+v", p.Swap)
+	if p.HotSwap == nil || time.Duration(p.HotSwap.S3.Interval) != 90*time.Second || p.HotSwap.CheckEvery() != 90*time.Second {
+		t.Fatalf("hotSwap = %+v", p.HotSwap)
 	}
 	want := &swap.SourceConfig{S3: &swap.S3Config{Bucket: "plugins", Key: "p.wasm", Interval: "1m30s", Endpoint: "http://127.0.0.1:9000", Region: "us-east-1"},
 		SHA256: []string{pin}, Archive: "arch", Fixture: &swap.FixtureFiles{Events: "e.json", Rows: "r.json"}}
-	if !reflect.DeepEqual(p.HotSwap, want) || !reflect.DeepEqual(p.Swap.SourceConfig(), want) {
-		t.Errorf("swap form =\n%+v %+v, want\n%+v %+v", p.HotSwap, p.HotSwap.S3, want, want.S3)
+	sc := p.HotSwap.SourceConfig()
+	if !reflect.DeepEqual(sc, want) {
+		t.Errorf("swap form =\n%+v %+v, want\n%+v %+v", sc, sc.S3, want, want.S3)
 	}
-	if err := p.HotSwap.Validate(); err != nil || p.HotSwap.CheckEvery() != 90*time.Second {
-		t.Errorf("swap form: Validate %v, CheckEvery %s", err, p.HotSwap.CheckEvery())
+	if err := sc.Validate(); err != nil || sc.CheckEvery() != 90*time.Second {
+		t.Errorf("swap form: Validate %v, CheckEvery %s", err, sc.CheckEvery())
 	}
 	if sc := (&HotSwapConfig{Watch: true}).SourceConfig(); sc.Settle != "100ms" || !sc.Enabled() {
 		t.Errorf("watch: %+v", sc)

@@ -41,8 +41,6 @@ func (ps *problems) add(path, format string, args ...any) {
 // and what is allowed; all problems are reported together, one per line.
 //
 // New calls Validate before anything else; so do LoadConfig and ParseConfig.
-// Validate also sets the deprecated ProjectionConfig.HotSwap from Swap.
-//
 // Validate accepts a configuration without projections, for a Host that
 // serves only its event store (`host append` builds one); a configuration
 // file must list at least one (see RequireProjections).
@@ -290,18 +288,11 @@ func (p *ProjectionConfig) validate(ps *problems, where string) {
 		}
 	}
 	p.GuestLog.validate(ps, where)
-	if (p.Swap != nil || p.HotSwap != nil) && isNative {
+	if p.HotSwap != nil && isNative {
 		ps.add(at("hotSwap"), "native logic (%q) cannot be hot-swapped: hotSwap serves a .wasm plugin", p.Plugin)
 	}
-	switch {
-	case p.Swap != nil:
-		if p.Swap.validate(ps, at("hotSwap")) {
-			p.HotSwap = p.Swap.SourceConfig()
-		}
-	case p.HotSwap != nil:
-		if err := p.HotSwap.Validate(); err != nil {
-			ps.add(where, "%v", err)
-		}
+	if p.HotSwap != nil {
+		p.HotSwap.validate(ps, at("hotSwap"))
 	}
 }
 

@@ -105,6 +105,12 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if !o.esOnly {
+		if err := cfg.RequireProjections(); err != nil {
+			return nil, err
+		}
+	}
+	cfg = cfg.Effective() // every default, from one place
 	h := &Host{cfg: cfg, streams: map[string]eventstore.Stream{}, engines: map[string]*apply.Engine{}, log: o.log}
 	defer func() {
 		if err != nil {
@@ -113,7 +119,7 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 	}()
 	client := o.client
 	if client == nil {
-		if client, err = ddbclient.NewClient(ctx, cfg.Endpoint, region(cfg)); err != nil {
+		if client, err = ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Region); err != nil {
 			return nil, fmt.Errorf("DynamoDB client: %w", err)
 		}
 	}
@@ -124,7 +130,7 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 		h.streams[s.Name] = st
 		streams = append(streams, st)
 	}
-	layout := eventstore.DefaultLayout(cfg.EventStore.Schema, max(cfg.EventStore.SchemaVersion, 1))
+	layout := eventstore.DefaultLayout(cfg.EventStore.Schema, cfg.EventStore.SchemaVersion)
 	if h.es, err = eventstore.New(h.db, cfg.EventStore.Table, layout, eventstore.WithClock(o.now)); err != nil {
 		return nil, err
 	}
@@ -155,13 +161,6 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 	return h, nil
 }
 
-func region(cfg *Config) string {
-	if cfg.Region == "" {
-		return "us-east-1"
-	}
-	return cfg.Region
-}
-
 func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*apply.Engine, error) {
 	l, err := h.loadLogic(ctx, pc, o)
 	if err != nil {
@@ -178,18 +177,9 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*
 	p := apply.Projection{
 		Name: pc.Name, Table: pc.Table, KeyAttrs: pc.Key, Sources: sources, Logic: l,
 		Checkpoint: apply.Checkpoint{Field: pc.Checkpoint.Field, Offset: pc.Checkpoint.Offset},
-		CreatedAt:  pc.CreatedAt, WrittenBy: pc.WrittenBy, Rows: pc.Concurrency,
+		CreatedAt:  pc.CreatedAtAttribute(), WrittenBy: pc.WrittenBy, Rows: pc.Concurrency,
 		Retry: apply.Retry{Attempts: pc.Retry.Attempts, Base: time.Duration(pc.Retry.Base), Max: time.Duration(pc.Retry.Max)},
 		Now:   o.now, Logger: h.log.With("projection", pc.Name),
-	}
-	if len(p.KeyAttrs) == 0 {
-		p.KeyAttrs = []string{"pk", "sk"}
-	}
-	switch p.CreatedAt {
-	case "":
-		p.CreatedAt = "createdAt"
-	case "-":
-		p.CreatedAt = ""
 	}
 	if pc.Revision != nil {
 		p.Revision = &apply.Revision{Field: pc.Revision.Field, Initial: pc.Revision.Initial}
@@ -206,7 +196,7 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 		return l, nil
 	}
 	if pc.HotSwap != nil {
-		hs, err := h.cfg.newHotSwap(ctx, pc.Name, pc.Plugin, pc.HotSwap, pc.WrittenBy, pc.Concurrency, h.log)
+		hs, err := h.cfg.newHotSwap(ctx, pc, h.log)
 		if err != nil {
 			return nil, err
 		}

@@ -24,33 +24,28 @@ type hotSwap struct {
 }
 
 // newHotSwap loads a projection's plugin through the hot-swap pipeline of
-// package host/swap: pluginPath (relative to the configuration file) is the
-// module, sc where new versions come from and how they are accepted (pins,
-// fixture, archive). The module first served is the source's when it holds
-// one (an S3 object), else the file at pluginPath.
+// package host/swap: pc.Plugin (relative to the configuration file) is the
+// module, pc.HotSwap where new versions come from and how they are accepted
+// (pins, fixture, archive). The module first served is the source's when it
+// holds one (an S3 object), else the file at pc.Plugin.
 //
-// writtenBy is the projection's provenance attribute (SPEC Y3): the Swapper
-// records in it the version that computed each item, so the engine built on
-// the Swapper must itself write none (apply.Projection.WrittenBy ""), since
-// the engine names its plugin once, when it is built. concurrency is the
-// projection's row concurrency (the pool holds at least that many
-// instances).
-func (c *Config) newHotSwap(ctx context.Context, projection, pluginPath string, sc *swap.SourceConfig, writtenBy string, concurrency int, log *slog.Logger) (*hotSwap, error) {
-	if log == nil {
-		log = slog.Default()
-	}
+// The Swapper records the version that computed each item in the
+// projection's writtenBy attribute, so the engine built on it writes none
+// itself (the engine names its plugin once, when it is built).
+func (c *Config) newHotSwap(ctx context.Context, pc ProjectionConfig, log *slog.Logger) (*hotSwap, error) {
 	cfg := swap.Config{
-		Plugin:    c.pluginConfig(projection, concurrency, log),
-		WrittenBy: writtenBy,
-		Logger:    log.With("projection", projection),
+		Plugin:    c.pluginConfig(pc.Name, pc.Concurrency, log),
+		WrittenBy: pc.WrittenBy,
+		Logger:    log.With("projection", pc.Name),
 	}
+	sc := pc.HotSwap.SourceConfig()
 	if err := sc.Apply(&cfg, c.dir); err != nil {
-		return nil, fmt.Errorf("projection %q: hotSwap: %w", projection, err)
+		return nil, fmt.Errorf("projection %q: hotSwap: %w", pc.Name, err)
 	}
-	path := c.rel(pluginPath)
+	path := c.rel(pc.Plugin)
 	src, err := sc.Source(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("projection %q: hotSwap: %w", projection, err)
+		return nil, fmt.Errorf("projection %q: hotSwap: %w", pc.Name, err)
 	}
 	var sw *swap.Swapper
 	if src != nil {
@@ -66,23 +61,9 @@ func (c *Config) newHotSwap(ctx context.Context, projection, pluginPath string, 
 		if src != nil {
 			src.Close()
 		}
-		return nil, fmt.Errorf("projection %q: %w", projection, err)
+		return nil, fmt.Errorf("projection %q: %w", pc.Name, err)
 	}
-	return &hotSwap{projection: projection, swapper: sw, source: src, between: swap.Between{Every: checkEvery(sc), Last: time.Now()}}, nil
-}
-
-// checkEvery is how often CheckSwaps checks a source: an S3 object at its
-// configured interval (default swap.DefaultPollInterval), since each check
-// is a request; a watched file at every call, since an unchanged file costs
-// one stat.
-func checkEvery(sc *swap.SourceConfig) time.Duration {
-	if sc == nil || sc.S3 == nil {
-		return 0
-	}
-	if d, err := time.ParseDuration(sc.S3.Interval); err == nil && d > 0 {
-		return d
-	}
-	return swap.DefaultPollInterval
+	return &hotSwap{projection: pc.Name, swapper: sw, source: src, between: swap.Between{Every: pc.HotSwap.CheckEvery(), Last: time.Now()}}, nil
 }
 
 func readCandidate(path string) (*swap.Candidate, error) {

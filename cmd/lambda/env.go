@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dynafold/dynafold/cmd/lambda/handler"
 	"github.com/dynafold/dynafold/host"
+	handler "github.com/dynafold/dynafold/host/lambda"
 )
 
 // The environment variables the function reads (see the package doc).
