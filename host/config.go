@@ -312,9 +312,20 @@ type ReadModelConfig struct {
 	TimeSeries bool `json:"timeSeries,omitempty"`
 }
 
-// Duration is a time.Duration written as a Go duration string ("5s",
-// "200ms"); a string that is not one is refused with the field's path.
-type Duration = jsonconf.Duration
+// Duration is a time.Duration written in JSON as a Go duration string
+// ("5s", "200ms"); a negative one is refused where a field needs it
+// positive.
+type Duration time.Duration
+
+// UnmarshalJSON reads a Go duration string, naming what is allowed when it
+// is not one.
+func (d *Duration) UnmarshalJSON(b []byte) error { return (*jsonconf.Duration)(d).UnmarshalJSON(b) }
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return jsonconf.Duration(d).MarshalJSON() }
+
+// String returns the duration as Go writes it.
+func (d Duration) String() string { return time.Duration(d).String() }
 
 // LoadConfig reads a configuration file and validates it (see ParseConfig).
 // Relative paths in it (plugins, cache, fixtures, archive) start at the
