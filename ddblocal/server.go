@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/streams"
@@ -58,6 +59,8 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	db       *bolt.DB
+	dbPath   string
+	failed   atomic.Pointer[error]
 	streams  *streams.Registry
 	ln       net.Listener
 	http     *http.Server
