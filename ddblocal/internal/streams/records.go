@@ -1,9 +1,9 @@
 package streams
 
 import (
-	"math"
 	"crypto/sha256"
 	"encoding/hex"
+	"math"
 	"sort"
 	"time"
 

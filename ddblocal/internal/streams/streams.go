@@ -11,8 +11,8 @@
 package streams
 
 import (
-	"math"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"sync"
