@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
@@ -150,6 +151,18 @@ func (s *Server) storeFailed() error {
 		return fmt.Errorf("an earlier store transaction failed (%w); restart ddblocal on %s to resume writes", *p, s.dbPath)
 	}
 	return nil
+}
+
+// loadSafely is load, with a panic of bbolt on a damaged page (or a fault
+// reading it) returned as an error.
+func (s *Server) loadSafely() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reading the store panicked: %v", p)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return s.load()
 }
 
 // load reads every table and item from the store.

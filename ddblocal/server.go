@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +20,22 @@ import (
 
 // Options configures a Server.
 type Options struct {
-	// Addr is the listen address; default "127.0.0.1:0" (a free port).
+	// Addr is the listen address; default "127.0.0.1:0" (a free port). It
+	// must be a loopback address unless AllowNonLoopback is set.
 	Addr string
+	// AllowNonLoopback lets Addr be a non-loopback address (such as
+	// "0.0.0.0:8000" or ":8000"). ddblocal checks no credentials: anyone
+	// who reaches the port can read and change every table, so Start logs
+	// a warning when it listens on one.
+	AllowNonLoopback bool
+	// ReadHeaderTimeout bounds the time to read a request's headers
+	// (default 5s); ReadTimeout the time to read a whole request, body
+	// included (default 30s), so a client that stops sending mid-body is
+	// disconnected; IdleTimeout how long an idle keep-alive connection
+	// stays open (default 120s). A negative value means no limit.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
 	// DataDir keeps tables, items, TTL settings and streams in a bbolt file
 	// (DataDir/ddblocal.db) so they survive a restart; "" keeps everything
 	// in memory.
@@ -111,13 +126,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("ddblocal: data dir: %w", err)
 		}
-		db, err := bolt.Open(filepath.Join(opts.DataDir, "ddblocal.db"), 0o600, &bolt.Options{Timeout: 5 * time.Second})
+		s.dbPath = filepath.Join(opts.DataDir, dataFileName)
+		db, err := openStore(s.dbPath)
 		if err != nil {
-			return nil, fmt.Errorf("ddblocal: open store: %w", err)
+			return nil, err
 		}
 		s.db = db
 	}
-	reg, err := streams.NewRegistry(streams.Options{
+	reg, err := newRegistry(streams.Options{
 		DB:              s.db,
 		ShardMaxRecords: opts.Streams.ShardMaxRecords,
 		ShardMaxAge:     opts.Streams.ShardMaxAge,
@@ -129,13 +145,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	})
 	if err != nil {
 		s.closeStores()
+		if s.db != nil {
+			return nil, fmt.Errorf("ddblocal: %w: %s: %w; restore it from a backup, or move it away to start with an empty store", ErrDataFileDamaged, s.dbPath, err)
+		}
 		return nil, fmt.Errorf("ddblocal: %w", err)
 	}
 	s.streams = reg
 	if s.db != nil {
-		if err := s.load(); err != nil {
+		if err := s.loadSafely(); err != nil {
 			s.closeStores()
-			return nil, err
+			return nil, fmt.Errorf("ddblocal: %w: %s: %w; restore it from a backup, or move it away to start with an empty store", ErrDataFileDamaged, s.dbPath, err)
 		}
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
@@ -143,8 +162,23 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		s.closeStores()
 		return nil, fmt.Errorf("ddblocal: listen: %w", err)
 	}
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		if !opts.AllowNonLoopback {
+			_ = ln.Close()
+			s.closeStores()
+			return nil, fmt.Errorf("ddblocal: %w: %q listens on %s; ddblocal has no authentication, so listen on 127.0.0.1 or [::1], or allow it explicitly (Options.AllowNonLoopback, --allow-non-loopback)",
+				ErrNonLoopback, opts.Addr, ln.Addr())
+		}
+		s.log.Warn("ddblocal: listening on a non-loopback address; anyone who can reach it can read and change every table (no authentication)", "addr", ln.Addr().String())
+	}
 	s.ln = ln
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: timeoutOr(opts.ReadHeaderTimeout, 5*time.Second),
+		ReadTimeout:       timeoutOr(opts.ReadTimeout, 30*time.Second),
+		IdleTimeout:       timeoutOr(opts.IdleTimeout, 120*time.Second),
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
 	go func() { s.serveErr <- s.http.Serve(ln) }()
 	ttlCtx, cancel := context.WithCancel(context.Background())
 	s.stopTTL = cancel
@@ -154,6 +188,21 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.log.Debug("ddblocal started", "endpoint", s.Endpoint(), "data", opts.DataDir)
 	return s, nil
+}
+
+// ErrNonLoopback is returned (wrapped) by Start when Options.Addr is not a
+// loopback address and Options.AllowNonLoopback is not set.
+var ErrNonLoopback = errors.New("refusing a non-loopback listen address")
+
+// timeoutOr returns d, def when d is 0, and 0 (no limit) when d < 0.
+func timeoutOr(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // Serve runs a server until ctx is cancelled, then closes it.
@@ -235,4 +284,16 @@ func (st *stats) snapshot() map[string]int64 {
 		out[k] = v
 	}
 	return out
+}
+
+// newRegistry is streams.NewRegistry, with a panic of bbolt reading a
+// damaged page returned as an error.
+func newRegistry(o streams.Options) (r *streams.Registry, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("reading the streams panicked: %v", p)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return streams.NewRegistry(o)
 }
