@@ -62,10 +62,15 @@ type Options struct {
 // StreamOptions tunes the stream log; zero fields take the streams
 // package's defaults.
 type StreamOptions struct {
+	// ShardMaxRecords closes a shard and opens its child after this many
+	// records (default 10000).
 	ShardMaxRecords int
-	ShardMaxAge     time.Duration
-	Retention       time.Duration
-	IteratorTTL     time.Duration
+	// ShardMaxAge closes a shard and opens its child at this age (default 4h).
+	ShardMaxAge time.Duration
+	// Retention trims records older than this (default 24h).
+	Retention time.Duration
+	// IteratorTTL expires shard iterators after this (default 15m).
+	IteratorTTL time.Duration
 }
 
 // Server is a running ddblocal.
