@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-func benchPut(b *testing.B, opts Options) {
+func benchPut(b *testing.B, opts Options, stream bool) {
 	opts.TTLInterval = -1
 	srv, err := Start(context.Background(), opts)
 	if err != nil {
@@ -21,7 +21,8 @@ func benchPut(b *testing.B, opts Options) {
 	ctx := context.Background()
 	if _, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String("bench"), BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}}}); err != nil {
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+		StreamSpecification:  benchStream(stream)}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
@@ -36,6 +37,21 @@ func benchPut(b *testing.B, opts Options) {
 	})
 }
 
-func BenchmarkPutItem_Memory(b *testing.B) { benchPut(b, Options{}) }
+func benchStream(on bool) *types.StreamSpecification {
+	if !on {
+		return nil
+	}
+	return &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
+}
 
-func BenchmarkPutItem_DataDir(b *testing.B) { benchPut(b, Options{DataDir: b.TempDir()}) }
+func BenchmarkPutItem_Memory(b *testing.B) { benchPut(b, Options{}, false) }
+
+func BenchmarkPutItem_MemoryStream(b *testing.B) { benchPut(b, Options{}, true) }
+
+func BenchmarkPutItem_DataDir(b *testing.B) { benchPut(b, Options{DataDir: b.TempDir()}, false) }
+
+// BenchmarkPutItem_DataDirStream measures persistent writes that each
+// store a stream record too.
+func BenchmarkPutItem_DataDirStream(b *testing.B) {
+	benchPut(b, Options{DataDir: b.TempDir()}, true)
+}

@@ -1,6 +1,8 @@
 package ddblocal
 
 import (
+	"time"
+
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/expr"
 	"github.com/dynafold/dynafold/ddblocal/internal/streams"
@@ -25,8 +27,10 @@ func (c change) noop() bool {
 
 var ttlIdentity = &streams.Identity{Type: "Service", PrincipalID: "dynamodb.amazonaws.com"}
 
-// commit applies changes atomically: persisted in one store transaction,
-// applied in memory, then recorded in the tables' streams. The caller holds
+// commit applies changes atomically: stored with their stream records in
+// one store transaction (so an acknowledged write never lacks its record,
+// nor has two, whatever instant the process dies at), applied in memory,
+// then, in memory mode, recorded in the tables' streams. The caller holds
 // the write lock of every table involved. Changes that change nothing are
 // neither stored nor recorded.
 func (s *Server) commit(changes []change, ident *streams.Identity) error {
@@ -39,10 +43,13 @@ func (s *Server) commit(changes []change, ident *streams.Identity) error {
 	if len(eff) == 0 {
 		return nil
 	}
-	if err := s.persistChanges(eff); err != nil {
-		return err
-	}
 	at := s.now()
+	recs := streamChanges(eff, ident, at)
+	if s.db != nil {
+		if err := s.persistChanges(eff, recs); err != nil {
+			return err
+		}
+	}
 	if w := s.faults.staleWindow(); w > 0 {
 		for _, c := range eff {
 			c.t.noteStale(c.key, c.old, at, at.Add(w))
@@ -55,6 +62,24 @@ func (s *Server) commit(changes []change, ident *streams.Identity) error {
 			c.t.put(c.new)
 		}
 	}
+	if s.db == nil {
+		for _, r := range recs {
+			s.streams.Record(r.arn, r.ch)
+		}
+	}
+	return nil
+}
+
+// streamRecord is the stream record of one change.
+type streamRecord struct {
+	arn string
+	ch  streams.Change
+}
+
+// streamChanges returns the stream records of changes to tables whose
+// stream is enabled.
+func streamChanges(eff []change, ident *streams.Identity, at time.Time) []streamRecord {
+	var out []streamRecord
 	for _, c := range eff {
 		m := c.t.meta
 		if m.Stream == nil || !m.Stream.StreamEnabled || m.StreamArn == "" {
@@ -76,9 +101,9 @@ func (s *Server) commit(changes []change, ident *streams.Identity) error {
 		if vt == "NEW_IMAGE" || vt == "NEW_AND_OLD_IMAGES" {
 			ch.NewImage = c.new
 		}
-		s.streams.Record(m.StreamArn, ch)
+		out = append(out, streamRecord{m.StreamArn, ch})
 	}
-	return nil
+	return out
 }
 
 func itemSize(it abi.Item) int { return expr.ItemSize(it) }

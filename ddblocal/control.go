@@ -162,6 +162,9 @@ func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	}
 	if t.meta.StreamArn != "" && t.meta.Stream != nil && t.meta.Stream.StreamEnabled {
 		s.streams.Disable(t.meta.StreamArn)
+		if err := s.streams.Flush(); err != nil {
+			s.log.Warn("ddblocal: storing the disabled stream of a deleted table", "table", in.TableName, "err", err)
+		}
 	}
 	desc := s.describe(t, "DELETING")
 	t.deleted = true

@@ -13,9 +13,18 @@
 // hash key then range key, maintained secondary indexes) and its checks;
 // one file per operation family (item_ops.go, update_item.go, query.go,
 // scan.go, batch.go, txn.go, txn_get.go, create_table.go, control.go,
-// ttl.go); commit.go applies a set of item changes atomically (store, memory,
-// stream records); persist.go is the bbolt layout; faults.go the fault
-// injection; capacity.go the ConsumedCapacity arithmetic.
+// ttl.go); commit.go applies a set of item changes atomically (items and
+// their stream records in one bbolt transaction, then memory); persist.go
+// is the bbolt layout; store.go opens the data file and refuses a damaged or
+// locked one; utf8.go refuses strings that are not UTF-8; faults.go the
+// fault injection; capacity.go the ConsumedCapacity arithmetic.
+//
+// # Durability
+//
+// With Options.DataDir, an acknowledged write and its stream records are
+// committed in one bbolt transaction: after a crash at any instant, every
+// acknowledged write is in its table and exactly once in its stream, in
+// order per item (TestDurability_KillAtRandomPointsLosesNoStreamRecord).
 //
 // # Consistency
 //

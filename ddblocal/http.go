@@ -82,6 +82,9 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if !json.Valid(body) {
 			return nil, serialization("Start of structure or map found where not expected.")
 		}
+		if err := checkUTF8(body); err != nil {
+			return nil, err
+		}
 		out, err := h(s, ctx, body)
 		if err != nil {
 			return nil, err
@@ -95,6 +98,9 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		}
 		if !json.Valid(body) {
 			return nil, serialization("Start of structure or map found where not expected.")
+		}
+		if err := checkUTF8(body); err != nil {
+			return nil, err
 		}
 		return s.streams.Handle(ctx, op, body)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
@@ -42,6 +43,11 @@ func encodeKey(t *table, key abi.Item) []byte {
 func (s *Server) saveMeta(t *table) error {
 	if s.db == nil {
 		return nil
+	}
+	// A stream enabled or disabled with this change is stored first, so a
+	// stored table never names a stream the store lacks.
+	if err := s.streams.Flush(); err != nil {
+		return storeErr(err)
 	}
 	b, err := json.Marshal(t.meta)
 	if err != nil {
@@ -85,11 +91,15 @@ func (s *Server) dropTable(name string) error {
 	return nil
 }
 
-// persistChanges writes changes in one store transaction.
-func (s *Server) persistChanges(cs []change) error {
-	if s.db == nil {
-		return nil
+// persistChanges writes changes and their stream records in one store
+// transaction. If the transaction fails after the stream registry took its
+// records, the registry and the store disagree: the server refuses every
+// later write (see failStore) until it is restarted on the data dir.
+func (s *Server) persistChanges(cs []change, recs []streamRecord) error {
+	if err := s.storeFailed(); err != nil {
+		return err
 	}
+	staged := false
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for _, c := range cs {
 			b, err := tx.CreateBucketIfNotExists(itemsBucket(c.t.name))
@@ -111,12 +121,48 @@ func (s *Server) persistChanges(cs []change) error {
 				return err
 			}
 		}
+		for _, r := range recs {
+			staged = true
+			if err := s.streams.RecordTx(tx, r.arn, r.ch); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
+		if staged {
+			s.failStore(err)
+		}
 		return storeErr(err)
 	}
 	return nil
+}
+
+// failStore puts the server in a failed state: a store transaction failed
+// after stream records were taken in memory. Every later write is refused;
+// the data file holds every acknowledged write and its stream records.
+func (s *Server) failStore(err error) {
+	s.log.Error("ddblocal: store transaction failed; refusing writes until restarted", "data", s.dbPath, "err", err)
+	s.failed.CompareAndSwap(nil, &err)
+}
+
+func (s *Server) storeFailed() error {
+	if p := s.failed.Load(); p != nil {
+		return fmt.Errorf("an earlier store transaction failed (%w); restart ddblocal on %s to resume writes", *p, s.dbPath)
+	}
+	return nil
+}
+
+// loadSafely is load, with a panic of bbolt on a damaged page (or a fault
+// reading it) returned as an error.
+func (s *Server) loadSafely() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reading the store panicked: %v", p)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return s.load()
 }
 
 // load reads every table and item from the store.

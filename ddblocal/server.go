@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/streams"
@@ -18,8 +20,22 @@ import (
 
 // Options configures a Server.
 type Options struct {
-	// Addr is the listen address; default "127.0.0.1:0" (a free port).
+	// Addr is the listen address; default "127.0.0.1:0" (a free port). It
+	// must be a loopback address unless AllowNonLoopback is set.
 	Addr string
+	// AllowNonLoopback lets Addr be a non-loopback address (such as
+	// "0.0.0.0:8000" or ":8000"). ddblocal checks no credentials: anyone
+	// who reaches the port can read and change every table, so Start logs
+	// a warning when it listens on one.
+	AllowNonLoopback bool
+	// ReadHeaderTimeout bounds the time to read a request's headers
+	// (default 5s); ReadTimeout the time to read a whole request, body
+	// included (default 30s), so a client that stops sending mid-body is
+	// disconnected; IdleTimeout how long an idle keep-alive connection
+	// stays open (default 120s). A negative value means no limit.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
 	// DataDir keeps tables, items, TTL settings and streams in a bbolt file
 	// (DataDir/ddblocal.db) so they survive a restart; "" keeps everything
 	// in memory.
@@ -46,10 +62,15 @@ type Options struct {
 // StreamOptions tunes the stream log; zero fields take the streams
 // package's defaults.
 type StreamOptions struct {
+	// ShardMaxRecords closes a shard and opens its child after this many
+	// records (default 10000).
 	ShardMaxRecords int
-	ShardMaxAge     time.Duration
-	Retention       time.Duration
-	IteratorTTL     time.Duration
+	// ShardMaxAge closes a shard and opens its child at this age (default 4h).
+	ShardMaxAge time.Duration
+	// Retention trims records older than this (default 24h).
+	Retention time.Duration
+	// IteratorTTL expires shard iterators after this (default 15m).
+	IteratorTTL time.Duration
 }
 
 // Server is a running ddblocal.
@@ -58,6 +79,8 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	db       *bolt.DB
+	dbPath   string
+	failed   atomic.Pointer[error]
 	streams  *streams.Registry
 	ln       net.Listener
 	http     *http.Server
@@ -108,13 +131,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("ddblocal: data dir: %w", err)
 		}
-		db, err := bolt.Open(filepath.Join(opts.DataDir, "ddblocal.db"), 0o600, &bolt.Options{Timeout: 5 * time.Second})
+		s.dbPath = filepath.Join(opts.DataDir, dataFileName)
+		db, err := openStore(s.dbPath)
 		if err != nil {
-			return nil, fmt.Errorf("ddblocal: open store: %w", err)
+			return nil, err
 		}
 		s.db = db
 	}
-	reg, err := streams.NewRegistry(streams.Options{
+	reg, err := newRegistry(streams.Options{
 		DB:              s.db,
 		ShardMaxRecords: opts.Streams.ShardMaxRecords,
 		ShardMaxAge:     opts.Streams.ShardMaxAge,
@@ -126,13 +150,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	})
 	if err != nil {
 		s.closeStores()
+		if s.db != nil {
+			return nil, fmt.Errorf("ddblocal: %w: %s: %w; restore it from a backup, or move it away to start with an empty store", ErrDataFileDamaged, s.dbPath, err)
+		}
 		return nil, fmt.Errorf("ddblocal: %w", err)
 	}
 	s.streams = reg
 	if s.db != nil {
-		if err := s.load(); err != nil {
+		if err := s.loadSafely(); err != nil {
 			s.closeStores()
-			return nil, err
+			return nil, fmt.Errorf("ddblocal: %w: %s: %w; restore it from a backup, or move it away to start with an empty store", ErrDataFileDamaged, s.dbPath, err)
 		}
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
@@ -140,8 +167,23 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		s.closeStores()
 		return nil, fmt.Errorf("ddblocal: listen: %w", err)
 	}
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		if !opts.AllowNonLoopback {
+			_ = ln.Close()
+			s.closeStores()
+			return nil, fmt.Errorf("ddblocal: %w: %q listens on %s; ddblocal has no authentication, so listen on 127.0.0.1 or [::1], or allow it explicitly (Options.AllowNonLoopback, --allow-non-loopback)",
+				ErrNonLoopback, opts.Addr, ln.Addr())
+		}
+		s.log.Warn("ddblocal: listening on a non-loopback address; anyone who can reach it can read and change every table (no authentication)", "addr", ln.Addr().String())
+	}
 	s.ln = ln
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: timeoutOr(opts.ReadHeaderTimeout, 5*time.Second),
+		ReadTimeout:       timeoutOr(opts.ReadTimeout, 30*time.Second),
+		IdleTimeout:       timeoutOr(opts.IdleTimeout, 120*time.Second),
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
 	go func() { s.serveErr <- s.http.Serve(ln) }()
 	ttlCtx, cancel := context.WithCancel(context.Background())
 	s.stopTTL = cancel
@@ -151,6 +193,21 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.log.Debug("ddblocal started", "endpoint", s.Endpoint(), "data", opts.DataDir)
 	return s, nil
+}
+
+// ErrNonLoopback is returned (wrapped) by Start when Options.Addr is not a
+// loopback address and Options.AllowNonLoopback is not set.
+var ErrNonLoopback = errors.New("refusing a non-loopback listen address")
+
+// timeoutOr returns d, def when d is 0, and 0 (no limit) when d < 0.
+func timeoutOr(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // Serve runs a server until ctx is cancelled, then closes it.
@@ -232,4 +289,16 @@ func (st *stats) snapshot() map[string]int64 {
 		out[k] = v
 	}
 	return out
+}
+
+// newRegistry is streams.NewRegistry, with a panic of bbolt reading a
+// damaged page returned as an error.
+func newRegistry(o streams.Options) (r *streams.Registry, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("reading the streams panicked: %v", p)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return streams.NewRegistry(o)
 }

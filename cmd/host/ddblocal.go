@@ -10,11 +10,12 @@ import (
 
 func runDDBLocal(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("ddblocal", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:8000", "listen address (loopback)")
-	data := fs.String("data", "", "data directory; tables, items and streams survive a restart (default: in memory)")
+	addr := fs.String("addr", "127.0.0.1:8000", "listen address; must be loopback unless --allow-non-loopback")
+	data := fs.String("data", "", "data directory; tables, items and streams survive a restart, every acknowledged write with its stream record (default: in memory)")
+	allow := fs.Bool("allow-non-loopback", false, "allow a non-loopback --addr such as 0.0.0.0:8000 (ddblocal has no authentication: anyone who reaches it can read and change every table)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	slog.Info("ddblocal serving", "endpoint", "http://"+*addr, "data", *data)
-	return ddblocal.Serve(ctx, ddblocal.Options{Addr: *addr, DataDir: *data})
+	slog.Info("ddblocal starting", "addr", *addr, "data", *data)
+	return ddblocal.Serve(ctx, ddblocal.Options{Addr: *addr, DataDir: *data, AllowNonLoopback: *allow})
 }

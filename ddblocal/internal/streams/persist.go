@@ -171,18 +171,10 @@ func snapshot(s *stream) streamSnap {
 	s.dirty.Store(false)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, _ := json.Marshal(streamMeta{
-		Label: s.label, Table: s.table, ViewType: s.viewType, KeySchema: s.keySchema,
-		Created: unixNano(s.created), Status: s.status, DisabledAt: unixNano(s.disabledAt), LastMs: s.lastMs,
-	})
-	snap := streamSnap{arn: s.arn, meta: m, removed: s.removed}
+	snap := streamSnap{arn: s.arn, meta: s.metaJSON(), removed: s.removed}
 	s.removed = nil
 	for _, sh := range s.shards {
-		sm, _ := json.Marshal(shardMeta{
-			Parent: sh.parent, Created: unixNano(sh.created), ClosedAt: unixNano(sh.closedAt),
-			Start: sh.start, End: sh.end, Last: sh.last, Count: sh.count, Trimmed: sh.trimmed,
-		})
-		ss := shardSnap{id: sh.id, meta: sm, trimmed: sh.trimmed}
+		ss := shardSnap{id: sh.id, meta: sh.metaJSON(), trimmed: sh.trimmed}
 		for i := len(sh.records) - 1; i >= 0 && sh.records[i].seq > sh.persist; i-- {
 			ss.recs = sh.records[i:len(sh.records):len(sh.records)]
 		}
@@ -212,12 +204,15 @@ func (p *persister) flushOnce(final bool) error {
 	if len(queue) == 0 && len(drops) == 0 {
 		return p.lastErr
 	}
-	snaps := make([]streamSnap, 0, len(queue))
-	for _, s := range queue {
-		snaps = append(snaps, snapshot(s))
-	}
-	seq := p.r.seq.Load()
 	err := p.r.opts.DB.Update(func(tx *bbolt.Tx) error {
+		// Snapshot inside the transaction: RecordTx writes records in
+		// transactions of its own, so the state snapshotted here is never
+		// older than what they stored.
+		snaps := make([]streamSnap, 0, len(queue))
+		for _, s := range queue {
+			snaps = append(snaps, snapshot(s))
+		}
+		seq := p.r.seq.Load()
 		root, err := tx.CreateBucketIfNotExists(rootBucket)
 		if err != nil {
 			return err
@@ -243,8 +238,8 @@ func (p *persister) flushOnce(final bool) error {
 	})
 	if err != nil {
 		err = fmt.Errorf("streams: persist: %w", err)
-		p.lastErr = err
 	}
+	p.lastErr = err
 	return err
 }
 
@@ -284,10 +279,7 @@ func writeStream(all *bbolt.Bucket, sn streamSnap) error {
 			return err
 		}
 		for _, rec := range ss.recs {
-			v, err := json.Marshal(recordDisk{
-				N: rec.eventName, T: rec.at.UnixNano(), K: wire.Item(rec.keys), O: wire.Item(rec.oldImage),
-				I: wire.Item(rec.newImage), U: rec.identity, Z: rec.size,
-			})
+			v, err := recordJSON(rec)
 			if err != nil {
 				return err
 			}
@@ -297,6 +289,75 @@ func writeStream(all *bbolt.Bucket, sn streamSnap) error {
 		}
 	}
 	return nil
+}
+
+// writeRecordTx writes one record in tx, with the stream's meta and every
+// shard's meta as they are now, so the stored stream is always the one
+// the record was appended to (s.mu held).
+func writeRecordTx(tx *bbolt.Tx, s *stream, sh *shard, rec *record, seq uint64) error {
+	root, err := tx.CreateBucketIfNotExists(rootBucket)
+	if err != nil {
+		return err
+	}
+	if err := root.Put(seqKey, seqBytes(seq)); err != nil {
+		return err
+	}
+	all, err := root.CreateBucketIfNotExists(streamsBucket)
+	if err != nil {
+		return err
+	}
+	b, err := all.CreateBucketIfNotExists([]byte(s.arn))
+	if err != nil {
+		return err
+	}
+	if err := b.Put(metaKey, s.metaJSON()); err != nil {
+		return err
+	}
+	shards, err := b.CreateBucketIfNotExists(shardsBucket)
+	if err != nil {
+		return err
+	}
+	for _, x := range s.shards {
+		if err := shards.Put([]byte(x.id), x.metaJSON()); err != nil {
+			return err
+		}
+	}
+	recs, err := b.CreateBucketIfNotExists(recordsBucket)
+	if err != nil {
+		return err
+	}
+	rb, err := recs.CreateBucketIfNotExists([]byte(sh.id))
+	if err != nil {
+		return err
+	}
+	v, err := recordJSON(rec)
+	if err != nil {
+		return err
+	}
+	return rb.Put(seqBytes(rec.seq), v)
+}
+
+func recordJSON(rec *record) ([]byte, error) {
+	return json.Marshal(recordDisk{
+		N: rec.eventName, T: rec.at.UnixNano(), K: wire.Item(rec.keys), O: wire.Item(rec.oldImage),
+		I: wire.Item(rec.newImage), U: rec.identity, Z: rec.size,
+	})
+}
+
+func (s *stream) metaJSON() []byte {
+	m, _ := json.Marshal(streamMeta{ // plain struct: never fails
+		Label: s.label, Table: s.table, ViewType: s.viewType, KeySchema: s.keySchema,
+		Created: unixNano(s.created), Status: s.status, DisabledAt: unixNano(s.disabledAt), LastMs: s.lastMs,
+	})
+	return m
+}
+
+func (sh *shard) metaJSON() []byte {
+	m, _ := json.Marshal(shardMeta{ // plain struct: never fails
+		Parent: sh.parent, Created: unixNano(sh.created), ClosedAt: unixNano(sh.closedAt),
+		Start: sh.start, End: sh.end, Last: sh.last, Count: sh.count, Trimmed: sh.trimmed,
+	})
+	return m
 }
 
 // trimBucket deletes the records up to and including sequence number upTo.
@@ -352,6 +413,7 @@ func (r *Registry) load() error {
 		maxSeq += seqRestartGap
 	}
 	r.seq.Store(maxSeq)
+	r.visible.Store(maxSeq)
 	return r.opts.DB.Update(func(tx *bbolt.Tx) error {
 		root, err := tx.CreateBucketIfNotExists(rootBucket)
 		if err != nil {

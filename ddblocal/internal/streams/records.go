@@ -3,6 +3,7 @@ package streams
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math"
 	"sort"
 	"time"
 
@@ -78,7 +79,7 @@ func (r *Registry) getRecords(in getRecordsIn) (any, error) {
 
 	s.mu.Lock()
 	changed := s.maintain(r, now)
-	recs, next, err := s.read(it, limit)
+	recs, next, err := s.read(it, limit, r.visibleUpTo())
 	view := s.viewType
 	s.mu.Unlock()
 	if changed {
@@ -133,8 +134,9 @@ func (r *Registry) throttle(it iterator, now time.Time) error {
 
 // read returns the records an iterator reaches, at most limit of them and
 // at most 1 MB (always at least one), and the iterator to continue with, nil
-// once a closed shard has been read to its end (s.mu held).
-func (s *stream) read(it iterator, limit int) ([]*record, *iterator, error) {
+// once a closed shard has been read to its end (s.mu held). Records past
+// upTo (not yet committed to the database) are not read.
+func (s *stream) read(it iterator, limit int, upTo uint64) ([]*record, *iterator, error) {
 	sh := s.shard(it.Shard)
 	if sh == nil {
 		return nil, nil, apierr.New(errTrimmed, 400,
@@ -147,9 +149,13 @@ func (s *stream) read(it iterator, limit int) ([]*record, *iterator, error) {
 		return nil, nil, apierr.New(errTrimmed, 400,
 			"The iterator points at sequence number %s, trimmed from shard %s: records beyond the retention period are removed", formatSeq(pos), sh.id)
 	}
-	i := sort.Search(len(sh.records), func(i int) bool { return sh.records[i].seq >= pos })
+	all := sh.records
+	if upTo < math.MaxUint64 {
+		all = all[:sort.Search(len(all), func(i int) bool { return all[i].seq > upTo })]
+	}
+	i := sort.Search(len(all), func(i int) bool { return all[i].seq >= pos })
 	j, size := i, 0
-	for j < len(sh.records) && j-i < limit {
+	for j < len(all) && j-i < limit {
 		size += sh.records[j].size
 		if size > maxRecordsBytes && j > i {
 			break
@@ -161,6 +167,7 @@ func (s *stream) read(it iterator, limit int) ([]*record, *iterator, error) {
 		pos = recs[len(recs)-1].seq + 1
 	}
 	if sh.end != 0 && j == len(sh.records) {
+		// every record of the closed shard is read (and committed)
 		return recs, nil, nil
 	}
 	return recs, &iterator{Arn: it.Arn, Shard: it.Shard, Pos: pos}, nil

@@ -12,6 +12,7 @@ package streams
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -93,6 +94,11 @@ type Registry struct {
 	streams map[string]*stream // by ARN
 
 	p *persister // nil without DB
+
+	// visible is the highest record sequence number readers may see when
+	// DB is set: records written by RecordTx become visible when their
+	// transaction commits.
+	visible atomic.Uint64
 
 	rateMu sync.Mutex
 	rate   map[string]rateWindow // by ARN and shard id
@@ -257,13 +263,38 @@ func (r *Registry) Disable(arn string) {
 
 // Record appends one change to a stream; changes to a disabled or unknown
 // stream are dropped. The caller serialises writes to one item, so an item's
-// records arrive in write order.
+// records arrive in write order. With Options.DB set, use RecordTx instead:
+// a record appended by Record is only written behind.
 func (r *Registry) Record(arn string, c Change) {
-	r.mu.RLock()
-	s := r.streams[arn] // a stream past its retention is disabled: dropped below
-	r.mu.RUnlock()
+	s, rec := r.prepare(arn, c)
 	if s == nil {
 		return
+	}
+	s.mu.Lock()
+	_, _, ok := s.appendLocked(r, rec)
+	s.mu.Unlock()
+	if ok {
+		r.publish(rec.seq)
+		r.markDirty(s)
+	}
+}
+
+// visibleUpTo is the highest sequence number readers may see.
+func (r *Registry) visibleUpTo() uint64 {
+	if r.opts.DB == nil {
+		return math.MaxUint64
+	}
+	return r.visible.Load()
+}
+
+// prepare returns the stream of arn (nil: unknown) and the record of c,
+// its sequence number not yet assigned.
+func (r *Registry) prepare(arn string, c Change) (*stream, *record) {
+	r.mu.RLock()
+	s := r.streams[arn] // a stream past its retention is disabled: dropped by appendLocked
+	r.mu.RUnlock()
+	if s == nil {
+		return nil, nil
 	}
 	rec := &record{eventName: c.EventName, at: c.At, identity: c.UserIdentity}
 	clone := abi.CloneItem
@@ -285,18 +316,25 @@ func (r *Registry) Record(arn string, c Change) {
 		id := *c.UserIdentity
 		rec.identity = &id
 	}
-	now := r.now()
 	if rec.at.IsZero() {
-		rec.at = now
+		rec.at = r.now()
 	}
-	s.mu.Lock()
+	return s, rec
+}
+
+// appendLocked assigns rec its sequence number and appends it to the open
+// shard, rolling the shard over when it is full or old (s.mu held). It
+// returns the shard written to, the shard closed by a rollover (nil: none),
+// and false when the stream is not enabled (the record is dropped).
+func (s *stream) appendLocked(r *Registry, rec *record) (sh, closed *shard, ok bool) {
 	if s.status != StatusEnabled {
-		s.mu.Unlock()
-		return
+		return nil, nil, false
 	}
-	sh := s.open()
+	now := r.now()
+	sh = s.open()
 	if sh.count >= r.opts.ShardMaxRecords || now.Sub(sh.created) >= r.opts.ShardMaxAge {
 		sh.close(now)
+		closed = sh
 		sh = s.openShard(r, now, sh.id)
 		s.trim(r, now)
 	}
@@ -304,8 +342,52 @@ func (r *Registry) Record(arn string, c Change) {
 	sh.records = append(sh.records, rec)
 	sh.last = rec.seq
 	sh.count++
-	s.mu.Unlock()
-	r.markDirty(s)
+	return sh, closed, true
+}
+
+// RecordTx appends one change to a stream like Record and writes the record,
+// with the stream and shard state it changes, in tx: the record is durable
+// exactly when tx commits, so a caller that writes the item in the same tx
+// can never lose the record nor store it twice. Readers see the record once
+// tx has committed. If tx does not commit, the registry holds a record that
+// was never stored: the caller must stop writing and reopen the database.
+// Without Options.DB, RecordTx is Record (tx is ignored).
+func (r *Registry) RecordTx(tx *bbolt.Tx, arn string, c Change) error {
+	if r.opts.DB == nil {
+		r.Record(arn, c)
+		return nil
+	}
+	s, rec := r.prepare(arn, c)
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh, closed, ok := s.appendLocked(r, rec)
+	if !ok {
+		return nil
+	}
+	if err := writeRecordTx(tx, s, sh, rec, r.seq.Load()); err != nil {
+		return fmt.Errorf("streams: record in %s: %w", arn, err)
+	}
+	sh.persist = max(sh.persist, rec.seq)
+	seq := rec.seq
+	tx.OnCommit(func() { r.publish(seq) })
+	if closed != nil {
+		r.markDirty(s) // trimming of the rollover is written behind
+	}
+	return nil
+}
+
+// publish makes records up to seq visible to readers (persistent registries
+// only show committed records).
+func (r *Registry) publish(seq uint64) {
+	for {
+		cur := r.visible.Load()
+		if cur >= seq || r.visible.CompareAndSwap(cur, seq) {
+			return
+		}
+	}
 }
 
 func (r *Registry) markDirty(s *stream) {
