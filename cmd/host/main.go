@@ -7,7 +7,7 @@
 //	host catchup | rebuild --config F --id ID [--written-by V]
 //	host filter-pattern --config F
 //	host plugin precompile | validate | test | rollback
-//	host ddblocal --addr 127.0.0.1:8000 [--data DIR]
+//	host ddblocal --addr 127.0.0.1:8000 [--data DIR] [--allow-non-loopback]
 package main
 
 import (
