@@ -77,6 +77,21 @@ func exampleConfig(ctx context.Context) (cfg *host.Config, stop func()) {
 	return cfg, func() { _ = srv.Close() }
 }
 
+// visitsHost is a host running the visits projection natively on
+// ddblocal; stop closes both.
+func visitsHost(ctx context.Context) (h *host.Host, stop func()) {
+	cfg, stopDB := exampleConfig(ctx)
+	plugin, err := guest.New(visits)
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err = host.New(ctx, cfg, host.WithNative("visits", logic.Native(plugin, "visits")))
+	if err != nil {
+		log.Fatal(err)
+	}
+	return h, func() { _ = h.Close(ctx); stopDB() }
+}
+
 // insertRecords returns the INSERT records the change feed delivers for
 // events just appended, as a Lambda event source mapping would.
 func insertRecords(h *host.Host, evs []abi.Event) []host.Record {
@@ -93,17 +108,8 @@ func insertRecords(h *host.Host, evs []abi.Event) []host.Record {
 // and one row written, once, with the right count.
 func Example() {
 	ctx := context.Background()
-	cfg, stop := exampleConfig(ctx)
+	h, stop := visitsHost(ctx)
 	defer stop()
-	plugin, err := guest.New(visits)
-	if err != nil {
-		log.Fatal(err)
-	}
-	h, err := host.New(ctx, cfg, host.WithNative("visits", logic.Native(plugin, "visits")))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer h.Close(ctx)
 
 	evs, err := h.Append(ctx, "Page", "home", 0,
 		host.NewEvent{Type: "Visited", Data: abi.Item{}}, host.NewEvent{Type: "Visited", Data: abi.Item{}},
@@ -137,17 +143,8 @@ func Example() {
 // configured stream are acknowledged and reported as ignored.
 func ExampleParseEvent() {
 	ctx := context.Background()
-	cfg, stop := exampleConfig(ctx)
+	h, stop := visitsHost(ctx)
 	defer stop()
-	plugin, err := guest.New(visits)
-	if err != nil {
-		log.Fatal(err)
-	}
-	h, err := host.New(ctx, cfg, host.WithNative("visits", logic.Native(plugin, "visits")))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer h.Close(ctx)
 	recs, err := host.ParseEvent([]byte(`{"Records": [
 	  {"eventID": "1", "eventName": "MODIFY", "dynamodb": {"SequenceNumber": "100",
 	   "Keys": {"pk": {"S": "x"}, "sk": {"S": "y"}}, "NewImage": {"pk": {"S": "x"}, "sk": {"S": "y"}}}},

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,8 +12,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/internal/decode"
-	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/lambda"
 	"github.com/dynafold/dynafold/host/logic"
@@ -70,33 +66,11 @@ func newFn(t *testing.T, s setup) *fn {
 	return f
 }
 
-// fixture reads a captured batch from cmd/lambda/testdata.
-func fixture(t *testing.T, name string) json.RawMessage {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// fixture reads a captured batch from testdata.
+func fixture(t *testing.T, name string) json.RawMessage { return testenv.LambdaFixture(t, name) }
 
-// seed writes the batch's event items into the event table, as the event
-// store had written them before the change feed delivered them.
-func (f *fn) seed(t *testing.T, payload json.RawMessage) {
-	t.Helper()
-	recs, err := decode.ParseEvent(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if r.EventName != host.EventInsert || r.DynamoDB.NewImage == nil {
-			continue
-		}
-		if err := dynamo.New(f.env.Client).PutItem(context.Background(), store.Put{Table: f.events, Item: r.DynamoDB.NewImage}); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+// seed writes the batch's event items into the event table.
+func (f *fn) seed(t *testing.T, payload json.RawMessage) { f.env.SeedEvents(t, f.events, payload) }
 
 func (f *fn) invoke(t *testing.T, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
 	t.Helper()
@@ -162,26 +136,7 @@ func (f *fn) wantNoRow(t *testing.T, orderID string) {
 
 // records returns a fixture's records, raw, and identifiers by position.
 func records(t *testing.T, payload json.RawMessage) (raws []json.RawMessage, seq, eventID []string) {
-	t.Helper()
-	if err := json.Unmarshal(payload, &raws); err != nil {
-		var ev struct{ Records []json.RawMessage }
-		if err := json.Unmarshal(payload, &ev); err != nil {
-			t.Fatal(err)
-		}
-		raws = ev.Records
-	}
-	for _, r := range raws {
-		var ids struct {
-			EventID  string `json:"eventID"`
-			DynamoDB struct{ SequenceNumber string }
-		}
-		if err := json.Unmarshal(r, &ids); err != nil {
-			t.Fatal(err)
-		}
-		seq = append(seq, ids.DynamoDB.SequenceNumber)
-		eventID = append(eventID, ids.EventID)
-	}
-	return raws, seq, eventID
+	return testenv.RecordIDs(t, payload)
 }
 
 // streamEvent wraps records as Lambda delivers them.
