@@ -1,3 +1,9 @@
+// Package ddbjson is the one DynamoDB JSON codec of the project: {"S":"x"},
+// {"N":"12.5"}, {"M":{...}} and so on, as the AWS JSON 1.0 protocol, stream
+// records and captured Lambda events carry attribute values. The host's
+// decoder, its commands and fixtures, and ddblocal's wire format all use it;
+// each turns a *DecodeError into its own errors (ddblocal into DynamoDB's
+// SerializationException and ValidationException).
 package ddbjson
 
 import (
@@ -9,159 +15,224 @@ import (
 	"sort"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/internal/attrmap"
 )
 
-// ErrBadAttributeValue is matched by an attribute value in DynamoDB JSON
-// that is not one of DynamoDB's types.
+// ErrBadAttributeValue is matched by every decoding error: a value in
+// DynamoDB JSON that is not one of DynamoDB's types.
 var ErrBadAttributeValue = errors.New("bad DynamoDB JSON attribute value")
 
-// ValueFromJSON decodes one attribute value in DynamoDB JSON ({"S": "x"},
-// {"N": "1.5"}, {"M": {...}}, ...). Numbers stay text, binaries are base64.
-func ValueFromJSON(raw json.RawMessage) (abi.Value, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return abi.Value{}, fmt.Errorf("%w: %v", ErrBadAttributeValue, err)
+// ErrorKind is what is wrong with a value, for callers that answer each
+// kind in their own way.
+type ErrorKind int
+
+// The kinds of decoding error.
+const (
+	Syntax        ErrorKind = iota + 1 // not JSON of the descriptor's shape
+	Empty                              // {} or null: no type descriptor
+	MultipleTypes                      // more than one type descriptor
+	UnknownType                        // a descriptor that is no DynamoDB type
+	NullFalse                          // {"NULL": false}
+)
+
+// DecodeError is a value that does not decode. It matches
+// ErrBadAttributeValue.
+type DecodeError struct {
+	Kind ErrorKind
+	Type string // the type descriptor, where there is one
+	Err  error  // the JSON error behind a Syntax error
+}
+
+// Error implements error.
+func (e *DecodeError) Error() string {
+	switch e.Kind {
+	case Syntax:
+		if e.Type == "" {
+			return e.Err.Error()
+		}
+		return fmt.Sprintf("%s %s: %v", e.Type, shape(e.Type), e.Err)
+	case Empty:
+		return "an attribute value has no type descriptor"
+	case MultipleTypes:
+		return "an attribute value has more than one type descriptor"
+	case UnknownType:
+		return fmt.Sprintf("unknown type descriptor %q", e.Type)
+	case NullFalse:
+		return "NULL must be true"
 	}
-	if len(m) != 1 {
-		return abi.Value{}, fmt.Errorf("%w: want exactly one type descriptor, got %d", ErrBadAttributeValue, len(m))
+	return "bad attribute value"
+}
+
+// Is matches ErrBadAttributeValue.
+func (e *DecodeError) Is(target error) bool { return target == ErrBadAttributeValue }
+
+// Unwrap returns the JSON error behind a Syntax error.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+func shape(t string) string {
+	switch t {
+	case "S", "N":
+		return "must be a string"
+	case "BOOL", "NULL":
+		return "must be a boolean"
+	case "B":
+		return "must be a base64 string"
+	case "L", "BS":
+		return "must be a list"
+	case "SS", "NS":
+		return "must be a list of strings"
+	case "M":
+		return "must be an object"
 	}
-	for desc, body := range m {
-		return valueBody(desc, body)
+	return "is malformed"
+}
+
+func syntax(t string, err error) error { return &DecodeError{Kind: Syntax, Type: t, Err: err} }
+
+// DecodeValue decodes one attribute value. Numbers stay text, binaries are
+// base64; an empty value, several type descriptors, an unknown one and
+// {"NULL": false} are errors, as DynamoDB has them.
+func DecodeValue(b []byte) (abi.Value, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return abi.Value{}, syntax("", err)
+	}
+	switch {
+	case len(raw) == 0:
+		return abi.Value{}, &DecodeError{Kind: Empty}
+	case len(raw) > 1:
+		return abi.Value{}, &DecodeError{Kind: MultipleTypes}
+	}
+	for t, r := range raw {
+		return decodeTyped(t, r)
 	}
 	panic("unreachable")
 }
 
-func valueBody(desc string, body json.RawMessage) (abi.Value, error) {
-	bad := func(err error) (abi.Value, error) {
-		return abi.Value{}, fmt.Errorf("%w: %s: %v", ErrBadAttributeValue, desc, err)
+// DecodeItem decodes a JSON object of attribute values (null: an empty,
+// non-nil item).
+func DecodeItem(b []byte) (abi.Item, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, syntax("", err)
 	}
-	switch desc {
+	out := make(abi.Item, len(raw))
+	for k, r := range raw {
+		v, err := DecodeValue(r)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func decodeTyped(t string, r json.RawMessage) (abi.Value, error) {
+	switch t {
 	case "S", "N":
 		var s string
-		if err := json.Unmarshal(body, &s); err != nil {
-			return bad(err)
+		if err := json.Unmarshal(r, &s); err != nil {
+			return abi.Value{}, syntax(t, err)
 		}
-		if desc == "S" {
+		if t == "S" {
 			return abi.S(s), nil
 		}
 		return abi.N(s), nil
 	case "B":
-		var b []byte // encoding/json decodes base64 into []byte
-		if err := json.Unmarshal(body, &b); err != nil {
-			return bad(err)
+		b, err := decodeBlob(r)
+		return abi.B(b), err
+	case "BOOL", "NULL":
+		var x bool
+		if err := json.Unmarshal(r, &x); err != nil {
+			return abi.Value{}, syntax(t, err)
 		}
-		if b == nil {
-			b = []byte{}
+		if t == "BOOL" {
+			return abi.Bool(x), nil
 		}
-		return abi.B(b), nil
-	case "BOOL":
-		var b bool
-		if err := json.Unmarshal(body, &b); err != nil {
-			return bad(err)
-		}
-		return abi.Bool(b), nil
-	case "NULL":
-		var b bool
-		if err := json.Unmarshal(body, &b); err != nil {
-			return bad(err)
+		if !x {
+			return abi.Value{}, &DecodeError{Kind: NullFalse, Type: t}
 		}
 		return abi.Null(), nil
 	case "M":
-		it, err := ItemFromJSON(body)
+		it, err := DecodeItem(r)
 		if err != nil {
 			return abi.Value{}, err
 		}
 		return abi.M(it), nil
 	case "L":
 		var raws []json.RawMessage
-		if err := json.Unmarshal(body, &raws); err != nil {
-			return bad(err)
+		if err := json.Unmarshal(r, &raws); err != nil {
+			return abi.Value{}, syntax(t, err)
 		}
 		l := make([]abi.Value, len(raws))
-		for i, r := range raws {
-			v, err := ValueFromJSON(r)
+		for i, x := range raws {
+			v, err := DecodeValue(x)
 			if err != nil {
-				return abi.Value{}, fmt.Errorf("list element %d: %w", i, err)
+				return abi.Value{}, err
 			}
 			l[i] = v
 		}
 		return abi.L(l...), nil
 	case "SS", "NS":
 		var ss []string
-		if err := json.Unmarshal(body, &ss); err != nil {
-			return bad(err)
+		if err := json.Unmarshal(r, &ss); err != nil {
+			return abi.Value{}, syntax(t, err)
 		}
-		if desc == "SS" {
+		if ss == nil {
+			ss = []string{}
+		}
+		if t == "SS" {
 			return abi.SS(ss...), nil
 		}
 		return abi.NS(ss...), nil
 	case "BS":
-		var bs [][]byte
-		if err := json.Unmarshal(body, &bs); err != nil {
-			return bad(err)
+		var raws []json.RawMessage
+		if err := json.Unmarshal(r, &raws); err != nil {
+			return abi.Value{}, syntax(t, err)
+		}
+		bs := make([][]byte, len(raws))
+		for i, x := range raws {
+			b, err := decodeBlob(x)
+			if err != nil {
+				return abi.Value{}, err
+			}
+			bs[i] = b
 		}
 		return abi.BS(bs...), nil
 	}
-	return abi.Value{}, fmt.Errorf("%w: unknown type descriptor %q", ErrBadAttributeValue, desc)
+	return abi.Value{}, &DecodeError{Kind: UnknownType, Type: t}
 }
 
-// ItemFromJSON decodes an item (attribute name to DynamoDB JSON value).
-// JSON null decodes to a nil item.
+func decodeBlob(r json.RawMessage) ([]byte, error) {
+	var s string
+	if err := json.Unmarshal(r, &s); err != nil {
+		return nil, syntax("B", err)
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, syntax("B", fmt.Errorf("not valid base64: %w", err))
+	}
+	return b, nil
+}
+
+// ValueFromJSON decodes one attribute value (DecodeValue).
+func ValueFromJSON(raw json.RawMessage) (abi.Value, error) { return DecodeValue(raw) }
+
+// ItemFromJSON decodes an item; empty input or JSON null decodes to a nil
+// item.
 func ItemFromJSON(raw json.RawMessage) (abi.Item, error) {
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		return nil, nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%w: item: %v", ErrBadAttributeValue, err)
-	}
-	return attrmap.Convert(m, ValueFromJSON)
+	return DecodeItem(raw)
 }
 
 // ValueToJSON encodes a value as DynamoDB JSON.
 func ValueToJSON(v abi.Value) (json.RawMessage, error) {
-	var body any
-	switch v.Kind {
-	case abi.KindS, abi.KindN:
-		body = v.Str
-	case abi.KindB:
-		body = base64.StdEncoding.EncodeToString(v.Bytes)
-	case abi.KindBOOL:
-		body = v.Bool
-	case abi.KindNULL:
-		body = true
-	case abi.KindM:
-		m, err := ItemToJSON(v.Map)
-		if err != nil {
-			return nil, err
-		}
-		if m == nil {
-			m = json.RawMessage("{}")
-		}
-		body = m
-	case abi.KindL:
-		l := make([]json.RawMessage, len(v.List))
-		for i, e := range v.List {
-			r, err := ValueToJSON(e)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = r
-		}
-		body = l
-	case abi.KindSS, abi.KindNS:
-		body = append([]string{}, v.Strs...)
-	case abi.KindBS:
-		bs := make([]string, len(v.Blobs))
-		for i, b := range v.Blobs {
-			bs[i] = base64.StdEncoding.EncodeToString(b)
-		}
-		body = bs
-	default:
-		return nil, fmt.Errorf("%w: kind %d has no JSON form", ErrBadAttributeValue, v.Kind)
+	var buf bytes.Buffer
+	if err := AppendValue(&buf, v); err != nil {
+		return nil, err
 	}
-	return json.Marshal(map[string]any{v.Kind.String(): body})
+	return buf.Bytes(), nil
 }
 
 // ItemToJSON encodes an item as DynamoDB JSON, attributes sorted (nil: null).
@@ -169,26 +240,102 @@ func ItemToJSON(it abi.Item) (json.RawMessage, error) {
 	if it == nil {
 		return nil, nil
 	}
-	names := make([]string, 0, len(it))
+	var buf bytes.Buffer
+	if err := AppendItem(&buf, it); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// AppendItem writes an item as a JSON object of DynamoDB JSON values,
+// attributes sorted (nil: {}).
+func AppendItem(buf *bytes.Buffer, it abi.Item) error {
+	keys := make([]string, 0, len(it))
 	for k := range it {
-		names = append(names, k)
+		keys = append(keys, k)
 	}
-	sort.Strings(names)
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range names {
+	sort.Strings(keys)
+	buf.WriteByte('{')
+	for i, k := range keys {
 		if i > 0 {
-			b.WriteByte(',')
+			buf.WriteByte(',')
 		}
-		kj, _ := json.Marshal(k)
-		b.Write(kj)
-		b.WriteByte(':')
-		vj, err := ValueToJSON(it[k])
-		if err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", k, err)
+		appendString(buf, k)
+		buf.WriteByte(':')
+		if err := AppendValue(buf, it[k]); err != nil {
+			return fmt.Errorf("attribute %q: %w", k, err)
 		}
-		b.Write(vj)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	buf.WriteByte('}')
+	return nil
+}
+
+// AppendValue writes a value as DynamoDB JSON; a value of no DynamoDB type
+// is an error.
+func AppendValue(buf *bytes.Buffer, v abi.Value) error {
+	switch v.Kind {
+	case abi.KindS:
+		buf.WriteString(`{"S":`)
+		appendString(buf, v.Str)
+	case abi.KindN:
+		buf.WriteString(`{"N":`)
+		appendString(buf, v.Str)
+	case abi.KindB:
+		buf.WriteString(`{"B":"`)
+		buf.WriteString(base64.StdEncoding.EncodeToString(v.Bytes))
+		buf.WriteByte('"')
+	case abi.KindBOOL:
+		if v.Bool {
+			buf.WriteString(`{"BOOL":true`)
+		} else {
+			buf.WriteString(`{"BOOL":false`)
+		}
+	case abi.KindNULL:
+		buf.WriteString(`{"NULL":true`)
+	case abi.KindM:
+		buf.WriteString(`{"M":`)
+		if err := AppendItem(buf, v.Map); err != nil {
+			return err
+		}
+	case abi.KindL:
+		buf.WriteString(`{"L":[`)
+		for i, e := range v.List {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := AppendValue(buf, e); err != nil {
+				return fmt.Errorf("list element %d: %w", i, err)
+			}
+		}
+		buf.WriteByte(']')
+	case abi.KindSS, abi.KindNS:
+		buf.WriteString(`{"` + v.Kind.String() + `":[`)
+		for i, s := range v.Strs {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			appendString(buf, s)
+		}
+		buf.WriteByte(']')
+	case abi.KindBS:
+		buf.WriteString(`{"BS":[`)
+		for i, b := range v.Blobs {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteByte('"')
+			buf.WriteString(base64.StdEncoding.EncodeToString(b))
+			buf.WriteByte('"')
+		}
+		buf.WriteByte(']')
+	default:
+		return fmt.Errorf("%w: kind %d has no JSON form", ErrBadAttributeValue, v.Kind)
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+func appendString(buf *bytes.Buffer, s string) {
+	b, _ := json.Marshal(s) // never fails for a string
+	buf.Write(b)
 }
