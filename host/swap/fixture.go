@@ -1,13 +1,11 @@
 package swap
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -136,139 +134,6 @@ func LoadFixture(eventsPath, rowsPath string) (*Fixture, error) {
 		return nil, fmt.Errorf("%s: %w", rowsPath, err)
 	}
 	return &Fixture{Name: filepath.Base(eventsPath), Events: evs, Rows: rows}, nil
-}
-
-// Fold runs events through l as the engine would over empty tables: key
-// per source, then one evolve per row from no state, in fold order (sources
-// in declaration order, then stream id, then version; duplicates dropped).
-// An instance whose event fails leaves the fold, as in the engine; a row
-// whose instances all fail carries the error. Rows come back sorted by key.
-func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) {
-	d := l.Describe()
-	order := map[string]int{}
-	byStream := map[string]string{}
-	for i, s := range d.Sources {
-		order[s.Name] = i
-		if _, dup := byStream[s.Stream]; !dup {
-			byStream[s.Stream] = s.Name
-		}
-	}
-	bySource := map[string][]abi.Event{}
-	seen := map[string]bool{}
-	for i, e := range events {
-		src := e.Source
-		if src == "" {
-			src = byStream[e.Stream]
-		}
-		if _, ok := order[src]; !ok {
-			return nil, fmt.Errorf("event %d (%s %s v%d): the plugin has no source for it (sources: %s)", i, e.Stream, e.StreamID, e.Version, sourcesText(d.Sources))
-		}
-		id := fmt.Sprintf("%s|%s|%d", src, e.StreamID, e.Version)
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		bySource[src] = append(bySource[src], e.Event)
-	}
-	type rowAcc struct {
-		key    abi.Item
-		events []abi.SourcedEvent
-	}
-	rows := map[string]*rowAcc{}
-	for _, s := range d.Sources {
-		evs := bySource[s.Name]
-		if len(evs) == 0 {
-			continue
-		}
-		slices.SortStableFunc(evs, func(a, b abi.Event) int {
-			return cmp.Or(cmp.Compare(a.StreamID, b.StreamID), cmp.Compare(a.Version, b.Version))
-		})
-		resp, err := l.Key(ctx, &abi.KeyRequest{Source: s.Name, Events: evs})
-		if err != nil {
-			return nil, fmt.Errorf("key (source %s): %w", s.Name, err)
-		}
-		for i, k := range resp.Keys {
-			if k.Error != nil {
-				return nil, fmt.Errorf("key of %s %s v%d: %v", evs[i].Stream, evs[i].StreamID, evs[i].Version, k.Error)
-			}
-			if k.Key == nil {
-				continue
-			}
-			ks := KeyString(k.Key)
-			r := rows[ks]
-			if r == nil {
-				r = &rowAcc{key: k.Key}
-				rows[ks] = r
-			}
-			r.events = append(r.events, abi.SourcedEvent{Source: s.Name, Event: evs[i]})
-		}
-	}
-	keys := make([]string, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]Row, 0, len(keys))
-	for _, k := range keys {
-		r := rows[k]
-		row := Row{Key: r.key}
-		row.Item, row.Err = foldRow(ctx, l, r.key, r.events, len(d.Sources) == 1)
-		out = append(out, row)
-	}
-	return out, nil
-}
-
-// foldRow folds one row's events from no state, dropping a failed
-// instance's events and folding again, as the engine does (SPEC M6).
-func foldRow(ctx context.Context, l logic.Logic, key abi.Item, evs []abi.SourcedEvent, single bool) (abi.Item, error) {
-	for {
-		req := &abi.EvolveRequest{Key: key, Events: evs}
-		if single && oneInstance(evs) { // as the engine: one source instance
-			req.StreamID = evs[0].Event.StreamID
-		}
-		resp, err := l.Evolve(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		n := len(resp.Decisions)
-		if n == 0 || n > len(evs) {
-			return nil, fmt.Errorf("evolve returned %d decisions for %d events", n, len(evs))
-		}
-		if last := resp.Decisions[n-1]; last.Outcome == abi.Failed {
-			bad := evs[n-1]
-			keep := evs[:0:0]
-			for _, e := range evs {
-				if e.Source != bad.Source || e.Event.StreamID != bad.Event.StreamID {
-					keep = append(keep, e)
-				}
-			}
-			if len(keep) == 0 {
-				return nil, fmt.Errorf("evolve failed on %s %s v%d: %v", bad.Event.Stream, bad.Event.StreamID, bad.Event.Version, last.Error)
-			}
-			evs = keep
-			continue
-		}
-		if n < len(evs) {
-			return nil, fmt.Errorf("evolve returned %d decisions for %d events without a failed one", n, len(evs))
-		}
-		if resp.State == nil || resp.Item == nil {
-			return nil, nil
-		}
-		it := abi.CloneItem(resp.Item)
-		for k, v := range key {
-			it[k] = v
-		}
-		return it, nil
-	}
-}
-
-func oneInstance(evs []abi.SourcedEvent) bool {
-	for _, e := range evs[1:] {
-		if e.Source != evs[0].Source || e.Event.StreamID != evs[0].Event.StreamID {
-			return false
-		}
-	}
-	return true
 }
 
 // Run folds the fixture's events through l and compares the rows with the
