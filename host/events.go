@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dynafold/dynafold/abi"
@@ -15,7 +16,7 @@ var (
 	ErrVersionConflict = eventstore.ErrVersionConflict
 	// ErrUnknownStream is matched by a call naming a stream the
 	// configuration's eventStore.streams does not define.
-	ErrUnknownStream = fmt.Errorf("unknown stream")
+	ErrUnknownStream = errors.New("unknown stream")
 )
 
 // NewEvent is an event to append.
