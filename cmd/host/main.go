@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -35,33 +36,51 @@ var commands = []command{
 
 func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	for _, c := range commands {
-		if c.name == os.Args[1] {
-			err := c.run(ctx, os.Args[2:])
-			if errors.Is(err, flag.ErrHelp) {
-				os.Exit(2)
-			}
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "host %s: %v\n", c.name, err)
-				os.Exit(1)
-			}
-			return
-		}
-	}
-	fmt.Fprintf(os.Stderr, "host: unknown command %q\n", os.Args[1])
-	usage()
-	os.Exit(2)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: host <command> [flags]\n\ncommands:")
-	for _, c := range commands {
-		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.usage)
+// run runs one command line and returns the exit code: 0 for success and
+// for asked-for help, 1 when the command failed, 2 for a command line that
+// is not one.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
+		if len(args) > 1 && !isHelp(args[1]) { // host help CMD: that command's help
+			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
 	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:])
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			return 0 // the flag set printed the command's flags
+		case err != nil:
+			fmt.Fprintf(stderr, "host %s: %v\n", c.name, err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(stderr, "host: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: host <command> [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.usage)
+	}
+	fmt.Fprintln(w, "\n`host help <command>` or `host <command> --help` lists a command's flags.")
 }

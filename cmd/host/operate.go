@@ -7,65 +7,92 @@ import (
 	"os"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/keys"
 )
 
 func init() {
 	commands = append(commands,
 		command{"catchup", "bring the row of a stream's latest event up to the head (--projection, --id)", runCatchUp},
-		command{"rebuild", "re-derive every row of a stream instance from version 1 (--projection, --id)", runRebuild},
+		command{"rebuild", "re-derive the rows of a stream instance from version 1 (--id), or every row a plugin version wrote (--written-by)", runRebuild},
 		command{"filter-pattern", "print the FilterCriteria JSON that keeps only the configured streams' event INSERTs", runFilterPattern},
 	)
 }
 
-// openProjection loads the configuration and returns the named projection.
-func openProjection(ctx context.Context, args []string, name string) (*host.Host, string, string, error) {
+// projectionFlags are the flags naming a configuration, one of its
+// projections and a stream instance.
+type projectionFlags struct {
+	fs                *flag.FlagSet
+	cfgPath, proj, id *string
+}
+
+func newProjectionFlags(name string) *projectionFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	cfgPath := fs.String("config", "dynafold.json", "configuration file")
-	proj := fs.String("projection", "", "projection name (default: the only one)")
-	id := fs.String("id", "", "stream id")
-	if err := fs.Parse(args); err != nil {
-		return nil, "", "", err
+	return &projectionFlags{fs: fs,
+		cfgPath: fs.String("config", "dynafold.json", "configuration file"),
+		proj:    fs.String("projection", "", "projection name (default: the only one)"),
+		id:      fs.String("id", "", "stream id (composites joined with #)"),
 	}
-	if *id == "" {
-		return nil, "", "", fmt.Errorf("--id is required")
-	}
-	cfg, err := host.LoadConfig(*cfgPath)
+}
+
+// open loads the configuration and builds the host; the projection defaults
+// to the only one.
+func (f *projectionFlags) open(ctx context.Context) (*host.Host, error) {
+	cfg, err := host.LoadConfig(*f.cfgPath)
 	if err != nil {
-		return nil, "", "", err
+		return nil, err
 	}
 	h, err := host.New(ctx, cfg)
 	if err != nil {
-		return nil, "", "", err
+		return nil, err
 	}
-	if *proj == "" && len(h.Projections()) == 1 {
-		*proj = h.Projections()[0]
+	if *f.proj == "" && len(h.Projections()) == 1 {
+		*f.proj = h.Projections()[0]
 	}
-	return h, *proj, *id, nil
+	return h, nil
 }
 
 func runCatchUp(ctx context.Context, args []string) error {
-	h, proj, id, err := openProjection(ctx, args, "catchup")
+	f := newProjectionFlags("catchup")
+	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if *f.id == "" {
+		return fmt.Errorf("--id is required: the stream instance whose row to bring up to its head")
+	}
+	h, err := f.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
-	o, err := h.CatchUp(ctx, proj, id)
+	o, err := h.CatchUp(ctx, *f.proj, *f.id)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stdout, "row %v: applied %d events, checkpoint %d, written %v\n", o.Key, len(o.Applied()), o.Instances[0].Version, o.Written)
+	fmt.Fprintf(os.Stdout, "row %s: applied %d events, checkpoint %d, written %v\n", keys.String(o.Key), len(o.Applied()), o.Instances[0].Version, o.Written)
 	return nil
 }
 
 func runRebuild(ctx context.Context, args []string) error {
-	h, proj, id, err := openProjection(ctx, args, "rebuild")
+	f := newProjectionFlags("rebuild")
+	by := f.fs.String("written-by", "", "rebuild instead every row written by this plugin version: NAME@VERSION, or VERSION of the projection's plugin")
+	dry := f.fs.Bool("dry-run", false, "with --written-by: list the rows and stream instances, rebuild nothing")
+	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if *by == "" && *f.id == "" {
+		return fmt.Errorf("--id (a stream instance) or --written-by (a plugin version) is required")
+	}
+	h, err := f.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
-	outs, err := h.Rebuild(ctx, proj, id)
+	if *by != "" {
+		return rebuildWrittenBy(ctx, h, *f.proj, *by, *dry)
+	}
+	outs, err := h.Rebuild(ctx, *f.proj, *f.id)
 	for _, o := range outs {
-		fmt.Fprintf(os.Stdout, "row %v: written %v, checkpoint %d\n", o.Key, o.Written, o.Instances[0].Version)
+		fmt.Fprintf(os.Stdout, "row %s: written %v, checkpoint %d\n", keys.String(o.Key), o.Written, o.Instances[0].Version)
 	}
 	return err
 }

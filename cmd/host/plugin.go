@@ -38,6 +38,10 @@ func init() {
 var errTestFailed = errors.New("the rows differ from the expected ones")
 
 func runPlugin(ctx context.Context, args []string) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		pluginUsage(os.Stdout)
+		return flag.ErrHelp
+	}
 	if len(args) > 0 {
 		for _, c := range pluginCommands {
 			if c.name == args[0] {
@@ -45,14 +49,18 @@ func runPlugin(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	fmt.Fprintln(os.Stderr, "usage: host plugin <command> [flags]\n\ncommands:")
-	for _, c := range pluginCommands {
-		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.usage)
-	}
+	pluginUsage(os.Stderr)
 	if len(args) == 0 {
-		return flag.ErrHelp
+		return errors.New("no plugin command given")
 	}
 	return fmt.Errorf("unknown plugin command %q", args[0])
+}
+
+func pluginUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: host plugin <command> [flags]\n\ncommands:")
+	for _, c := range pluginCommands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.usage)
+	}
 }
 
 // parseInterspersed parses flags that may come after positional arguments

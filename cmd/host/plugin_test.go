@@ -247,9 +247,9 @@ func TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion(t *testing.T) {
 	err := rebuild(ctx, []string{"--config", cfgPath, "--written-by", "1.0.0"})
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "0 rows of "+summaries+" written by order-summary@1.0.0")
-	// Without --written-by, rebuild is operate.go's.
+	// Without --written-by, rebuild needs a stream instance.
 	err = rebuild(ctx, []string{"--config", cfgPath})
-	assert.ErrorContains(t, err, "--id is required")
+	assert.ErrorContains(t, err, "--id (a stream instance) or --written-by (a plugin version) is required")
 }
 
 func commandNamed(t *testing.T, name string) func(context.Context, []string) error {

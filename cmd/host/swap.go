@@ -13,22 +13,6 @@ import (
 func init() {
 	pluginCommands = append(pluginCommands, command{"rollback",
 		"put the previous plugin version back where running hosts pick it up (--s3 s3://BUCKET/KEY, or --file F --archive DIR)", runPluginRollback})
-	// `host rebuild --written-by VERSION` extends the rebuild command of
-	// operate.go (initialized before this file): other uses go to it.
-	for i, c := range commands {
-		if c.name == "rebuild" {
-			inner := c.run
-			commands[i].usage += "; or every row written by a plugin version (--projection, --written-by NAME@VERSION or VERSION)"
-			commands[i].run = func(ctx context.Context, args []string) error {
-				for _, a := range args {
-					if a == "--written-by" || a == "-written-by" || strings.HasPrefix(a, "--written-by=") || strings.HasPrefix(a, "-written-by=") {
-						return runRebuildWrittenBy(ctx, args)
-					}
-				}
-				return inner(ctx, args)
-			}
-		}
-	}
 }
 
 func runPluginRollback(ctx context.Context, args []string) error {
@@ -68,36 +52,15 @@ func runPluginRollback(ctx context.Context, args []string) error {
 	return fmt.Errorf("name the plugin's source: --s3 s3://BUCKET/KEY, or --file F --archive DIR")
 }
 
-// runRebuildWrittenBy rebuilds every row of a projection whose writtenBy
-// attribute names a plugin version (SPEC Y3): a Scan of the read model
-// finds the rows, a Scan of the event store the stream instances, and
-// each instance whose events fold into one of those rows is rebuilt by the
-// current plugin.
-func runRebuildWrittenBy(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("rebuild", flag.ContinueOnError)
-	cfgPath := fs.String("config", "dynafold.json", "configuration file")
-	proj := fs.String("projection", "", "projection name (default: the only one)")
-	by := fs.String("written-by", "", "plugin version whose rows to rebuild: NAME@VERSION, or VERSION of the projection's plugin")
-	dry := fs.Bool("dry-run", false, "list the rows and stream instances, rebuild nothing")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := host.LoadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	h, err := host.New(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer h.Close(ctx)
-	if *proj == "" && len(h.Projections()) == 1 {
-		*proj = h.Projections()[0]
-	}
-	rep, err := h.RebuildWrittenBy(ctx, *proj, *by, *dry)
+// rebuildWrittenBy rebuilds every row of a projection whose writtenBy
+// attribute names a plugin version: a Scan of the read model finds the rows,
+// a Scan of the event store the stream instances, and each instance whose
+// events fold into one of those rows is rebuilt by the current plugin.
+func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry bool) error {
+	rep, err := h.RebuildWrittenBy(ctx, proj, by, dry)
 	fmt.Fprintf(pluginOut, "%d rows of %s written by %s\n", rep.Rows, rep.Table, rep.WrittenBy)
 	for _, id := range rep.Streams {
-		if *dry {
+		if dry {
 			fmt.Fprintf(pluginOut, "would rebuild %s\n", id)
 		}
 	}
