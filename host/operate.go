@@ -10,6 +10,7 @@ import (
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/swap"
 )
 
@@ -218,4 +219,44 @@ func (h *Host) ApplyEvents(ctx context.Context, projection string, events ...abi
 		in[i] = apply.Input{Event: ev, Pos: i}
 	}
 	return projectionResultOf(e.ApplyBatch(ctx, in)), nil
+}
+
+// TableReport is what CreateTables found or did for one table.
+type TableReport struct {
+	Table         string
+	Role          string // "event store" or "projection NAME"
+	Created       bool   // it did not exist and was created
+	StreamEnabled bool   // it existed without a stream, and one was enabled
+}
+
+// CreateTables creates the tables the configuration names and that do not
+// exist yet: the event table with a NEW_IMAGE stream and each projection's
+// read-model table (string key attributes, on-demand capacity). It is
+// idempotent: existing tables are left as they are, except that an event
+// table without a stream gets one. A host built WithEventStoreOnly creates
+// the projections' tables too.
+func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
+	type want struct {
+		role string
+		spec dynamo.TableSpec
+	}
+	specs := []want{{"event store", dynamo.TableSpec{Name: h.cfg.EventStore.Table,
+		KeyAttrs: []string{eventstore.AttrPK, eventstore.AttrSK}, Stream: true}}}
+	for _, p := range h.cfg.Projections {
+		specs = append(specs, want{"projection " + p.Name, dynamo.TableSpec{Name: p.Table, KeyAttrs: p.Key}})
+	}
+	var out []TableReport
+	done := map[string]bool{}
+	for _, s := range specs {
+		if done[s.spec.Name] {
+			continue
+		}
+		done[s.spec.Name] = true
+		st, err := h.db.EnsureTable(ctx, s.spec)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, TableReport{Table: s.spec.Name, Role: s.role, Created: st.Created, StreamEnabled: st.StreamEnabled})
+	}
+	return out, nil
 }

@@ -111,6 +111,10 @@ type Page struct {
 	LastKey abi.Item
 }
 
+// ErrNoTable is matched (errors.Is) by a request on a table that does not
+// exist (ResourceNotFoundException).
+var ErrNoTable = errors.New("no such table")
+
 // ErrConditionFailed is matched (errors.Is) by a failed condition of a
 // PutItem, UpdateItem, DeleteItem, and by a transaction cancelled because one
 // of its conditions failed.

@@ -111,7 +111,7 @@ func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) (
 			},
 		}, d.opt)
 		if err != nil {
-			return nil, mapError("BatchGetItem", err)
+			return nil, mapError("BatchGetItem on "+table, err)
 		}
 		for _, raw := range out.Responses[table] {
 			it, err := ddbclient.FromAttributeMap(raw)

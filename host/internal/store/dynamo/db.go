@@ -56,7 +56,7 @@ func (d *DB) GetItem(ctx context.Context, table string, key abi.Item) (abi.Item,
 		ConsistentRead: aws.Bool(true),
 	}, d.opt)
 	if err != nil {
-		return nil, mapError("GetItem", err)
+		return nil, mapError("GetItem on "+table, err)
 	}
 	if out.Item == nil {
 		return nil, nil
@@ -77,7 +77,7 @@ func (d *DB) PutItem(ctx context.Context, p store.Put) error {
 		ExpressionAttributeNames:  in.ExpressionAttributeNames,
 		ExpressionAttributeValues: in.ExpressionAttributeValues,
 	}, d.opt)
-	return mapError("PutItem", err)
+	return mapError("PutItem on "+p.Table, err)
 }
 
 // UpdateItem implements store.DB; it returns the item after the update.
@@ -96,7 +96,7 @@ func (d *DB) UpdateItem(ctx context.Context, u store.Update) (abi.Item, error) {
 		ReturnValues:              types.ReturnValueAllNew,
 	}, d.opt)
 	if err != nil {
-		return nil, mapError("UpdateItem", err)
+		return nil, mapError("UpdateItem on "+u.Table, err)
 	}
 	return ddbclient.FromAttributeMap(out.Attributes)
 }
@@ -114,7 +114,7 @@ func (d *DB) DeleteItem(ctx context.Context, del store.Delete) error {
 		ExpressionAttributeNames:  in.ExpressionAttributeNames,
 		ExpressionAttributeValues: in.ExpressionAttributeValues,
 	}, d.opt)
-	return mapError("DeleteItem", err)
+	return mapError("DeleteItem on "+del.Table, err)
 }
 
 // TransactWriteItems implements store.DB. A cancelled transaction is a
@@ -164,7 +164,7 @@ func (d *DB) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	}
 	out, err := d.client.Query(ctx, in, d.opt)
 	if err != nil {
-		return store.Page{}, mapError("Query", err)
+		return store.Page{}, mapError("Query on "+q.Table, err)
 	}
 	page := store.Page{Items: make([]abi.Item, 0, len(out.Items))}
 	for _, it := range out.Items {
@@ -203,7 +203,7 @@ func (d *DB) Scan(ctx context.Context, sc store.Scan) (store.Page, error) {
 	}
 	out, err := d.client.Scan(ctx, in, d.opt)
 	if err != nil {
-		return store.Page{}, mapError("Scan", err)
+		return store.Page{}, mapError("Scan on "+sc.Table, err)
 	}
 	page := store.Page{Items: make([]abi.Item, 0, len(out.Items))}
 	for _, it := range out.Items {

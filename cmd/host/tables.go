@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/dynafold/dynafold/host"
+)
+
+func init() {
+	commands = append(commands, command{"tables",
+		"create the configuration's tables that do not exist yet: the event table (with its stream) and each read model (tables create --config F)", runTables})
+}
+
+// tablesOut is where `host tables` prints (a variable for tests).
+var tablesOut io.Writer = os.Stdout
+
+func runTables(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] != "create" {
+		if len(args) > 0 && isHelp(args[0]) {
+			fmt.Fprintln(tablesOut, "usage: host tables create --config FILE")
+			return flag.ErrHelp
+		}
+		return fmt.Errorf("usage: host tables create --config FILE")
+	}
+	fs := flag.NewFlagSet("tables create", flag.ContinueOnError)
+	cfgPath := fs.String("config", "dynafold.json", "configuration file")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	cfg, err := host.LoadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly()) // no plugin is needed
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	reps, err := h.CreateTables(ctx)
+	for _, r := range reps {
+		what := "exists"
+		switch {
+		case r.Created:
+			what = "created"
+		case r.StreamEnabled:
+			what = "exists; its NEW_IMAGE stream was enabled"
+		}
+		fmt.Fprintf(tablesOut, "%-30s %-28s %s\n", r.Table, r.Role, what)
+	}
+	return err
+}

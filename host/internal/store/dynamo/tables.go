@@ -1,0 +1,87 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// TableSpec is a table the host needs: its name, its key attributes (hash,
+// then range; all strings), and whether it needs a stream of new images.
+type TableSpec struct {
+	Name     string
+	KeyAttrs []string
+	Stream   bool
+}
+
+// TableState is what EnsureTable found or did.
+type TableState struct {
+	Created       bool // the table did not exist and was created
+	StreamEnabled bool // the table existed without a usable stream, and one was enabled
+}
+
+// EnsureTable creates the table when it does not exist (on-demand
+// capacity), enables a NEW_IMAGE stream on an existing one that needs it and
+// has none, and waits until it is active. A table whose key schema differs
+// from the spec is an error naming both.
+func (d *DB) EnsureTable(ctx context.Context, spec TableSpec) (TableState, error) {
+	var st TableState
+	out, err := d.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(spec.Name)}, d.opt)
+	var rnf *types.ResourceNotFoundException
+	switch {
+	case errors.As(err, &rnf):
+		in := &dynamodb.CreateTableInput{TableName: aws.String(spec.Name), BillingMode: types.BillingModePayPerRequest}
+		for i, a := range spec.KeyAttrs {
+			kt := types.KeyTypeHash
+			if i > 0 {
+				kt = types.KeyTypeRange
+			}
+			in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(a), AttributeType: types.ScalarAttributeTypeS})
+			in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: aws.String(a), KeyType: kt})
+		}
+		if spec.Stream {
+			in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}
+		}
+		if _, err := d.client.CreateTable(ctx, in, d.opt); err != nil {
+			return st, mapError("CreateTable "+spec.Name, err)
+		}
+		st.Created = true
+	case err != nil:
+		return st, mapError("DescribeTable "+spec.Name, err)
+	default:
+		var have []string
+		for _, k := range out.Table.KeySchema {
+			if k.KeyType == types.KeyTypeHash {
+				have = append([]string{aws.ToString(k.AttributeName)}, have...)
+			} else {
+				have = append(have, aws.ToString(k.AttributeName))
+			}
+		}
+		if fmt.Sprint(have) != fmt.Sprint(spec.KeyAttrs) {
+			return st, fmt.Errorf("table %s exists keyed by %v, but the configuration keys it by %v: fix the configuration's key, or use another table", spec.Name, have, spec.KeyAttrs)
+		}
+		ss := out.Table.StreamSpecification
+		if spec.Stream && (ss == nil || !aws.ToBool(ss.StreamEnabled)) {
+			_, err := d.client.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(spec.Name),
+				StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}}, d.opt)
+			if err != nil {
+				return st, mapError("UpdateTable "+spec.Name, err)
+			}
+			st.StreamEnabled = true
+		} else if spec.Stream && ss.StreamViewType != types.StreamViewTypeNewImage && ss.StreamViewType != types.StreamViewTypeNewAndOldImages {
+			return st, fmt.Errorf("table %s has a %s stream; the host reads new images: disable the stream and run this again, or set its view type to NEW_IMAGE or NEW_AND_OLD_IMAGES", spec.Name, ss.StreamViewType)
+		}
+	}
+	w := dynamodb.NewTableExistsWaiter(d.client, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 2*time.Second
+	})
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(spec.Name)}, 5*time.Minute); err != nil {
+		return st, fmt.Errorf("waiting for table %s to become active: %w", spec.Name, err)
+	}
+	return st, nil
+}
