@@ -3,19 +3,22 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 
+	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/keys"
 )
 
 func runApply(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
 	recPath := fs.String("records", "-", "captured Lambda DynamoDB stream event (JSON), or - for stdin")
+	asJSON := fs.Bool("json", false, "print only the partial batch response, as Lambda returns it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,21 +48,67 @@ func runApply(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	for name, r := range res.Projections {
-		for _, o := range r.Rows {
-			if o.Err != nil {
-				fmt.Fprintf(os.Stderr, "projection %s: row failed: %v\n", name, o.Err)
-			}
-		}
-	}
-	for _, f := range res.DecodeFailures {
-		fmt.Fprintf(os.Stderr, "record %d (%s) failed to decode: %v\n", f.Position, f.Identifier, f.Err)
-	}
 	resp, err := res.Response()
 	if err != nil {
 		return err
 	}
+	if !*asJSON {
+		summarize(os.Stdout, res)
+	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
-	return errors.Join(enc.Encode(resp))
+	return enc.Encode(resp)
+}
+
+// summarize prints what a batch did, row by row: what was applied, already
+// applied, skipped or rejected (with the plugin's reason), and why a row or
+// an event's key failed.
+func summarize(w io.Writer, res *host.Result) {
+	fmt.Fprintf(w, "%d records: %d events, %d ignored, %d failed to decode\n", res.Records, len(res.Events), len(res.Ignored), len(res.DecodeFailures))
+	for _, f := range res.DecodeFailures {
+		fmt.Fprintf(w, "  record %d (%s) failed to decode: %v\n", f.Position, f.Identifier, f.Err)
+	}
+	names := make([]string, 0, len(res.Projections))
+	for n := range res.Projections {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pr := res.Projections[name]
+		fmt.Fprintf(w, "projection %s: %d rows, %d events naming no row\n", name, len(pr.Rows), len(pr.NoRow))
+		for _, o := range pr.Rows {
+			if o.Err != nil {
+				fmt.Fprintf(w, "  row %s: FAILED, nothing written: %v\n", keys.String(o.Key), o.Err)
+				continue
+			}
+			for _, in := range o.Instances {
+				fmt.Fprintf(w, "  row %s: %s %s: applied %s, already applied %s, skipped %s",
+					keys.String(o.Key), in.Source, in.StreamID, versions(in.Applied), versions(in.AlreadyApplied), versions(in.Skipped))
+				for _, rj := range in.Rejected {
+					fmt.Fprintf(w, ", rejected v%d (%v)", rj.Event.Version, rj.Error)
+				}
+				fmt.Fprintf(w, "; checkpoint %d", in.Version)
+				if o.Written {
+					fmt.Fprint(w, "; written")
+				} else {
+					fmt.Fprint(w, "; not written (nothing new)")
+				}
+				fmt.Fprintln(w)
+			}
+		}
+		for _, kf := range pr.KeyFailures {
+			fmt.Fprintf(w, "  event %s %s v%d (record %d): the plugin's key failed: %v\n", kf.Stream, kf.StreamID, kf.Version, kf.Position, kf.Err)
+		}
+	}
+}
+
+// versions renders events' versions compactly: "-", "v3", "v1-v4 (4)".
+func versions(evs []abi.Event) string {
+	switch len(evs) {
+	case 0:
+		return "-"
+	case 1:
+		return fmt.Sprintf("v%d", evs[0].Version)
+	}
+	return fmt.Sprintf("v%d-v%d (%d)", evs[0].Version, evs[len(evs)-1].Version, len(evs))
 }

@@ -75,7 +75,7 @@ func TestH2_ApplyCommandPrintsTheBatchResponse(t *testing.T) {
 	require.NoError(t, os.WriteFile(recPath, body, 0o644))
 
 	out := captureStdout(t, func() {
-		require.NoError(t, runApply(context.Background(), []string{"--config", cfgPath, "--records", recPath}))
+		require.NoError(t, runApply(context.Background(), []string{"--config", cfgPath, "--records", recPath, "--json"}))
 	})
 
 	var resp struct {
@@ -86,6 +86,16 @@ func TestH2_ApplyCommandPrintsTheBatchResponse(t *testing.T) {
 	assert.Equal(t, "101", resp.BatchItemFailures[0].ItemIdentifier, "the row whose event the plugin cannot fold")
 	row := env.Get(t, summaries, abi.Item{"pk": abi.S("OrderSummary#o-1"), "sk": abi.S("OrderSummary")})
 	assert.Equal(t, "placed", row["status"].Str)
+
+	// Without --json, each row says what happened to it, and why a row failed.
+	out = captureStdout(t, func() {
+		require.NoError(t, runApply(context.Background(), []string{"--config", cfgPath, "--records", recPath}))
+	})
+	assert.Contains(t, out, "2 records: 2 events, 0 ignored, 0 failed to decode")
+	assert.Contains(t, out, "row pk=OrderSummary#o-1,sk=OrderSummary: Order o-1: applied -, already applied v1, skipped -; checkpoint 1; not written")
+	assert.Contains(t, out, "row pk=OrderSummary#o-2,sk=OrderSummary: FAILED, nothing written:")
+	assert.Contains(t, out, `does not fold "OrderRefunded"`)
+	assert.Contains(t, out, `"itemIdentifier": "101"`)
 }
 
 func captureStdout(t *testing.T, f func()) string {

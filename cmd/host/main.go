@@ -29,7 +29,7 @@ type command struct {
 
 var commands = []command{
 	{"demo", "run the main job on the embedded default (ddblocal in-process) and check every row", runDemo},
-	{"apply", "run one captured Lambda DynamoDB stream event through processBatch; print batchItemFailures", runApply},
+	{"apply", "run one captured Lambda DynamoDB stream event through the projections; print what each row did and the batch response (--json: the response only)", runApply},
 	{"append", "append an event to a stream", runAppend},
 	{"ddblocal", "serve the DynamoDB-compatible server until interrupted", runDDBLocal},
 }
