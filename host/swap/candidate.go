@@ -193,7 +193,13 @@ func (s *Swapper) prepare(ctx context.Context, c Candidate, skipCompat bool) (*v
 			return nil, refuse(StepCompat, p.Name(), err)
 		}
 	}
-	if err := Smoke(ctx, p, c.Wasm, s.cfg.Fixture); err != nil {
+	fx := s.cfg.Fixture
+	if f := s.cfg.FixtureFiles; f != nil {
+		if fx, err = LoadFixture(f.Events, f.Rows); err != nil {
+			return nil, refuse(StepSmoke, p.Name(), fmt.Errorf("reading the fixture: %w", err))
+		}
+	}
+	if err := Smoke(ctx, p, c.Wasm, fx); err != nil {
 		return nil, refuse(StepSmoke, p.Name(), err)
 	}
 	ok = true

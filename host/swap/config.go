@@ -120,6 +120,7 @@ func (c *SourceConfig) Apply(cfg *Config, dir string) error {
 			return err
 		}
 		cfg.Fixture = fx
+		cfg.FixtureFiles = &FixtureFiles{Events: rel(dir, c.Fixture.Events), Rows: rel(dir, c.Fixture.Rows)}
 	}
 	return nil
 }

@@ -76,14 +76,26 @@ func Watch(ctx context.Context, s *Swapper, src Source) error {
 	}
 }
 
-// archive keeps every accepted module in Config.Archive, for
-// RollbackDir: "<unix nanoseconds>-<sha256 prefix>.wasm".
+// archive keeps every accepted module in Config.Archive, one file per
+// module, for RollbackDir: "<unix nanoseconds>-<sha256 prefix>.wasm", named
+// for its latest acceptance (a module accepted again is renamed, not
+// copied).
 func (s *Swapper) archive(c Candidate, info Info) {
 	if s.cfg.Archive == "" {
 		return
 	}
-	name := fmt.Sprintf("%019d-%s.wasm", info.Since.UnixNano(), short(info.SHA256))
-	if err := writeAtomic(filepath.Join(s.cfg.Archive, name), c.Wasm); err != nil {
+	name := filepath.Join(s.cfg.Archive, fmt.Sprintf("%019d-%s.wasm", info.Since.UnixNano(), short(info.SHA256)))
+	if old, _ := filepath.Glob(filepath.Join(s.cfg.Archive, "*-"+short(info.SHA256)+".wasm")); len(old) > 0 {
+		err := os.Rename(old[0], name)
+		for _, extra := range old[1:] { // archives written before there was one per module
+			err = errors.Join(err, os.Remove(extra))
+		}
+		if err != nil {
+			s.cfg.Logger.Warn("archiving the plugin version", "plugin", info.Plugin, "err", err)
+		}
+		return
+	}
+	if err := writeAtomic(name, c.Wasm); err != nil {
 		s.cfg.Logger.Warn("archiving the plugin version", "plugin", info.Plugin, "err", err)
 	}
 }

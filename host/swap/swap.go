@@ -44,6 +44,10 @@ type Config struct {
 	// Fixture is the smoke test of a version that has no self_test export;
 	// nil: such a version is only validated.
 	Fixture *Fixture
+	// FixtureFiles, when set, are read again for every candidate (over
+	// Fixture), so a fixture updated beside a new module tests that module
+	// without a restart.
+	FixtureFiles *FixtureFiles
 	// WrittenBy, when set, names the attribute in which Evolve records
 	// "name@version" of the version that computed the item (SPEC Y3).
 	WrittenBy string
