@@ -216,14 +216,17 @@ func runPluginValidate(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s: %w", files[0], serr)
 	}
 	if *cfgPath != "" {
-		return checkReplaces(ctx, p, *cfgPath, *proj, !*asJSON)
+		return checkReplaces(ctx, p, wasm, *cfgPath, *proj, !*asJSON)
 	}
 	return nil
 }
 
-// checkReplaces checks that p could replace the plugin a configuration
-// binds to a projection: what the hot-swap pipeline checks (SPEC H3).
-func checkReplaces(ctx context.Context, p transport.Plugin, cfgPath, proj string, say bool) error {
+// checkReplaces checks that p (loaded from wasm) could replace the plugin a
+// configuration binds to a projection: what the hot-swap pipeline checks —
+// the streams, compatibility with the plugin serving now, the projection's
+// sha256 pins, and its smoke test (the module's self_test, else the
+// configured fixture).
+func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath, proj string, say bool) error {
 	cfg, err := host.LoadConfig(cfgPath)
 	if err != nil {
 		return err
@@ -256,6 +259,24 @@ func checkReplaces(ctx context.Context, p transport.Plugin, cfgPath, proj string
 	}
 	if err := swap.ExpectOf(cur.Describe()).Check(p.Describe()); err != nil {
 		return fmt.Errorf("%s cannot replace %s in projection %q: %v: %w", p.Name(), cur.Name(), pc.Name, err, swap.ErrIncompatible)
+	}
+	if hs := pc.HotSwap; hs != nil {
+		if err := swap.CheckPin(p.SHA256(), hs.SHA256); err != nil {
+			return fmt.Errorf("%s cannot replace %s in projection %q: %w", p.Name(), cur.Name(), pc.Name, err)
+		}
+		if f := hs.Fixture; f != nil {
+			dir := filepath.Dir(cfgPath)
+			fx, err := swap.LoadFixture(relTo(dir, f.Events), relTo(dir, f.Rows))
+			if err != nil {
+				return fmt.Errorf("projection %q's smoke-test fixture: %w", pc.Name, err)
+			}
+			if err := swap.Smoke(ctx, p, wasm, fx); err != nil {
+				return fmt.Errorf("%s would be refused in projection %q: %w: %w", p.Name(), pc.Name, swap.ErrSmokeTest, err)
+			}
+			if say {
+				fmt.Fprintf(pluginOut, "  smoke test passed (%s)\n", fx.Name)
+			}
+		}
 	}
 	if say {
 		fmt.Fprintf(pluginOut, "  replaces %s in projection %q\n", cur.Name(), pc.Name)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -260,4 +261,33 @@ func commandNamed(t *testing.T, name string) func(context.Context, []string) err
 	}
 	t.Fatalf("no command %q", name)
 	return nil
+}
+
+// TestH3_ValidateWithConfigRunsTheConfiguredSmokeTestAndPins: validate
+// --config refuses what the running host's pipeline would refuse: a module
+// without self_test whose rows the configured fixture does not expect, and
+// a module whose digest is not pinned.
+func TestH3_ValidateWithConfigRunsTheConfiguredSmokeTestAndPins(t *testing.T) {
+	fixture, err := filepath.Abs("../../host/swap/testdata/fixture")
+	require.NoError(t, err)
+	write := func(hotSwap string) string {
+		p := filepath.Join(t.TempDir(), "dynafold.json")
+		require.NoError(t, os.WriteFile(p, []byte(fmt.Sprintf(`{
+  "eventStore": {"table": "events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": "rows", "checkpoint": {"field": "version"}, "hotSwap": %s}]}`, v1Path(t), hotSwap)), 0o644))
+		return p
+	}
+	expectsV2 := write(fmt.Sprintf(`{"watch": true, "fixture": {"events": %q, "rows": %q}}`,
+		filepath.Join(fixture, "events.json"), filepath.Join(fixture, "rows-v2.json")))
+	_, err = runPluginCmd(t, "validate", v1Path(t), "--config", expectsV2)
+	assert.ErrorIs(t, err, swap.ErrSmokeTest, "1.0.0 writes no model; the fixture expects model 2")
+	assert.ErrorContains(t, err, `would be refused in projection "summaries"`)
+	assert.ErrorContains(t, err, `model missing, want {"N":"2"}`)
+	out, err := runPluginCmd(t, "validate", v2Path(t), "--config", expectsV2)
+	require.NoError(t, err, "2.0.0's self_test passes, so the fixture is not needed")
+	assert.Contains(t, out, `replaces order-summary@1.0.0`)
+
+	pinned := write(fmt.Sprintf(`{"watch": true, "sha256": [%q]}`, strings.Repeat("ab", 32)))
+	_, err = runPluginCmd(t, "validate", v2Path(t), "--config", pinned)
+	assert.ErrorIs(t, err, swap.ErrPinMismatch)
 }
