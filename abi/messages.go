@@ -33,7 +33,7 @@ const (
 	CapSelfTest Capability = "self_test"
 )
 
-// Source modes (SPEC M2).
+// Source modes.
 const (
 	ModeFold   = "fold"
 	ModeLatest = "latest"
@@ -68,7 +68,7 @@ func (d Description) Has(c Capability) bool {
 	return false
 }
 
-// KeyRequest asks which row each event folds into (SPEC P1, P9, M1).
+// KeyRequest asks which row each event folds into.
 type KeyRequest struct {
 	Source string  // the source the events are read by
 	Events []Event // events of the source's stream
@@ -92,8 +92,8 @@ type SourcedEvent struct {
 	Event  Event
 }
 
-// EvolveRequest folds one row's run of events in a single call (SPEC P2, P3,
-// M1, T1, O1). The events are in fold order: sources in declaration order,
+// EvolveRequest folds one row's run of events in a single call. The
+// events are in fold order: sources in declaration order,
 // then stream id, then version.
 type EvolveRequest struct {
 	Key      Item           // the row's key, as returned by key

@@ -110,7 +110,7 @@ type SwapCheck struct {
 	Err error
 }
 
-// CheckSwaps checks the source of every hot-swapped plugin once (SPEC H3),
+// CheckSwaps checks the source of every hot-swapped plugin once,
 // unless its last check is more recent than its interval, and offers a
 // changed module to the plugin's Swapper (swap.Between): a module that
 // passes validation and the smoke test serves every call made after

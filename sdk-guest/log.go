@@ -30,7 +30,7 @@ func (l Level) slogLevel() slog.Level {
 	return slog.LevelError
 }
 
-// Log sends msg to the host's log at level (SPEC W4, ABI.md §7). (The names
+// Log sends msg to the host's log at level (ABI.md §7). (The names
 // Error and Errorf are the SDK's domain errors, so there are no per-level
 // functions: write guest.Log(guest.LevelWarn, "...").)
 //

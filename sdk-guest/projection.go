@@ -9,7 +9,7 @@ import (
 )
 
 // Projection is a single-source projection: one stream folded into rows of
-// state S (SPEC P1–P5, T1, O1). Key, Initial and Evolve are required.
+// state S. Key, Initial and Evolve are required.
 type Projection[S any] struct {
 	Name       string   // the plugin's name
 	Version    string   // the plugin's own version
@@ -47,7 +47,7 @@ type Source[S any] struct {
 }
 
 // MultiProjection is a projection whose rows several sources contribute to
-// (SPEC M1, M2). Initial starts a row from its key.
+// . Initial starts a row from its key.
 type MultiProjection[S any] struct {
 	Name    string
 	Version string

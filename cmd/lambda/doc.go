@@ -1,4 +1,4 @@
-// Command lambda is dynafold as an AWS Lambda function (SPEC H1): it folds
+// Command lambda is dynafold as an AWS Lambda function: it folds
 // the change feed of an event table into read-model rows with the
 // configured plugins and answers every batch with the partial batch
 // response. Build it for the provided.al2023 runtime as bootstrap:
@@ -16,7 +16,7 @@
 //
 // # Environment
 //
-//   - DYNAFOLD_CONFIG: the configuration file (host.Config JSON, SPEC H4).
+//   - DYNAFOLD_CONFIG: the configuration file (host.Config JSON).
 //     Default: dynafold.json in LAMBDA_TASK_ROOT (where Lambda unpacks the
 //     package), else beside the binary.
 //   - DYNAFOLD_SOURCE: "lambda" (a DynamoDB event source mapping invokes the
@@ -61,8 +61,8 @@
 //     for a bounded time and is dead-lettered, not dropped silently.
 //   - ParallelizationFactor: any (1–10); rows are guarded by conditional
 //     writes, so lanes racing on a row are safe.
-//   - FilterCriteria: keep only the INSERTs of the configured streams' events
-//     (SPEC ES5), so snapshots and other items never invoke the function.
+//   - FilterCriteria: keep only the INSERTs of the configured streams' events,
+//     so snapshots and other items never invoke the function.
 //   - StreamViewType of the event table: NEW_IMAGE or NEW_AND_OLD_IMAGES.
 //
 // The function stops folding 500 ms before its timeout
@@ -71,7 +71,7 @@
 //
 // # Hot swap
 //
-// A projection with "hotSwap" in the configuration (SPEC H3) has its
+// A projection with "hotSwap" in the configuration has its
 // source checked between invocations, never during one: each invocation
 // checks first, before it reads its batch, and a new module that passes
 // validation and the smoke test serves that whole invocation and the ones

@@ -8,7 +8,7 @@
 //	...
 //	awslambda.Start(fn) // github.com/aws/aws-lambda-go/lambda
 //
-// Two sources deliver the records (SPEC B2), and each reads the response by
+// Two sources deliver the records, and each reads the response by
 // its own record identifier:
 //
 //   - SourceLambda: a Lambda event source mapping invokes the function with
@@ -28,15 +28,15 @@
 // or acknowledged under onDecodeFailure "skip"), not the whole batch. A
 // failed record without an identifier fails the invocation with
 // host.ErrStreamRecordIdentifierMissing, so the source redelivers the batch
-// (SPEC B3).
+// .
 //
 // Records of another shape (a Pipe input template's, say) are not read
-// here: use the host library with custom extractors (SPEC B2) instead.
+// here: use the host library with custom extractors instead.
 //
 // Each invocation logs one JSON summary line (and one line per failure) and,
 // with WithMetrics, writes its metrics in CloudWatch embedded metric format.
 //
-// A host with hot-swapped plugins (SPEC H3) has their sources checked
+// A host with hot-swapped plugins has their sources checked
 // between invocations, never during one (host.Host.CheckSwaps): an
 // invocation checks when it starts, before it reads its batch, if no other
 // invocation is in flight, and no swap happens until it has answered. A
@@ -85,7 +85,7 @@ type Option func(*handler)
 func WithLogger(l *slog.Logger) Option { return func(x *handler) { x.log = l } }
 
 // WithMetrics writes each invocation's metrics to w as a CloudWatch
-// embedded metric format line (SPEC X1; namespace MetricsNamespace,
+// embedded metric format line (namespace MetricsNamespace,
 // dimension Source): records, events, decode failures, applied and
 // already-applied events, rows written and failed, lost races, batch item
 // failures, duration, the oldest record's age (the iterator age), and, when
@@ -114,7 +114,7 @@ func WithDeadlineMargin(d time.Duration) Option { return func(x *handler) { x.ma
 // WithOnDecodeFailure sets what becomes of a record that is not a readable
 // stream record: "report" (default) or "skip". Pass the host's
 // onDecodeFailure, so these records are treated like records whose image
-// fails to decode (SPEC B4).
+// fails to decode.
 func WithOnDecodeFailure(policy string) Option {
 	return func(x *handler) { x.skipBad = policy == "skip" }
 }
@@ -194,7 +194,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 		defer cancel()
 	}
 	// Between invocations: swap in what the plugin sources offer, then hold
-	// off every swap until this invocation has answered (SPEC H3).
+	// off every swap until this invocation has answered.
 	swapped, end := x.begin(pctx, log)
 	defer end()
 	raws, err := splitPayload(payload, x.source)

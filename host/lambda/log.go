@@ -32,7 +32,7 @@ type stats struct {
 	DurationMs                                       float64
 	OldestRecordAgeMs                                int64 // -1: no record carries a creation time
 	// The check of the hot-swapped plugins' sources before the batch
-	// (SPEC H3); HotSwap is false when none was checked.
+	//; HotSwap is false when none was checked.
 	HotSwap                         bool
 	PluginSwaps, PluginSwapFailures int
 }
@@ -96,7 +96,7 @@ func logBatch(log *slog.Logger, res *host.Result, bad []badRecord, skipBad bool,
 		"applied", s.Applied, "alreadyApplied", s.AlreadyApplied, "rowsWritten", s.RowsWritten, "rowsFailed", s.RowsFailed,
 		"conflicts", s.Conflicts, "batchItemFailures", s.BatchItemFailures, "durationMs", s.DurationMs}
 	if s.OldestRecordAgeMs >= 0 {
-		// The change feed's lag: how long the oldest record waited (reference 003).
+		// The change feed's lag: how long the oldest record waited.
 		args = append(args, "oldestRecordAgeMs", s.OldestRecordAgeMs)
 	}
 	if s.HotSwap {

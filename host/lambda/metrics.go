@@ -19,7 +19,7 @@ var metricUnits = []struct{ name, unit string }{
 }
 
 // emf writes each invocation's metrics as one CloudWatch embedded metric
-// format line (SPEC X1): CloudWatch Logs turns it into metrics of
+// format line: CloudWatch Logs turns it into metrics of
 // MetricsNamespace, dimension Source, with no API call from the function.
 type emf struct {
 	mu sync.Mutex

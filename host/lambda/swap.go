@@ -9,7 +9,7 @@ import (
 	"github.com/dynafold/dynafold/host/swap"
 )
 
-// swapGate keeps hot swaps (SPEC H3) between invocations. Every invocation
+// swapGate keeps hot swaps between invocations. Every invocation
 // holds it shared while it processes its batch; a check of the plugins'
 // sources holds it exclusively. An invocation checks when it starts, before
 // it reads its payload: the batch before it has been answered, its own has

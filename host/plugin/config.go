@@ -10,7 +10,7 @@ import (
 
 // Defaults applied by Load to zero fields of Config.
 const (
-	// DefaultPoolSize is the engine's default row concurrency (SPEC P7).
+	// DefaultPoolSize is the engine's default row concurrency.
 	DefaultPoolSize = 10
 	// DefaultMemoryLimitPages is 512 pages of 64 KiB: 32 MiB per instance.
 	DefaultMemoryLimitPages = 512
@@ -68,8 +68,8 @@ type Config struct {
 	GuestLog GuestLog
 }
 
-// GuestLog configures logging from the guest into the host's Logger (SPEC W4,
-// ABI.md §7): the raw ABI's optional import dynafold.log, and an Extism PDK's
+// GuestLog configures logging from the guest into the host's Logger
+// (ABI.md §7): the raw ABI's optional import dynafold.log, and an Extism PDK's
 // log functions. Messages carry the attributes plugin and function, at the
 // guest's level (debug, info, warn, error); the Logger's handler filters
 // them by level as any other record. A plugin's instances share one token

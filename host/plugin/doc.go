@@ -15,7 +15,7 @@
 // wasip1 c-shared module is a reactor: the host runs its _initialize export
 // once per instance and never runs _start.
 //
-// # Sandbox (SPEC W4, Y1)
+// # Sandbox
 //
 // Each instance gets wasi_snapshot_preview1 and the optional dynafold.log
 // (below), and nothing else: a module that imports anything else is refused
@@ -37,7 +37,7 @@
 //     before every call, so a call sees the same "random" bytes whichever
 //     instance serves it and whatever that instance served before.
 //
-// With these defaults the same request gives the same bytes back (SPEC Y1).
+// With these defaults the same request gives the same bytes back.
 // What the sandbox cannot fix is a guest that depends on its own history: a
 // global counter, math/rand's global generator (seeded once per instance,
 // deterministically, then advancing with every use), a Go map iterated in
@@ -97,7 +97,7 @@
 // busy. Plugins loaded with the same cache directory and memory limit share
 // one wazero.Runtime; with Config.CacheDir set, compiled code is kept in that
 // directory (wazero's file compilation cache), so a later process skips
-// compilation (SPEC W5, Y6). Precompile fills the cache ahead of time.
+// compilation. Precompile fills the cache ahead of time.
 //
 // A cache directory shipped in a Lambda zip or a container image is
 // read-only: Config.CacheReadOnly says so, and a directory the host cannot

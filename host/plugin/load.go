@@ -61,7 +61,7 @@ func Load(ctx context.Context, wasm []byte, cfg Config) (*Plugin, error) {
 
 // Precompile compiles a module into cfg.CacheDir, so that a later Load with
 // the same CacheDir and MemoryLimitPages (in this or another process) skips
-// compilation (SPEC W5, Y6), also a Load that opens the directory read-only
+// compilation, also a Load that opens the directory read-only
 // (Config.CacheReadOnly) as a Lambda zip or a container image ships it;
 // CacheDir must be writable now. It does not instantiate the module.
 func Precompile(ctx context.Context, wasm []byte, cfg Config) error {

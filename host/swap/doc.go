@@ -1,5 +1,4 @@
-// Package swap replaces a projection's plugin while the host runs (SPEC H3,
-// Y3): a *Swapper is a logic.Logic that delegates every call to the current
+// Package swap replaces a projection's plugin while the host runs: a *Swapper is a logic.Logic that delegates every call to the current
 // version of a plugin, and Offer puts a new version in its place.
 //
 // # Candidates
@@ -37,7 +36,7 @@
 // that served each evolve: EvolveAttributed returns it, and with
 // Config.WrittenBy set, Evolve stamps the item it returns with
 // "name@version" in that attribute, so every written row records the version
-// that computed it, swap or no swap (SPEC Y3).
+// that computed it, swap or no swap.
 //
 // # Sources
 //

@@ -49,7 +49,7 @@ type Config struct {
 	// without a restart.
 	FixtureFiles *FixtureFiles
 	// WrittenBy, when set, names the attribute in which Evolve records
-	// "name@version" of the version that computed the item (SPEC Y3).
+	// "name@version" of the version that computed the item.
 	WrittenBy string
 	// History is the number of accepted versions kept for Rollback
 	// (default DefaultHistory, at least 2).
@@ -90,7 +90,7 @@ type Info struct {
 	Since   time.Time // when it was swapped in
 }
 
-// Stats are the Swapper's counters (SPEC X1).
+// Stats are the Swapper's counters.
 type Stats struct {
 	Swaps     uint64            // versions swapped in (rollbacks included), the first one excluded
 	Rollbacks uint64            // swaps made by Rollback

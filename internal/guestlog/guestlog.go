@@ -1,5 +1,5 @@
 // Package guestlog carries the log messages of one plugin's guest into the
-// host's slog.Logger (SPEC W4, ABI.md §7): levels mapped to slog's, messages
+// host's slog.Logger (ABI.md §7): levels mapped to slog's, messages
 // bounded in size and made valid UTF-8, and a token bucket shared by all the
 // plugin's instances so a chatty guest cannot flood the host's logs. Messages
 // over the rate are dropped and counted; one warning per report interval

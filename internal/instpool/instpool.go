@@ -149,7 +149,7 @@ func (p *Pool[T]) Close(ctx context.Context) bool {
 	return drained
 }
 
-// Stats are counters of a plugin's pool and calls, for metrics (SPEC X1) and
+// Stats are counters of a plugin's pool and calls, for metrics and
 // tests.
 type Stats struct {
 	Live      int    // instances alive now (idle or busy)

@@ -1,5 +1,5 @@
 // Package wasmcache decides how a plugin load uses a compilation-cache
-// directory (SPEC W5, Y6): writable (wazero reads hits and writes misses) or
+// directory: writable (wazero reads hits and writes misses) or
 // read-only, as a Lambda zip or a container image ships it. wazero's file
 // cache writes on every miss and fails the compilation when it cannot, so a
 // read-only directory is used only for the modules it is known to hold: the

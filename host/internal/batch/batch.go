@@ -1,4 +1,4 @@
-// Package batch is processBatch (SPEC B1–B6): it decodes a change-feed batch
+// Package batch is processBatch: it decodes a change-feed batch
 // once, routes every event to each projection of its stream, applies them,
 // and builds the partial batch response — the earliest record of every
 // failed row and every record that failed to decode.
@@ -46,7 +46,7 @@ type Result struct {
 	Projections map[string]apply.Result // each projection's outcomes, by name
 	Unrouted    []route.Event           // events of streams named for side effects
 	// Failed holds the positions of the records to report failed. Callers
-	// may add more (SPEC B5) and call Response again.
+	// may add more and call Response again.
 	Failed []int
 
 	ids map[int]string
@@ -58,7 +58,7 @@ func (p *Processor) Process(ctx context.Context, records []decode.Record) (*Resu
 }
 
 // ProcessRaw does the same for records of any shape read through the
-// options' Image and Identifier extractors (SPEC B2).
+// options' Image and Identifier extractors.
 func (p *Processor) ProcessRaw(ctx context.Context, records []any) (*Result, error) {
 	return p.run(ctx, len(records), decode.DecodeRaw(records, p.opts))
 }
@@ -105,7 +105,7 @@ func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result,
 // ErrStreamRecordIdentifierMissing is matched by the error of a batch with a
 // failed record that has no identifier: an empty identifier would make the
 // source fail the whole batch silently, so the call fails instead and the
-// source redelivers the batch (SPEC B3).
+// source redelivers the batch.
 var ErrStreamRecordIdentifierMissing = errors.New("StreamRecordIdentifierMissing")
 
 // Response is the partial batch response Lambda and Pipes read.
@@ -118,7 +118,7 @@ type ItemFailure struct {
 	ItemIdentifier string `json:"itemIdentifier"`
 }
 
-// Fail adds records to report failed, by position (SPEC B5).
+// Fail adds records to report failed, by position.
 func (r *Result) Fail(positions ...int) { r.Failed = append(r.Failed, positions...) }
 
 // Response builds the partial batch response from Failed, in record order.

@@ -1,5 +1,5 @@
 // Package decode turns change-feed records into decoded events: the first
-// stage of processBatch (SPEC B1, B2, B4, X5). Only INSERTs of the configured
+// stage of processBatch. Only INSERTs of the configured
 // streams' events become events; TTL deletions and other MODIFY / REMOVE
 // records never do. Each event and failure keeps its record's position and
 // identifier (dynamodb.SequenceNumber for Lambda, eventID for Pipes, or a
@@ -20,13 +20,13 @@ import (
 // Source names who delivers the records and so reads the batch response.
 type Source string
 
-// The record sources (SPEC B2).
+// The record sources.
 const (
 	SourceLambda Source = "lambda" // identifier: dynamodb.SequenceNumber
 	SourcePipe   Source = "pipe"   // identifier: eventID
 )
 
-// FailurePolicy is what becomes of a record whose image fails to decode (SPEC B4).
+// FailurePolicy is what becomes of a record whose image fails to decode.
 type FailurePolicy string
 
 // The decode failure policies.
@@ -40,7 +40,7 @@ type Reason string
 
 // The reasons a record is ignored.
 const (
-	ReasonTTLDeletion Reason = "ttl-deletion" // a REMOVE by DynamoDB's TTL (SPEC X5)
+	ReasonTTLDeletion Reason = "ttl-deletion" // a REMOVE by DynamoDB's TTL
 	ReasonRemove      Reason = "remove"       // any other REMOVE
 	ReasonModify      Reason = "modify"       // a MODIFY (events are immutable)
 	ReasonOtherName   Reason = "other-event-name"

@@ -58,7 +58,7 @@ type UserIdentity struct {
 }
 
 // IsTTLDeletion reports whether the record is DynamoDB's deletion of an
-// expired item (SPEC X5): a REMOVE by the service principal.
+// expired item: a REMOVE by the service principal.
 func (r Record) IsTTLDeletion() bool {
 	return r.EventName == EventRemove && r.UserIdentity != nil &&
 		r.UserIdentity.Type == TTLIdentityType && r.UserIdentity.PrincipalID == TTLIdentityPrincipal

@@ -14,7 +14,7 @@ type Decoded struct {
 }
 
 // Decoder recognises event items of several streams by their __edd_e__
-// marker (SPEC ES4). It is safe for concurrent use.
+// marker. It is safe for concurrent use.
 type Decoder struct {
 	layout   Layout
 	byMarker map[string]Stream

@@ -6,7 +6,7 @@ import (
 )
 
 // FilterPattern returns the Lambda / EventBridge Pipes event filter pattern
-// that keeps only the INSERTs of these streams' events (SPEC ES5): records
+// that keeps only the INSERTs of these streams' events: records
 // whose new image carries one of their markers. Snapshots, idempotency
 // sentinels, read-model rows and TTL deletions never invoke the function.
 func (l Layout) FilterPattern(streams ...Stream) map[string]any {

@@ -35,7 +35,7 @@ const (
 	AttrTag       = "_tag"
 )
 
-// Layout is how events are stored (SPEC ES6). The default, DefaultLayout, is
+// Layout is how events are stored. The default, DefaultLayout, is
 // the effect-dynamodb EventStore's:
 //
 //	pk        $<schema>#v<schemaVersion>#<stream>#<composites>   (cased)

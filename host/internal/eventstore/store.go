@@ -69,7 +69,7 @@ type NewEvent struct {
 
 // Append appends events to a stream instance whose head is expectedVersion
 // (0 for a new stream), as versions expectedVersion+1..., in ONE
-// TransactWriteItems (SPEC ES2): each event's put is conditioned on its item
+// TransactWriteItems: each event's put is conditioned on its item
 // not existing, and when expectedVersion > 0 a ConditionCheck requires the
 // event at expectedVersion to exist, so appended versions are contiguous with
 // the head. A stale or ahead expectedVersion fails with *VersionConflict
@@ -182,7 +182,7 @@ func (s *Store) event(stream Stream, streamID string, version uint64, ts string,
 }
 
 // ReadFrom returns the events of a stream instance after afterVersion, up to
-// and including toVersion (0: to the head), in version order (SPEC ES3). It
+// and including toVersion (0: to the head), in version order. It
 // reads strongly consistent and follows every page.
 func (s *Store) ReadFrom(ctx context.Context, stream Stream, streamID string, afterVersion, toVersion uint64) ([]abi.Event, error) {
 	if toVersion == 0 || toVersion > MaxVersion {

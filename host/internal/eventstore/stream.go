@@ -1,5 +1,4 @@
-// Package eventstore is dynafold's event store on DynamoDB (SPEC ES1–ES4,
-// ES6): stream definitions with composite stream ids, the item layout
+// Package eventstore is dynafold's event store on DynamoDB: stream definitions with composite stream ids, the item layout
 // (compatible with the effect-dynamodb EventStore by default), appends as one
 // transaction with a version-contiguity check, strongly consistent reads, and
 // the decoder that recognises event items in change-feed images.

@@ -1,4 +1,4 @@
-// Package extism runs dynafold plugins written with an Extism PDK (SPEC W3)
+// Package extism runs dynafold plugins written with an Extism PDK
 // through github.com/extism/go-sdk, on the same wazero runtime as package
 // host/plugin. A *Plugin implements logic.Logic, so the engine calls an
 // Extism plugin exactly as it calls a raw one or logic written in Go.

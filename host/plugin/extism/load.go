@@ -77,7 +77,7 @@ func Load(ctx context.Context, wasm []byte, cfg Config) (*Plugin, error) {
 
 // Precompile compiles a module (and the Extism kernel) into cfg.CacheDir,
 // so that a later Load with the same CacheDir and MemoryLimitPages, in this
-// or another process, skips compilation (SPEC W5, Y6). It validates the
+// or another process, skips compilation. It validates the
 // module's imports and exports but does not instantiate it. The later Load
 // may open CacheDir read-only (Config.CacheReadOnly); it must be writable
 // now.

@@ -1,6 +1,6 @@
-// Package ordersummary is the OrderSummaryProjection of reference 000 as a
-// dynafold plugin: the "Order" stream folded into one OrderSummary row per
-// order. It runs natively (guest.New(Projection)) and as Wasm (./wasm).
+// Package ordersummary is the OrderSummaryProjection example as a dynafold
+// plugin: the "Order" stream folded into one OrderSummary row per order. It
+// runs natively (guest.New(Projection)) and as Wasm (./wasm).
 package ordersummary
 
 import (

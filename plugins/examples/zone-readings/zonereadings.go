@@ -1,6 +1,6 @@
-// Package zonereadings is the ZoneReadingProjection of reference 000 as a
+// Package zonereadings is the ZoneReadingProjection example as a
 // dynafold plugin: the "Sensor" stream folded into one row per sensor and
-// zone, a stream feeding several rows (SPEC P9), with a terminal error
+// zone, a stream feeding several rows, with a terminal error
 // (ZoneNotPlaced) and a hidden attribute recomputed by ToItem.
 //
 // maxCelsius starts at -Infinity in the reference, which DynamoDB cannot

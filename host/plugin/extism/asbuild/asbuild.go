@@ -1,4 +1,4 @@
-// Package asbuild builds AssemblyScript plugins (SPEC W3) for tests and
+// Package asbuild builds AssemblyScript plugins for tests and
 // benchmarks: it installs a project's npm packages with `npm ci` when its
 // node_modules is missing or older than its package-lock.json, runs the
 // project's asc compiler, and caches the module under the user's cache

@@ -1,5 +1,5 @@
 // Package transport loads a plugin module with whichever transport it
-// follows (SPEC W3): a raw dynafold module through host/plugin, an Extism
+// follows: a raw dynafold module through host/plugin, an Extism
 // module through host/plugin/extism, told apart by extism.Detect. It is the
 // one place that imports both, so callers that load plugins from files or
 // bytes (the host, hot swap, the operator commands) call it instead of

@@ -1,5 +1,5 @@
 // Package determinism holds the deterministic stand-ins both plugin
-// transports give a guest for WASI's clock and randomness (SPEC W4), so a
+// transports give a guest for WASI's clock and randomness, so a
 // fold is a pure function of its input whichever instance runs it.
 package determinism
 
