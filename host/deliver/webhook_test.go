@@ -134,6 +134,7 @@ func TestO2_WebhookAnswers(t *testing.T) {
 			assert.Contains(t, msg, http.StatusText(tt.status))
 			assert.Contains(t, msg, "effect 0 of Order o-1 v3")
 			assert.Contains(t, msg, tt.snippet)
+			t.Log(msg)
 			assert.Less(t, len(msg), 2*snippetMax, "the body is bounded in the message")
 			if tt.permanent {
 				assert.Contains(t, msg, "retrying will not help")
