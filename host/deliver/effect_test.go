@@ -3,6 +3,8 @@ package deliver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -137,4 +139,15 @@ func TestO2_FuncAndPermanent(t *testing.T) {
 	assert.ErrorIs(t, err, cause)
 	assert.NotErrorIs(t, cause, ErrPermanent)
 	assert.NoError(t, Permanent(nil))
+}
+
+// TestO2_IdempotencyKeyRecipe recomputes a key from the recipe the
+// documentation gives, so consumers in any language can, and pins it: a
+// change to the key would make redelivered effects look new.
+func TestO2_IdempotencyKeyRecipe(t *testing.T) {
+	e := Effect{Stream: "Order", StreamID: "o-1", Version: 3, Index: 0, Key: abi.Item{"pk": abi.S("SHIP#s-1")}}
+	text := "17:dynafold-effect-1,0:,5:Order,3:o-1," + `23:{"pk":{"S":"SHIP#s-1"}},` + "1:3,1:0,"
+	sum := sha256.Sum256([]byte(text))
+	assert.Equal(t, hex.EncodeToString(sum[:]), e.IdempotencyKey())
+	assert.Equal(t, "92fafc69dc016bffbbca32577e2b03c977241f21a3443265d760de40af104068", e.IdempotencyKey())
 }

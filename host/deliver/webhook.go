@@ -46,8 +46,7 @@ type WebhookOptions struct {
 type Webhook struct {
 	url    string
 	client *http.Client
-	header http.Header
-	opts   WebhookOptions
+	opts   WebhookOptions // Header cloned, Timeout defaulted
 }
 
 // NewWebhook returns a Webhook posting to rawURL, an http or https URL.
@@ -59,7 +58,8 @@ func NewWebhook(rawURL string, o WebhookOptions) (*Webhook, error) {
 	if err := checkEncoding(o.Encoding); err != nil {
 		return nil, fmt.Errorf("webhook %s: %w", rawURL, err)
 	}
-	w := &Webhook{url: rawURL, client: o.Client, header: o.Header.Clone(), opts: o}
+	o.Header = o.Header.Clone()
+	w := &Webhook{url: rawURL, client: o.Client, opts: o}
 	if w.client == nil {
 		w.client = &http.Client{}
 	}
@@ -87,7 +87,7 @@ func (w *Webhook) Deliver(ctx context.Context, e Effect) error {
 	if err != nil {
 		return newError("webhook", w.url, e, true, err)
 	}
-	for name, values := range w.header {
+	for name, values := range w.opts.Header {
 		for _, v := range values {
 			req.Header.Add(name, v)
 		}
