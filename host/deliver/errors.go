@@ -34,8 +34,8 @@ func (e *Error) Error() string {
 	if e.Status != 0 {
 		fmt.Fprintf(&b, ": HTTP %d %s", e.Status, http.StatusText(e.Status))
 	}
-	if e.Code != "" {
-		fmt.Fprintf(&b, ": %s", e.Code)
+	if e.Code != "" && (e.Err == nil || !strings.Contains(e.Err.Error(), e.Code)) {
+		fmt.Fprintf(&b, ": %s", e.Code) // an SDK error names it already
 	}
 	if e.Err != nil {
 		fmt.Fprintf(&b, ": %v", e.Err)
