@@ -1,5 +1,6 @@
 // Package deliver holds the delivery targets of the outbox: where the host
-// hands an effect once the row that produced it is committed. Each target implements Target, one method:
+// hands an effect once the row that produced it is committed. Each target
+// implements Target, one method:
 //
 //	Deliver(ctx context.Context, e Effect) error
 //
