@@ -85,6 +85,11 @@ type KeyFailure struct {
 // lost every race of its retry budget (SPEC P10).
 var ErrConcurrentModification = errors.New("ConcurrentModification")
 
+// ErrProjectionSourceConflict is the error of a source instance that feeds
+// a row whose checkpoint field follows another instance, when the
+// projection has no checkpoint map to give it an entry of its own.
+var ErrProjectionSourceConflict = errors.New("ProjectionSourceConflict")
+
 // RowError is the error of a failed row: which projection and row, and why.
 type RowError struct {
 	Projection string
