@@ -198,3 +198,35 @@ func TestM3_CheckpointConfigurationsThatCannotWorkAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// An instance that conflicts is its own failure: the owner's events are
+// written, and the conflicting instance's earliest record is reported
+// failed so the source delivers it again.
+func TestM3_AConflictingInstanceFailsAloneAndIsReported(t *testing.T) {
+	f := newFixture(t)
+	e := f.engine(t, func(p *apply.Projection) {
+		p.Revision = &apply.Revision{Field: "rev"}
+		p.Checkpoint = apply.Checkpoint{Field: "version", InstanceField: "owner"}
+	})
+	a := f.append(t, "s1", "Add:1@x", "Add:2@x")
+	b := f.append(t, "s2", "Add:5@x", "Add:6@x")
+	require.NoError(t, e.ApplyBatch(ctx, inputs(a[0])).Rows[0].Err)
+
+	o := e.ApplyBatch(ctx, inputs(b[1], a[1], b[0])).Rows[0]
+
+	require.NoError(t, o.Err, "the row fails only when every instance does")
+	assert.True(t, o.Written)
+	assert.Equal(t, "2", versions(o.Applied()))
+	assert.Equal(t, []int{0}, o.FailedPositions(), "the conflicting instance's earliest record")
+	for _, in := range o.Instances {
+		if in.StreamID == "s2" {
+			assert.ErrorIs(t, in.Err, apply.ErrProjectionSourceConflict)
+			assert.Equal(t, []int{0, 2}, in.Positions)
+		} else {
+			assert.NoError(t, in.Err)
+		}
+	}
+	row := f.row(t, "x")
+	assert.Equal(t, "3", attr(row, "total"))
+	assert.Equal(t, "2", attr(row, "version"))
+}

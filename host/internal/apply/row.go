@@ -72,7 +72,9 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	}
 	o := Outcome{Key: w.key, Positions: w.positions(), State: row.item, Revision: row.revision}
 	for _, r := range runs {
-		o.Instances = append(o.Instances, f.instance(r))
+		in := f.instance(r)
+		in.Positions = instancePositions(w.instances[r.id])
+		o.Instances = append(o.Instances, in)
 	}
 	if !f.write {
 		return o, false
