@@ -230,3 +230,27 @@ func TestM3_AConflictingInstanceFailsAloneAndIsReported(t *testing.T) {
 	assert.Equal(t, "3", attr(row, "total"))
 	assert.Equal(t, "2", attr(row, "version"))
 }
+
+// An instance the map already keeps does not adopt the field when the row
+// is still unowned (the first instance skipped everything): its entry stays
+// its checkpoint.
+func TestM3_AnInstanceInTheMapDoesNotAdoptAnUnownedField(t *testing.T) {
+	f := newFixture(t)
+	e := f.engine(t, func(p *apply.Projection) {
+		p.Revision = &apply.Revision{Field: "rev"}
+		p.Checkpoint = apply.Checkpoint{Field: "version", InstanceField: "owner", Map: "checkpoints"}
+	})
+	a := f.append(t, "s1", "Skip@x")
+	b := f.append(t, "s2", "Add:4@x")
+	require.NoError(t, e.ApplyBatch(ctx, inputs(a[0], b[0])).Rows[0].Err)
+	row := f.row(t, "x")
+	require.Equal(t, "<absent>", attr(row, "owner"), "s1 skipped everything: the field stays unowned")
+	require.Equal(t, "1", mapEntry(row, "checkpoints", "Acct#s2"))
+
+	o := e.ApplyBatch(ctx, inputs(b[0])).Rows[0]
+
+	require.NoError(t, o.Err)
+	assert.False(t, o.Written)
+	assert.Equal(t, "1", versions(o.Instances[0].AlreadyApplied))
+	assert.Equal(t, "4", attr(f.row(t, "x"), "total"))
+}

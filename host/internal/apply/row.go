@@ -90,8 +90,10 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	if e.p.Revision != nil {
 		o.Revision = row.nextRevision(e.p.Revision)
 	}
-	for i := range o.Instances {
-		o.Instances[i].Version = f.checkpoint[runs[i].id]
+	for i, r := range runs {
+		if f.moved[r.id] {
+			o.Instances[i].Version = f.checkpoint[r.id]
+		}
 	}
 	return o, false
 }
@@ -162,7 +164,8 @@ const (
 // assign gives each run (in fold order) its checkpoint's place. The field
 // follows an instance of the first source: the one the instance field
 // names, or, when it names none (or on a rebuild), the first such instance
-// to arrive. The other instances go to the map; without a map they fail
+// to arrive that the map does not keep already. The other instances go to
+// the map; without a map they fail
 // with ErrProjectionSourceConflict. Without an instance field the row does
 // not say which instance its field follows, so a second instance fails the
 // row.
@@ -184,7 +187,9 @@ func (e *Engine) assign(runs []*run, row *rowState, rebuild bool) error {
 	owner, owned := row.owner, row.hasOwner && !rebuild
 	for _, r := range runs {
 		switch {
-		case r.srcIdx == 0 && (owned && r.id.streamID == owner || !owned):
+		case r.srcIdx == 0 && owned && r.id.streamID == owner:
+			r.slot = slotField
+		case r.srcIdx == 0 && !owned && (rebuild || !hasEntry(row, r.id)):
 			r.slot, owned, owner = slotField, true, r.id.streamID
 		case cp.Map != "":
 			r.slot = slotMap
@@ -194,6 +199,11 @@ func (e *Engine) assign(runs []*run, row *rowState, rebuild bool) error {
 		}
 	}
 	return nil
+}
+
+func hasEntry(row *rowState, id instanceID) bool {
+	_, ok := row.entries[mapKey(id)]
+	return ok
 }
 
 func describeRuns(runs []*run) string {
