@@ -254,3 +254,31 @@ func TestM3_AnInstanceInTheMapDoesNotAdoptAnUnownedField(t *testing.T) {
 	assert.Equal(t, "1", versions(o.Instances[0].AlreadyApplied))
 	assert.Equal(t, "4", attr(f.row(t, "x"), "total"))
 }
+
+// Per instance: an instance whose events were all skipped gets no map entry
+// and its events are decided again by the next delivery, while the other
+// instance's events write the row once.
+func TestM7_AnInstanceWhoseEventsAreAllSkippedGetsNoMapEntry(t *testing.T) {
+	f := newFixture(t)
+	e := f.engine(t, withMap)
+	a := f.append(t, "s1", "Add:3@x")
+	b := f.append(t, "s2", "Skip@x", "Add:0@y", "Skip@x")
+
+	o := e.ApplyBatch(ctx, inputs(a[0], b[0], b[1], b[2]))
+	var x apply.Outcome
+	for _, r := range o.Rows {
+		if attr(r.Key, "pk") == "Ledger#x" {
+			x = r
+		}
+	}
+	require.NoError(t, x.Err)
+	assert.Equal(t, int64(1), x.Revision, "one write, revision bumped once")
+	row := f.row(t, "x")
+	assert.Equal(t, "1", mapEntry(row, "checkpoints", "Acct#s1"))
+	assert.Equal(t, "<absent>", mapEntry(row, "checkpoints", "Acct#s2"))
+
+	again := e.ApplyBatch(ctx, inputs(b[2])).Rows[0]
+	require.NoError(t, again.Err)
+	assert.False(t, again.Written)
+	assert.Equal(t, "1,3", versions(again.Instances[0].Skipped), "gap-filled from version 1 and decided again")
+}
