@@ -279,15 +279,23 @@ type CheckpointConfig struct {
 	// Offset is added to the stream version before it is stored, between
 	// -MaxCheckpointOffset and MaxCheckpointOffset.
 	Offset int64 `json:"offset,omitempty"`
+	// InstanceField names a string attribute recording the stream id of
+	// the instance whose checkpoint Field holds; an empty one is adopted
+	// by the first instance that writes the row.
+	InstanceField string `json:"instanceField,omitempty"`
+	// Map names a map attribute holding a checkpoint per source instance
+	// ("<source>#<streamId>" → version): every instance that Field does
+	// not follow. Required by multi-source projections.
+	Map string `json:"map,omitempty"`
 }
 
 // RevisionConfig is the row's write counter and guard.
 type RevisionConfig struct {
 	// Field is the numeric attribute counting the row's writes (required).
 	Field string `json:"field"`
-	// Initial is the value of a row's first write (default
-	// DefaultRevisionInitial).
-	Initial int64 `json:"initial,omitempty"`
+	// Initial is the value of a row's first write (absent:
+	// DefaultRevisionInitial); 0 is allowed.
+	Initial *int64 `json:"initial,omitempty"`
 }
 
 // RetryConfig is the lost-race retry policy: Attempts tries in all, waiting

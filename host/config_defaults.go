@@ -26,7 +26,7 @@ import (
 //	projections[].retry.attempts       DefaultRetryAttempts (12)
 //	projections[].retry.base           DefaultRetryBase ("5ms")
 //	projections[].retry.max            DefaultRetryMax ("200ms")
-//	projections[].revision.initial     DefaultRevisionInitial (1)
+//	projections[].revision.initial     DefaultRevisionInitial (1); 0 is a value
 //	projections[].hotSwap.settle       DefaultSettle ("100ms")
 //	projections[].hotSwap.s3.interval  DefaultS3Interval ("30s")
 //	projections[].hotSwap.s3.region    DefaultRegion ("us-east-1")
@@ -131,8 +131,8 @@ func (c *Config) Effective() *Config {
 		p.Retry.Base, p.Retry.Max = Duration(base), Duration(mx)
 		if p.Revision != nil {
 			r := *p.Revision
-			if r.Initial == 0 {
-				r.Initial = DefaultRevisionInitial
+			if r.Initial == nil {
+				r.Initial = new(int64(DefaultRevisionInitial))
 			}
 			p.Revision = &r
 		}

@@ -396,7 +396,7 @@ func TestH4_MinimalConfigGetsDocumentedDefaults(t *testing.T) {
 	check("writtenBy", a.WrittenBy, "")
 	check("concurrency", a.Concurrency, 10)
 	check("retry", a.Retry, RetryConfig{Attempts: 12, Base: Duration(5 * time.Millisecond), Max: Duration(200 * time.Millisecond)})
-	check("revision.initial", pb.Revision.Initial, int64(1))
+	check("revision.initial", *pb.Revision.Initial, int64(1))
 	check("guestLog", *a.GuestLog, GuestLogConfig{Enabled: new(false), Rate: 10, Burst: 100})
 	check("guestLog over plugins.guestLog", *pb.GuestLog, GuestLogConfig{Enabled: new(true), Rate: 10, Burst: 100})
 	check("hotSwap", a.HotSwap, (*HotSwapConfig)(nil))
@@ -428,7 +428,7 @@ func TestH4_MinimalConfigGetsDocumentedDefaults(t *testing.T) {
 	ap := eng.Projection()
 	check("apply rows", ap.Rows, DefaultConcurrency)
 	check("apply retry", ap.Retry, apply.Retry{Attempts: DefaultRetryAttempts, Base: DefaultRetryBase, Max: DefaultRetryMax})
-	check("apply revision.initial", ap.Revision.Initial, int64(DefaultRevisionInitial))
+	check("apply revision.initial", *ap.Revision.Initial, int64(DefaultRevisionInitial))
 }
 
 // TestH4_HotSwapConfigIsTheHostsOwn: "hotSwap" is read into host's own

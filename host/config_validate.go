@@ -240,22 +240,35 @@ func (p *ProjectionConfig) validate(ps *problems, where string) {
 		}
 		attrs[attr] = "the " + field + " attribute"
 	}
+	cp := p.Checkpoint
 	switch {
-	case p.Checkpoint.Field == "" && p.Revision == nil:
-		ps.add(at("checkpoint.field"), "is required: name the numeric attribute that holds the last applied version (or set revision)")
-	case slices.Contains(key, p.Checkpoint.Field):
-		ps.add(at("checkpoint.field"), "[EDD-9081] %q is a key attribute: a row's key cannot change with every write", p.Checkpoint.Field)
+	case cp.Field == "" && p.Revision == nil:
+		ps.add(at("checkpoint.field"), "is required: name the numeric attribute that holds the last applied version (or set revision and checkpoint.map)")
+	case cp.Field == "" && cp.Map == "":
+		ps.add(at("checkpoint"), "names neither a field nor a map: with only a revision no checkpoint is kept, so every redelivery would fold its events again; set checkpoint.map (a map attribute with one checkpoint per stream instance) or checkpoint.field")
+	case slices.Contains(key, cp.Field):
+		ps.add(at("checkpoint.field"), "[EDD-9081] %q is a key attribute: a row's key cannot change with every write", cp.Field)
 	default:
-		claim("checkpoint.field", p.Checkpoint.Field)
+		claim("checkpoint.field", cp.Field)
 	}
-	if o := p.Checkpoint.Offset; o > MaxCheckpointOffset || o < -MaxCheckpointOffset {
+	if o := cp.Offset; o > MaxCheckpointOffset || o < -MaxCheckpointOffset {
 		ps.add(at("checkpoint.offset"), "%d is out of range: use -%d to %d", o, int64(MaxCheckpointOffset), int64(MaxCheckpointOffset))
 	}
+	switch {
+	case cp.Map != "" && p.Revision == nil:
+		ps.add(at("checkpoint.map"), "needs revision: the revision guards the write of a row that several stream instances feed; set revision, e.g. {\"field\": \"revision\"}")
+	case cp.InstanceField != "" && cp.Field == "":
+		ps.add(at("checkpoint.instanceField"), "is set but checkpoint.field is not: it records which stream instance the checkpoint field follows; name checkpoint.field or remove it")
+	case cp.Field != "" && cp.Map != "" && cp.InstanceField == "":
+		ps.add(at("checkpoint.instanceField"), "is required with both checkpoint.field and checkpoint.map: it records which stream instance the field follows (the others go to the map); name a string attribute, e.g. \"checkpointOwner\"")
+	}
+	claim("checkpoint.instanceField", cp.InstanceField)
+	claim("checkpoint.map", cp.Map)
 	if r := p.Revision; r != nil {
 		switch {
 		case r.Field == "":
 			ps.add(at("revision.field"), "is required: name the numeric attribute that counts the row's writes")
-		case r.Field == p.Checkpoint.Field:
+		case r.Field == cp.Field:
 			ps.add(at("revision.field"), "[EDD-9081] %q is also the checkpoint field: the checkpoint is a stream version, the revision counts writes", r.Field)
 		default:
 			claim("revision.field", r.Field)

@@ -18,6 +18,10 @@ var (
 	// ErrConcurrentModification is matched by the error of a row whose
 	// conditional write lost every race of its retry budget.
 	ErrConcurrentModification = apply.ErrConcurrentModification
+	// ErrProjectionSourceConflict is matched by the error of a source
+	// instance that feeds a row whose checkpoint field follows another
+	// instance, in a projection without a checkpoint map.
+	ErrProjectionSourceConflict = apply.ErrProjectionSourceConflict
 	// ErrNoRow is matched by CatchUp's error when no event of the stream
 	// instance addresses a row.
 	ErrNoRow = apply.ErrNoRow

@@ -21,6 +21,7 @@ import (
 const (
 	foldCheckpoint = "__fold_checkpoint"
 	foldRevision   = "__fold_revision"
+	foldMap        = "__fold_checkpoints"
 )
 
 // Fold runs events through l with the projection engine itself, over an
@@ -57,6 +58,7 @@ func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) 
 	}
 	if len(sources) > 1 {
 		p.Revision = &apply.Revision{Field: foldRevision}
+		p.Checkpoint = apply.Checkpoint{Map: foldMap}
 	}
 	db := &foldStore{attrs: attrs, rows: map[string]abi.Item{}}
 	e, err := apply.New(p, db, foldEvents(events))
@@ -74,6 +76,7 @@ func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) 
 			row.Item = db.rows[keys.String(o.Key)]
 			delete(row.Item, foldCheckpoint)
 			delete(row.Item, foldRevision)
+			delete(row.Item, foldMap)
 		}
 		var re *apply.RowError
 		if errors.As(row.Err, &re) {

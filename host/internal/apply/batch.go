@@ -182,9 +182,24 @@ func (e *Engine) failed(w *rowWork, err error) Outcome {
 	o := Outcome{Key: w.key, Positions: w.positions()}
 	o.Err = &RowError{Projection: e.p.Name, Key: w.keyStr, Cause: err}
 	for id := range w.instances {
-		o.Instances = append(o.Instances, Instance{Source: id.source, StreamID: id.streamID, Err: err})
+		o.Instances = append(o.Instances, Instance{Source: id.source, StreamID: id.streamID, Positions: instancePositions(w.instances[id]), Err: err})
 	}
 	return o
+}
+
+// instancePositions returns the record positions of an instance's events,
+// ascending.
+func instancePositions(ins []Input) []int {
+	var ps []int
+	seen := map[int]bool{}
+	for _, in := range ins {
+		if in.Pos >= 0 && !seen[in.Pos] {
+			seen[in.Pos] = true
+			ps = append(ps, in.Pos)
+		}
+	}
+	sort.Ints(ps)
+	return ps
 }
 
 // positions returns the record positions of the row's events, ascending.

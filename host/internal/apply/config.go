@@ -36,19 +36,31 @@ type Source struct {
 	Mode   string // abi.ModeFold (default) or abi.ModeLatest
 }
 
-// Checkpoint maps a single-source projection's checkpoint onto a numeric
-// field of the row (SPEC P4): the stored value is version + Offset. An
-// absent field reads as "nothing applied yet".
+// Checkpoint says where a row keeps its checkpoints: one per source
+// instance, each the last version considered for the row.
+//
+// Field maps one instance's checkpoint onto a numeric field of the row
+// (SPEC P4): the stored value is version + Offset. An absent field reads as
+// "nothing applied yet". The field follows an instance of the first source:
+// with InstanceField, the row records which stream id owns it (an empty one
+// is adopted by the first instance that writes the row); without it, the row
+// can be fed by one instance only.
+//
+// Map names a map attribute holding the checkpoints of every other instance,
+// by "<source>#<streamId>". Without a map, an instance that does not own
+// Field fails with ErrProjectionSourceConflict.
 type Checkpoint struct {
-	Field  string
-	Offset int64
+	Field         string
+	Offset        int64
+	InstanceField string
+	Map           string
 }
 
 // Revision is the row's write counter and guard (SPEC M5): every write sets
 // it one higher, conditioned on the value read.
 type Revision struct {
 	Field   string
-	Initial int64 // the value of a row's first write (default 1)
+	Initial *int64 // the value of a row's first write (nil: 1); 0 is allowed
 }
 
 // Retry is the lost-race policy (SPEC P10): Attempts tries in all, waiting a
@@ -92,8 +104,13 @@ func (p *Projection) setDefaults() {
 	if p.Retry.Max <= 0 {
 		p.Retry.Max = 200 * time.Millisecond
 	}
-	if p.Revision != nil && p.Revision.Initial == 0 {
-		p.Revision.Initial = 1
+	if p.Revision != nil {
+		r := *p.Revision // the caller's Revision is not modified
+		if r.Initial == nil {
+			one := int64(1)
+			r.Initial = &one
+		}
+		p.Revision = &r
 	}
 	if p.Now == nil {
 		p.Now = time.Now
@@ -132,17 +149,39 @@ func (p *Projection) Validate() error {
 		return bad("a multi-source projection needs a revision field")
 	case p.Revision == nil && p.Checkpoint.Field == "":
 		return bad("no checkpoint field: name the numeric field that holds the last applied version")
+	case p.Revision != nil && p.Checkpoint.Field == "" && p.Checkpoint.Map == "":
+		return bad("a revision keeps no checkpoint: without a checkpoint field or map every redelivery would fold its events again; name the checkpoint map (one entry per stream instance) or the checkpoint field")
+	case p.Checkpoint.Map != "" && p.Revision == nil:
+		return bad("a checkpoint map needs a revision field: the revision guards the write of a row that several stream instances feed")
+	case len(p.Sources) > 1 && p.Checkpoint.Map == "":
+		return bad("a multi-source projection keeps a checkpoint per source instance: name the checkpoint map")
+	case p.Checkpoint.InstanceField != "" && p.Checkpoint.Field == "":
+		return bad("an instance field records which stream instance the checkpoint field follows, but there is no checkpoint field; name it, or remove the instance field")
+	case p.Checkpoint.Field != "" && p.Checkpoint.Map != "" && p.Checkpoint.InstanceField == "":
+		return bad("with both a checkpoint field and a map, a row must record which stream instance the field follows: name the instance field (a string attribute)")
+	}
+	engine := map[string]string{}
+	for _, f := range []struct{ what, name string }{
+		{"checkpoint field", p.Checkpoint.Field},
+		{"instance field", p.Checkpoint.InstanceField},
+		{"checkpoint map", p.Checkpoint.Map},
+		{"revision field", revisionField(p.Revision)},
+	} {
+		if f.name == "" {
+			continue
+		}
+		if other, ok := engine[f.name]; ok {
+			return bad("[EDD-9081] the %s %q is also the %s: each attribute can hold one thing", f.what, f.name, other)
+		}
+		engine[f.name] = f.what
 	}
 	for _, k := range p.KeyAttrs {
 		if k == p.Checkpoint.Field {
 			return bad("[EDD-9081] the checkpoint field %q is a key attribute: a row's key cannot change with every write", k)
 		}
-		if p.Revision != nil && k == p.Revision.Field {
-			return bad("[EDD-9081] the revision field %q is a key attribute", k)
+		if what, ok := engine[k]; ok {
+			return bad("[EDD-9081] the %s %q is a key attribute", what, k)
 		}
-	}
-	if p.Revision != nil && p.Revision.Field == p.Checkpoint.Field {
-		return bad("[EDD-9081] the checkpoint field %q is also the revision: the checkpoint is a stream version, the revision counts writes", p.Checkpoint.Field)
 	}
 	seen := map[string]bool{}
 	for _, s := range p.Sources {
@@ -158,6 +197,13 @@ func (p *Projection) Validate() error {
 		}
 	}
 	return nil
+}
+
+func revisionField(r *Revision) string {
+	if r == nil {
+		return ""
+	}
+	return r.Field
 }
 
 // Engine applies batches of events to one projection's rows.

@@ -13,6 +13,7 @@ type folded struct {
 	decided    map[instanceID][]abi.Decision // per run, parallel to run.fold
 	write      bool                          // something was applied or rejected
 	checkpoint map[instanceID]uint64         // per run, after the fold
+	moved      map[instanceID]bool           // the run applied or rejected an event: its checkpoint is written
 	by         string                        // "name@version" of the plugin version that computed resp (SPEC Y3)
 }
 
@@ -24,6 +25,13 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 	state := row.item
 	if w.rebuild {
 		state = nil
+	}
+	// An instance that failed before the fold (a source conflict) fails
+	// the row when no other instance has events to fold.
+	for _, r := range runs {
+		if r.failed != nil && remaining(runs) == 0 {
+			return nil, r.failed
+		}
 	}
 	for {
 		// The engine stores the plugin's Item; of the state it needs only
@@ -42,7 +50,7 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		if len(runs) == 1 {
 			req.StreamID = runs[0].id.streamID
 		}
-		f := &folded{decided: map[instanceID][]abi.Decision{}, checkpoint: map[instanceID]uint64{}}
+		f := &folded{decided: map[instanceID][]abi.Decision{}, checkpoint: map[instanceID]uint64{}, moved: map[instanceID]bool{}}
 		for _, r := range runs {
 			f.checkpoint[r.id] = r.c
 		}
@@ -78,23 +86,25 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 			if r.failed != nil {
 				continue
 			}
+			// The checkpoint stops at the last applied or rejected event
+			// (skipped ones below it are covered), then passes the versions
+			// of other rows right after it, up to the instance's next own
+			// event: a skipped one, decided again later (SPEC M7, P9).
 			c := r.c
 			ds := f.decided[r.id]
-			for v := r.c + 1; v <= r.max; v++ {
-				if r.other[v] {
-					c = v
-				}
-			}
 			for i, ev := range r.fold {
 				switch ds[i].Outcome {
 				case abi.Applied:
 					anyApplied = true
-					f.write = true
+					f.write, f.moved[r.id] = true, true
 					c = max(c, ev.Version)
 				case abi.Rejected:
-					f.write = true
+					f.write, f.moved[r.id] = true, true
 					c = max(c, ev.Version)
 				}
+			}
+			for c < r.max && r.other[c+1] {
+				c++
 			}
 			f.checkpoint[r.id] = c
 		}

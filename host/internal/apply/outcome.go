@@ -3,6 +3,7 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -29,6 +30,7 @@ type Instance struct {
 	Skipped        []abi.Event
 	Rejected       []Rejection
 	Version        uint64 // the instance's checkpoint after the call
+	Positions      []int  // record positions of the instance's batch events, ascending
 	Err            error  // set when this instance failed
 }
 
@@ -47,6 +49,27 @@ type Outcome struct {
 
 // Failed reports whether the row failed.
 func (o *Outcome) Failed() bool { return o.Err != nil }
+
+// FailedPositions returns the records to report failed for the row: the
+// earliest of the row when it failed, else the earliest of each failed
+// instance (whose events the write left out). Ascending; none when nothing
+// failed or the failed events came with no record.
+func (o *Outcome) FailedPositions() []int {
+	if o.Err != nil {
+		if len(o.Positions) > 0 {
+			return o.Positions[:1]
+		}
+		return nil
+	}
+	var out []int
+	for _, in := range o.Instances {
+		if in.Err != nil && len(in.Positions) > 0 {
+			out = append(out, in.Positions[0])
+		}
+	}
+	sort.Ints(out)
+	return out
+}
 
 // Applied returns every applied event of the row, across instances, in fold order.
 func (o *Outcome) Applied() []abi.Event {
@@ -84,6 +107,11 @@ type KeyFailure struct {
 // ErrConcurrentModification is the error of a row whose conditional write
 // lost every race of its retry budget (SPEC P10).
 var ErrConcurrentModification = errors.New("ConcurrentModification")
+
+// ErrProjectionSourceConflict is the error of a source instance that feeds
+// a row whose checkpoint field follows another instance, when the
+// projection has no checkpoint map to give it an entry of its own.
+var ErrProjectionSourceConflict = errors.New("ProjectionSourceConflict")
 
 // RowError is the error of a failed row: which projection and row, and why.
 type RowError struct {

@@ -23,6 +23,7 @@ type run struct {
 	max     uint64      // the highest version considered
 	other   map[uint64]bool
 	failed  error
+	slot    int // where the instance's checkpoint is kept: slotField or slotMap
 }
 
 // applyRow runs the per-row step with its lost-race retries.
@@ -71,7 +72,9 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	}
 	o := Outcome{Key: w.key, Positions: w.positions(), State: row.item, Revision: row.revision}
 	for _, r := range runs {
-		o.Instances = append(o.Instances, f.instance(r))
+		in := f.instance(r)
+		in.Positions = instancePositions(w.instances[r.id])
+		o.Instances = append(o.Instances, in)
 	}
 	if !f.write {
 		return o, false
@@ -87,14 +90,17 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	if e.p.Revision != nil {
 		o.Revision = row.nextRevision(e.p.Revision)
 	}
-	for i := range o.Instances {
-		o.Instances[i].Version = f.checkpoint[runs[i].id]
+	for i, r := range runs {
+		if f.moved[r.id] {
+			o.Instances[i].Version = f.checkpoint[r.id]
+		}
 	}
 	return o, false
 }
 
-// plan sorts and de-duplicates each instance's events, splits off those the
-// row already has and fills gaps from the event store.
+// plan sorts and de-duplicates each instance's events, gives each instance
+// its checkpoint (the field or the map), splits off the events the row
+// already has and fills gaps from the event store.
 func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead) ([]*run, error) {
 	var runs []*run
 	for id, ins := range w.instances {
@@ -105,12 +111,31 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 			}
 		}
 		r.batch = sortedUnique(ins)
-		c, err := row.checkpoint(e, id)
-		if err != nil {
-			return nil, err
+		runs = append(runs, r)
+	}
+	sort.Slice(runs, func(i, j int) bool {
+		if runs[i].srcIdx != runs[j].srcIdx {
+			return runs[i].srcIdx < runs[j].srcIdx
 		}
-		if w.rebuild {
-			c = 0
+		return runs[i].id.streamID < runs[j].id.streamID
+	})
+	if err := e.assign(runs, row, w.rebuild); err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if r.failed != nil {
+			continue
+		}
+		var c uint64
+		switch {
+		case w.rebuild:
+		case r.slot == slotField:
+			var err error
+			if c, err = row.fieldCheckpoint(e); err != nil {
+				return nil, err
+			}
+		default:
+			c = row.entries[mapKey(r.id)]
 		}
 		r.c = c
 		for _, ev := range r.batch {
@@ -122,22 +147,63 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 		}
 		if len(r.fold) > 0 {
 			r.max = r.fold[len(r.fold)-1].Version
-			if err := e.fillGaps(ctx, w, r, present[id], gaps); err != nil {
+			if err := e.fillGaps(ctx, w, r, present[r.id], gaps); err != nil {
 				return nil, err
 			}
 		}
-		runs = append(runs, r)
-	}
-	sort.Slice(runs, func(i, j int) bool {
-		if runs[i].srcIdx != runs[j].srcIdx {
-			return runs[i].srcIdx < runs[j].srcIdx
-		}
-		return runs[i].id.streamID < runs[j].id.streamID
-	})
-	if e.p.Revision == nil && len(runs) > 1 {
-		return nil, fmt.Errorf("ProjectionSourceConflict: stream instances %s feed one row of a single-source projection, whose checkpoint %q can follow only one; key rows by stream instance or make it a multi-source projection", describeRuns(runs), e.p.Checkpoint.Field)
 	}
 	return runs, nil
+}
+
+// The place of an instance's checkpoint in the row.
+const (
+	slotField = iota // the checkpoint field
+	slotMap          // its entry in the checkpoint map
+)
+
+// assign gives each run (in fold order) its checkpoint's place. The field
+// follows an instance of the first source: the one the instance field
+// names, or, when it names none (or on a rebuild), the first such instance
+// to arrive that the map does not keep already. The other instances go to
+// the map; without a map they fail
+// with ErrProjectionSourceConflict. Without an instance field the row does
+// not say which instance its field follows, so a second instance fails the
+// row.
+func (e *Engine) assign(runs []*run, row *rowState, rebuild bool) error {
+	cp := e.p.Checkpoint
+	if cp.Field == "" {
+		for _, r := range runs {
+			r.slot = slotMap
+		}
+		return nil
+	}
+	if cp.InstanceField == "" {
+		if len(runs) > 1 {
+			return fmt.Errorf("%w: stream instances %s feed one row, but its checkpoint field %q can follow only one and the row does not record which; set checkpoint.instanceField and checkpoint.map to give each instance its own checkpoint, or key rows by stream instance", ErrProjectionSourceConflict, describeRuns(runs), cp.Field)
+		}
+		runs[0].slot = slotField
+		return nil
+	}
+	owner, owned := row.owner, row.hasOwner && !rebuild
+	for _, r := range runs {
+		switch {
+		case r.srcIdx == 0 && owned && r.id.streamID == owner:
+			r.slot = slotField
+		case r.srcIdx == 0 && !owned && (rebuild || !hasEntry(row, r.id)):
+			r.slot, owned, owner = slotField, true, r.id.streamID
+		case cp.Map != "":
+			r.slot = slotMap
+		default:
+			r.slot = slotMap
+			r.failed = fmt.Errorf("%w: %s feeds a row whose checkpoint field %q follows %s (instance field %q), and the projection has no checkpoint map for another instance; set checkpoint.map to give each instance its own checkpoint, or key rows by stream instance", ErrProjectionSourceConflict, describeRuns([]*run{r}), cp.Field, owner, cp.InstanceField)
+		}
+	}
+	return nil
+}
+
+func hasEntry(row *rowState, id instanceID) bool {
+	_, ok := row.entries[mapKey(id)]
+	return ok
 }
 
 func describeRuns(runs []*run) string {

@@ -12,6 +12,9 @@ type rowState struct {
 	item        abi.Item // nil when absent
 	revision    int64
 	hasRevision bool
+	owner       string            // the instance field: the stream id the checkpoint field follows
+	hasOwner    bool              // the instance field is present (else the field is unowned)
+	entries     map[string]uint64 // the checkpoint map, by "<source>#<streamId>"
 }
 
 // readRow parses the engine's fields of a row as read.
@@ -26,12 +29,39 @@ func (e *Engine) readRow(item abi.Item) (*rowState, error) {
 			s.revision, s.hasRevision = n, true
 		}
 	}
+	cp := e.p.Checkpoint
+	if cp.InstanceField != "" && item != nil {
+		if v, ok := item[cp.InstanceField]; ok {
+			if v.Kind != abi.KindS {
+				return nil, fmt.Errorf("the row's instance field %q is of type %s, not S; it must hold the stream id whose checkpoint the field %q holds", cp.InstanceField, v.Kind, cp.Field)
+			}
+			s.owner, s.hasOwner = v.Str, v.Str != ""
+		}
+	}
+	if cp.Map != "" && item != nil {
+		if v, ok := item[cp.Map]; ok {
+			if v.Kind != abi.KindM {
+				return nil, fmt.Errorf("the row's checkpoint map %q is of type %s, not M; it must map \"<source>#<streamId>\" to the last version considered", cp.Map, v.Kind)
+			}
+			s.entries = make(map[string]uint64, len(v.Map))
+			for k, ev := range v.Map {
+				n, err := intField(ev)
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("the row's checkpoint map %q: entry %q is not a stream version; it must hold the last version considered", cp.Map, k)
+				}
+				s.entries[k] = uint64(n)
+			}
+		}
+	}
 	return s, nil
 }
 
-// checkpoint returns the instance's checkpoint: the last version considered
-// for the row (0 when none).
-func (s *rowState) checkpoint(e *Engine, id instanceID) (uint64, error) {
+// mapKey is an instance's entry in the checkpoint map.
+func mapKey(id instanceID) string { return id.source + "#" + id.streamID }
+
+// fieldCheckpoint returns the checkpoint held by the row's checkpoint
+// field: the last version considered for the row (0 when none).
+func (s *rowState) fieldCheckpoint(e *Engine) (uint64, error) {
 	if s.item == nil {
 		return 0, nil
 	}
@@ -54,7 +84,7 @@ func (s *rowState) checkpoint(e *Engine, id instanceID) (uint64, error) {
 // nextRevision is the revision the next write sets.
 func (s *rowState) nextRevision(r *Revision) int64 {
 	if !s.hasRevision {
-		return r.Initial
+		return *r.Initial
 	}
 	return s.revision + 1
 }

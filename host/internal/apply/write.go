@@ -22,12 +22,9 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 		it[k] = v
 	}
 	cond := &store.Cond{Names: map[string]string{}, Values: map[string]abi.Value{}}
-	if e.p.Checkpoint.Field != "" && len(runs) == 1 {
-		cp := e.p.Checkpoint
-		it[cp.Field] = abi.N(strconv.FormatInt(int64(f.checkpoint[runs[0].id])+cp.Offset, 10))
-		if e.p.Revision == nil {
-			guard(cond, cp.Field, row.item)
-		}
+	e.setCheckpoints(it, w, row, runs, f)
+	if e.p.Revision == nil {
+		guard(cond, e.p.Checkpoint.Field, row.item)
 	}
 	if r := e.p.Revision; r != nil {
 		it[r.Field] = abi.N(strconv.FormatInt(row.nextRevision(r), 10))
@@ -61,4 +58,61 @@ func guard(c *store.Cond, field string, read abi.Item) {
 	}
 	c.Expr = "attribute_not_exists(#g)"
 	c.Values = nil
+}
+
+// setCheckpoints puts the row's checkpoints into the item: the field (and
+// the instance field) of the instance it follows, and the map of the
+// others. An instance that applied or rejected nothing keeps what the row
+// had; the map is written only once it has an entry (SPEC M3, M4, M7). A
+// rebuild writes every checkpoint from scratch.
+func (e *Engine) setCheckpoints(it abi.Item, w *rowWork, row *rowState, runs []*run, f *folded) {
+	cp := e.p.Checkpoint
+	read := row.item
+	if w.rebuild {
+		read = nil
+	}
+	keep := func(field string) {
+		if field == "" {
+			return
+		}
+		if v, ok := read[field]; ok {
+			it[field] = v
+		} else {
+			delete(it, field)
+		}
+	}
+	keep(cp.Field)
+	keep(cp.InstanceField)
+	entries := map[string]uint64{}
+	if !w.rebuild {
+		for k, v := range row.entries {
+			entries[k] = v
+		}
+	}
+	for _, r := range runs {
+		if r.failed != nil || !f.moved[r.id] {
+			continue
+		}
+		c := f.checkpoint[r.id]
+		if r.slot == slotField {
+			it[cp.Field] = abi.N(strconv.FormatInt(int64(c)+cp.Offset, 10))
+			if cp.InstanceField != "" {
+				it[cp.InstanceField] = abi.S(r.id.streamID)
+			}
+			continue
+		}
+		entries[mapKey(r.id)] = c
+	}
+	if cp.Map == "" {
+		return
+	}
+	if len(entries) == 0 {
+		delete(it, cp.Map)
+		return
+	}
+	m := make(abi.Item, len(entries))
+	for k, v := range entries {
+		m[k] = abi.N(strconv.FormatUint(v, 10))
+	}
+	it[cp.Map] = abi.M(m)
 }

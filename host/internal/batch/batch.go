@@ -86,9 +86,9 @@ func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result,
 		r := e.ApplyBatch(ctx, routed.ByProjection[name])
 		res.Projections[name] = r
 		for _, row := range r.Rows {
-			if row.Failed() && len(row.Positions) > 0 {
-				res.Failed = append(res.Failed, row.Positions[0])
-			}
+			// A failed row, or a failed instance whose events the row's
+			// write left out: its earliest record goes back to the source.
+			res.Failed = append(res.Failed, row.FailedPositions()...)
 		}
 		for _, kf := range r.KeyFailures {
 			if kf.Pos >= 0 {
