@@ -145,7 +145,10 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 		}
 		e, err := h.newEngine(ctx, pc, o)
 		if err != nil {
-			return nil, fmt.Errorf("projection %q: %w", pc.Name, err)
+			if prefix := fmt.Sprintf("projection %q", pc.Name); !strings.HasPrefix(err.Error(), prefix) {
+				err = fmt.Errorf("%s: %w", prefix, err)
+			}
+			return nil, err
 		}
 		h.engines[pc.Name] = e
 		h.order = append(h.order, pc.Name)

@@ -40,12 +40,12 @@ func (c *Config) newHotSwap(ctx context.Context, pc ProjectionConfig, log *slog.
 	}
 	sc := pc.HotSwap.SourceConfig()
 	if err := sc.Apply(&cfg, c.dir); err != nil {
-		return nil, fmt.Errorf("projection %q: hotSwap: %w", pc.Name, err)
+		return nil, fmt.Errorf("hotSwap: %w", err)
 	}
 	path := c.rel(pc.Plugin)
 	src, err := sc.Source(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("projection %q: hotSwap: %w", pc.Name, err)
+		return nil, fmt.Errorf("hotSwap: %w", err)
 	}
 	var sw *swap.Swapper
 	if src != nil {
@@ -61,7 +61,7 @@ func (c *Config) newHotSwap(ctx context.Context, pc ProjectionConfig, log *slog.
 		if src != nil {
 			src.Close()
 		}
-		return nil, fmt.Errorf("projection %q: %w", pc.Name, err)
+		return nil, err
 	}
 	return &hotSwap{projection: pc.Name, swapper: sw, source: src, between: swap.Between{Every: pc.HotSwap.CheckEvery(), Last: time.Now()}}, nil
 }

@@ -337,6 +337,11 @@ func runPluginTest(ctx context.Context, args []string) error {
 			fmt.Fprintf(pluginOut, "  %s%s\n", it, sep)
 		}
 		fmt.Fprintln(pluginOut, "]")
+		for _, r := range rows {
+			if r.Err != nil {
+				return errors.New("a row failed to fold (its error is above; the rows that folded are printed)")
+			}
+		}
 		return nil
 	}
 	rb, err := os.ReadFile(*expect)

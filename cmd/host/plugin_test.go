@@ -291,3 +291,16 @@ func TestH3_ValidateWithConfigRunsTheConfiguredSmokeTestAndPins(t *testing.T) {
 	_, err = runPluginCmd(t, "validate", v2Path(t), "--config", pinned)
 	assert.ErrorIs(t, err, swap.ErrPinMismatch)
 }
+
+// TestH3_PluginTestCommandFailsWhenARowFails: without --expect, a row whose
+// fold fails is not hidden behind exit 0; the other rows are still printed.
+func TestH3_PluginTestCommandFailsWhenARowFails(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events.json")
+	require.NoError(t, os.WriteFile(events, []byte(`[
+ {"stream": "Order", "streamId": "o-1", "version": 1, "type": "OrderPlaced", "data": {"customer": {"S": "c-42"}}},
+ {"stream": "Order", "streamId": "o-2", "version": 1, "type": "OrderRefunded", "data": {}}
+]`), 0o644))
+	out, err := runPluginCmd(t, "test", v1Path(t), "--events", events)
+	require.ErrorContains(t, err, "a row failed to fold")
+	assert.Contains(t, out, "OrderSummary#o-1", "the row that folded is printed")
+}

@@ -70,6 +70,10 @@ func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry bo
 	if err != nil {
 		return err
 	}
+	if dry {
+		fmt.Fprintf(pluginOut, "%d stream instances would be rebuilt (dry run: nothing written)\n", len(rep.Streams))
+		return nil
+	}
 	fmt.Fprintf(pluginOut, "%d stream instances rebuilt\n", len(rep.Streams))
 	return nil
 }
