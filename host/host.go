@@ -211,7 +211,7 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 		path = filepath.Join(h.cfg.dir, path)
 	}
 	// The module's imports tell its transport: the raw dynafold ABI, or an
-	// Extism PDK plugin (SPEC W3).
+	// Extism PDK plugin.
 	p, _, err := transport.LoadFile(ctx, path, h.cfg.pluginConfig(pc.Name, pc.Concurrency, h.log))
 	if err != nil {
 		return nil, err
@@ -276,8 +276,8 @@ func (h *Host) PluginVersion(projection string) (name, version string, err error
 // Projections returns the projections' names in configuration order.
 func (h *Host) Projections() []string { return append([]string(nil), h.order...) }
 
-// Watch follows the sources of the hot-swapped plugins until ctx ends
-// (SPEC H3): a long-running host runs it beside its change-feed reader.
+// Watch follows the sources of the hot-swapped plugins until ctx ends:
+// a long-running host runs it beside its change-feed reader.
 func (h *Host) Watch(ctx context.Context) error { return watchAll(ctx, h.swaps...) }
 
 // Close releases the plugins.
@@ -295,7 +295,7 @@ func (h *Host) Close(ctx context.Context) error {
 }
 
 // FilterCriteria returns the FilterCriteria JSON that keeps only the
-// configured streams' event INSERTs (SPEC ES5), for an event source mapping
+// configured streams' event INSERTs, for an event source mapping
 // or a Pipe.
 func (h *Host) FilterCriteria() ([]byte, error) {
 	streams := make([]eventstore.Stream, 0, len(h.cfg.EventStore.Streams))

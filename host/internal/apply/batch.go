@@ -24,7 +24,7 @@ type rowWork struct {
 	rebuild   bool // fold from version 1 and initial, ignoring the row's state
 }
 
-// ApplyBatch applies decoded events to the projection's rows (SPEC P7):
+// ApplyBatch applies decoded events to the projection's rows:
 // per row, concurrently, it sorts and de-duplicates, reads the row and its
 // checkpoints, fills gaps, folds once and writes once. It never fails as a
 // whole; each row has its own outcome.

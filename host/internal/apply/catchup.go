@@ -11,7 +11,7 @@ import (
 var ErrNoRow = errors.New("no event of the stream addresses a row")
 
 // CatchUp brings the row of the stream instance's latest event that
-// addresses a row up to the stream's head (SPEC P11): for a stream whose last
+// addresses a row up to the stream's head: for a stream whose last
 // event was dead-lettered. It returns that row's outcome.
 func (e *Engine) CatchUp(ctx context.Context, streamID string) (Outcome, error) {
 	src := e.p.Sources[0]
@@ -37,7 +37,7 @@ func (e *Engine) CatchUp(ctx context.Context, streamID string) (Outcome, error) 
 }
 
 // Rebuild re-derives every row of the stream instance from version 1,
-// ignoring the rows' state (SPEC P11): for backfills, a new read model over
+// ignoring the rows' state: for backfills, a new read model over
 // existing streams, or a changed evolve. Each row is written once,
 // conditioned on what was read (its checkpoint, or its revision). The
 // outcomes carry no events, so a rebuild never replays side effects.
@@ -69,9 +69,9 @@ func (e *Engine) Rebuild(ctx context.Context, streamID string) ([]Outcome, error
 	return res.Rows, errors.Join(errs...)
 }
 
-// Apply applies one event (SPEC P8): ApplyBatch of that event, with the
+// Apply applies one event: ApplyBatch of that event, with the
 // row's failure as the error. The outcome is nil when the event addresses
-// no row (SPEC P1).
+// no row.
 func (e *Engine) Apply(ctx context.Context, ev Input) (*Outcome, error) {
 	res := e.ApplyBatch(ctx, []Input{ev})
 	for _, kf := range res.KeyFailures {

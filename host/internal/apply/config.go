@@ -29,7 +29,7 @@ type EventReader interface {
 	ReadFrom(ctx context.Context, stream, streamID string, after, to uint64) ([]abi.Event, error)
 }
 
-// Source is one source of a projection: the stream it reads (SPEC M1).
+// Source is one source of a projection: the stream it reads.
 type Source struct {
 	Name   string // unique within the projection; a single source may be named after its stream
 	Stream string // the stream's name
@@ -39,8 +39,8 @@ type Source struct {
 // Checkpoint says where a row keeps its checkpoints: one per source
 // instance, each the last version considered for the row.
 //
-// Field maps one instance's checkpoint onto a numeric field of the row
-// (SPEC P4): the stored value is version + Offset. An absent field reads as
+// Field maps one instance's checkpoint onto a numeric field of the row:
+// the stored value is version + Offset. An absent field reads as
 // "nothing applied yet". The field follows an instance of the first source:
 // with InstanceField, the row records which stream id owns it (an empty one
 // is adopted by the first instance that writes the row); without it, the row
@@ -56,14 +56,14 @@ type Checkpoint struct {
 	Map           string
 }
 
-// Revision is the row's write counter and guard (SPEC M5): every write sets
+// Revision is the row's write counter and guard: every write sets
 // it one higher, conditioned on the value read.
 type Revision struct {
 	Field   string
 	Initial *int64 // the value of a row's first write (nil: 1); 0 is allowed
 }
 
-// Retry is the lost-race policy (SPEC P10): Attempts tries in all, waiting a
+// Retry is the lost-race policy: Attempts tries in all, waiting a
 // jittered delay that grows from Base, doubling up to Max.
 type Retry struct {
 	Attempts int           // default 12

@@ -14,13 +14,13 @@ type folded struct {
 	write      bool                          // something was applied or rejected
 	checkpoint map[instanceID]uint64         // per run, after the fold
 	moved      map[instanceID]bool           // the run applied or rejected an event: its checkpoint is written
-	by         string                        // "name@version" of the plugin version that computed resp (SPEC Y3)
+	by         string                        // "name@version" of the plugin version that computed resp
 }
 
 // fold calls evolve once for the row's runs, in fold order: sources in
 // declaration order, then stream id, then version. An instance whose event
 // fails (not accepted by terminal) leaves the fold, which is recomputed
-// without it; the row fails when no instance is left (SPEC M6).
+// without it; the row fails when no instance is left.
 func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*run) (*folded, error) {
 	state := row.item
 	if w.rebuild {
@@ -89,7 +89,7 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 			// The checkpoint stops at the last applied or rejected event
 			// (skipped ones below it are covered), then passes the versions
 			// of other rows right after it, up to the instance's next own
-			// event: a skipped one, decided again later (SPEC M7, P9).
+			// event: a skipped one, decided again later.
 			c := r.c
 			ds := f.decided[r.id]
 			for i, ev := range r.fold {

@@ -18,7 +18,7 @@ type gapRead struct {
 // fillGaps makes r.fold hold every version c+1 … max of the instance that
 // addresses this row, and r.other the versions of that range that address
 // another row or none. It reads the event store only when the batch lacks a
-// version (SPEC P7), with one bounded, strongly consistent read.
+// version, with one bounded, strongly consistent read.
 func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[uint64]bool, gaps map[instanceID]*gapRead) error {
 	mine := make(map[uint64]bool, len(r.fold))
 	for _, ev := range r.fold {

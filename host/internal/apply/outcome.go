@@ -80,7 +80,7 @@ func (o *Outcome) Applied() []abi.Event {
 	return out
 }
 
-// Ignored is an event whose key named no row (SPEC P1).
+// Ignored is an event whose key named no row.
 type Ignored struct {
 	Event abi.Event
 	Pos   int
@@ -105,7 +105,7 @@ type KeyFailure struct {
 }
 
 // ErrConcurrentModification is the error of a row whose conditional write
-// lost every race of its retry budget (SPEC P10).
+// lost every race of its retry budget.
 var ErrConcurrentModification = errors.New("ConcurrentModification")
 
 // ErrProjectionSourceConflict is the error of a source instance that feeds

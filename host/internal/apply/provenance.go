@@ -8,7 +8,7 @@ import (
 
 // Attributed is implemented by logic whose version can change between calls
 // (a hot-swapped plugin, host/swap): it says which version computed each
-// evolve, so the row records the plugin that really wrote it (SPEC Y3).
+// evolve, so the row records the plugin that really wrote it.
 type Attributed interface {
 	EvolveAttributed(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, string, error)
 }

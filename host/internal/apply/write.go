@@ -10,7 +10,7 @@ import (
 )
 
 // write puts the folded row once, conditioned on what was read: the
-// revision when the projection has one, else the checkpoint (SPEC P4, P7).
+// revision when the projection has one, else the checkpoint.
 func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*run, f *folded) (abi.Item, error) {
 	it := make(abi.Item, len(f.resp.Item)+len(w.key)+4)
 	for k, v := range f.resp.Item {
@@ -63,7 +63,7 @@ func guard(c *store.Cond, field string, read abi.Item) {
 // setCheckpoints puts the row's checkpoints into the item: the field (and
 // the instance field) of the instance it follows, and the map of the
 // others. An instance that applied or rejected nothing keeps what the row
-// had; the map is written only once it has an entry (SPEC M3, M4, M7). A
+// had; the map is written only once it has an entry. A
 // rebuild writes every checkpoint from scratch.
 func (e *Engine) setCheckpoints(it abi.Item, w *rowWork, row *rowState, runs []*run, f *folded) {
 	cp := e.p.Checkpoint
