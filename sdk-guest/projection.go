@@ -46,8 +46,8 @@ type Source[S any] struct {
 	Terminal   func(err error) bool
 }
 
-// MultiProjection is a projection whose rows several sources contribute to
-// . Initial starts a row from its key.
+// MultiProjection is a projection whose rows several sources contribute to.
+// Initial starts a row from its key.
 type MultiProjection[S any] struct {
 	Name    string
 	Version string

@@ -27,8 +27,7 @@
 // record fails alone, like a record whose image fails to decode (reported,
 // or acknowledged under onDecodeFailure "skip"), not the whole batch. A
 // failed record without an identifier fails the invocation with
-// host.ErrStreamRecordIdentifierMissing, so the source redelivers the batch
-// .
+// host.ErrStreamRecordIdentifierMissing, so the source redelivers the batch.
 //
 // Records of another shape (a Pipe input template's, say) are not read
 // here: use the host library with custom extractors instead.
