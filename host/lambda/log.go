@@ -31,8 +31,8 @@ type stats struct {
 	Conflicts, BatchItemFailures                     int // Conflicts: lost races on row writes
 	DurationMs                                       float64
 	OldestRecordAgeMs                                int64 // -1: no record carries a creation time
-	// The check of the hot-swapped plugins' sources before the batch
-	//; HotSwap is false when none was checked.
+	// The check of the hot-swapped plugins' sources before the batch;
+	// HotSwap is false when none was checked.
 	HotSwap                         bool
 	PluginSwaps, PluginSwapFailures int
 }
