@@ -382,3 +382,13 @@ func TestC1_ThrottlingIsRetried(t *testing.T) {
 	_, err = r.Iterator(log.shards[len(log.shards)-1].ID, "").Next(cctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
+
+func TestC1_LatestStreamNamesTheTableWithoutOne(t *testing.T) {
+	e := start(t, ddblocal.StreamOptions{})
+	plain := e.Table(t, "plain", false)
+	_, err := feed.LatestStream(context.Background(), e.api, plain)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), plain)
+	assert.Contains(t, err.Error(), "has no stream")
+	assert.Contains(t, e.arn, e.table, "the stream of the table with one")
+}

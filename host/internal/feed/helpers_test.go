@@ -144,7 +144,9 @@ func readAll(t *testing.T, ctx context.Context, r *feed.Reader) readLog {
 		}
 		log.shards = shards
 		progressed := false
-		for _, sh := range feed.Ready(shards, finished) {
+		ready := feed.Ready(shards, finished)
+		for i := len(ready) - 1; i >= 0; i-- { // newest first: only Ready keeps children after parents
+			sh := ready[i]
 			if !seen[sh.ID] {
 				seen[sh.ID] = true
 				log.started = append(log.started, sh.ID)

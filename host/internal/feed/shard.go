@@ -22,6 +22,8 @@ type Position struct {
 	Inclusive      bool
 }
 
+// String names the position as GetShardIterator's iterator type and
+// sequence number.
 func (p Position) String() string {
 	switch {
 	case p.SequenceNumber == "":
