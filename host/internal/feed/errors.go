@@ -29,14 +29,17 @@ type TrimmedError struct {
 	Err error
 }
 
+// Error says which shard and position, what was lost and what to do.
 func (e *TrimmedError) Error() string {
-	what := fmt.Sprintf("the records of shard %s at %s were trimmed", e.Shard, e.Position)
 	if e.Gone {
-		what = fmt.Sprintf("shard %s no longer exists (read from %s)", e.Shard, e.Position)
+		return fmt.Sprintf("feed: stream %s: shard %s no longer exists, so its records after %s, if it had any, were lost to this reader: "+
+			"they passed the stream's retention period (24 h on DynamoDB), or the stream was deleted; "+
+			"rebuild the affected read models from the event store if records were lost, and treat the shard as finished so its children start: %v",
+			e.Stream, e.Shard, e.Position, e.Err)
 	}
-	return fmt.Sprintf("feed: stream %s: %s before they were read: they passed the stream's retention period (24 h on DynamoDB), so changes are lost to this reader; "+
-		"rebuild the affected read models from the event store, then continue at the shard's oldest record (Seek(\"\")) or, for a shard that is gone, treat it as finished: %v",
-		e.Stream, what, e.Err)
+	return fmt.Sprintf("feed: stream %s: the records of shard %s at %s were trimmed before they were read: they passed the stream's retention period (24 h on DynamoDB), so changes are lost to this reader; "+
+		"rebuild the affected read models from the event store, then continue at the shard's oldest record still kept (Seek(\"\")): %v",
+		e.Stream, e.Shard, e.Position, e.Err)
 }
 
 // Is makes errors.Is(err, ErrTrimmed) true.
@@ -56,6 +59,7 @@ type ThrottledError struct {
 	Err error
 }
 
+// Error names the call and says what to change.
 func (e *ThrottledError) Error() string {
 	return fmt.Sprintf("feed: %s still throttled after %d attempts: DynamoDB Streams allows about 2 readers and 5 GetRecords calls per second per shard, and 10 DescribeStream calls per second; "+
 		"run fewer readers of the stream, raise the poll interval, or allow more retries: %v", e.Op, e.Attempts, e.Err)

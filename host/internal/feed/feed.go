@@ -16,11 +16,15 @@
 //	for _, sh := range feed.Ready(shards, finished) {
 //		it := r.Iterator(sh.ID, checkpoint[sh.ID])
 //		for {
-//			b, err := it.Next(ctx)
-//			// process b.Records; on a failed record at sequence number s:
-//			//   it.Rewind(s) — the shard continues at s, records after it again
-//			// else checkpoint b.Last()
-//			if b.Finished { finished[sh.ID] = true; break }
+//			b, err := it.Next(ctx) // on ErrTrimmed: the caller's policy
+//			// process b.Records; when the record with sequence number s
+//			// is the lowest that failed:
+//			//	it.Rewind(s); continue // s and the records after it again
+//			// else store b.Last() as the shard's checkpoint (if not "")
+//			if b.Finished {
+//				finished[sh.ID] = true // its children become Ready
+//				break
+//			}
 //		}
 //	}
 package feed
@@ -169,7 +173,7 @@ func (r *Reader) Shards(ctx context.Context) ([]Shard, error) {
 }
 
 // Ready returns the shards that may be read now, in the given order: those
-// not finished whose parent is finished, absent ("" ), or no longer listed
+// not finished whose parent is finished, absent (""), or no longer listed
 // (trimmed past the retention period, so nothing of it is left to read
 // first). finished holds the ids of shards read to their end; a nil map
 // means none.
