@@ -259,9 +259,17 @@ type ProjectionConfig struct {
 	Concurrency int `json:"concurrency,omitempty"`
 	// Retry is the policy for a write that lost a race with another writer.
 	Retry RetryConfig `json:"retry,omitempty"`
-	// ReadModel describes entity features of the read model; projections
-	// refuse the ones that cannot work.
+	// ReadModel describes the read model's entity: its type, and entity
+	// features, which projections refuse when they cannot work.
 	ReadModel ReadModelConfig `json:"readModel,omitempty"`
+	// Removal, when set (even empty: {}), lets the plugin's evolve remove
+	// rows (removeRow): a removed row becomes a tombstone, the key, the
+	// marker __edd_e__ = "<readModel.entityType>#tombstone", the checkpoints
+	// and the revision, nothing else. Every read by key reports it as
+	// absent; a later event starts the row again from initial, from the
+	// tombstone's checkpoints, so a redelivery cannot recreate it. Without
+	// it, a removeRow fails the row.
+	Removal *RemovalConfig `json:"removal,omitempty"`
 	// HotSwap, when set, serves the plugin through the hot-swap pipeline: where new versions come from (a watched file or a
 	// versioned S3 object), sha256 pins, the smoke-test fixture, the archive
 	// for rollback. Host.Watch follows the sources; cmd/lambda checks them
@@ -298,6 +306,20 @@ type RevisionConfig struct {
 	Initial *int64 `json:"initial,omitempty"`
 }
 
+// RemovalConfig lets evolve remove rows; a removed row becomes a tombstone.
+type RemovalConfig struct {
+	// TTL, when set, lets DynamoDB expire tombstones: TTLAttribute is set
+	// on each, in epoch seconds, to the time of the removal plus TTL. It
+	// must be more than MinRemovalTTL (the change feed's 24 hours) plus any
+	// redelivery or replay window: once a tombstone expires, a very late
+	// event recreates the row. Absent: tombstones are kept.
+	TTL Duration `json:"ttl,omitempty"`
+	// TTLAttribute is the table's TTL attribute (default
+	// DefaultTTLAttribute); only with TTL. Enable TTL on the table with
+	// this attribute.
+	TTLAttribute string `json:"ttlAttribute,omitempty"`
+}
+
 // RetryConfig is the lost-race retry policy: Attempts tries in all, waiting
 // a jittered delay that grows from Base, doubling up to Max.
 type RetryConfig struct {
@@ -309,9 +331,14 @@ type RetryConfig struct {
 	Max Duration `json:"max,omitempty"`
 }
 
-// ReadModelConfig lists entity features a read model may declare. Each one
-// set makes the projection refuse to start with [EDD-9081].
+// ReadModelConfig describes the read model's entity: its EntityType, and
+// entity features it may declare, each of which, set, makes the projection
+// refuse to start with [EDD-9081].
 type ReadModelConfig struct {
+	// EntityType is the entity type of the read model's rows, as the
+	// entity's own library names it ("OrderSummary"); a tombstone's marker
+	// is "<entityType>#tombstone" (default: the projection's name).
+	EntityType string `json:"entityType,omitempty"`
 	// Versioned: the entity keeps its own version counter.
 	Versioned bool `json:"versioned,omitempty"`
 	// SoftDelete: the entity is deleted by marking it.

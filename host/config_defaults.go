@@ -27,6 +27,9 @@ import (
 //	projections[].retry.base           DefaultRetryBase ("5ms")
 //	projections[].retry.max            DefaultRetryMax ("200ms")
 //	projections[].revision.initial     DefaultRevisionInitial (1); 0 is a value
+//	projections[].readModel.entityType the projection's name
+//	projections[].removal.ttl          0: tombstones are kept
+//	projections[].removal.ttlAttribute DefaultTTLAttribute ("ttl"), with removal.ttl
 //	projections[].hotSwap.settle       DefaultSettle ("100ms")
 //	projections[].hotSwap.s3.interval  DefaultS3Interval ("30s")
 //	projections[].hotSwap.s3.region    DefaultRegion ("us-east-1")
@@ -68,6 +71,12 @@ const (
 	DefaultRetryMax = 200 * time.Millisecond
 	// DefaultRevisionInitial is the revision of a row's first write.
 	DefaultRevisionInitial = 1
+	// DefaultTTLAttribute is the attribute on which removal.ttl sets a
+	// tombstone's expiry time.
+	DefaultTTLAttribute = "ttl"
+	// MinRemovalTTL is the change feed's retention: removal.ttl must be
+	// longer, so no event the feed still holds can recreate a removed row.
+	MinRemovalTTL = 24 * time.Hour
 	// DefaultSettle is how long a watched plugin file must have stopped
 	// changing before it is read.
 	DefaultSettle = 100 * time.Millisecond
@@ -135,6 +144,16 @@ func (c *Config) Effective() *Config {
 				r.Initial = new(int64(DefaultRevisionInitial))
 			}
 			p.Revision = &r
+		}
+		if p.ReadModel.EntityType == "" {
+			p.ReadModel.EntityType = p.Name
+		}
+		if p.Removal != nil {
+			r := *p.Removal
+			if r.TTL != 0 && r.TTLAttribute == "" {
+				r.TTLAttribute = DefaultTTLAttribute
+			}
+			p.Removal = &r
 		}
 		p.GuestLog = mergeGuestLog(pd.GuestLog, p.GuestLog)
 		p.HotSwap = p.HotSwap.effective()

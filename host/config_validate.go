@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dynafold/dynafold/host/internal/apply"
 )
 
 // MaxMemoryLimitPages is the largest plugins.memoryLimitPages: 65536 pages
@@ -240,6 +242,12 @@ func (p *ProjectionConfig) validate(ps *problems, where string) {
 		}
 		attrs[attr] = "the " + field + " attribute"
 	}
+	if p.Removal != nil {
+		if what, ok := attrs[apply.MarkerAttr]; ok {
+			ps.add(at("removal"), "%q is %s, but it holds a tombstone's marker: rename the key attribute, or remove removal", apply.MarkerAttr, what)
+		}
+		attrs[apply.MarkerAttr] = "the tombstone marker attribute (removal)"
+	}
 	cp := p.Checkpoint
 	switch {
 	case cp.Field == "" && p.Revision == nil:
@@ -282,6 +290,24 @@ func (p *ProjectionConfig) validate(ps *problems, where string) {
 		claim("createdAt", createdAt)
 	}
 	claim("writtenBy", p.WrittenBy)
+	if r := p.Removal; r != nil {
+		switch {
+		case r.TTL < 0:
+			ps.add(at("removal.ttl"), "%s is negative: use a duration longer than the change feed's %s plus any redelivery or replay window, such as \"720h\" (absent: tombstones are kept)", r.TTL, MinRemovalTTL)
+		case r.TTL > 0 && time.Duration(r.TTL) <= MinRemovalTTL:
+			ps.add(at("removal.ttl"), "%s is too short: a tombstone that expires while the change feed (%s) can still redeliver an older event lets that event recreate the removed row; use more than %s plus any redelivery or replay window, such as \"720h\"", r.TTL, MinRemovalTTL, MinRemovalTTL)
+		}
+		switch {
+		case r.TTLAttribute != "" && r.TTL == 0:
+			ps.add(at("removal.ttlAttribute"), "is set but removal.ttl is not: set removal.ttl (e.g. \"720h\") or remove removal.ttlAttribute")
+		case r.TTL != 0:
+			ttlAttr := r.TTLAttribute
+			if ttlAttr == "" {
+				ttlAttr = DefaultTTLAttribute
+			}
+			claim("removal.ttlAttribute", ttlAttr)
+		}
+	}
 	if p.Concurrency < 0 {
 		ps.add(at("concurrency"), "%d is negative: use 1 or more rows at once (absent or 0: %d)", p.Concurrency, DefaultConcurrency)
 	}

@@ -187,6 +187,9 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*
 	if pc.Revision != nil {
 		p.Revision = &apply.Revision{Field: pc.Revision.Field, Initial: pc.Revision.Initial}
 	}
+	if pc.Removal != nil {
+		p.Removal = &apply.Removal{EntityType: pc.ReadModel.EntityType, TTL: time.Duration(pc.Removal.TTL), TTLAttribute: pc.Removal.TTLAttribute}
+	}
 	return apply.New(p, h.db, storeReader{h})
 }
 

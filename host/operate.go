@@ -54,17 +54,13 @@ func (h *Host) Rebuild(ctx context.Context, projection, streamID string) ([]Outc
 }
 
 // Row reads a projection's row by key, strongly consistent; false when
-// there is none.
+// there is none. A removed row (a tombstone) is reported as absent.
 func (h *Host) Row(ctx context.Context, projection string, key abi.Item) (abi.Item, bool, error) {
 	e, err := h.engine(projection)
 	if err != nil {
 		return nil, false, err
 	}
-	it, err := h.db.GetItem(ctx, e.Projection().Table, key)
-	if err != nil {
-		return nil, false, err
-	}
-	return it, it != nil, nil
+	return e.Row(ctx, key)
 }
 
 // RequestCounts returns the DynamoDB requests the host has sent so far, by

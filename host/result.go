@@ -98,10 +98,14 @@ type Outcome struct {
 	Instances []Instance // one per stream instance with events for the row
 	State     abi.Item   // the row after the call (as written, or as read when nothing was written)
 	Written   bool       // the call wrote the row
-	Revision  int64      // the row's revision after the call (0 without revision)
-	Attempts  int        // write attempts (1 + lost races)
-	Positions []int      // record positions of the row's events in the batch, ascending
-	Err       error      // why the row failed
+	// Removed: the row is a tombstone after the call (State is nil). With
+	// Written, this call removed it (evolve returned removeRow); without,
+	// it was one already and stays one.
+	Removed   bool
+	Revision  int64 // the row's revision after the call (0 without revision)
+	Attempts  int   // write attempts (1 + lost races)
+	Positions []int // record positions of the row's events in the batch, ascending
+	Err       error // why the row failed
 }
 
 // Instance is the outcome for one stream instance feeding a row.
@@ -215,7 +219,7 @@ func outcomesOf(rows []apply.Outcome) []Outcome {
 }
 
 func outcomeOf(o apply.Outcome) Outcome {
-	out := Outcome{Key: o.Key, State: o.State, Written: o.Written, Revision: o.Revision, Attempts: o.Attempts, Positions: o.Positions, Err: o.Err}
+	out := Outcome{Key: o.Key, State: o.State, Written: o.Written, Removed: o.Removed, Revision: o.Revision, Attempts: o.Attempts, Positions: o.Positions, Err: o.Err}
 	for _, in := range o.Instances {
 		x := Instance{Source: in.Source, StreamID: in.StreamID, Applied: in.Applied, AlreadyApplied: in.AlreadyApplied,
 			Skipped: in.Skipped, Version: in.Version, Err: in.Err}

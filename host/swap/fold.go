@@ -31,7 +31,8 @@ const (
 // fold fails carries the error; a key that fails fails the whole fold.
 // Rows come back sorted by key, as the plugin produced them (the engine's
 // checkpoint and revision fields removed; nil when the row does not exist
-// after the fold).
+// after the fold, or was removed: evolve's removeRow is folded as a host
+// with removal configured does).
 func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) {
 	d := l.Describe()
 	var sources []apply.Source
@@ -54,7 +55,8 @@ func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) 
 	p := apply.Projection{
 		Name: d.Name, Table: "fold", KeyAttrs: attrs, Sources: sources, Logic: l,
 		Checkpoint: apply.Checkpoint{Field: foldCheckpoint}, Rows: 1,
-		Now: func() time.Time { return time.Time{} },
+		Removal: &apply.Removal{EntityType: d.Name}, // a removed row comes back absent
+		Now:     func() time.Time { return time.Time{} },
 	}
 	if len(sources) > 1 {
 		p.Revision = &apply.Revision{Field: foldRevision}
@@ -72,7 +74,7 @@ func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) 
 	out := make([]Row, 0, len(res.Rows))
 	for _, o := range res.Rows {
 		row := Row{Key: o.Key, Err: o.Err}
-		if o.Err == nil {
+		if o.Err == nil && !o.Removed {
 			row.Item = db.rows[keys.String(o.Key)]
 			delete(row.Item, foldCheckpoint)
 			delete(row.Item, foldRevision)

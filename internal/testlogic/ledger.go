@@ -19,7 +19,8 @@ const Stream = "Acct"
 // Ledger folds events of stream "Acct". An event's data:
 //
 //	_tag  "Add" (total += n), "Same" (state unchanged, still applied),
-//	      "Skip" (skip), "Reject" (rejected by terminal), "Fail" (fails the row)
+//	      "Skip" (skip), "Reject" (rejected by terminal), "Fail" (fails the row),
+//	      "Close" (removeRow: the row becomes a tombstone)
 //	n     a number (Add)
 //	row   optional: the row's name; default the stream id
 //	none  optional BOOL true: the event addresses no row
@@ -37,7 +38,7 @@ type Ledger struct {
 // Describe implements logic.Logic.
 func (l *Ledger) Describe() abi.Description {
 	return abi.Description{Name: "ledger", Version: "1.0.0", ABIMajor: abi.VersionMajor, ABIMinor: abi.VersionMinor,
-		Sources:      []abi.SourceDesc{{Name: Stream, Stream: Stream, EventTypes: []string{"Add", "Same", "Skip", "Reject", "Fail"}, Mode: abi.ModeFold}},
+		Sources:      []abi.SourceDesc{{Name: Stream, Stream: Stream, EventTypes: []string{"Add", "Same", "Skip", "Reject", "Fail", "Close"}, Mode: abi.ModeFold}},
 		Capabilities: []abi.Capability{abi.CapDescribe, abi.CapKey, abi.CapEvolve, abi.CapTerminal, abi.CapToItem}}
 }
 
@@ -71,8 +72,14 @@ func (l *Ledger) Evolve(_ context.Context, req *abi.EvolveRequest) (*abi.EvolveR
 	}
 	state := req.State
 	resp := &abi.EvolveResponse{}
+	removed := false
 	for _, se := range req.Events {
 		ev := se.Event
+		if ev.Type == "Close" {
+			state, removed = nil, true
+			resp.Decisions = append(resp.Decisions, abi.Decision{Outcome: abi.Applied, Remove: true})
+			continue
+		}
 		var next abi.Item
 		if state == nil {
 			next = abi.Item{"total": abi.N("0"), "count": abi.N("0"), "log": abi.S("")}
@@ -100,10 +107,10 @@ func (l *Ledger) Evolve(_ context.Context, req *abi.EvolveRequest) (*abi.EvolveR
 			log += ","
 		}
 		next["log"] = abi.S(log + strconv.FormatUint(ev.Version, 10))
-		state = next
+		state, removed = next, false
 		resp.Decisions = append(resp.Decisions, abi.Decision{Outcome: abi.Applied})
 	}
-	resp.State = state
+	resp.State, resp.Removed = state, removed
 	if state != nil {
 		item := abi.CloneItem(state)
 		item["doubled"] = abi.N(strconv.FormatInt(2*num(state["total"]), 10))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/dynafold/dynafold/abi"
 )
 
 // ErrNoRow is returned by CatchUp when no event of the stream instance
@@ -81,4 +83,15 @@ func (e *Engine) Apply(ctx context.Context, ev Input) (*Outcome, error) {
 		return nil, nil
 	}
 	return &res.Rows[0], res.Rows[0].Err
+}
+
+// Row reads the projection's row by key, strongly consistent. A tombstone
+// is reported as absent, like a row that was never written: ok is false
+// and the item nil.
+func (e *Engine) Row(ctx context.Context, key abi.Item) (item abi.Item, ok bool, err error) {
+	it, err := e.db.GetItem(ctx, e.p.Table, key)
+	if err != nil || it == nil || IsTombstone(it) {
+		return nil, false, err
+	}
+	return it, true, nil
 }

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
@@ -63,6 +64,33 @@ type Revision struct {
 	Initial *int64 // the value of a row's first write (nil: 1); 0 is allowed
 }
 
+// Removal lets evolve remove rows: a removed row becomes a tombstone, not a
+// deletion. The tombstone is the row's key, the marker attribute
+// MarkerAttr = "<EntityType>#tombstone", the checkpoints (field, instance
+// field, map) and the revision (one higher), and nothing else; with TTL,
+// also TTLAttribute, the epoch second at which DynamoDB may expire it.
+// Every read by key reports a tombstone as absent, but the engine keeps its
+// checkpoints, so a redelivered event is already applied and a later event
+// starts the row again from initial.
+type Removal struct {
+	EntityType   string        // the read model's entity type (required)
+	TTL          time.Duration // 0: tombstones are kept for good
+	TTLAttribute string        // the table's TTL attribute (required with TTL)
+}
+
+// MarkerAttr is the attribute marking a tombstone: "<entityType>#tombstone".
+const MarkerAttr = "__edd_e__"
+
+// TombstoneSuffix ends the marker of a tombstone.
+const TombstoneSuffix = "#tombstone"
+
+// IsTombstone reports whether a stored item is a tombstone: its MarkerAttr
+// is a string ending in TombstoneSuffix. A nil item is none.
+func IsTombstone(it abi.Item) bool {
+	v, ok := it[MarkerAttr]
+	return ok && v.Kind == abi.KindS && strings.HasSuffix(v.Str, TombstoneSuffix)
+}
+
 // Retry is the lost-race policy: Attempts tries in all, waiting a
 // jittered delay that grows from Base, doubling up to Max.
 type Retry struct {
@@ -79,6 +107,7 @@ type Projection struct {
 	Sources    []Source    // in declaration order; one for a single-source projection
 	Checkpoint Checkpoint  // single-source checkpoint field (required without Revision)
 	Revision   *Revision   // optional for single-source projections
+	Removal    *Removal    // nil: a removeRow from evolve fails the row
 	CreatedAt  string      // attribute keeping the row's creation time ("" disables it)
 	WrittenBy  string      // attribute recording the plugin that wrote the row ("" disables it)
 	Logic      logic.Logic // the domain logic
@@ -111,6 +140,10 @@ func (p *Projection) setDefaults() {
 			r.Initial = &one
 		}
 		p.Revision = &r
+	}
+	if p.Removal != nil {
+		r := *p.Removal
+		p.Removal = &r
 	}
 	if p.Now == nil {
 		p.Now = time.Now
@@ -160,12 +193,26 @@ func (p *Projection) Validate() error {
 	case p.Checkpoint.Field != "" && p.Checkpoint.Map != "" && p.Checkpoint.InstanceField == "":
 		return bad("with both a checkpoint field and a map, a row must record which stream instance the field follows: name the instance field (a string attribute)")
 	}
+	if r := p.Removal; r != nil {
+		switch {
+		case r.EntityType == "":
+			return bad("removal needs the read model's entity type: tombstones are marked %s = \"<entityType>%s\"", MarkerAttr, TombstoneSuffix)
+		case r.TTL < 0:
+			return bad("removal TTL %s is negative: use a positive duration, or 0 to keep tombstones", r.TTL)
+		case r.TTL > 0 && r.TTLAttribute == "":
+			return bad("removal TTL %s needs the table's TTL attribute: name it", r.TTL)
+		case r.TTL == 0 && r.TTLAttribute != "":
+			return bad("removal names the TTL attribute %q but no TTL: set the TTL, or remove the attribute", r.TTLAttribute)
+		}
+	}
 	engine := map[string]string{}
 	for _, f := range []struct{ what, name string }{
 		{"checkpoint field", p.Checkpoint.Field},
 		{"instance field", p.Checkpoint.InstanceField},
 		{"checkpoint map", p.Checkpoint.Map},
 		{"revision field", revisionField(p.Revision)},
+		{"tombstone marker", removalMarker(p.Removal)},
+		{"TTL attribute", ttlAttribute(p.Removal)},
 	} {
 		if f.name == "" {
 			continue
@@ -197,6 +244,20 @@ func (p *Projection) Validate() error {
 		}
 	}
 	return nil
+}
+
+func removalMarker(r *Removal) string {
+	if r == nil {
+		return ""
+	}
+	return MarkerAttr
+}
+
+func ttlAttribute(r *Removal) string {
+	if r == nil {
+		return ""
+	}
+	return r.TTLAttribute
 }
 
 func revisionField(r *Revision) string {

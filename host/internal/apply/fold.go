@@ -15,6 +15,7 @@ type folded struct {
 	checkpoint map[instanceID]uint64         // per run, after the fold
 	moved      map[instanceID]bool           // the run applied or rejected an event: its checkpoint is written
 	by         string                        // "name@version" of the plugin version that computed resp
+	removedAny bool                          // an event of the run removed the row (a later one may have started it again)
 }
 
 // fold calls evolve once for the row's runs, in fold order: sources in
@@ -77,9 +78,22 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		for i, d := range resp.Decisions {
 			r := owner[i]
 			f.decided[r.id] = append(f.decided[r.id], d)
-			if d.Remove {
-				return nil, fmt.Errorf("plugin %s returned removeRow for %s v%d, but the projection has no removal configured; configure removal to turn rows into tombstones", e.plugin, req.Events[i].Event.Stream, req.Events[i].Event.Version)
+			if d.Remove && d.Outcome != abi.Applied {
+				return nil, fmt.Errorf("plugin %s: evolve decision %d (%s v%d) removes the row but is %s; removeRow is an applied decision", e.plugin, i, req.Events[i].Event.Stream, req.Events[i].Event.Version, d.Outcome)
 			}
+			if d.Remove && e.p.Removal == nil {
+				return nil, fmt.Errorf("plugin %s returned removeRow for %s v%d, but the projection has no removal configured; set removal in the projection's configuration to turn removed rows into tombstones", e.plugin, req.Events[i].Event.Stream, req.Events[i].Event.Version)
+			}
+			f.removedAny = f.removedAny || d.Remove
+		}
+		if resp.Removed && resp.State != nil {
+			return nil, fmt.Errorf("plugin %s: evolve says the run removed the row but returned a state; a removed row has none", e.plugin)
+		}
+		if resp.State != nil && IsTombstone(resp.Item) {
+			return nil, fmt.Errorf("plugin %s: to_item returned %s = %q, a tombstone's marker; a row's item cannot be a tombstone (return removeRow from evolve to remove the row)", e.plugin, MarkerAttr, resp.Item[MarkerAttr].Str)
+		}
+		if resp.Removed && !f.removedAny {
+			return nil, fmt.Errorf("plugin %s: evolve says the run removed the row but no decision removes it", e.plugin)
 		}
 		anyApplied := false
 		for _, r := range runs {

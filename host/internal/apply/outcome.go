@@ -41,10 +41,14 @@ type Outcome struct {
 	Instances []Instance // one per source instance with events in the call
 	State     abi.Item   // the row after the call (as written, or as read when nothing was written)
 	Written   bool       // the call wrote the row
-	Revision  int64      // the row's revision after the call (0 without revision)
-	Attempts  int        // write attempts (1 + lost races)
-	Positions []int      // record positions of the row's batch events, ascending
-	Err       error      // the row failed: nothing was written
+	// Removed: the row is a tombstone after the call (State is nil). With
+	// Written, this call removed it (evolve returned removeRow); without,
+	// it was one already and stays one.
+	Removed   bool
+	Revision  int64 // the row's revision after the call (0 without revision)
+	Attempts  int   // write attempts (1 + lost races)
+	Positions []int // record positions of the row's batch events, ascending
+	Err       error // the row failed: nothing was written
 }
 
 // Failed reports whether the row failed.

@@ -70,7 +70,7 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	if err != nil {
 		return e.failed(w, err), false
 	}
-	o := Outcome{Key: w.key, Positions: w.positions(), State: row.item, Revision: row.revision}
+	o := Outcome{Key: w.key, Positions: w.positions(), State: row.item, Revision: row.revision, Removed: row.tombstone}
 	for _, r := range runs {
 		in := f.instance(r)
 		in.Positions = instancePositions(w.instances[r.id])
@@ -86,7 +86,10 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	if err != nil {
 		return e.failed(w, fmt.Errorf("writing the row to %s: %w", e.p.Table, err)), false
 	}
-	o.State, o.Written = written, true
+	o.State, o.Written, o.Removed = written, true, f.resp.Removed
+	if o.Removed {
+		o.State = nil // a tombstone is no row
+	}
 	if e.p.Revision != nil {
 		o.Revision = row.nextRevision(e.p.Revision)
 	}

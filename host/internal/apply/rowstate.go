@@ -7,9 +7,13 @@ import (
 	"github.com/dynafold/dynafold/abi"
 )
 
-// rowState is a row as read: its item and the engine's fields in it.
+// rowState is a row as read: its item and the engine's fields in it. A
+// tombstone is no row (item is nil), but its checkpoints and revision are
+// read as a row's.
 type rowState struct {
-	item        abi.Item // nil when absent
+	item        abi.Item // the row's state as stored; nil when absent or a tombstone
+	stored      abi.Item // the item as read, tombstone included; nil when absent
+	tombstone   bool     // the item read is a tombstone
 	revision    int64
 	hasRevision bool
 	owner       string            // the instance field: the stream id the checkpoint field follows
@@ -19,8 +23,12 @@ type rowState struct {
 
 // readRow parses the engine's fields of a row as read.
 func (e *Engine) readRow(item abi.Item) (*rowState, error) {
-	s := &rowState{item: item}
+	s := &rowState{item: item, stored: item}
+	if IsTombstone(item) {
+		s.item, s.tombstone = nil, true
+	}
 	if e.p.Revision != nil && item != nil {
+		// the revision of a tombstone too: a create over it carries it on
 		if v, ok := item[e.p.Revision.Field]; ok {
 			n, err := intField(v)
 			if err != nil {
@@ -62,11 +70,11 @@ func mapKey(id instanceID) string { return id.source + "#" + id.streamID }
 // fieldCheckpoint returns the checkpoint held by the row's checkpoint
 // field: the last version considered for the row (0 when none).
 func (s *rowState) fieldCheckpoint(e *Engine) (uint64, error) {
-	if s.item == nil {
+	if s.stored == nil {
 		return 0, nil
 	}
 	f := e.p.Checkpoint
-	v, ok := s.item[f.Field]
+	v, ok := s.stored[f.Field]
 	if !ok {
 		return 0, nil // a legacy row: every event applies
 	}

@@ -11,11 +11,18 @@ import (
 
 // write puts the folded row once, conditioned on what was read: the
 // revision when the projection has one, else the checkpoint.
+//
+// A run that ends with the row removed writes a tombstone instead: the key,
+// the marker "<entityType>#tombstone", the checkpoints, the revision (and the
+// TTL attribute), nothing else.
 func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*run, f *folded) (abi.Item, error) {
+	removed := f.resp.Removed
 	it := make(abi.Item, len(f.resp.Item)+len(w.key)+4)
-	for k, v := range f.resp.Item {
-		if !v.IsZero() {
-			it[k] = v
+	if !removed {
+		for k, v := range f.resp.Item {
+			if !v.IsZero() {
+				it[k] = v
+			}
 		}
 	}
 	for k, v := range w.key {
@@ -24,14 +31,25 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 	cond := &store.Cond{Names: map[string]string{}, Values: map[string]abi.Value{}}
 	e.setCheckpoints(it, w, row, runs, f)
 	if e.p.Revision == nil {
-		guard(cond, e.p.Checkpoint.Field, row.item)
+		guard(cond, e.p.Checkpoint.Field, row.stored)
 	}
 	if r := e.p.Revision; r != nil {
 		it[r.Field] = abi.N(strconv.FormatInt(row.nextRevision(r), 10))
-		guard(cond, r.Field, row.item)
+		guard(cond, r.Field, row.stored)
+	}
+	if removed {
+		rm := e.p.Removal
+		it[MarkerAttr] = abi.S(rm.EntityType + TombstoneSuffix)
+		if rm.TTL > 0 {
+			it[rm.TTLAttribute] = abi.N(strconv.FormatInt(e.p.Now().Add(rm.TTL).Unix(), 10))
+		}
+		err := e.db.PutItem(ctx, store.Put{Table: e.p.Table, Item: it, Cond: cond})
+		return it, err
 	}
 	if e.p.CreatedAt != "" {
-		if v, ok := row.item[e.p.CreatedAt]; ok {
+		// A row started again after a removal (over a tombstone, or
+		// removed earlier in this run) is created anew.
+		if v, ok := row.item[e.p.CreatedAt]; ok && !f.removedAny {
 			it[e.p.CreatedAt] = v
 		} else {
 			it[e.p.CreatedAt] = abi.S(e.p.Now().UTC().Format(time.RFC3339Nano))
@@ -67,7 +85,7 @@ func guard(c *store.Cond, field string, read abi.Item) {
 // rebuild writes every checkpoint from scratch.
 func (e *Engine) setCheckpoints(it abi.Item, w *rowWork, row *rowState, runs []*run, f *folded) {
 	cp := e.p.Checkpoint
-	read := row.item
+	read := row.stored // a tombstone's checkpoints are carried over
 	if w.rebuild {
 		read = nil
 	}
