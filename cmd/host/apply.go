@@ -88,9 +88,14 @@ func summarize(w io.Writer, res *host.Result) {
 					fmt.Fprintf(w, ", rejected v%d (%v)", rj.Event.Version, rj.Error)
 				}
 				fmt.Fprintf(w, "; checkpoint %d", in.Version)
-				if o.Written {
+				switch {
+				case o.Removed && o.Written:
+					fmt.Fprint(w, "; removed (a tombstone keeps its checkpoints)")
+				case o.Removed:
+					fmt.Fprint(w, "; already removed")
+				case o.Written:
 					fmt.Fprint(w, "; written")
-				} else {
+				default:
 					fmt.Fprint(w, "; not written (nothing new)")
 				}
 				fmt.Fprintln(w)
