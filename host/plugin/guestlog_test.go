@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -128,20 +129,36 @@ func TestW4_GuestLogOptInRateLimited(t *testing.T) {
 		if passed < 5 || passed > 7 {
 			t.Fatalf("%d of 1000 flood messages passed a burst of 5 at 1/s", passed)
 		}
-		// The report comes by itself, once, after the interval.
+		// The report comes by itself, after the interval: once, or in a few
+		// parts when the flood itself outlasted an interval on a loaded
+		// machine; the parts add up to every drop, and no report follows
+		// without new drops.
 		var reports []logRecord
+		dropped := func() int {
+			n := 0
+			for _, r := range reports {
+				d, _ := strconv.Atoi(fmt.Sprint(r.attrs["dropped"]))
+				n += d
+			}
+			return n
+		}
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if reports = rec.matching("dropped guest log messages"); len(reports) > 0 {
+			if reports = rec.matching("dropped guest log messages"); dropped() >= 1000-passed {
 				break
 			}
 		}
-		time.Sleep(300 * time.Millisecond) // no second report without new drops
-		if reports = rec.matching("dropped guest log messages"); len(reports) != 1 {
-			t.Fatalf("%d dropped-message reports, want 1", len(reports))
+		if dropped() != 1000-passed || len(reports) == 0 {
+			t.Fatalf("reports %v count %d drops, want %d", reports, dropped(), 1000-passed)
 		}
-		r := reports[0]
-		if r.level != slog.LevelWarn || r.attrs["plugin"] != "logger@0.0.1" || r.attrs["dropped"] != itoa(1000-passed) {
-			t.Errorf("report %v %v, want a warning for logger@0.0.1 with dropped=%d", r.level, r.attrs, 1000-passed)
+		n := len(reports)
+		time.Sleep(300 * time.Millisecond)
+		if reports = rec.matching("dropped guest log messages"); len(reports) != n {
+			t.Fatalf("%d dropped-message reports after %d: a report without new drops", len(reports), n)
+		}
+		for _, r := range reports {
+			if r.level != slog.LevelWarn || r.attrs["plugin"] != "logger@0.0.1" {
+				t.Errorf("report %v %v, want a warning for logger@0.0.1", r.level, r.attrs)
+			}
 		}
 
 		// Drops since the last report are reported at Close.
@@ -152,9 +169,9 @@ func TestW4_GuestLogOptInRateLimited(t *testing.T) {
 		if err := p.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		reports = rec.matching("dropped guest log messages")
-		if len(reports) != 2 || reports[1].attrs["dropped"] != itoa(1000-passed2) {
-			t.Errorf("after Close: reports %v, want a second one with dropped=%d", reports, 1000-passed2)
+		reports = rec.matching("dropped guest log messages")[n:]
+		if len(reports) == 0 || dropped() != 1000-passed2 {
+			t.Errorf("after Close: new reports %v count %d drops, want %d", reports, dropped(), 1000-passed2)
 		}
 	})
 }
