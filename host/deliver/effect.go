@@ -118,12 +118,12 @@ func (e Effect) JSON(enc Encoding) ([]byte, error) {
 	b.WriteByte('"')
 	if e.Projection != "" {
 		b.WriteString(`,"projection":`)
-		appendString(&b, e.Projection)
+		ddbjson.AppendString(&b, e.Projection)
 	}
 	b.WriteString(`,"stream":`)
-	appendString(&b, e.Stream)
+	ddbjson.AppendString(&b, e.Stream)
 	b.WriteString(`,"streamId":`)
-	appendString(&b, e.StreamID)
+	ddbjson.AppendString(&b, e.StreamID)
 	b.WriteString(`,"version":`)
 	b.WriteString(strconv.FormatUint(e.Version, 10))
 	b.WriteString(`,"index":`)

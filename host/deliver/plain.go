@@ -3,13 +3,12 @@ package deliver
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 )
 
 // errNotNumber is the error of an N whose text is not a decimal number.
@@ -17,31 +16,14 @@ var errNotNumber = errors.New("not a decimal number")
 
 // appendPlainItem writes it as a plain JSON object, attributes sorted.
 func appendPlainItem(b *bytes.Buffer, it abi.Item) error {
-	names := make([]string, 0, len(it))
-	for n := range it {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	b.WriteByte('{')
-	for i, n := range names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		appendString(b, n)
-		b.WriteByte(':')
-		if err := appendPlain(b, it[n]); err != nil {
-			return fmt.Errorf("attribute %q: %w", n, err)
-		}
-	}
-	b.WriteByte('}')
-	return nil
+	return ddbjson.AppendObject(b, it, appendPlain)
 }
 
 // appendPlain writes v as plain JSON (see the package documentation).
 func appendPlain(b *bytes.Buffer, v abi.Value) error {
 	switch v.Kind {
 	case abi.KindS:
-		appendString(b, v.Str)
+		ddbjson.AppendString(b, v.Str)
 	case abi.KindN:
 		return appendNumber(b, v.Str)
 	case abi.KindB:
@@ -74,7 +56,7 @@ func appendPlain(b *bytes.Buffer, v abi.Value) error {
 				b.WriteByte(',')
 			}
 			if v.Kind == abi.KindSS {
-				appendString(b, s)
+				ddbjson.AppendString(b, s)
 			} else if err := appendNumber(b, s); err != nil {
 				return fmt.Errorf("set element %d: %w", i, err)
 			}
@@ -147,9 +129,4 @@ func appendBase64(b *bytes.Buffer, x []byte) {
 	b.WriteByte('"')
 	b.WriteString(base64.StdEncoding.EncodeToString(x))
 	b.WriteByte('"')
-}
-
-func appendString(b *bytes.Buffer, s string) {
-	j, _ := json.Marshal(s) // never fails for a string
-	b.Write(j)
 }

@@ -249,7 +249,12 @@ func ItemToJSON(it abi.Item) (json.RawMessage, error) {
 
 // AppendItem writes an item as a JSON object of DynamoDB JSON values,
 // attributes sorted (nil: {}).
-func AppendItem(buf *bytes.Buffer, it abi.Item) error {
+func AppendItem(buf *bytes.Buffer, it abi.Item) error { return AppendObject(buf, it, AppendValue) }
+
+// AppendObject writes an item as a JSON object, attributes sorted, each
+// value written by value (AppendValue for DynamoDB JSON; another encoder
+// for another JSON form of the same item).
+func AppendObject(buf *bytes.Buffer, it abi.Item, value func(*bytes.Buffer, abi.Value) error) error {
 	keys := make([]string, 0, len(it))
 	for k := range it {
 		keys = append(keys, k)
@@ -260,9 +265,9 @@ func AppendItem(buf *bytes.Buffer, it abi.Item) error {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		appendString(buf, k)
+		AppendString(buf, k)
 		buf.WriteByte(':')
-		if err := AppendValue(buf, it[k]); err != nil {
+		if err := value(buf, it[k]); err != nil {
 			return fmt.Errorf("attribute %q: %w", k, err)
 		}
 	}
@@ -276,10 +281,10 @@ func AppendValue(buf *bytes.Buffer, v abi.Value) error {
 	switch v.Kind {
 	case abi.KindS:
 		buf.WriteString(`{"S":`)
-		appendString(buf, v.Str)
+		AppendString(buf, v.Str)
 	case abi.KindN:
 		buf.WriteString(`{"N":`)
-		appendString(buf, v.Str)
+		AppendString(buf, v.Str)
 	case abi.KindB:
 		buf.WriteString(`{"B":"`)
 		buf.WriteString(base64.StdEncoding.EncodeToString(v.Bytes))
@@ -314,7 +319,7 @@ func AppendValue(buf *bytes.Buffer, v abi.Value) error {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			appendString(buf, s)
+			AppendString(buf, s)
 		}
 		buf.WriteByte(']')
 	case abi.KindBS:
@@ -335,7 +340,8 @@ func AppendValue(buf *bytes.Buffer, v abi.Value) error {
 	return nil
 }
 
-func appendString(buf *bytes.Buffer, s string) {
+// AppendString writes s as a JSON string.
+func AppendString(buf *bytes.Buffer, s string) {
 	b, _ := json.Marshal(s) // never fails for a string
 	buf.Write(b)
 }
