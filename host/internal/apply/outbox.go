@@ -75,7 +75,7 @@ type OutboxLayout struct {
 
 // OutboxLayout returns where the projection's outbox items live; ok is
 // false when the projection has no outbox.
-func (p *Projection) OutboxLayout() (OutboxLayout, bool) {
+func (p Projection) OutboxLayout() (OutboxLayout, bool) {
 	o := p.Outbox
 	if o == nil {
 		return OutboxLayout{}, false
