@@ -50,7 +50,7 @@ func (f *fixture) advance(d time.Duration) {
 
 // newFixture is a ddblocal with an event store and a ledger read model
 // whose table has the outbox's sparse index; applied events carry n effects.
-func newFixture(t *testing.T, n int) *fixture {
+func newFixture(t testing.TB, n int) *fixture {
 	t.Helper()
 	env := testenv.Start(t)
 	db := dynamo.New(env.Client)
@@ -74,7 +74,7 @@ func (f *fixture) ReadFrom(ctx context.Context, stream, streamID string, after, 
 	return f.es.ReadFrom(ctx, f.stream, streamID, after, to)
 }
 
-func (f *fixture) engine(t *testing.T, drain func(ctx context.Context, key abi.Item) (int, int)) *apply.Engine {
+func (f *fixture) engine(t testing.TB, drain func(ctx context.Context, key abi.Item) (int, int)) *apply.Engine {
 	t.Helper()
 	e, err := apply.New(apply.Projection{
 		Name: "ledger", Table: f.table, KeyAttrs: []string{"pk", "sk"}, Logic: f.fx,
