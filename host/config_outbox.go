@@ -199,3 +199,24 @@ func outboxTables[W any](specs []W, p ProjectionConfig, mk func(string, dynamo.T
 	}
 	return append(specs, mk("outbox of projection "+p.Name, dynamo.TableSpec{Name: o.Table, KeyAttrs: key, Indexes: ix}))
 }
+
+// mergeIndexes returns spec's indexes and those of the later specs of the
+// same table (projections sharing a read-model table), each name once.
+func mergeIndexes[W any](spec dynamo.TableSpec, later []W, specOf func(W) dynamo.TableSpec) []dynamo.IndexSpec {
+	out := slices.Clone(spec.Indexes)
+	seen := map[string]bool{}
+	for _, ix := range out {
+		seen[ix.Name] = true
+	}
+	for _, w := range later {
+		if s := specOf(w); s.Name == spec.Name {
+			for _, ix := range s.Indexes {
+				if !seen[ix.Name] {
+					seen[ix.Name] = true
+					out = append(out, ix)
+				}
+			}
+		}
+	}
+	return out
+}

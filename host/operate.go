@@ -250,11 +250,12 @@ func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 	}
 	var out []TableReport
 	done := map[string]bool{}
-	for _, s := range specs {
+	for i, s := range specs {
 		if done[s.spec.Name] {
 			continue
 		}
 		done[s.spec.Name] = true
+		s.spec.Indexes = mergeIndexes(s.spec, specs[i+1:], func(w want) dynamo.TableSpec { return w.spec })
 		st, err := h.db.EnsureTable(ctx, s.spec)
 		if err != nil {
 			return out, err

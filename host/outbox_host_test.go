@@ -204,3 +204,53 @@ func TestO1_ConfigurationRefusesAnOutboxWithoutRevision(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+// With outbox.table the effects go to a table of their own, which tables
+// create makes with the index; drain-pending finds them there.
+func TestO4_EffectsInATableOfTheirOwn(t *testing.T) {
+	ctx := context.Background()
+	env := testenv.Start(t)
+	events := env.Table(t, "events", true)
+	rows := env.Table(t, "ledger", false) // exists without the outbox index
+	cfg, err := host.ParseConfig(fmt.Appendf(nil, `{
+	  "eventStore": {"table": %q, "schema": "test", "streams": [{"name": %q, "composite": ["acctId"]}]},
+	  "projections": [
+	    {"name": "ledger", "plugin": "native:ledger", "table": %q,
+	     "checkpoint": {"field": "version"}, "revision": {"field": "rev"},
+	     "outbox": {"table": "ledger_effects", "index": "pending"}},
+	    {"name": "inrow", "plugin": "native:ledger", "table": %q,
+	     "checkpoint": {"field": "version2"}, "revision": {"field": "rev2"},
+	     "outbox": {"index": "pending"}}]}`, events, testlogic.Stream, rows, rows))
+	require.NoError(t, err)
+	h, err := host.New(ctx, cfg, host.WithNative("ledger", testlogic.WithEffects(&testlogic.Ledger{}, 1)), host.WithClient(env.Client),
+		host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close(ctx) })
+
+	reps, err := h.CreateTables(ctx)
+
+	require.NoError(t, err)
+	byTable := map[string]host.TableReport{}
+	for _, r := range reps {
+		byTable[r.Table] = r
+	}
+	require.Contains(t, byTable, "ledger_effects")
+	assert.True(t, byTable["ledger_effects"].Created)
+	assert.Equal(t, []string{"pending"}, byTable[rows].IndexesAdded, "the in-row outbox's index is added to the existing table")
+
+	evs, err := h.Append(ctx, testlogic.Stream, "a", 0, add(1), add(2))
+	require.NoError(t, err)
+	res, err := h.ApplyEvents(ctx, "ledger", evs...)
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Rows[0].Enqueued)
+	var got []uint64
+	target := deliver.Func(func(_ context.Context, e deliver.Effect) error {
+		got = append(got, e.Version)
+		return nil
+	})
+	pending, err := h.DrainPending(ctx, "ledger", target)
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	assert.Equal(t, testlogic.RowKey("a"), pending[0].Key)
+	assert.Equal(t, []uint64{1, 2}, got)
+}
