@@ -36,6 +36,7 @@ type Drainer struct {
 	ClaimFor time.Duration    // 0: DefaultClaimFor
 	Now      func() time.Time // nil: time.Now
 	Logger   *slog.Logger     // nil: slog.Default()
+	Rows     int              // rows DrainPending drains at a time (0: DefaultRows)
 }
 
 // Undelivered is an effect whose delivery failed: it stays at the head of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/deliver"
@@ -11,6 +12,10 @@ import (
 	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/internal/keys"
 )
+
+// DefaultRows is how many rows DrainPending drains at a time when
+// Drainer.Rows is 0.
+const DefaultRows = 10
 
 // ErrNoIndex is the error of DrainPending on an outbox without a sparse
 // index to find its pending rows.
@@ -50,21 +55,46 @@ func (d *Drainer) Pending(ctx context.Context) ([]abi.Item, error) {
 	}
 }
 
-// DrainPending drains every row with pending effects (Pending), one after
-// the other, and returns a report per row. It stops at the first DynamoDB
-// error; a failed delivery only stops its own row.
+// DrainPending drains every row with pending effects (Pending), Rows rows
+// at a time (default DefaultRows), and returns a report per row in the
+// order Pending lists them. A DynamoDB error stops the sweep (the rows
+// already started finish); a failed delivery only stops its own row.
 func (d *Drainer) DrainPending(ctx context.Context, target deliver.Target) ([]Report, error) {
 	rows, err := d.Pending(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Report, 0, len(rows))
-	for _, k := range rows {
-		rep, err := d.Drain(ctx, k, target)
-		out = append(out, rep)
-		if err != nil {
-			return out, err
+	n := d.Rows
+	if n <= 0 {
+		n = DefaultRows
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]Report, len(rows))
+	errs := make([]error, len(rows))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, k := range rows {
+		sem <- struct{}{}
+		if ctx.Err() != nil {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = d.Drain(ctx, k, target)
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	done := out[:0]
+	for i := range out {
+		if out[i].Key != nil {
+			done = append(done, out[i])
 		}
 	}
-	return out, nil
+	return done, errors.Join(errs...)
 }
