@@ -270,6 +270,10 @@ type ProjectionConfig struct {
 	// tombstone's checkpoints, so a redelivery cannot recreate it. Without
 	// it, a removeRow fails the row.
 	Removal *RemovalConfig `json:"removal,omitempty"`
+	// Outbox, when set, commits the side effects the plugin returns for
+	// applied events with the row, to be delivered in order, at least once
+	// (see OutboxConfig); it needs revision.
+	Outbox *OutboxConfig `json:"outbox,omitempty"`
 	// HotSwap, when set, serves the plugin through the hot-swap pipeline: where new versions come from (a watched file or a
 	// versioned S3 object), sha256 pins, the smoke-test fixture, the archive
 	// for rollback. Host.Watch follows the sources; cmd/lambda checks them

@@ -308,6 +308,9 @@ func (p *ProjectionConfig) validate(ps *problems, where string) {
 			claim("removal.ttlAttribute", ttlAttr)
 		}
 	}
+	if p.Outbox != nil {
+		p.Outbox.validate(ps, at("outbox"), p, key)
+	}
 	if p.Concurrency < 0 {
 		ps.add(at("concurrency"), "%d is negative: use 1 or more rows at once (absent or 0: %d)", p.Concurrency, DefaultConcurrency)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/deliver"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/batch"
 	"github.com/dynafold/dynafold/host/internal/decode"
@@ -49,6 +50,8 @@ type Host struct {
 	swapMu  sync.Mutex // serializes CheckSwaps
 	proc    *batch.Processor
 	log     *slog.Logger
+
+	outboxes map[string]*projectionOutbox // drainer and target of each projection with an outbox
 }
 
 // Option changes how New builds a Host.
@@ -61,6 +64,8 @@ type options struct {
 	now    func() time.Time
 	shape  *RecordShape
 	esOnly bool
+
+	deliver deliver.Target // WithDeliver
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -189,6 +194,9 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*
 	}
 	if pc.Removal != nil {
 		p.Removal = &apply.Removal{EntityType: pc.ReadModel.EntityType, TTL: time.Duration(pc.Removal.TTL), TTLAttribute: pc.Removal.TTLAttribute}
+	}
+	if err := h.setOutbox(ctx, pc, &p, o); err != nil {
+		return nil, err
 	}
 	return apply.New(p, h.db, storeReader{h})
 }

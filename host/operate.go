@@ -223,11 +223,16 @@ type TableReport struct {
 	Role          string // "event store" or "projection NAME"
 	Created       bool   // it did not exist and was created
 	StreamEnabled bool   // it existed without a stream, and one was enabled
+
+	// IndexesAdded lists the indexes it existed without and that were added
+	// (an outbox's index); DynamoDB builds them in the background.
+	IndexesAdded []string
 }
 
 // CreateTables creates the tables the configuration names and that do not
 // exist yet: the event table with a NEW_IMAGE stream and each projection's
-// read-model table (string key attributes, on-demand capacity). It is
+// read-model table (string key attributes, on-demand capacity), with its
+// outbox's table and index when configured. It is
 // idempotent: existing tables are left as they are, except that an event
 // table without a stream gets one. A host built WithEventStoreOnly creates
 // the projections' tables too.
@@ -240,19 +245,22 @@ func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 		KeyAttrs: []string{eventstore.AttrPK, eventstore.AttrSK}, Stream: true}}}
 	for _, p := range h.cfg.Projections {
 		specs = append(specs, want{"projection " + p.Name, dynamo.TableSpec{Name: p.Table, KeyAttrs: p.Key}})
+		specs = outboxTables(specs, p, func(role string, spec dynamo.TableSpec) want { return want{role, spec} },
+			func(w *want) *dynamo.TableSpec { return &w.spec })
 	}
 	var out []TableReport
 	done := map[string]bool{}
-	for _, s := range specs {
+	for i, s := range specs {
 		if done[s.spec.Name] {
 			continue
 		}
 		done[s.spec.Name] = true
+		s.spec.Indexes = mergeIndexes(s.spec, specs[i+1:], func(w want) dynamo.TableSpec { return w.spec })
 		st, err := h.db.EnsureTable(ctx, s.spec)
 		if err != nil {
 			return out, err
 		}
-		out = append(out, TableReport{Table: s.spec.Name, Role: s.role, Created: st.Created, StreamEnabled: st.StreamEnabled})
+		out = append(out, TableReport{Table: s.spec.Name, Role: s.role, Created: st.Created, StreamEnabled: st.StreamEnabled, IndexesAdded: st.IndexesAdded})
 	}
 	return out, nil
 }

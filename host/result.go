@@ -106,6 +106,11 @@ type Outcome struct {
 	Attempts  int   // write attempts (1 + lost races)
 	Positions []int // record positions of the row's events in the batch, ascending
 	Err       error // why the row failed
+	// Enqueued is the number of side effects the row's write committed to
+	// its outbox; Delivered and Undelivered what the delivery right after
+	// the write did (an undelivered effect waits at the head of the row's
+	// outbox for the next drain; the row does not fail).
+	Enqueued, Delivered, Undelivered int
 }
 
 // Instance is the outcome for one stream instance feeding a row.
@@ -219,7 +224,8 @@ func outcomesOf(rows []apply.Outcome) []Outcome {
 }
 
 func outcomeOf(o apply.Outcome) Outcome {
-	out := Outcome{Key: o.Key, State: o.State, Written: o.Written, Removed: o.Removed, Revision: o.Revision, Attempts: o.Attempts, Positions: o.Positions, Err: o.Err}
+	out := Outcome{Key: o.Key, State: o.State, Written: o.Written, Removed: o.Removed, Revision: o.Revision, Attempts: o.Attempts, Positions: o.Positions, Err: o.Err,
+		Enqueued: o.Enqueued, Delivered: o.Delivered, Undelivered: o.Undelivered}
 	for _, in := range o.Instances {
 		x := Instance{Source: in.Source, StreamID: in.StreamID, Applied: in.Applied, AlreadyApplied: in.AlreadyApplied,
 			Skipped: in.Skipped, Version: in.Version, Err: in.Err}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/dynafold/dynafold/host"
 )
@@ -48,6 +49,9 @@ func runTables(ctx context.Context, args []string) error {
 			what = "created"
 		case r.StreamEnabled:
 			what = "exists; its NEW_IMAGE stream was enabled"
+		}
+		if len(r.IndexesAdded) > 0 {
+			what += fmt.Sprintf("; index %s added (DynamoDB builds it in the background)", strings.Join(r.IndexesAdded, ", "))
 		}
 		fmt.Fprintf(tablesOut, "%-30s %-28s %s\n", r.Table, r.Role, what)
 	}

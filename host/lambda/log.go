@@ -35,6 +35,8 @@ type stats struct {
 	// HotSwap is false when none was checked.
 	HotSwap                         bool
 	PluginSwaps, PluginSwapFailures int
+
+	Enqueued, Delivered, Undelivered int // outbox effects committed, delivered, not delivered
 }
 
 func summarize(res *host.Result, bad []badRecord, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) stats {
@@ -59,6 +61,7 @@ func summarize(res *host.Result, bad []badRecord, resp events.DynamoDBEventRespo
 			if row.Written {
 				s.RowsWritten++
 			}
+			s.Enqueued, s.Delivered, s.Undelivered = s.Enqueued+row.Enqueued, s.Delivered+row.Delivered, s.Undelivered+row.Undelivered
 		}
 	}
 	return s
@@ -98,6 +101,9 @@ func logBatch(log *slog.Logger, res *host.Result, bad []badRecord, skipBad bool,
 	if s.OldestRecordAgeMs >= 0 {
 		// The change feed's lag: how long the oldest record waited.
 		args = append(args, "oldestRecordAgeMs", s.OldestRecordAgeMs)
+	}
+	if s.Enqueued+s.Delivered+s.Undelivered > 0 {
+		args = append(args, "effectsEnqueued", s.Enqueued, "effectsDelivered", s.Delivered, "effectsUndelivered", s.Undelivered)
 	}
 	if s.HotSwap {
 		args = append(args, "pluginSwaps", s.PluginSwaps, "pluginSwapFailures", s.PluginSwapFailures)

@@ -22,6 +22,7 @@ type rowWork struct {
 	keyStr    string
 	instances map[instanceID][]Input
 	rebuild   bool // fold from version 1 and initial, ignoring the row's state
+	enqueued  int  // the effects the row's write committed (outbox)
 }
 
 // ApplyBatch applies decoded events to the projection's rows:
@@ -115,6 +116,7 @@ func (e *Engine) applyBatch(ctx context.Context, inputs []Input, rebuild bool) R
 		go func(i int, w *rowWork, item abi.Item) {
 			defer func() { <-sem; wg.Done() }()
 			res.Rows[i] = e.applyRow(ctx, w, item, present)
+			e.afterRow(ctx, w, &res.Rows[i])
 		}(i, w, items[i])
 	}
 	wg.Wait()

@@ -108,6 +108,7 @@ type Projection struct {
 	Checkpoint Checkpoint  // single-source checkpoint field (required without Revision)
 	Revision   *Revision   // optional for single-source projections
 	Removal    *Removal    // nil: a removeRow from evolve fails the row
+	Outbox     *Outbox     // nil: effects are not committed
 	CreatedAt  string      // attribute keeping the row's creation time ("" disables it)
 	WrittenBy  string      // attribute recording the plugin that wrote the row ("" disables it)
 	Logic      logic.Logic // the domain logic
@@ -204,6 +205,9 @@ func (p *Projection) Validate() error {
 		case r.TTL == 0 && r.TTLAttribute != "":
 			return bad("removal names the TTL attribute %q but no TTL: set the TTL, or remove the attribute", r.TTLAttribute)
 		}
+	}
+	if err := p.validateOutbox(); err != nil {
+		return err
 	}
 	engine := map[string]string{}
 	for _, f := range []struct{ what, name string }{

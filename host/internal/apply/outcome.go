@@ -49,6 +49,11 @@ type Outcome struct {
 	Attempts  int   // write attempts (1 + lost races)
 	Positions []int // record positions of the row's batch events, ascending
 	Err       error // the row failed: nothing was written
+	// Enqueued is the number of effects this call committed to the row's
+	// outbox with its write; Delivered and Undelivered what the drain right
+	// after the write delivered and failed to deliver (an undelivered
+	// effect stays at the head of the row's outbox; the row does not fail).
+	Enqueued, Delivered, Undelivered int
 }
 
 // Failed reports whether the row failed.

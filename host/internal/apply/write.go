@@ -15,6 +15,9 @@ import (
 // A run that ends with the row removed writes a tombstone instead: the key,
 // the marker "<entityType>#tombstone", the checkpoints, the revision (and the
 // TTL attribute), nothing else.
+//
+// With an outbox, the effects of the applied events go with the row (or the
+// tombstone) in one transaction (put).
 func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*run, f *folded) (abi.Item, error) {
 	removed := f.resp.Removed
 	it := make(abi.Item, len(f.resp.Item)+len(w.key)+4)
@@ -33,8 +36,10 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 	if e.p.Revision == nil {
 		guard(cond, e.p.Checkpoint.Field, row.stored)
 	}
+	var revision int64
 	if r := e.p.Revision; r != nil {
-		it[r.Field] = abi.N(strconv.FormatInt(row.nextRevision(r), 10))
+		revision = row.nextRevision(r)
+		it[r.Field] = abi.N(strconv.FormatInt(revision, 10))
 		guard(cond, r.Field, row.stored)
 	}
 	if removed {
@@ -43,7 +48,7 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 		if rm.TTL > 0 {
 			it[rm.TTLAttribute] = abi.N(strconv.FormatInt(e.p.Now().Add(rm.TTL).Unix(), 10))
 		}
-		err := e.db.PutItem(ctx, store.Put{Table: e.p.Table, Item: it, Cond: cond})
+		err := e.put(ctx, w, runs, f, it, cond, revision)
 		return it, err
 	}
 	if e.p.CreatedAt != "" {
@@ -62,7 +67,7 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 		}
 		it[e.p.WrittenBy] = abi.S(by)
 	}
-	err := e.db.PutItem(ctx, store.Put{Table: e.p.Table, Item: it, Cond: cond})
+	err := e.put(ctx, w, runs, f, it, cond, revision)
 	return it, err
 }
 

@@ -1,0 +1,247 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/store"
+)
+
+// Outbox makes a projection commit the effects of its applied events with
+// the row: each row write whose applied events carry effects writes the row
+// (or tombstone) and one outbox item per effect in one TransactWriteItems.
+// A write without effects stays a single PutItem.
+//
+// The items live in the row's own partition of the read-model table (the
+// row's hash key value, the sort key "<row's sort key>#outbox#<revision>#<index>",
+// marker MarkerAttr = "<EntityType>#outbox"), which needs a table with a
+// sort key; or, with Table, in another table keyed by KeyAttrs. Every item
+// also carries the sparse index key attributes OutboxIndexPK / OutboxIndexSK,
+// so an index on them lists the rows with pending effects.
+//
+// The outbox needs a revision: it orders a row's items across writes.
+type Outbox struct {
+	EntityType string   // the read model's entity type: items are marked "<EntityType>#outbox" (required)
+	Table      string   // "": the read-model table, in the row's partition
+	KeyAttrs   []string // the outbox table's key attributes, hash then range (default pk, sk); only with Table
+	Index      string   // the sparse index on OutboxIndexPK / OutboxIndexSK ("" : none)
+	// Drain, when set, is called for each row a call wrote with effects,
+	// right after its write (delivery on ApplyBatch). It delivers the row's
+	// pending effects in order and says how many it delivered and how many
+	// it could not; it never fails the row.
+	Drain func(ctx context.Context, key abi.Item) (delivered, undelivered int)
+}
+
+// MaxEffects is the most effects one row write commits: a transaction holds
+// 100 items, one of them the row.
+const MaxEffects = 99
+
+// OutboxSuffix ends the marker of an outbox item: "<entityType>#outbox".
+const OutboxSuffix = "#outbox"
+
+// The attributes of an outbox item besides its key and marker.
+const (
+	OutboxAttrRowKey   = "__edd_ob_key"    // M: the key of the row whose write committed the effect
+	OutboxAttrStream   = "__edd_ob_stream" // S: the event's stream
+	OutboxAttrStreamID = "__edd_ob_sid"    // S: the event's stream id
+	OutboxAttrVersion  = "__edd_ob_ver"    // N: the event's version
+	OutboxAttrIndex    = "__edd_ob_idx"    // N: the effect's index among its event's effects
+	OutboxAttrRevision = "__edd_ob_rev"    // N: the row revision whose write committed it
+	OutboxAttrValue    = "__edd_ob_val"    // the effect as the plugin returned it
+	OutboxAttrOwner    = "__edd_ob_owner"  // S: the drainer holding the claim
+	OutboxAttrUntil    = "__edd_ob_until"  // N: the claim's end, Unix milliseconds
+	OutboxIndexPK      = "__edd_ob_pk"     // S: the sparse index's hash key: the projection's name
+	OutboxIndexSK      = "__edd_ob_sk"     // S: the sparse index's range key: row key, revision, index
+)
+
+// ErrTooManyEffects is the error of a row write whose applied events carry
+// more effects than one transaction can commit with the row (MaxEffects).
+var ErrTooManyEffects = errors.New("too many effects for one row write")
+
+// OutboxLayout says where a projection's outbox items live and how they are
+// keyed; the drainer reads them through it.
+type OutboxLayout struct {
+	Projection string
+	Table      string   // the table holding the items
+	InRow      bool     // the items are in the row's partition of the read-model table
+	KeyAttrs   []string // the item table's key attributes (hash, range)
+	RowAttrs   []string // the read-model table's key attributes
+	Marker     string   // "<entityType>#outbox"
+	Index      string
+}
+
+// OutboxLayout returns where the projection's outbox items live; ok is
+// false when the projection has no outbox.
+func (p Projection) OutboxLayout() (OutboxLayout, bool) {
+	o := p.Outbox
+	if o == nil {
+		return OutboxLayout{}, false
+	}
+	l := OutboxLayout{Projection: p.Name, Table: o.Table, KeyAttrs: o.KeyAttrs, RowAttrs: p.KeyAttrs, Marker: o.EntityType + OutboxSuffix, Index: o.Index}
+	if o.Table == "" {
+		l.Table, l.InRow, l.KeyAttrs = p.Table, true, p.KeyAttrs
+	} else if len(l.KeyAttrs) == 0 {
+		l.KeyAttrs = []string{"pk", "sk"}
+	}
+	return l, true
+}
+
+// seq is a revision and index as a sort key part that orders as numbers.
+func seq(revision int64, index int) string {
+	return fmt.Sprintf("%020d#%03d", revision, index)
+}
+
+// HeadPrefix returns the key of the partition holding a row's items and the
+// prefix their sort keys start with, in commit order.
+func (l OutboxLayout) HeadPrefix(rowKey abi.Item) (hash abi.Value, prefix string, err error) {
+	if !l.InRow {
+		return abi.S(l.Projection + "#" + keyString(rowKey)), "", nil
+	}
+	sk := rowKey[l.KeyAttrs[1]]
+	if sk.Kind != abi.KindS {
+		return abi.Value{}, "", fmt.Errorf("row %s: the outbox keeps its items under the row's sort key, which must be a string (S), not %s; give the outbox a table of its own (outbox.table)", keyString(rowKey), sk.Kind)
+	}
+	return rowKey[l.KeyAttrs[0]], sk.Str + "#outbox#", nil
+}
+
+// ItemKey returns the key of a row's outbox item for the effect of the
+// given revision and index.
+func (l OutboxLayout) ItemKey(rowKey abi.Item, revision int64, index int) (abi.Item, error) {
+	hash, prefix, err := l.HeadPrefix(rowKey)
+	if err != nil {
+		return nil, err
+	}
+	return abi.Item{l.KeyAttrs[0]: hash, l.KeyAttrs[1]: abi.S(prefix + seq(revision, index))}, nil
+}
+
+// effect is one effect of an applied event, in fold order.
+type effect struct {
+	ev    abi.Event
+	index int
+	value abi.Value
+}
+
+// effects returns the effects of the events the fold applied, in fold
+// order: sources in declaration order, then stream id, then version.
+// A rebuild commits none: the events' effects were committed when they
+// were first applied.
+func effects(w *rowWork, runs []*run, f *folded) []effect {
+	if w.rebuild {
+		return nil
+	}
+	var out []effect
+	for _, r := range runs {
+		if r.failed != nil {
+			continue
+		}
+		for i, d := range f.decided[r.id] {
+			if d.Outcome != abi.Applied || i >= len(r.fold) {
+				continue
+			}
+			for j, v := range d.Effects {
+				out = append(out, effect{ev: r.fold[i], index: j, value: v})
+			}
+		}
+	}
+	return out
+}
+
+// put writes the row item it under cond: one PutItem, or, when the fold's
+// applied events carry effects and the projection has an outbox, one
+// TransactWriteItems of the row and its outbox items. It records the number
+// of effects committed in w.enqueued. A transaction cancelled by the row's
+// condition (or a conflict with another writer) is a lost race
+// (store.ErrConditionFailed).
+func (e *Engine) put(ctx context.Context, w *rowWork, runs []*run, f *folded, it abi.Item, cond *store.Cond, revision int64) error {
+	w.enqueued = 0
+	fx := effects(w, runs, f)
+	l, ok := e.p.OutboxLayout()
+	if len(fx) == 0 || !ok {
+		return e.db.PutItem(ctx, store.Put{Table: e.p.Table, Item: it, Cond: cond})
+	}
+	if len(fx) > MaxEffects {
+		return fmt.Errorf("%w: the write of row %s would commit %d effects, and one transaction holds the row and at most %d; have the plugin return fewer effects per event, or deliver the events in smaller batches so each write applies fewer of them", ErrTooManyEffects, w.keyStr, len(fx), MaxEffects)
+	}
+	writes := make([]store.Write, 0, len(fx)+1)
+	writes = append(writes, store.Write{Put: &store.Put{Table: e.p.Table, Item: it, Cond: cond}})
+	for i, x := range fx {
+		key, err := l.ItemKey(w.key, revision, i)
+		if err != nil {
+			return err
+		}
+		item := key
+		item[MarkerAttr] = abi.S(l.Marker)
+		item[OutboxAttrRowKey] = abi.M(w.key)
+		item[OutboxAttrStream] = abi.S(x.ev.Stream)
+		item[OutboxAttrStreamID] = abi.S(x.ev.StreamID)
+		item[OutboxAttrVersion] = abi.N(strconv.FormatUint(x.ev.Version, 10))
+		item[OutboxAttrIndex] = abi.N(strconv.Itoa(x.index))
+		item[OutboxAttrRevision] = abi.N(strconv.FormatInt(revision, 10))
+		item[OutboxAttrValue] = x.value
+		item[OutboxIndexPK] = abi.S(e.p.Name)
+		item[OutboxIndexSK] = abi.S(w.keyStr + "#" + seq(revision, i))
+		writes = append(writes, store.Write{Put: &store.Put{Table: l.Table, Item: item}})
+	}
+	err := e.db.TransactWriteItems(ctx, writes)
+	var tx *store.TxCanceledError
+	if errors.As(err, &tx) && len(tx.Reasons) > 0 {
+		for _, r := range tx.Reasons {
+			if r == "TransactionConflict" {
+				return fmt.Errorf("%w: %w", store.ErrConditionFailed, err)
+			}
+		}
+		if tx.Reasons[0] != "ConditionalCheckFailed" {
+			// not the row's guard: a failed outbox put is no lost race
+			return fmt.Errorf("committing row %s with %d outbox items: %s", w.keyStr, len(fx), tx.Error())
+		}
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("%w: %w", store.ErrConditionFailed, err)
+	}
+	if err == nil {
+		w.enqueued = len(fx)
+	}
+	return err
+}
+
+// afterRow completes a row's outcome: the effects its write committed, and,
+// when the outbox drains on write, what the drain delivered.
+func (e *Engine) afterRow(ctx context.Context, w *rowWork, o *Outcome) {
+	if o.Err != nil || !o.Written {
+		return
+	}
+	o.Enqueued = w.enqueued
+	if o.Enqueued == 0 || e.p.Outbox == nil || e.p.Outbox.Drain == nil {
+		return
+	}
+	o.Delivered, o.Undelivered = e.p.Outbox.Drain(ctx, w.key)
+}
+
+// validateOutbox reports an outbox configuration that cannot work.
+func (p *Projection) validateOutbox() error {
+	o := p.Outbox
+	if o == nil {
+		return nil
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("projection %q: %w: outbox: "+format, append([]any{p.Name, ErrConfig}, args...)...)
+	}
+	switch {
+	case p.Revision == nil:
+		return bad("needs a revision field: the revision orders a row's outbox items across writes; set revision")
+	case *p.Revision.Initial < 0:
+		return bad("the revision's initial value %d is negative; outbox items are ordered by revision: use 0 or more", *p.Revision.Initial)
+	case o.EntityType == "":
+		return bad("needs the read model's entity type: outbox items are marked %s = \"<entityType>%s\"", MarkerAttr, OutboxSuffix)
+	case o.Table == "" && len(p.KeyAttrs) < 2:
+		return bad("table %s has no sort key, so outbox items cannot share the row's partition; give the outbox a table of its own (outbox.table)", p.Table)
+	case o.Table == "" && len(o.KeyAttrs) > 0:
+		return bad("key attributes %v are set, but no outbox table: they key an outbox table of its own", o.KeyAttrs)
+	case o.Table != "" && len(o.KeyAttrs) != 0 && len(o.KeyAttrs) != 2:
+		return bad("table %s needs 2 key attributes (hash, range), got %v", o.Table, o.KeyAttrs)
+	}
+	return nil
+}
