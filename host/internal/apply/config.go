@@ -236,11 +236,8 @@ func (p *Projection) Validate() error {
 			return bad("two sources named %q", s.Name)
 		}
 		seen[s.Name] = true
-		if s.Mode == abi.ModeLatest {
-			return bad("source %q: mode %q is not supported by this version of the engine yet; use %q", s.Name, s.Mode, abi.ModeFold)
-		}
-		if s.Mode != abi.ModeFold {
-			return bad("source %q: mode %q is not %q", s.Name, s.Mode, abi.ModeFold)
+		if s.Mode != abi.ModeFold && s.Mode != abi.ModeLatest {
+			return bad("source %q: mode %q is neither %q nor %q", s.Name, s.Mode, abi.ModeFold, abi.ModeLatest)
 		}
 	}
 	return nil

@@ -22,6 +22,7 @@ type run struct {
 	fold    []abi.Event // events above c to fold, in version order
 	max     uint64      // the highest version considered
 	other   map[uint64]bool
+	older   []abi.Event // latest mode: events not tried yet, ascending; the next to try is the last
 	failed  error
 	slot    int // where the instance's checkpoint is kept: slotField or slotMap
 }
@@ -147,6 +148,15 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 			} else {
 				r.fold = append(r.fold, ev)
 			}
+		}
+		if len(r.fold) > 0 && r.src.Mode == abi.ModeLatest {
+			// Only the newest event is folded, nothing is read; older ones
+			// are tried, newest first, when it is rejected or skipped.
+			n := len(r.fold)
+			r.max = r.fold[n-1].Version
+			r.older = append([]abi.Event(nil), r.fold[:n-1]...)
+			r.fold = []abi.Event{r.fold[n-1]}
+			continue
 		}
 		if len(r.fold) > 0 {
 			r.max = r.fold[len(r.fold)-1].Version
