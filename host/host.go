@@ -61,6 +61,8 @@ type options struct {
 	now    func() time.Time
 	shape  *RecordShape
 	esOnly bool
+	// sourcesOf finds a row's stream instances, by projection (WithSourcesOf)
+	sourcesOf map[string]SourcesOf
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -186,6 +188,9 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*
 		CreatedAt:  pc.CreatedAtAttribute(), WrittenBy: pc.WrittenBy, Rows: pc.Concurrency,
 		Retry: apply.Retry{Attempts: pc.Retry.Attempts, Base: time.Duration(pc.Retry.Base), Max: time.Duration(pc.Retry.Max)},
 		Now:   o.now, Logger: h.log.With("projection", pc.Name),
+	}
+	if f := o.sourcesOf[pc.Name]; f != nil {
+		p.SourcesOf = f.engine()
 	}
 	if pc.Revision != nil {
 		p.Revision = &apply.Revision{Field: pc.Revision.Field, Initial: pc.Revision.Initial}

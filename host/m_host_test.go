@@ -17,6 +17,12 @@ import (
 // and revision configuration.
 func ledgerHost(t *testing.T, cp host.CheckpointConfig, rev *host.RevisionConfig) *host.Host {
 	t.Helper()
+	return ledgerHostWith(t, cp, rev)
+}
+
+// ledgerHostWith is ledgerHost with more options.
+func ledgerHostWith(t *testing.T, cp host.CheckpointConfig, rev *host.RevisionConfig, opts ...host.Option) *host.Host {
+	t.Helper()
 	env := testenv.Start(t)
 	cfg := &host.Config{
 		EventStore: host.EventStoreConfig{Table: env.Table(t, "events", true), Schema: "test", SchemaVersion: 1,
@@ -24,8 +30,8 @@ func ledgerHost(t *testing.T, cp host.CheckpointConfig, rev *host.RevisionConfig
 		Projections: []host.ProjectionConfig{{Name: "ledger", Plugin: "native:ledger", Table: env.Table(t, "ledger", false),
 			Checkpoint: cp, Revision: rev}},
 	}
-	h, err := host.New(context.Background(), cfg, host.WithNative("ledger", &testlogic.Ledger{}),
-		host.WithClient(env.Client), host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	h, err := host.New(context.Background(), cfg, append([]host.Option{host.WithNative("ledger", &testlogic.Ledger{}),
+		host.WithClient(env.Client), host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

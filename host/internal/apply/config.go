@@ -116,6 +116,7 @@ type Projection struct {
 	CreatedAt  string      // attribute keeping the row's creation time ("" disables it)
 	WrittenBy  string      // attribute recording the plugin that wrote the row ("" disables it)
 	Logic      logic.Logic // the domain logic
+	SourcesOf  SourcesOf   // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
 	Rows       int         // rows processed concurrently (default 10)
 	Retry      Retry       // lost-race policy
 	Now        func() time.Time
