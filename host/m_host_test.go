@@ -79,9 +79,9 @@ func TestM3_HostKeepsACheckpointPerInstanceInTheMap(t *testing.T) {
 	}
 }
 
-// TestM4_HostRefusesACheckpointForASourceThePluginDoesNotDeclare: the
+// TestM3_HostRefusesACheckpointForASourceThePluginDoesNotDeclare: the
 // error names the declared sources.
-func TestM4_HostRefusesACheckpointForASourceThePluginDoesNotDeclare(t *testing.T) {
+func TestM3_HostRefusesACheckpointForASourceThePluginDoesNotDeclare(t *testing.T) {
 	env := testenv.Start(t)
 	cfg := &host.Config{
 		EventStore: host.EventStoreConfig{Table: env.Table(t, "events", true), Schema: "test", SchemaVersion: 1,
@@ -102,9 +102,9 @@ func TestM4_HostRefusesACheckpointForASourceThePluginDoesNotDeclare(t *testing.T
 	}
 }
 
-// TestM4_HostKeepsASourcesOwnCheckpointField: checkpoint.sources reaches
+// TestM3_HostKeepsASourcesOwnCheckpointField: checkpoint.sources reaches
 // the engine: the field with its offset and the adopting instance.
-func TestM4_HostKeepsASourcesOwnCheckpointField(t *testing.T) {
+func TestM3_HostKeepsASourcesOwnCheckpointField(t *testing.T) {
 	ctx := context.Background()
 	h := ledgerHost(t, host.CheckpointConfig{Map: "checkpoints", Sources: map[string]host.SourceCheckpointConfig{
 		testlogic.Stream: {Field: "acctVersion", Offset: -1, InstanceField: "acctId"}}}, &host.RevisionConfig{Field: "rev"})

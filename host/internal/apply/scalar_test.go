@@ -63,7 +63,7 @@ func TestM4_ALegacyWeightLogRowIsAdoptedByItsFirstSession(t *testing.T) {
 // Each source keeps its own scalar field; without a map, a second instance
 // of a source fails alone with ProjectionSourceConflict, and the map never
 // appears.
-func TestM4_EachSourceHasItsOwnFieldAndASecondInstanceConflictsWithoutAMap(t *testing.T) {
+func TestM3_EachSourceHasItsOwnFieldAndASecondInstanceConflictsWithoutAMap(t *testing.T) {
 	f := newFixture(t)
 	e := f.engine(t, func(p *apply.Projection) {
 		p.Sources = []apply.Source{{Name: "order", Stream: testlogic.Stream}, {Name: "weigh", Stream: testlogic.Stream}}
@@ -103,7 +103,7 @@ func TestM4_EachSourceHasItsOwnFieldAndASecondInstanceConflictsWithoutAMap(t *te
 	}
 }
 
-func TestM4_PerSourceCheckpointConfigurationsThatCannotWorkAreRefused(t *testing.T) {
+func TestM3_PerSourceCheckpointConfigurationsThatCannotWorkAreRefused(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []struct {
 		name string

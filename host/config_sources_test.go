@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestM4_SourceCheckpointsThatCannotWorkAreRefusedWithTheirPath: every
+// TestM3_SourceCheckpointsThatCannotWorkAreRefusedWithTheirPath: every
 // problem of checkpoint.sources names its JSON path.
-func TestM4_SourceCheckpointsThatCannotWorkAreRefusedWithTheirPath(t *testing.T) {
+func TestM3_SourceCheckpointsThatCannotWorkAreRefusedWithTheirPath(t *testing.T) {
 	for _, tc := range []struct {
 		name, projection string
 		want             []string
