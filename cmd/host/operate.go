@@ -12,7 +12,7 @@ import (
 
 func init() {
 	commands = append(commands,
-		command{"catchup", "bring the row of a stream's latest event up to the head (--projection, --id)", runCatchUp},
+		command{"catchup", "bring the row of a stream's latest event up to the head (--projection, --id), or every stream instance one row's checkpoints know (--row)", runCatchUp},
 		command{"rebuild", "re-derive the rows of a stream instance from version 1 (--id), one row from its stream instances (--row, --instance), or every row a plugin version wrote (--written-by)", runRebuild},
 		command{"filter-pattern", "print the FilterCriteria JSON that keeps only the configured streams' event INSERTs", runFilterPattern},
 	)
@@ -53,11 +53,15 @@ func (f *projectionFlags) open(ctx context.Context) (*host.Host, error) {
 
 func runCatchUp(ctx context.Context, args []string) error {
 	f := newProjectionFlags("catchup")
+	row := f.fs.String("row", "", `bring instead every stream instance this row's checkpoints know up to its head; the row's key as JSON, plain or DynamoDB JSON: '{"pk": "Shipment#sh-1", "sk": "S"}'`)
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
+	if *row != "" {
+		return catchUpRow(ctx, f, *row)
+	}
 	if *f.id == "" {
-		return fmt.Errorf("--id is required: the stream instance whose row to bring up to its head")
+		return fmt.Errorf("--id is required: the stream instance whose row to bring up to its head (or --row: a row)")
 	}
 	h, err := f.open(ctx)
 	if err != nil {

@@ -41,3 +41,28 @@ func rebuildRow(ctx context.Context, f *projectionFlags, rowArg string, instance
 	}
 	return nil
 }
+
+// catchUpRow runs `host catchup --row KEY`.
+func catchUpRow(ctx context.Context, f *projectionFlags, rowArg string) error {
+	if *f.id != "" {
+		return fmt.Errorf("--row and --id are exclusive")
+	}
+	key, err := rowKeyArg(rowArg)
+	if err != nil {
+		return err
+	}
+	h, err := f.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	o, err := h.CatchUpRow(ctx, *f.proj, key)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "row %s: applied %d events, written %v, revision %d\n", keys.String(o.Key), len(o.Applied()), o.Written, o.Revision)
+	for _, in := range o.Instances {
+		fmt.Fprintf(os.Stdout, "  %s#%s: checkpoint %d\n", in.Source, in.StreamID, in.Version)
+	}
+	return nil
+}
