@@ -98,7 +98,7 @@ func runRebuild(ctx context.Context, args []string) error {
 		return fmt.Errorf("--instance needs --row: the row to fold the instances into")
 	}
 	if *by == "" && *f.id == "" {
-		return fmt.Errorf("--id (a stream instance), --row (one row) or --written-by (a plugin version) is required")
+		return fmt.Errorf("--id (a stream instance) or --written-by (a plugin version) is required, or --row (one row)")
 	}
 	h, err := f.open(ctx)
 	if err != nil {
