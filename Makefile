@@ -1,6 +1,6 @@
 # dynafold — the two commands a newcomer runs: `make demo` and `make test`.
 GO      ?= go
-PLUGINS := order-summary zone-readings
+PLUGINS := order-summary zone-readings shipment-summary
 WASM    := $(PLUGINS:%=build/plugins/%.wasm)
 
 .PHONY: all build plugins test test-go conformance-dynalite demo bench check clean FORCE

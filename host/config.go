@@ -297,8 +297,30 @@ type CheckpointConfig struct {
 	InstanceField string `json:"instanceField,omitempty"`
 	// Map names a map attribute holding a checkpoint per source instance
 	// ("<source>#<streamId>" → version): every instance that Field does
-	// not follow. Required by multi-source projections.
+	// not follow. Required by multi-source projections unless every
+	// source has a field of its own (Sources).
 	Map string `json:"map,omitempty"`
+	// Sources gives sources their own numeric checkpoint field, by the
+	// source names the plugin declares: each with its own offset and
+	// instance field, for rows that already keep one version field per
+	// source. An instance of the source that does not own the field goes
+	// to Map, or fails with ProjectionSourceConflict without one. Requires
+	// Revision.
+	Sources map[string]SourceCheckpointConfig `json:"sources,omitempty"`
+}
+
+// SourceCheckpointConfig maps the checkpoint of one instance of a source
+// onto a numeric field of the row: stored = version + offset.
+type SourceCheckpointConfig struct {
+	// Field is the numeric attribute holding the checkpoint (required).
+	Field string `json:"field"`
+	// Offset is added to the stream version before it is stored.
+	Offset int64 `json:"offset,omitempty"`
+	// InstanceField names a string attribute recording the stream id of
+	// the instance whose checkpoint Field holds; an empty one is adopted by
+	// the first instance of the source that writes the row. Required with
+	// Map.
+	InstanceField string `json:"instanceField,omitempty"`
 }
 
 // RevisionConfig is the row's write counter and guard.

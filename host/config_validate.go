@@ -250,9 +250,11 @@ func (p *ProjectionConfig) validate(ps *problems, where string) {
 	}
 	cp := p.Checkpoint
 	switch {
+	case cp.Field == "" && p.Revision == nil && len(cp.Sources) > 0:
+		ps.add(at("checkpoint.sources"), "needs revision: the revision guards the write of a row that several stream instances feed; set revision, e.g. {\"field\": \"revision\"}")
 	case cp.Field == "" && p.Revision == nil:
 		ps.add(at("checkpoint.field"), "is required: name the numeric attribute that holds the last applied version (or set revision and checkpoint.map)")
-	case cp.Field == "" && cp.Map == "":
+	case cp.Field == "" && cp.Map == "" && len(cp.Sources) == 0:
 		ps.add(at("checkpoint"), "names neither a field nor a map: with only a revision no checkpoint is kept, so every redelivery would fold its events again; set checkpoint.map (a map attribute with one checkpoint per stream instance) or checkpoint.field")
 	case slices.Contains(key, cp.Field):
 		ps.add(at("checkpoint.field"), "[EDD-9081] %q is a key attribute: a row's key cannot change with every write", cp.Field)
@@ -272,6 +274,7 @@ func (p *ProjectionConfig) validate(ps *problems, where string) {
 	}
 	claim("checkpoint.instanceField", cp.InstanceField)
 	claim("checkpoint.map", cp.Map)
+	validateSourceCheckpoints(ps, at, cp, key, claim)
 	if r := p.Revision; r != nil {
 		switch {
 		case r.Field == "":
@@ -405,4 +408,37 @@ func (h *HotSwapConfig) validate(ps *problems, path string) bool {
 		}
 	}
 	return len(*ps) == n
+}
+
+// validateSourceCheckpoints checks checkpoint.sources: each source's field
+// is required and its offset in range; with a map, its instance field is
+// required; each attribute holds one thing. Whether the plugin declares the
+// sources is checked when the plugin is loaded.
+func validateSourceCheckpoints(ps *problems, at func(string) string, cp CheckpointConfig, key []string, claim func(field, attr string)) {
+	names := make([]string, 0, len(cp.Sources))
+	for n := range cp.Sources {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		sc := cp.Sources[n]
+		path := "checkpoint.sources." + n
+		switch {
+		case n == "":
+			ps.add(at("checkpoint.sources"), "has an empty source name: use the source names the plugin declares")
+		case sc.Field == "":
+			ps.add(at(path+".field"), "is required: name the numeric attribute that holds the last applied version of the source's instance")
+		case slices.Contains(key, sc.Field):
+			ps.add(at(path+".field"), "[EDD-9081] %q is a key attribute: a row's key cannot change with every write", sc.Field)
+		default:
+			claim(path+".field", sc.Field)
+		}
+		if o := sc.Offset; o > MaxCheckpointOffset || o < -MaxCheckpointOffset {
+			ps.add(at(path+".offset"), "%d is out of range: use -%d to %d", o, int64(MaxCheckpointOffset), int64(MaxCheckpointOffset))
+		}
+		if cp.Map != "" && sc.InstanceField == "" {
+			ps.add(at(path+".instanceField"), "is required with checkpoint.map: it records which stream instance the field follows (the others go to the map); name a string attribute, e.g. %q", n+"Instance")
+		}
+		claim(path+".instanceField", sc.InstanceField)
+	}
 }

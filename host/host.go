@@ -66,6 +66,8 @@ type options struct {
 	esOnly bool
 
 	deliver deliver.Target // WithDeliver
+	// sourcesOf finds a row's stream instances, by projection (WithSourcesOf)
+	sourcesOf map[string]SourcesOf
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -182,12 +184,18 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*
 		}
 		sources = append(sources, apply.Source{Name: s.Name, Stream: s.Stream, Mode: s.Mode})
 	}
+	if err := checkSourceNames(pc, d); err != nil {
+		return nil, err
+	}
 	p := apply.Projection{
 		Name: pc.Name, Table: pc.Table, KeyAttrs: pc.Key, Sources: sources, Logic: l,
-		Checkpoint: apply.Checkpoint{Field: pc.Checkpoint.Field, Offset: pc.Checkpoint.Offset, InstanceField: pc.Checkpoint.InstanceField, Map: pc.Checkpoint.Map},
+		Checkpoint: apply.Checkpoint{Field: pc.Checkpoint.Field, Offset: pc.Checkpoint.Offset, InstanceField: pc.Checkpoint.InstanceField, Map: pc.Checkpoint.Map, Sources: sourceCheckpoints(pc.Checkpoint.Sources)},
 		CreatedAt:  pc.CreatedAtAttribute(), WrittenBy: pc.WrittenBy, Rows: pc.Concurrency,
 		Retry: apply.Retry{Attempts: pc.Retry.Attempts, Base: time.Duration(pc.Retry.Base), Max: time.Duration(pc.Retry.Max)},
 		Now:   o.now, Logger: h.log.With("projection", pc.Name),
+	}
+	if f := o.sourcesOf[pc.Name]; f != nil {
+		p.SourcesOf = f.engine()
 	}
 	if pc.Revision != nil {
 		p.Revision = &apply.Revision{Field: pc.Revision.Field, Initial: pc.Revision.Initial}

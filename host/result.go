@@ -121,8 +121,11 @@ type Instance struct {
 	AlreadyApplied []abi.Event // the batch's events the row already had
 	Skipped        []abi.Event // events evolve skipped
 	Rejected       []Rejection // events evolve failed on and terminal accepted
-	Version        uint64      // the instance's checkpoint after the call
-	Err            error       // set when this instance failed
+	// Superseded are, for a source in latest mode, the events older than
+	// the one applied: never folded, covered by the checkpoint.
+	Superseded []abi.Event
+	Version    uint64 // the instance's checkpoint after the call
+	Err        error  // set when this instance failed
 }
 
 // Rejection is an event that evolve failed on and terminal accepted.
@@ -228,7 +231,7 @@ func outcomeOf(o apply.Outcome) Outcome {
 		Enqueued: o.Enqueued, Delivered: o.Delivered, Undelivered: o.Undelivered}
 	for _, in := range o.Instances {
 		x := Instance{Source: in.Source, StreamID: in.StreamID, Applied: in.Applied, AlreadyApplied: in.AlreadyApplied,
-			Skipped: in.Skipped, Version: in.Version, Err: in.Err}
+			Skipped: in.Skipped, Superseded: in.Superseded, Version: in.Version, Err: in.Err}
 		for _, rj := range in.Rejected {
 			x.Rejected = append(x.Rejected, Rejection{Event: rj.Event, Error: rj.Error})
 		}

@@ -87,6 +87,9 @@ func summarize(w io.Writer, res *host.Result) {
 				for _, rj := range in.Rejected {
 					fmt.Fprintf(w, ", rejected v%d (%v)", rj.Event.Version, rj.Error)
 				}
+				if len(in.Superseded) > 0 {
+					fmt.Fprintf(w, ", superseded %s (latest mode: only the newest is applied)", versions(in.Superseded))
+				}
 				fmt.Fprintf(w, "; checkpoint %d", in.Version)
 				switch {
 				case o.Removed && o.Written:

@@ -5,6 +5,8 @@
 //	host apply --config F --records F|-   run one captured batch, print the response
 //	host append --config F --stream S --id ID --type T [--data JSON]
 //	host catchup | rebuild --config F --id ID [--written-by V]
+//	host rebuild --config F --row KEY [--instance SOURCE#ID ...]
+//	host catchup --config F --row KEY
 //	host filter-pattern --config F
 //	host plugin precompile | validate | test | rollback
 //	host ddblocal --addr 127.0.0.1:8000 [--data DIR] [--allow-non-loopback]

@@ -12,8 +12,8 @@ import (
 
 func init() {
 	commands = append(commands,
-		command{"catchup", "bring the row of a stream's latest event up to the head (--projection, --id)", runCatchUp},
-		command{"rebuild", "re-derive the rows of a stream instance from version 1 (--id), or every row a plugin version wrote (--written-by)", runRebuild},
+		command{"catchup", "bring the row of a stream's latest event up to the head (--projection, --id), or every stream instance one row's checkpoints know (--row)", runCatchUp},
+		command{"rebuild", "re-derive the rows of a stream instance from version 1 (--id), one row from its stream instances (--row, --instance), or every row a plugin version wrote (--written-by)", runRebuild},
 		command{"filter-pattern", "print the FilterCriteria JSON that keeps only the configured streams' event INSERTs", runFilterPattern},
 	)
 }
@@ -53,11 +53,15 @@ func (f *projectionFlags) open(ctx context.Context) (*host.Host, error) {
 
 func runCatchUp(ctx context.Context, args []string) error {
 	f := newProjectionFlags("catchup")
+	row := f.fs.String("row", "", `bring instead every stream instance this row's checkpoints know up to its head; the row's key as JSON, plain or DynamoDB JSON: '{"pk": "Shipment#sh-1", "sk": "S"}'`)
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
+	if *row != "" {
+		return catchUpRow(ctx, f, *row)
+	}
 	if *f.id == "" {
-		return fmt.Errorf("--id is required: the stream instance whose row to bring up to its head")
+		return fmt.Errorf("--id is required: the stream instance whose row to bring up to its head (or --row: a row)")
 	}
 	h, err := f.open(ctx)
 	if err != nil {
@@ -76,11 +80,25 @@ func runRebuild(ctx context.Context, args []string) error {
 	f := newProjectionFlags("rebuild")
 	by := f.fs.String("written-by", "", "rebuild instead every row written by this plugin version: NAME@VERSION, or VERSION of the projection's plugin")
 	dry := f.fs.Bool("dry-run", false, "with --written-by: list the rows and stream instances, rebuild nothing")
+	row := f.fs.String("row", "", `rebuild instead this one row, given by its key as JSON, plain or DynamoDB JSON: '{"pk": "Shipment#sh-1", "sk": "S"}'`)
+	var instances multiFlag
+	f.fs.Var(&instances, "instance", "with --row: a stream instance to fold into the row, SOURCE#ID (repeat for each; default: the instances the row's checkpoints name)")
+	f.fs.Usage = func() {
+		fmt.Fprintf(f.fs.Output(), "usage: host rebuild --config F [--projection P] (--id ID | --row KEY [--instance SOURCE#ID ...] | --written-by V [--dry-run])\n\n"+
+			"example: host rebuild --config dynafold.json --projection shipments --row '{\"pk\": \"Shipment#sh-1\", \"sk\": \"S\"}' --instance order#o-1 --instance weigh#w-1\n\n")
+		f.fs.PrintDefaults()
+	}
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
+	if *row != "" {
+		return rebuildRow(ctx, f, *row, instances)
+	}
+	if len(instances) > 0 {
+		return fmt.Errorf("--instance needs --row: the row to fold the instances into")
+	}
 	if *by == "" && *f.id == "" {
-		return fmt.Errorf("--id (a stream instance) or --written-by (a plugin version) is required")
+		return fmt.Errorf("--id (a stream instance) or --written-by (a plugin version) is required, or --row (one row)")
 	}
 	h, err := f.open(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
+	shipmentsummary "github.com/dynafold/dynafold/plugins/examples/shipment-summary"
 	zonereadings "github.com/dynafold/dynafold/plugins/examples/zone-readings"
 	guest "github.com/dynafold/dynafold/sdk-guest"
 )
@@ -99,6 +100,7 @@ func TestW2_NativeAndWasmAgree(t *testing.T) {
 		{"order-summary/wasm", ordersummary.Projection, orderCases(), &abi.KeyRequest{Source: "Order", Events: []abi.Event{orderRun("o-1", 3)[1].Event, orderRun("o-2", 2)[0].Event}}},
 		{"zone-readings/wasm", zonereadings.Projection, zoneCases(), &abi.KeyRequest{Source: "Sensor", Events: []abi.Event{
 			sensorEvent(1, "SensorPlaced", "north", "").Event, sensorEvent(2, "SensorReading", "", "3").Event}}},
+		{"shipment-summary/wasm", shipmentsummary.Projection, shipmentCases(), shipmentKeys()},
 	} {
 		t.Run(ex.dir, func(t *testing.T) {
 			md := load(t, ex.dir)

@@ -50,11 +50,16 @@ type Source struct {
 // Map names a map attribute holding the checkpoints of every other instance,
 // by "<source>#<streamId>". Without a map, an instance that does not own
 // Field fails with ErrProjectionSourceConflict.
+//
+// Sources gives sources their own field instead, by source name: each
+// with its own offset and instance field. The field of the first source
+// may be given either way.
 type Checkpoint struct {
 	Field         string
 	Offset        int64
 	InstanceField string
 	Map           string
+	Sources       map[string]Scalar
 }
 
 // Revision is the row's write counter and guard: every write sets
@@ -112,6 +117,7 @@ type Projection struct {
 	CreatedAt  string      // attribute keeping the row's creation time ("" disables it)
 	WrittenBy  string      // attribute recording the plugin that wrote the row ("" disables it)
 	Logic      logic.Logic // the domain logic
+	SourcesOf  SourcesOf   // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
 	Rows       int         // rows processed concurrently (default 10)
 	Retry      Retry       // lost-race policy
 	Now        func() time.Time
@@ -181,18 +187,19 @@ func (p *Projection) Validate() error {
 		return bad("no logic (plugin)")
 	case len(p.Sources) > 1 && p.Revision == nil:
 		return bad("a multi-source projection needs a revision field")
-	case p.Revision == nil && p.Checkpoint.Field == "":
+	case p.Revision == nil && p.Checkpoint.Field == "" && len(p.Checkpoint.Sources) == 0:
 		return bad("no checkpoint field: name the numeric field that holds the last applied version")
-	case p.Revision != nil && p.Checkpoint.Field == "" && p.Checkpoint.Map == "":
+	case p.Revision != nil && p.Checkpoint.Field == "" && p.Checkpoint.Map == "" && len(p.Checkpoint.Sources) == 0:
 		return bad("a revision keeps no checkpoint: without a checkpoint field or map every redelivery would fold its events again; name the checkpoint map (one entry per stream instance) or the checkpoint field")
 	case p.Checkpoint.Map != "" && p.Revision == nil:
 		return bad("a checkpoint map needs a revision field: the revision guards the write of a row that several stream instances feed")
-	case len(p.Sources) > 1 && p.Checkpoint.Map == "":
-		return bad("a multi-source projection keeps a checkpoint per source instance: name the checkpoint map")
 	case p.Checkpoint.InstanceField != "" && p.Checkpoint.Field == "":
 		return bad("an instance field records which stream instance the checkpoint field follows, but there is no checkpoint field; name it, or remove the instance field")
 	case p.Checkpoint.Field != "" && p.Checkpoint.Map != "" && p.Checkpoint.InstanceField == "":
 		return bad("with both a checkpoint field and a map, a row must record which stream instance the field follows: name the instance field (a string attribute)")
+	}
+	if err := p.validateScalars(bad); err != nil {
+		return err
 	}
 	if r := p.Removal; r != nil {
 		switch {
@@ -210,14 +217,14 @@ func (p *Projection) Validate() error {
 		return err
 	}
 	engine := map[string]string{}
-	for _, f := range []struct{ what, name string }{
+	for _, f := range append([]struct{ what, name string }{
 		{"checkpoint field", p.Checkpoint.Field},
 		{"instance field", p.Checkpoint.InstanceField},
 		{"checkpoint map", p.Checkpoint.Map},
 		{"revision field", revisionField(p.Revision)},
 		{"tombstone marker", removalMarker(p.Removal)},
 		{"TTL attribute", ttlAttribute(p.Removal)},
-	} {
+	}, p.scalarAttrs()...) {
 		if f.name == "" {
 			continue
 		}
@@ -240,11 +247,8 @@ func (p *Projection) Validate() error {
 			return bad("two sources named %q", s.Name)
 		}
 		seen[s.Name] = true
-		if s.Mode == abi.ModeLatest {
-			return bad("source %q: mode %q is not supported by this version of the engine yet; use %q", s.Name, s.Mode, abi.ModeFold)
-		}
-		if s.Mode != abi.ModeFold {
-			return bad("source %q: mode %q is not %q", s.Name, s.Mode, abi.ModeFold)
+		if s.Mode != abi.ModeFold && s.Mode != abi.ModeLatest {
+			return bad("source %q: mode %q is neither %q nor %q", s.Name, s.Mode, abi.ModeFold, abi.ModeLatest)
 		}
 	}
 	return nil
@@ -274,6 +278,7 @@ func revisionField(r *Revision) string {
 // Engine applies batches of events to one projection's rows.
 type Engine struct {
 	p      Projection
+	scal   []Scalar // each source's scalar checkpoint, by declaration index
 	db     store.DB
 	events EventReader
 	plugin string
@@ -287,7 +292,7 @@ func New(p Projection, db store.DB, events EventReader) (*Engine, error) {
 		return nil, err
 	}
 	d := p.Logic.Describe()
-	return &Engine{p: p, db: db, events: events, plugin: d.Name + "@" + d.Version}, nil
+	return &Engine{p: p, scal: p.scalars(), db: db, events: events, plugin: d.Name + "@" + d.Version}, nil
 }
 
 // Projection returns the engine's configuration (with defaults applied).

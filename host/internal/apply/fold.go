@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -74,6 +75,9 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 			}
 			continue
 		}
+		if fallBack(runs, resp.Decisions, owner) {
+			continue
+		}
 		f.resp, f.by = resp, by
 		for i, d := range resp.Decisions {
 			r := owner[i]
@@ -130,6 +134,31 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 	}
 }
 
+// fallBack moves every latest-mode run whose last tried event was rejected
+// or skipped on to its next older event, and reports whether any did (the
+// fold is then recomputed). Tried events stay in the run: a rejected or
+// skipped event leaves the state unchanged, so the fold's other steps see
+// the same state again.
+func fallBack(runs []*run, ds []abi.Decision, owner []*run) bool {
+	last := map[*run]abi.Outcome{}
+	for i, d := range ds {
+		last[owner[i]] = d.Outcome
+	}
+	moved := false
+	for _, r := range runs {
+		if r.failed != nil || len(r.older) == 0 {
+			continue
+		}
+		if o := last[r]; o == abi.Rejected || o == abi.Skipped {
+			n := len(r.older)
+			r.fold = append(r.fold, r.older[n-1])
+			r.older = r.older[:n-1]
+			moved = true
+		}
+	}
+	return moved
+}
+
 func remaining(runs []*run) int {
 	n := 0
 	for _, r := range runs {
@@ -172,6 +201,7 @@ func (f *folded) instance(r *run) Instance {
 	if r.failed != nil {
 		return in
 	}
+	in.Superseded = r.older
 	for i, d := range f.decided[r.id] {
 		ev := r.fold[i]
 		switch d.Outcome {
@@ -183,5 +213,8 @@ func (f *folded) instance(r *run) Instance {
 			in.Rejected = append(in.Rejected, Rejection{Event: ev, Error: d.Error})
 		}
 	}
+	// latest mode tries events newest first; report in version order
+	sort.Slice(in.Skipped, func(i, j int) bool { return in.Skipped[i].Version < in.Skipped[j].Version })
+	sort.Slice(in.Rejected, func(i, j int) bool { return in.Rejected[i].Event.Version < in.Rejected[j].Event.Version })
 	return in
 }

@@ -29,9 +29,12 @@ type Instance struct {
 	AlreadyApplied []abi.Event // the batch's events the row already had
 	Skipped        []abi.Event
 	Rejected       []Rejection
-	Version        uint64 // the instance's checkpoint after the call
-	Positions      []int  // record positions of the instance's batch events, ascending
-	Err            error  // set when this instance failed
+	// Superseded are, in latest mode, the events older than the one
+	// applied: never folded, covered by the checkpoint (version order).
+	Superseded []abi.Event
+	Version    uint64 // the instance's checkpoint after the call
+	Positions  []int  // record positions of the instance's batch events, ascending
+	Err        error  // set when this instance failed
 }
 
 // Outcome is what happened to one row in one call: Applied (Err nil) or

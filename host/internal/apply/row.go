@@ -22,6 +22,7 @@ type run struct {
 	fold    []abi.Event // events above c to fold, in version order
 	max     uint64      // the highest version considered
 	other   map[uint64]bool
+	older   []abi.Event // latest mode: events not tried yet, ascending; the next to try is the last
 	failed  error
 	slot    int // where the instance's checkpoint is kept: slotField or slotMap
 }
@@ -134,7 +135,7 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 		case w.rebuild:
 		case r.slot == slotField:
 			var err error
-			if c, err = row.fieldCheckpoint(e); err != nil {
+			if c, err = row.fieldCheckpoint(e.scal[r.srcIdx]); err != nil {
 				return nil, err
 			}
 		default:
@@ -147,6 +148,15 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 			} else {
 				r.fold = append(r.fold, ev)
 			}
+		}
+		if len(r.fold) > 0 && r.src.Mode == abi.ModeLatest {
+			// Only the newest event is folded, nothing is read; older ones
+			// are tried, newest first, when it is rejected or skipped.
+			n := len(r.fold)
+			r.max = r.fold[n-1].Version
+			r.older = append([]abi.Event(nil), r.fold[:n-1]...)
+			r.fold = []abi.Event{r.fold[n-1]}
+			continue
 		}
 		if len(r.fold) > 0 {
 			r.max = r.fold[len(r.fold)-1].Version
@@ -164,44 +174,51 @@ const (
 	slotMap          // its entry in the checkpoint map
 )
 
-// assign gives each run (in fold order) its checkpoint's place. The field
-// follows an instance of the first source: the one the instance field
-// names, or, when it names none (or on a rebuild), the first such instance
-// to arrive that the map does not keep already. The other instances go to
-// the map; without a map they fail
-// with ErrProjectionSourceConflict. Without an instance field the row does
-// not say which instance its field follows, so a second instance fails the
-// row.
+// assign gives each run (in fold order) its checkpoint's place. A source
+// with a checkpoint field of its own: the field follows one instance of the
+// source, the one its instance field names, or, when it names none (or on a
+// rebuild), the first such instance to arrive that the map does not keep
+// already. The other instances go to the map; without a map they fail with
+// ErrProjectionSourceConflict. Without an instance field the row does not
+// say which instance its field follows, so a second instance of the source
+// fails the row.
 func (e *Engine) assign(runs []*run, row *rowState, rebuild bool) error {
-	cp := e.p.Checkpoint
-	if cp.Field == "" {
-		for _, r := range runs {
-			r.slot = slotMap
-		}
-		return nil
+	owners := append([]string(nil), row.owners...)
+	if rebuild {
+		clear(owners)
 	}
-	if cp.InstanceField == "" {
-		if len(runs) > 1 {
-			return fmt.Errorf("%w: stream instances %s feed one row, but its checkpoint field %q can follow only one and the row does not record which; set checkpoint.instanceField and checkpoint.map to give each instance its own checkpoint, or key rows by stream instance", ErrProjectionSourceConflict, describeRuns(runs), cp.Field)
-		}
-		runs[0].slot = slotField
-		return nil
-	}
-	owner, owned := row.owner, row.hasOwner && !rebuild
 	for _, r := range runs {
+		sc := e.scal[r.srcIdx]
 		switch {
-		case r.srcIdx == 0 && owned && r.id.streamID == owner:
+		case sc.Field == "":
+			r.slot = slotMap
+		case sc.InstanceField == "":
+			if n := countSource(runs, r.srcIdx); n > 1 {
+				return fmt.Errorf("%w: stream instances %s feed one row, but its checkpoint field %q can follow only one and the row does not record which; set checkpoint.instanceField and checkpoint.map to give each instance its own checkpoint, or key rows by stream instance", ErrProjectionSourceConflict, describeRuns(runs), sc.Field)
+			}
 			r.slot = slotField
-		case r.srcIdx == 0 && !owned && (rebuild || !hasEntry(row, r.id)):
-			r.slot, owned, owner = slotField, true, r.id.streamID
-		case cp.Map != "":
+		case owners[r.srcIdx] != "" && r.id.streamID == owners[r.srcIdx]:
+			r.slot = slotField
+		case owners[r.srcIdx] == "" && (rebuild || !hasEntry(row, r.id)):
+			r.slot, owners[r.srcIdx] = slotField, r.id.streamID
+		case e.p.Checkpoint.Map != "":
 			r.slot = slotMap
 		default:
 			r.slot = slotMap
-			r.failed = fmt.Errorf("%w: %s feeds a row whose checkpoint field %q follows %s (instance field %q), and the projection has no checkpoint map for another instance; set checkpoint.map to give each instance its own checkpoint, or key rows by stream instance", ErrProjectionSourceConflict, describeRuns([]*run{r}), cp.Field, owner, cp.InstanceField)
+			r.failed = fmt.Errorf("%w: %s feeds a row whose checkpoint field %q follows %s (instance field %q), and the projection has no checkpoint map for another instance; set checkpoint.map to give each instance its own checkpoint, or key rows by stream instance", ErrProjectionSourceConflict, describeRuns([]*run{r}), sc.Field, owners[r.srcIdx], sc.InstanceField)
 		}
 	}
 	return nil
+}
+
+func countSource(runs []*run, idx int) int {
+	n := 0
+	for _, r := range runs {
+		if r.srcIdx == idx {
+			n++
+		}
+	}
+	return n
 }
 
 func hasEntry(row *rowState, id instanceID) bool {

@@ -16,8 +16,7 @@ type rowState struct {
 	tombstone   bool     // the item read is a tombstone
 	revision    int64
 	hasRevision bool
-	owner       string            // the instance field: the stream id the checkpoint field follows
-	hasOwner    bool              // the instance field is present (else the field is unowned)
+	owners      []string          // per source: its instance field, the stream id its checkpoint field follows ("" unowned)
 	entries     map[string]uint64 // the checkpoint map, by "<source>#<streamId>"
 }
 
@@ -38,12 +37,16 @@ func (e *Engine) readRow(item abi.Item) (*rowState, error) {
 		}
 	}
 	cp := e.p.Checkpoint
-	if cp.InstanceField != "" && item != nil {
-		if v, ok := item[cp.InstanceField]; ok {
+	s.owners = make([]string, len(e.scal))
+	for i, sc := range e.scal {
+		if sc.InstanceField == "" || item == nil {
+			continue
+		}
+		if v, ok := item[sc.InstanceField]; ok {
 			if v.Kind != abi.KindS {
-				return nil, fmt.Errorf("the row's instance field %q is of type %s, not S; it must hold the stream id whose checkpoint the field %q holds", cp.InstanceField, v.Kind, cp.Field)
+				return nil, fmt.Errorf("the row's instance field %q is of type %s, not S; it must hold the stream id whose checkpoint the field %q holds", sc.InstanceField, v.Kind, sc.Field)
 			}
-			s.owner, s.hasOwner = v.Str, v.Str != ""
+			s.owners[i] = v.Str
 		}
 	}
 	if cp.Map != "" && item != nil {
@@ -67,13 +70,12 @@ func (e *Engine) readRow(item abi.Item) (*rowState, error) {
 // mapKey is an instance's entry in the checkpoint map.
 func mapKey(id instanceID) string { return id.source + "#" + id.streamID }
 
-// fieldCheckpoint returns the checkpoint held by the row's checkpoint
+// fieldCheckpoint returns the checkpoint held by a source's checkpoint
 // field: the last version considered for the row (0 when none).
-func (s *rowState) fieldCheckpoint(e *Engine) (uint64, error) {
+func (s *rowState) fieldCheckpoint(f Scalar) (uint64, error) {
 	if s.stored == nil {
 		return 0, nil
 	}
-	f := e.p.Checkpoint
 	v, ok := s.stored[f.Field]
 	if !ok {
 		return 0, nil // a legacy row: every event applies

@@ -83,9 +83,9 @@ func guard(c *store.Cond, field string, read abi.Item) {
 	c.Values = nil
 }
 
-// setCheckpoints puts the row's checkpoints into the item: the field (and
-// the instance field) of the instance it follows, and the map of the
-// others. An instance that applied or rejected nothing keeps what the row
+// setCheckpoints puts the row's checkpoints into the item: each source's
+// field (and instance field) of the instance it follows, and the map of
+// the others. An instance that applied or rejected nothing keeps what the row
 // had; the map is written only once it has an entry. A
 // rebuild writes every checkpoint from scratch.
 func (e *Engine) setCheckpoints(it abi.Item, w *rowWork, row *rowState, runs []*run, f *folded) {
@@ -104,8 +104,10 @@ func (e *Engine) setCheckpoints(it abi.Item, w *rowWork, row *rowState, runs []*
 			delete(it, field)
 		}
 	}
-	keep(cp.Field)
-	keep(cp.InstanceField)
+	for _, sc := range e.scal {
+		keep(sc.Field)
+		keep(sc.InstanceField)
+	}
 	entries := map[string]uint64{}
 	if !w.rebuild {
 		for k, v := range row.entries {
@@ -117,10 +119,10 @@ func (e *Engine) setCheckpoints(it abi.Item, w *rowWork, row *rowState, runs []*
 			continue
 		}
 		c := f.checkpoint[r.id]
-		if r.slot == slotField {
-			it[cp.Field] = abi.N(strconv.FormatInt(int64(c)+cp.Offset, 10))
-			if cp.InstanceField != "" {
-				it[cp.InstanceField] = abi.S(r.id.streamID)
+		if sc := e.scal[r.srcIdx]; r.slot == slotField {
+			it[sc.Field] = abi.N(strconv.FormatInt(int64(c)+sc.Offset, 10))
+			if sc.InstanceField != "" {
+				it[sc.InstanceField] = abi.S(r.id.streamID)
 			}
 			continue
 		}
