@@ -61,6 +61,7 @@ type options struct {
 	now    func() time.Time
 	shape  *RecordShape
 	esOnly bool
+	calls  CallObserver
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -169,6 +170,7 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*
 	if err != nil {
 		return nil, err
 	}
+	l = o.observed(pc.Name, l)
 	d := l.Describe()
 	var sources []apply.Source
 	for _, s := range d.Sources {
