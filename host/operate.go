@@ -241,6 +241,9 @@ func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 	for _, p := range h.cfg.Projections {
 		specs = append(specs, want{"projection " + p.Name, dynamo.TableSpec{Name: p.Table, KeyAttrs: p.Key}})
 	}
+	if name, ok := h.cfg.quarantineTable(); ok {
+		specs = append(specs, want{"quarantine", dynamo.TableSpec{Name: name, KeyAttrs: []string{QuarantineKeyAttribute}}})
+	}
 	var out []TableReport
 	done := map[string]bool{}
 	for _, s := range specs {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dynafold/dynafold/abi"
@@ -24,6 +25,7 @@ type Fixture struct {
 	Events string // the event table
 	Rows   string // the ledger's table
 	Ledger *testlogic.Ledger
+	seq    atomic.Int64
 }
 
 // Config is the configuration of a ledger projection over events into rows;
@@ -79,11 +81,12 @@ func (f *Fixture) Append(t testing.TB, id string, after uint64, data ...abi.Item
 	return f.Records(evs...)
 }
 
-// Records returns the INSERT records of events, with sequence numbers.
+// Records returns the INSERT records of events, with sequence numbers
+// increasing across the fixture's calls, as one shard's would.
 func (f *Fixture) Records(evs ...abi.Event) []host.Record {
 	recs := make([]host.Record, len(evs))
 	for i, ev := range evs {
-		seq := fmt.Sprintf("%d%07d", ev.Version, i+1)
+		seq := fmt.Sprintf("%021d", f.seq.Add(1))
 		recs[i] = host.Record{EventName: host.EventInsert, EventID: ev.StreamID + "-" + seq, EventSource: "aws:dynamodb",
 			DynamoDB: host.StreamRecord{NewImage: f.Host.EventItem(ev), SequenceNumber: seq, StreamViewType: "NEW_IMAGE"}}
 	}
