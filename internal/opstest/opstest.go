@@ -55,10 +55,16 @@ func Start(t testing.TB, extra string, opts ...host.Option) *Fixture {
 // NewHost builds another host on the fixture's configuration.
 func (f *Fixture) NewHost(t testing.TB, opts ...host.Option) *host.Host {
 	t.Helper()
+	return f.NewHostFor(t, f.Cfg, opts...)
+}
+
+// NewHostFor builds a host on cfg with the fixture's client and ledger.
+func (f *Fixture) NewHostFor(t testing.TB, cfg *host.Config, opts ...host.Option) *host.Host {
+	t.Helper()
 	ctx := context.Background()
 	base := []host.Option{host.WithNative("ledger", f.Ledger), host.WithClient(f.Env.Client),
 		host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
-	h, err := host.New(ctx, f.Cfg, append(base, opts...)...)
+	h, err := host.New(ctx, cfg, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
