@@ -156,4 +156,3 @@ func (b *bar) Finish() {
 		_ = b.b.Finish()
 	}
 }
-
