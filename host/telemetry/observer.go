@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"errors"
 	"slices"
 	"time"
 
@@ -58,8 +57,8 @@ func (m *Metrics) BatchProcessed(stream, shard string, res *host.Result, took ti
 		}
 	}
 	m.decodeFailed.WithLabelValues(stream).Add(float64(decode))
-	for name, pr := range res.Projections {
-		c := Count(res, pr)
+	for name := range res.Projections {
+		c := res.Counts(name)
 		m.applied.WithLabelValues(name).Add(float64(c.Applied))
 		m.already.WithLabelValues(name).Add(float64(c.AlreadyApplied))
 		m.rowsWritten.WithLabelValues(name).Add(float64(c.RowsWritten))
@@ -69,58 +68,6 @@ func (m *Metrics) BatchProcessed(stream, shard string, res *host.Result, took ti
 		m.gapEvents.WithLabelValues(name).Add(float64(c.GapEvents))
 		m.conflicts.WithLabelValues(name).Add(float64(c.Conflicts))
 	}
-}
-
-// Counts sums up one projection's part of a batch.
-type Counts struct {
-	Applied, AlreadyApplied int // events folded; redelivered events the rows had
-	RowsWritten, RowsFailed int
-	Retries                 int // write attempts beyond the first
-	GapReads, GapEvents     int // instances gap-filled from the event store; events read so
-	Conflicts               int // rows failed on a lost race or a checkpoint conflict
-}
-
-// Count sums up pr, one projection's part of res: gap-filled events are
-// the applied events that were not in the batch.
-func Count(res *host.Result, pr host.ProjectionResult) Counts {
-	type ev struct {
-		stream, id string
-		version    uint64
-	}
-	inBatch := make(map[ev]bool, len(res.Events))
-	for _, e := range res.Events {
-		inBatch[ev{e.Stream, e.StreamID, e.Version}] = true
-	}
-	var c Counts
-	for i := range pr.Rows {
-		row := &pr.Rows[i]
-		c.Retries += max(row.Attempts-1, 0)
-		if row.Failed() {
-			c.RowsFailed++
-			if errors.Is(row.Err, host.ErrConcurrentModification) || errors.Is(row.Err, host.ErrProjectionSourceConflict) {
-				c.Conflicts++
-			}
-			continue
-		}
-		if row.Written {
-			c.RowsWritten++
-		}
-		for _, in := range row.Instances {
-			c.Applied += len(in.Applied)
-			c.AlreadyApplied += len(in.AlreadyApplied)
-			gap := 0
-			for _, a := range in.Applied {
-				if !inBatch[ev{a.Stream, a.StreamID, a.Version}] {
-					gap++
-				}
-			}
-			if gap > 0 {
-				c.GapReads++
-				c.GapEvents += gap
-			}
-		}
-	}
-	return c
 }
 
 // LeasesHeld implements sidecar.Observer: the leases this worker holds.

@@ -64,8 +64,9 @@ func TestX1_CountRetriesAndConflicts(t *testing.T) {
 		{Attempts: 4, Err: host.ErrConcurrentModification},
 		{Attempts: 1, Err: errors.New("plugin trapped")},
 	}}
-	c := telemetry.Count(&host.Result{}, pr)
-	assert.Equal(t, telemetry.Counts{RowsWritten: 1, RowsFailed: 2, Retries: 5, Conflicts: 1}, c)
+	c := (&host.Result{Projections: map[string]host.ProjectionResult{"p": pr}}).Counts("p")
+	assert.Equal(t, host.Counts{RowsWritten: 1, RowsFailed: 2, Retries: 5, Conflicts: 1}, c)
+	assert.Equal(t, host.Counts{}, (&host.Result{}).Counts("other"))
 }
 
 // Shard reads, leases and given-up records feed the gauges and the status:
