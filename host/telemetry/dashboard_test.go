@@ -92,5 +92,5 @@ func TestX1_GrafanaDashboardQueriesOnlyRegisteredMetrics(t *testing.T) {
 
 type fakePlugins struct{}
 
-func (fakePlugins) Projections() []string { return []string{"p"} }
+func (fakePlugins) Projections() []string                        { return []string{"p"} }
 func (fakePlugins) PluginVersion(string) (string, string, error) { return "ledger", "1.0.0", nil }
