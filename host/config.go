@@ -45,6 +45,9 @@ type Config struct {
 	// Quarantine is the table keeping the records a reader gave up on
 	// (config_quarantine.go); nil: none.
 	Quarantine *QuarantineConfig `json:"quarantine,omitempty"`
+	// Admin is the operations HTTP server of a long-running host
+	// (config_admin.go); nil: none.
+	Admin *AdminConfig `json:"admin,omitempty"`
 
 	dir string // the config file's directory: relative plugin paths start there
 }

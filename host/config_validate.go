@@ -104,6 +104,7 @@ func (c *Config) validateAll() error {
 		p.validate(&ps, where)
 	}
 	c.validateQuarantine(&ps)
+	c.validateAdmin(&ps)
 	return errors.Join(ps...)
 }
 

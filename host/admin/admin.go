@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/telemetry"
 )
 
@@ -70,7 +71,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, errors.New("admin: no metrics: pass the telemetry.Metrics the host reports to")
 	}
 	if o.AllowFlag == "" {
-		o.AllowFlag = "admin.allowNonLoopback"
+		o.AllowFlag = "Options.AllowNonLoopback"
 	}
 	if o.Title == "" {
 		o.Title = "dynafold"
@@ -158,4 +159,15 @@ func ReadyAfterLeaseRound(m *telemetry.Metrics, started func() bool, leases bool
 		}
 		return nil
 	}
+}
+
+// StartConfig starts the server the configuration's admin section
+// describes; it returns nil and no error when the section or its address
+// is absent (the server is off unless configured).
+func StartConfig(ctx context.Context, c *host.AdminConfig, m *telemetry.Metrics, ready func(context.Context) error, log *slog.Logger) (*Server, error) {
+	if c == nil || c.Addr == "" {
+		return nil, nil
+	}
+	return Start(ctx, Options{Addr: c.Addr, AllowNonLoopback: c.AllowNonLoopback, AllowFlag: `"admin": {"allowNonLoopback": true}`,
+		Metrics: m, Ready: ready, Logger: log})
 }

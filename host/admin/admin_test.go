@@ -142,3 +142,30 @@ func TestX1_NonLoopbackAddressIsRefused(t *testing.T) {
 	_, err = admin.Start(context.Background(), admin.Options{Metrics: m})
 	assert.ErrorContains(t, err, "no address")
 }
+
+// The configuration's admin section starts the server; without it there
+// is none; a non-loopback address is refused naming the setting; a
+// malformed address is a configuration error.
+func TestX1_AdminServerFromTheConfiguration(t *testing.T) {
+	ctx := context.Background()
+	m := telemetry.New(telemetry.Options{})
+	srv, err := admin.StartConfig(ctx, nil, m, nil, nil)
+	require.NoError(t, err)
+	assert.Nil(t, srv, "off unless configured")
+	srv, err = admin.StartConfig(ctx, &host.AdminConfig{Addr: "127.0.0.1:0"}, m, nil, nil)
+	require.NoError(t, err)
+	code, _ := get(t, srv.URL()+"/healthz")
+	assert.Equal(t, http.StatusOK, code)
+	require.NoError(t, srv.Close())
+	_, err = admin.StartConfig(ctx, &host.AdminConfig{Addr: "0.0.0.0:0"}, m, nil, nil)
+	assert.ErrorIs(t, err, admin.ErrNonLoopback)
+	assert.ErrorContains(t, err, `"allowNonLoopback": true`)
+
+	base := `{"eventStore": {"table": "events", "schema": "t", "streams": [{"name": "A", "composite": ["id"]}]},
+	  "projections": [{"name": "p", "plugin": "native:x", "table": "rows", "checkpoint": {"field": "version"}}], "admin": %s}`
+	cfg, err := host.ParseConfig([]byte(strings.Replace(base, "%s", `{"addr": "127.0.0.1:9100"}`, 1)))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:9100", cfg.Admin.Addr)
+	_, err = host.ParseConfig([]byte(strings.Replace(base, "%s", `{"addr": "9100"}`, 1)))
+	assert.ErrorContains(t, err, `admin.addr: "9100" is not HOST:PORT`)
+}
