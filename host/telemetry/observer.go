@@ -5,10 +5,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/sidecar"
 )
-
-var _ sidecar.Observer = (*Metrics)(nil)
 
 type shardKey struct{ stream, shard string }
 

@@ -10,9 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/host/telemetry"
 	"github.com/dynafold/dynafold/internal/opstest"
 )
+
+// Metrics is what the change-feed reader reports to. The assertion lives
+// in a test so that the reader's package may import telemetry.
+var _ sidecar.Observer = (*telemetry.Metrics)(nil)
 
 // A real batch through ProcessBatch against ddblocal: the observer counts
 // the applied events (the gap-filled one included), the rows written and
