@@ -42,6 +42,12 @@ type Config struct {
 	// SideEffectStreams names streams (of EventStore.Streams) whose decoded
 	// events come back unrouted, for side effects.
 	SideEffectStreams []string `json:"sideEffectStreams,omitempty"`
+	// Quarantine is the table keeping the records a reader gave up on
+	// (config_quarantine.go); nil: none.
+	Quarantine *QuarantineConfig `json:"quarantine,omitempty"`
+	// Admin is the operations HTTP server of a long-running host
+	// (config_admin.go); nil: none.
+	Admin *AdminConfig `json:"admin,omitempty"`
 
 	dir string // the config file's directory: relative plugin paths start there
 }

@@ -103,6 +103,8 @@ func (c *Config) validateAll() error {
 		}
 		p.validate(&ps, where)
 	}
+	c.validateQuarantine(&ps)
+	c.validateAdmin(&ps)
 	return errors.Join(ps...)
 }
 

@@ -68,6 +68,7 @@ type options struct {
 	deliver deliver.Target // WithDeliver
 	// sourcesOf finds a row's stream instances, by projection (WithSourcesOf)
 	sourcesOf map[string]SourcesOf
+	calls     CallObserver
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -176,6 +177,7 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*
 	if err != nil {
 		return nil, err
 	}
+	l = o.observed(pc.Name, l)
 	d := l.Describe()
 	var sources []apply.Source
 	for _, s := range d.Sources {

@@ -248,6 +248,9 @@ func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 		specs = outboxTables(specs, p, func(role string, spec dynamo.TableSpec) want { return want{role, spec} },
 			func(w *want) *dynamo.TableSpec { return &w.spec })
 	}
+	if name, ok := h.cfg.quarantineTable(); ok {
+		specs = append(specs, want{"quarantine", dynamo.TableSpec{Name: name, KeyAttrs: []string{QuarantineKeyAttribute}}})
+	}
 	var out []TableReport
 	done := map[string]bool{}
 	for i, s := range specs {

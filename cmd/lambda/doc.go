@@ -33,8 +33,9 @@
 //     stdout in CloudWatch embedded metric format (namespace "dynafold",
 //     dimension Source: Records, Events, DecodeFailures, Applied,
 //     AlreadyApplied, RowsWritten, RowsFailed, Conflicts, BatchItemFailures,
-//     Duration, IteratorAge; with hot swap, PluginSwaps and
-//     PluginSwapFailures).
+//     Duration, IteratorAge, Retries, GapReads, FailedRecords; with hot
+//     swap, PluginSwaps and PluginSwapFailures; the plugin serving each
+//     projection in the property PluginVersions).
 //   - AWS_LAMBDA_LOG_LEVEL: DEBUG, INFO (default), WARN or ERROR. Logs are
 //     JSON lines (log/slog) on stderr, one summary per invocation plus one
 //     line per failed record or row.

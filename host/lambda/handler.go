@@ -89,7 +89,10 @@ func WithLogger(l *slog.Logger) Option { return func(x *handler) { x.log = l } }
 // already-applied events, rows written and failed, lost races, batch item
 // failures, duration, the oldest record's age (the iterator age), and, when
 // the invocation checked hot-swap sources, the plugin versions swapped in
-// and the failed checks. In Lambda, w is os.Stdout. Default: no metrics.
+// and the failed checks; also retries (write attempts beyond the first),
+// gap reads and failed records, and the plugin serving each projection as
+// the property PluginVersions (emf_ops.go). In Lambda, w is os.Stdout.
+// Default: no metrics.
 func WithMetrics(w io.Writer) Option {
 	return func(x *handler) {
 		x.metrics = nil
@@ -220,7 +223,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 		s.HotSwap, s.PluginSwaps, s.PluginSwapFailures = swapped.checked, swapped.swaps, swapped.failures
 		logBatch(log, res, bad, x.skipBad, s)
 		if x.metrics != nil {
-			if merr := x.metrics.write(x.source, s, time.Now()); merr != nil {
+			if merr := x.metrics.write(x.source, s, opsOf(x.host, res, len(out.BatchItemFailures)), time.Now()); merr != nil {
 				log.Warn("writing metrics", "err", merr.Error())
 			}
 		}

@@ -26,7 +26,7 @@ type emf struct {
 	w  io.Writer
 }
 
-func (m *emf) write(source string, s stats, now time.Time) error {
+func (m *emf) write(source string, s stats, ops opsMetrics, now time.Time) error {
 	metrics := make([]map[string]string, 0, len(metricUnits))
 	doc := map[string]any{
 		"Source": source, "Records": s.Records, "Events": s.Events, "DecodeFailures": s.DecodeFailures,
@@ -44,6 +44,7 @@ func (m *emf) write(source string, s stats, now time.Time) error {
 			metrics = append(metrics, map[string]string{"Name": mu.name, "Unit": mu.unit})
 		}
 	}
+	metrics = append(metrics, ops.add(doc)...)
 	doc["_aws"] = map[string]any{
 		"Timestamp": now.UnixMilli(),
 		"CloudWatchMetrics": []any{map[string]any{

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/quarantine"
+	"github.com/dynafold/dynafold/internal/ddbclient"
+)
+
+func init() {
+	commands = append(commands, command{"quarantine",
+		"list the records given up (quarantine list --config F [--json]) or run them again through the plugins (quarantine replay --config F --id ID | --all)", runQuarantine})
+}
+
+// quarantineOut is where `host quarantine` prints (a variable for tests).
+var quarantineOut io.Writer = os.Stdout
+
+const quarantineUsage = `usage:
+  host quarantine list   --config FILE [--json]
+  host quarantine replay --config FILE (--id ID | --all)
+
+list prints the records kept in the configuration's quarantine table (its
+"quarantine": {"table": ...} section): id, projection, shard, first seen,
+attempts and reason; --json prints one JSON object per line, the record
+included.
+
+replay runs each chosen record again through the projections with the
+plugins of the configuration, as a batch of one, and deletes its entry only
+when it succeeds; an entry that fails again stays, and the reason is printed.
+
+examples:
+  host quarantine list --config dynafold.json
+  host quarantine replay --config dynafold.json --id 3f2a9c0e1b7d5a4c6e8f0a1b
+  host quarantine replay --config dynafold.json --all`
+
+func runQuarantine(ctx context.Context, args []string) error {
+	if len(args) == 0 || isHelp(args[0]) {
+		fmt.Fprintln(quarantineOut, quarantineUsage)
+		if len(args) == 0 {
+			return errors.New("a subcommand is required: list or replay")
+		}
+		return flag.ErrHelp
+	}
+	fs := flag.NewFlagSet("quarantine "+args[0], flag.ContinueOnError)
+	fs.SetOutput(quarantineOut)
+	fs.Usage = func() { fmt.Fprintln(quarantineOut, quarantineUsage); fs.PrintDefaults() }
+	cfgPath := fs.String("config", "dynafold.json", "configuration file")
+	switch args[0] {
+	case "list":
+		asJSON := fs.Bool("json", false, "print one JSON object per entry, the record included")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		_, t, err := openQuarantine(ctx, *cfgPath)
+		if err != nil {
+			return err
+		}
+		return listQuarantine(ctx, t, *asJSON)
+	case "replay":
+		id := fs.String("id", "", "the entry to replay (see quarantine list)")
+		all := fs.Bool("all", false, "replay every entry")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if (*id == "") == !*all {
+			return errors.New("name what to replay: --id ID (one entry) or --all (every entry)")
+		}
+		cfg, t, err := openQuarantine(ctx, *cfgPath)
+		if err != nil {
+			return err
+		}
+		return replayQuarantine(ctx, cfg, t, *id)
+	}
+	return fmt.Errorf("unknown subcommand %q: use list or replay (host quarantine --help)", args[0])
+}
+
+// openQuarantine loads the configuration and opens its quarantine table.
+func openQuarantine(ctx context.Context, path string) (*host.Config, *quarantine.Table, error) {
+	cfg, err := host.LoadConfig(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.Quarantine == nil {
+		return nil, nil, fmt.Errorf("%s has no quarantine section: add \"quarantine\": {\"table\": \"NAME\"} and run `host tables create --config %s`", path, path)
+	}
+	client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Effective().Region)
+	if err != nil {
+		return nil, nil, fmt.Errorf("DynamoDB client: %w", err)
+	}
+	t, err := quarantine.NewTable(client, cfg.Quarantine.Table)
+	return cfg, t, err
+}
+
+func listQuarantine(ctx context.Context, t *quarantine.Table, asJSON bool) error {
+	entries, err := t.All(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(quarantineOut)
+		for _, e := range entries {
+			if err := enc.Encode(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(quarantineOut, "%s: no record is quarantined\n", t.Name())
+		return nil
+	}
+	tw := tabwriter.NewWriter(quarantineOut, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPROJECTION\tSHARD\tRECORD\tFIRST SEEN\tATTEMPTS\tREASON")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.ID, dash(e.Projection), dash(e.Shard), dash(e.Record.DynamoDB.SequenceNumber),
+			e.FirstSeen.UTC().Format(time.RFC3339), e.Attempts, oneLine(e.Reason))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(quarantineOut, "%d quarantined in %s\n", len(entries), t.Name())
+	return nil
+}
+
+func replayQuarantine(ctx context.Context, cfg *host.Config, t *quarantine.Table, id string) error {
+	var entries []quarantine.Entry
+	if id != "" {
+		e, err := t.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		entries = []quarantine.Entry{e}
+	} else {
+		var err error
+		if entries, err = t.All(ctx); err != nil {
+			return err
+		}
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(quarantineOut, "%s: nothing to replay\n", t.Name())
+		return nil
+	}
+	h, err := host.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	done, err := quarantine.Replay(ctx, h, t, entries)
+	failed := 0
+	for _, r := range done {
+		if r.OK {
+			fmt.Fprintf(quarantineOut, "%s: replayed, entry deleted\n", r.Entry.ID)
+			continue
+		}
+		failed++
+		fmt.Fprintf(quarantineOut, "%s: failed again, entry kept: %s\n", r.Entry.ID, oneLine(r.Why))
+	}
+	fmt.Fprintf(quarantineOut, "%d replayed, %d failed again\n", len(done)-failed, failed)
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d entries failed again; fix the cause (see the reasons above) and replay them", failed, len(done))
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

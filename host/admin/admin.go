@@ -1,0 +1,173 @@
+// Package admin is the host's operations HTTP server: Prometheus metrics at
+// /metrics, liveness at /healthz, readiness at /readyz and a small status
+// page at / (shards with their owner and lag, the plugin serving each
+// projection, the last records given up). It listens on a loopback address
+// unless told otherwise: it has no authentication.
+//
+//	m := telemetry.New(telemetry.Options{})
+//	srv, err := admin.Start(ctx, admin.Options{Addr: "127.0.0.1:9100", Metrics: m, Ready: reader.Ready})
+//	defer srv.Close()
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/telemetry"
+)
+
+// ErrNonLoopback is matched by the error of Start when Options.Addr is not
+// a loopback address and Options.AllowNonLoopback is not set.
+var ErrNonLoopback = errors.New("admin address is not a loopback address")
+
+// ErrNotReady is what a readiness function returns (wrapped) while the
+// host is not ready to serve; /readyz answers 503 with its text.
+var ErrNotReady = errors.New("not ready")
+
+// Options configures Start.
+type Options struct {
+	// Addr is the address to listen on, such as "127.0.0.1:9100" (":0"
+	// style ports pick a free one). Required.
+	Addr string
+	// AllowNonLoopback lets Addr be a non-loopback address. Anyone who
+	// can reach it then reads the metrics and the status page.
+	AllowNonLoopback bool
+	// AllowFlag names the setting that sets AllowNonLoopback, for the
+	// error that refuses a non-loopback address (default
+	// "admin.allowNonLoopback").
+	AllowFlag string
+	// Metrics is what /metrics and the status page show. Required.
+	Metrics *telemetry.Metrics
+	// Ready reports whether the host is ready (nil error) for /readyz; nil
+	// means ready as soon as the server runs.
+	Ready func(ctx context.Context) error
+	// Title heads the status page (default "dynafold").
+	Title string
+	// Logger logs the server's errors (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server is a running admin server.
+type Server struct {
+	ln  net.Listener
+	srv *http.Server
+	o   Options
+}
+
+// Start listens on o.Addr and serves until Close or ctx ends. A
+// non-loopback address is refused with ErrNonLoopback unless
+// o.AllowNonLoopback is set.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.Addr == "" {
+		return nil, errors.New("admin: no address: set one such as 127.0.0.1:9100")
+	}
+	if o.Metrics == nil {
+		return nil, errors.New("admin: no metrics: pass the telemetry.Metrics the host reports to")
+	}
+	if o.AllowFlag == "" {
+		o.AllowFlag = "Options.AllowNonLoopback"
+	}
+	if o.Title == "" {
+		o.Title = "dynafold"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("admin: listening on %s: %w", o.Addr, err)
+	}
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		if !o.AllowNonLoopback {
+			_ = ln.Close()
+			return nil, fmt.Errorf("admin: %w: %q listens on %s; the admin server has no authentication, so listen on 127.0.0.1 or [::1], or allow it explicitly (%s)",
+				ErrNonLoopback, o.Addr, ln.Addr(), o.AllowFlag)
+		}
+		o.Logger.Warn("admin: listening on a non-loopback address; anyone who can reach it reads the metrics and the status page", "addr", ln.Addr().String())
+	}
+	s := &Server{ln: ln, o: o}
+	s.srv = &http.Server{Handler: Handler(o), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			o.Logger.Error("admin server stopped", "err", err.Error())
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		_ = s.Close()
+	}()
+	return s, nil
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL returns the server's base URL, http://ADDR.
+func (s *Server) URL() string { return "http://" + s.Addr() }
+
+// Close stops the server, letting requests in flight finish for up to a
+// second.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return s.srv.Shutdown(ctx)
+}
+
+// Handler returns the admin routes without a listener, for callers that
+// mount them on a server of their own.
+func Handler(o Options) http.Handler {
+	if o.Title == "" {
+		o.Title = "dynafold"
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", o.Metrics.Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if o.Ready != nil {
+			if err := o.Ready(r.Context()); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprintf(w, "not ready: %v\n", err)
+				return
+			}
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { statusPage(w, r, o) })
+	return mux
+}
+
+// ReadyAfterLeaseRound is a readiness function for Options.Ready: ready
+// once started reports true (the host is built) and, when leases is set
+// (the reader shares shards through leases), once m has seen a lease round.
+func ReadyAfterLeaseRound(m *telemetry.Metrics, started func() bool, leases bool) func(context.Context) error {
+	return func(context.Context) error {
+		if started != nil && !started() {
+			return fmt.Errorf("%w: the host is still starting", ErrNotReady)
+		}
+		if leases && !m.LeaseRoundDone() {
+			return fmt.Errorf("%w: no lease round done yet", ErrNotReady)
+		}
+		return nil
+	}
+}
+
+// StartConfig starts the server the configuration's admin section
+// describes; it returns nil and no error when the section or its address
+// is absent (the server is off unless configured).
+func StartConfig(ctx context.Context, c *host.AdminConfig, m *telemetry.Metrics, ready func(context.Context) error, log *slog.Logger) (*Server, error) {
+	if c == nil || c.Addr == "" {
+		return nil, nil
+	}
+	return Start(ctx, Options{Addr: c.Addr, AllowNonLoopback: c.AllowNonLoopback, AllowFlag: `"admin": {"allowNonLoopback": true}`,
+		Metrics: m, Ready: ready, Logger: log})
+}

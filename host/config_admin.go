@@ -1,0 +1,40 @@
+package host
+
+import (
+	"net"
+	"strconv"
+)
+
+// AdminConfig is the "admin" section: the operations HTTP server of a
+// long-running host (host/admin): Prometheus metrics at /metrics, /healthz,
+// /readyz and a status page at /. Without the section (or its addr) there
+// is none.
+//
+//	"admin": {"addr": "127.0.0.1:9100"}
+type AdminConfig struct {
+	// Addr is the address to listen on, HOST:PORT. It must be a loopback
+	// address (127.0.0.1, [::1], localhost) unless AllowNonLoopback is set.
+	Addr string `json:"addr,omitempty"`
+	// AllowNonLoopback lets Addr be any address: the server has no
+	// authentication, so anyone who can reach it reads the metrics and
+	// the status page.
+	AllowNonLoopback bool `json:"allowNonLoopback,omitempty"`
+}
+
+// validateAdmin checks the admin section: an address of the form
+// HOST:PORT. Whether it is a loopback address is checked when the server
+// starts, where the name is resolved.
+func (c *Config) validateAdmin(ps *problems) {
+	a := c.Admin
+	if a == nil || a.Addr == "" {
+		return
+	}
+	_, port, err := net.SplitHostPort(a.Addr)
+	if err != nil {
+		ps.add("admin.addr", "%q is not HOST:PORT: use an address such as \"127.0.0.1:9100\"", a.Addr)
+		return
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		ps.add("admin.addr", "%q has no valid port: use an address such as \"127.0.0.1:9100\"", a.Addr)
+	}
+}

@@ -1,0 +1,106 @@
+package telemetry
+
+import (
+	"slices"
+	"time"
+
+	"github.com/dynafold/dynafold/host"
+)
+
+type shardKey struct{ stream, shard string }
+
+type shardState struct {
+	behind   time.Duration
+	lastRead time.Time
+	records  int64
+}
+
+type leaseState struct {
+	worker string
+	held   []string
+	total  int
+}
+
+// ShardRead implements sidecar.Observer: the records read and the shard's
+// iterator age.
+func (m *Metrics) ShardRead(stream, shard string, records int, behind time.Duration) {
+	m.recordsRead.WithLabelValues(stream).Add(float64(records))
+	m.iteratorAge.WithLabelValues(stream, shard).Set(behind.Seconds())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.shards[shardKey{stream, shard}]
+	if st == nil {
+		st = &shardState{}
+		m.shards[shardKey{stream, shard}] = st
+	}
+	st.behind, st.lastRead = behind, m.now()
+	st.records += int64(records)
+}
+
+// BatchProcessed implements sidecar.Observer: what the batch did, per
+// projection. Callers that run Host.ProcessBatch themselves call it too.
+func (m *Metrics) BatchProcessed(stream, shard string, res *host.Result, took time.Duration, err error) {
+	m.batchDuration.WithLabelValues(stream).Observe(took.Seconds())
+	if err != nil || res == nil {
+		m.batches.WithLabelValues(stream, "error").Inc()
+		return
+	}
+	m.batches.WithLabelValues(stream, "ok").Inc()
+	m.recordsFailed.WithLabelValues(stream).Add(float64(len(res.Failed())))
+	decode := 0
+	for _, f := range res.DecodeFailures {
+		if !f.Skipped {
+			decode++
+		}
+	}
+	m.decodeFailed.WithLabelValues(stream).Add(float64(decode))
+	for name := range res.Projections {
+		c := res.Counts(name)
+		m.applied.WithLabelValues(name).Add(float64(c.Applied))
+		m.already.WithLabelValues(name).Add(float64(c.AlreadyApplied))
+		m.rowsWritten.WithLabelValues(name).Add(float64(c.RowsWritten))
+		m.rowsFailed.WithLabelValues(name).Add(float64(c.RowsFailed))
+		m.retries.WithLabelValues(name).Add(float64(c.Retries))
+		m.gapReads.WithLabelValues(name).Add(float64(c.GapReads))
+		m.gapEvents.WithLabelValues(name).Add(float64(c.GapEvents))
+		m.conflicts.WithLabelValues(name).Add(float64(c.Conflicts))
+	}
+}
+
+// LeasesHeld implements sidecar.Observer: the leases this worker holds.
+func (m *Metrics) LeasesHeld(worker, stream string, held []string, total int) {
+	m.leasesHeld.WithLabelValues(worker, stream).Set(float64(len(held)))
+	m.shardsTotal.WithLabelValues(stream).Set(float64(total))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.leases[stream] = leaseState{worker: worker, held: slices.Clone(held), total: total}
+}
+
+// Failure is a record given up, as the status page lists it.
+type Failure struct {
+	Time       time.Time
+	Projection string
+	Stream     string
+	Shard      string
+	Identifier string // the record's sequence number (or event id)
+	Reason     string
+}
+
+// RecordGivenUp implements sidecar.Observer: it counts the record and keeps
+// it among the recent failures.
+func (m *Metrics) RecordGivenUp(projection, stream, shard string, rec host.Record, reason string) {
+	m.givenUp.WithLabelValues(projection).Inc()
+	id := rec.DynamoDB.SequenceNumber
+	if id == "" {
+		id = rec.EventID
+	}
+	f := Failure{Time: m.now(), Projection: projection, Stream: stream, Shard: shard, Identifier: id, Reason: reason}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.recent) < m.keep {
+		m.recent = append(m.recent, f)
+		return
+	}
+	m.recent[m.next] = f
+	m.next = (m.next + 1) % m.keep
+}
