@@ -42,6 +42,9 @@ type Config struct {
 	// SideEffectStreams names streams (of EventStore.Streams) whose decoded
 	// events come back unrouted, for side effects.
 	SideEffectStreams []string `json:"sideEffectStreams,omitempty"`
+	// Sidecar configures `host run`, the host's own change-feed reader
+	// (see config_sidecar.go); nil when the host is not run that way.
+	Sidecar *SidecarConfig `json:"sidecar,omitempty"`
 
 	dir string // the config file's directory: relative plugin paths start there
 }

@@ -103,6 +103,7 @@ func (c *Config) validateAll() error {
 		}
 		p.validate(&ps, where)
 	}
+	c.validateSidecar(&ps)
 	return errors.Join(ps...)
 }
 

@@ -241,6 +241,9 @@ func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 	for _, p := range h.cfg.Projections {
 		specs = append(specs, want{"projection " + p.Name, dynamo.TableSpec{Name: p.Table, KeyAttrs: p.Key}})
 	}
+	if sc := h.cfg.Sidecar; sc != nil && sc.LeaseTable != "" {
+		specs = append(specs, want{"sidecar leases", dynamo.TableSpec{Name: sc.LeaseTable, KeyAttrs: []string{LeaseKeyAttr}}})
+	}
 	var out []TableReport
 	done := map[string]bool{}
 	for _, s := range specs {
