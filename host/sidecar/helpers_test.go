@@ -42,7 +42,12 @@ type env struct {
 func start(t *testing.T, so ddblocal.StreamOptions, side host.SidecarConfig) *env {
 	t.Helper()
 	e := testenv.Start(t, func(o *ddblocal.Options) { o.Streams = so })
-	suffix := strings.ReplaceAll(strings.ToLower(t.Name()), "_", "-")
+	suffix := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(t.Name()))
 	if len(suffix) > 30 {
 		suffix = suffix[:30]
 	}
