@@ -156,4 +156,3 @@ func printProgress(w io.Writer, st, prev sidecar.Stats, every time.Duration) {
 	fmt.Fprintf(w, "host run: %.1f records/s, %d rows written, %d failures, %d given up, %d shards held, lag %s %s\n",
 		rate, st.Written, st.Failures, st.GivenUp, st.Shards, stream, st.Behind.Round(time.Millisecond))
 }
-
