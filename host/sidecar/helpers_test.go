@@ -2,7 +2,6 @@ package sidecar_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -39,7 +38,7 @@ type env struct {
 	faults *faults
 }
 
-func start(t *testing.T, so ddblocal.StreamOptions, side host.SidecarConfig) *env {
+func start(t testing.TB, so ddblocal.StreamOptions, side host.SidecarConfig) *env {
 	t.Helper()
 	e := testenv.Start(t, func(o *ddblocal.Options) { o.Streams = so })
 	suffix := strings.Map(func(r rune) rune {
@@ -106,19 +105,24 @@ func (e *env) reader(t testing.TB, h *host.Host, worker string, obs sidecar.Obse
 		f(&side)
 	}
 	cfg.Sidecar = &side
+	r, err := sidecar.New(context.Background(), h, &cfg, sidecar.Options{Observer: obs, Logger: quiet, DynamoDB: e.Client, Streams: e.streamsClient(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// streamsClient is a DynamoDB Streams client of the server whose
+// GetRecords calls go through the fault-injecting transport.
+func (e *env) streamsClient(t testing.TB) *dynamodbstreams.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
-	sc := dynamodbstreams.New(dynamodbstreams.Options{
+	return dynamodbstreams.New(dynamodbstreams.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(e.Server.Endpoint()),
 		Credentials:      credentials.NewStaticCredentialsProvider("any", "any", ""),
 		HTTPClient:       &http.Client{Transport: &faultTransport{next: tr, f: e.faults}},
 		RetryMaxAttempts: 1,
 	})
-	r, err := sidecar.New(context.Background(), h, &cfg, sidecar.Options{Observer: obs, Logger: quiet, DynamoDB: e.Client, Streams: sc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // run runs r in the background; the returned stop cancels it with cause
@@ -303,5 +307,3 @@ func (o *recorder) RecordGivenUp(p, _, shard string, rec host.Record, reason str
 	o.given = append(o.given, p+"|"+rec.DynamoDB.SequenceNumber+"|"+reason)
 	o.mu.Unlock()
 }
-
-var errNever = errors.New("never")

@@ -93,6 +93,7 @@ type Reader struct {
 
 	mu       sync.Mutex
 	held     map[string]*held
+	kick     chan struct{} // a shard finished: run a lease round now, for its children
 	dests    map[string]quarantine.Destination
 	arn      string
 	fatal    error
@@ -109,7 +110,7 @@ func New(ctx context.Context, h *host.Host, cfg *host.Config, opts Options) (*Re
 	if cfg.Sidecar == nil {
 		return nil, errors.New(`configuration: no "sidecar" section: add one with at least "leaseTable", the DynamoDB table for the reader's leases`)
 	}
-	r := &Reader{h: h, cfg: cfg, sc: cfg.EffectiveSidecar(), opts: opts, held: map[string]*held{}, dests: map[string]quarantine.Destination{}}
+	r := &Reader{h: h, cfg: cfg, sc: cfg.EffectiveSidecar(), opts: opts, held: map[string]*held{}, kick: make(chan struct{}, 1), dests: map[string]quarantine.Destination{}}
 	r.log, r.obs = opts.Logger, opts.Observer
 	if r.log == nil {
 		r.log = slog.Default()
@@ -207,6 +208,7 @@ func (r *Reader) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			roundErr = ctx.Err()
 		case <-tick.C:
+		case <-r.kick:
 		}
 	}
 	abandoned := errors.Is(context.Cause(ctx), ErrAbandoned)

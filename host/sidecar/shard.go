@@ -84,6 +84,10 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 				r.log.Info("shard finished", "shard", shard)
 			}
 			r.finish(proc, h)
+			select { // its children may start now
+			case r.kick <- struct{}{}:
+			default:
+			}
 			return
 		}
 		if last := b.Last(); last != "" {
