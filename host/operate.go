@@ -227,7 +227,8 @@ type TableReport struct {
 
 // CreateTables creates the tables the configuration names and that do not
 // exist yet: the event table with a NEW_IMAGE stream and each projection's
-// read-model table (string key attributes, on-demand capacity). It is
+// read-model table (string key attributes, on-demand capacity), and the
+// sidecar's lease table when the configuration has a sidecar section. It is
 // idempotent: existing tables are left as they are, except that an event
 // table without a stream gets one. A host built WithEventStoreOnly creates
 // the projections' tables too.

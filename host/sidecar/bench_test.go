@@ -120,6 +120,9 @@ func directRate(b *testing.B, e *env, size int) float64 {
 			it := rd.Iterator(sh.ID, "")
 			for {
 				bt, err := it.Next(ctx)
+				for try := 0; err != nil && try < 5; try++ { // the client-side closed-connection race (aws-sdk-go-v2#2737)
+					bt, err = it.Next(ctx)
+				}
 				if err != nil {
 					b.Fatal(err)
 				}

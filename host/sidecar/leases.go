@@ -97,6 +97,13 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 			return err
 		}
 	}
+	for _, l := range all {
+		if l.Finished() && !listed[l.Key] { // trimmed away after it was read: nothing left to do
+			if err := r.leases.Delete(ctx, l); err != nil {
+				r.log.Warn("deleting a finished shard's lease failed", "shard", l.Key, "err", err)
+			}
+		}
+	}
 	now := time.Now()
 	tr.Observe(all, now)
 	avail := lease.Available(all, listed)

@@ -23,10 +23,15 @@ var retryDelay = backoff.Policy{Base: 50 * time.Millisecond, Max: 2 * time.Secon
 func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 	l := h.get()
 	shard := l.Key
+	// abandoned: the run was cut short as by a crash; read inherits the
+	// run's cause at once, proc only once Run has seen it.
+	abandoned := func() bool { return proc.Err() != nil || errors.Is(context.Cause(read), ErrAbandoned) }
 	defer r.behind.Delete(shard)
 	if !h.start.IsZero() {
 		if backoff.Sleep(read, time.Until(h.start)) != nil {
-			r.finish(proc, h)
+			if !abandoned() {
+				r.finish(proc, h)
+			}
 			return
 		}
 	}
@@ -65,8 +70,8 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 		if len(b.Records) > 0 {
 			r.records.Add(int64(len(b.Records)))
 			n, rewind := r.deliver(proc, rd.StreamArn(), shard, b.Records, ds)
-			if proc.Err() != nil {
-				return // abandoned: no checkpoint, no release
+			if abandoned() {
+				return // no checkpoint, no release
 			}
 			if rewind {
 				if n > 0 {
@@ -78,6 +83,9 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 				continue
 			}
 			retries = 0
+		}
+		if abandoned() {
+			return
 		}
 		if b.Finished {
 			if r.checkpoint(proc, h, lease.ShardEnd) == nil {
@@ -96,8 +104,8 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 			}
 		}
 	}
-	if proc.Err() != nil {
-		return // abandoned
+	if abandoned() {
+		return
 	}
 	r.finish(proc, h)
 }
@@ -128,6 +136,10 @@ func (r *Reader) trimmed(proc context.Context, h *held, it *feed.ShardIterator, 
 		r.log.Error("stream records lost", "shard", te.Shard, "err", te)
 		r.setFatal(err)
 		r.finish(proc, h)
+		select { // the run stops at once
+		case r.kick <- struct{}{}:
+		default:
+		}
 		return true
 	}
 	projections := r.h.Projections()

@@ -136,6 +136,18 @@ func (t *Table) Release(ctx context.Context, l Lease) (Lease, error) {
 	return t.update(ctx, l, "REMOVE #o", nil, true, func(x *Lease) { x.Owner = "" })
 }
 
+// Delete removes the lease of a finished shard that the stream no longer
+// lists; a lease not finished is kept.
+func (t *Table) Delete(ctx context.Context, l Lease) error {
+	_, err := t.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.name),
+		Key: map[string]types.AttributeValue{AttrKey: s(l.Key)}, ConditionExpression: aws.String("#c = :end"),
+		ExpressionAttributeNames: map[string]string{"#c": AttrCheckpoint}, ExpressionAttributeValues: map[string]types.AttributeValue{":end": s(ShardEnd)}})
+	if err != nil && !isConditional(err) {
+		return fmt.Errorf("deleting the lease of shard %s in table %s: %w", l.Key, t.name, err)
+	}
+	return nil
+}
+
 // update writes the lease conditional on its counter (and, with owned, on
 // its owner), incrementing the counter and the heartbeat.
 func (t *Table) update(ctx context.Context, l Lease, expr string, vals map[string]types.AttributeValue, owned bool, apply func(*Lease)) (Lease, error) {
