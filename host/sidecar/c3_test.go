@@ -185,3 +185,15 @@ func TestC3_CrashMidBatchLeasesTakenOverAfterExpiryEveryRowEqualsTheSequentialFo
 	}
 	_ = context.Background
 }
+
+func TestC3_RunWithoutTheLeaseTableSaysHowToCreateIt(t *testing.T) {
+	e := start(t, ddblocal.StreamOptions{}, host.SidecarConfig{})
+	h := e.host(t, &testlogic.Ledger{})
+	r := e.reader(t, h, "w1", nil, func(s *host.SidecarConfig) { s.LeaseTable = "no-such-table" })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := r.Run(ctx)
+	require.ErrorIs(t, err, lease.ErrNoTable)
+	assert.Contains(t, err.Error(), "host tables create")
+	assert.Contains(t, err.Error(), "no-such-table")
+}

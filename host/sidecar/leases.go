@@ -3,8 +3,6 @@ package sidecar
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -69,9 +67,6 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 	}
 	all, err := r.leases.List(ctx)
 	if err != nil {
-		if strings.Contains(err.Error(), "does not exist") {
-			return fmt.Errorf("%w: %w", errTableMissing, err)
-		}
 		return err
 	}
 	have := map[string]bool{}

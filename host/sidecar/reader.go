@@ -197,7 +197,7 @@ func (r *Reader) Run(ctx context.Context) error {
 	var roundErr error
 	for roundErr == nil && r.fatalErr() == nil {
 		roundErr = r.round(ctx, proc, rd, tr)
-		if roundErr != nil && ctx.Err() == nil && !errors.Is(roundErr, errTableMissing) {
+		if roundErr != nil && ctx.Err() == nil && !errors.Is(roundErr, lease.ErrNoTable) {
 			r.log.Warn("lease round failed; retrying at the next", "err", roundErr)
 			roundErr = nil
 		}
@@ -228,8 +228,6 @@ func (r *Reader) Run(ctx context.Context) error {
 	}
 	return roundErr
 }
-
-var errTableMissing = errors.New("lease table missing")
 
 func (r *Reader) fatalErr() error {
 	r.mu.Lock()

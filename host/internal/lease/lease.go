@@ -43,6 +43,10 @@ const (
 // it and must stop reading its shard.
 var ErrLost = errors.New("lease: lost to another worker")
 
+// ErrNoTable is matched by the error of List when the lease table does not
+// exist.
+var ErrNoTable = errors.New("lease: the lease table does not exist")
+
 // Lease is one shard's lease as read from the table.
 type Lease struct {
 	Key        string   // the shard id
@@ -80,7 +84,7 @@ func (t *Table) List(ctx context.Context) ([]Lease, error) {
 		if err != nil {
 			var rnf *types.ResourceNotFoundException
 			if errors.As(err, &rnf) {
-				return nil, fmt.Errorf("lease table %s does not exist: create it with `host tables create` (the configuration's sidecar.leaseTable): %w", t.name, err)
+				return nil, fmt.Errorf("%w: %s: create it with `host tables create` (the configuration's sidecar.leaseTable): %v", ErrNoTable, t.name, err)
 			}
 			return nil, fmt.Errorf("reading the leases of table %s: %w", t.name, err)
 		}
