@@ -147,9 +147,9 @@ func TestC3_CrashMidBatchLeasesTakenOverAfterExpiryEveryRowEqualsTheSequentialFo
 	// wait until it is mid-way: some batches done, not all
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		mu.Lock()
+		crashed.mu.Lock()
 		n := crashed.batches
-		mu.Unlock()
+		crashed.mu.Unlock()
 		if n >= 3 || time.Now().After(deadline) {
 			break
 		}

@@ -86,9 +86,9 @@ func TestC4_RecordGivenUpAfterMaxRetriesGoesToTheQuarantineAndTheShardMovesOn(t 
 	e.waitRows(t, map[string]string{"a": foldLog(2), "c": foldLog(2)}, 10*time.Second)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		mu.Lock()
+		obs.mu.Lock()
 		n := len(obs.given)
-		mu.Unlock()
+		obs.mu.Unlock()
 		if n > 0 || time.Now().After(deadline) {
 			break
 		}
@@ -106,10 +106,10 @@ func TestC4_RecordGivenUpAfterMaxRetriesGoesToTheQuarantineAndTheShardMovesOn(t 
 	assert.Contains(t, q.Reason, "Boom")
 	assert.False(t, q.FirstSeen.IsZero())
 	assert.NotEmpty(t, q.Shard)
-	mu.Lock()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
 	require.Len(t, obs.given, 1)
 	assert.True(t, strings.HasPrefix(obs.given[0], projection+"|"+q.Record.DynamoDB.SequenceNumber+"|"))
-	mu.Unlock()
 	assert.Empty(t, e.rowLog(t, "bad"))
 	// the shard moved past it: its checkpoint is at or after c's records
 	for _, lr := range e.leases(t) {

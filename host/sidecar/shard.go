@@ -42,8 +42,17 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 	it := rd.Iterator(shard, ckpt)
 	ds := &deliveries{attempts: map[string]*attempt{}}
 	retries := 0
+	var ahead *readAhead
+	defer func() { ahead.wait() }()
 	for read.Err() == nil {
-		b, err := it.Next(read)
+		var b feed.Batch
+		var err error
+		if ahead != nil {
+			b, err = ahead.wait()
+			ahead = nil
+		} else {
+			b, err = it.Next(read)
+		}
 		if err != nil {
 			if read.Err() != nil {
 				break
@@ -69,11 +78,16 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 		r.obs.ShardRead(rd.StreamArn(), shard, len(b.Records), behind)
 		if len(b.Records) > 0 {
 			r.records.Add(int64(len(b.Records)))
+			if !b.Finished {
+				ahead = readNext(read, it) // the next batch is read while this one is processed
+			}
 			n, rewind := r.deliver(proc, rd.StreamArn(), shard, b.Records, ds)
 			if abandoned() {
 				return // no checkpoint, no release
 			}
 			if rewind {
+				ahead.wait() // its batch is dropped: reading goes back
+				ahead = nil
 				if n > 0 {
 					_ = r.checkpoint(proc, h, b.Records[n-1].DynamoDB.SequenceNumber)
 				}
@@ -174,4 +188,32 @@ func (r *Reader) flagRebuild(te *feed.TrimmedError, projections []string) {
 	if err != nil {
 		r.log.Error("recording the projections to rebuild failed", "file", r.sc.StateFile, "err", err)
 	}
+}
+
+// readAhead is the iterator's next batch, read in the background while the
+// current one is processed, so the reader's own calls overlap the host's
+// work (the KCL prefetches likewise). The iterator is used by nobody else
+// until wait returns.
+type readAhead struct {
+	done chan struct{}
+	b    feed.Batch
+	err  error
+}
+
+func readNext(ctx context.Context, it *feed.ShardIterator) *readAhead {
+	a := &readAhead{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.b, a.err = it.Next(ctx)
+	}()
+	return a
+}
+
+// wait returns the batch read; on a nil readAhead it does nothing.
+func (a *readAhead) wait() (feed.Batch, error) {
+	if a == nil {
+		return feed.Batch{}, nil
+	}
+	<-a.done
+	return a.b, a.err
 }
