@@ -16,7 +16,7 @@ type held struct {
 	l         lease.Lease
 	lastRenew time.Time
 	lost      bool
-	start     time.Time     // a stolen shard is read from then on (see take)
+	handoff   bool          // another worker asked for it: released after the batch in flight
 	cancel    func()        // ends the reading (graceful stop or lease lost)
 	done      chan struct{} // closed when the goroutine has returned
 	stopOnce  sync.Once
@@ -32,22 +32,36 @@ func (h *held) get() lease.Lease {
 }
 
 // write applies a lease write under the lock, so renewals and checkpoints
-// never race on the counter. A lost lease stops the shard's reading.
-func (h *held) write(f func(lease.Lease) (lease.Lease, error)) error {
+// never race on the counter. When the write finds the counter moved but
+// the lease still this worker's, another worker asked for it (a steal
+// request): the shard's reading stops after the batch in flight, which is
+// checkpointed before the lease is released, and the write is tried again.
+// A lease another worker owns stops the shard's reading at once.
+func (r *Reader) write(ctx context.Context, h *held, f func(lease.Lease) (lease.Lease, error)) error {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.lost {
-		h.mu.Unlock()
 		return lease.ErrLost
 	}
 	l, err := f(h.l)
-	if err == nil {
-		h.l, h.lastRenew = l, time.Now()
-	} else if errors.Is(err, lease.ErrLost) {
-		h.lost = true
-	}
-	h.mu.Unlock()
 	if errors.Is(err, lease.ErrLost) {
-		h.stop()
+		fresh, ok, gerr := r.leases.Get(ctx, h.l.Key)
+		if gerr == nil && ok && fresh.Owner == h.l.Owner {
+			if fresh.StealBy != "" && !h.handoff {
+				h.handoff = true
+				r.log.Info("handing a lease over on request", "shard", fresh.Key, "to", fresh.StealBy)
+				go h.stop()
+			}
+			h.l = fresh
+			l, err = f(h.l)
+		}
+	}
+	switch {
+	case err == nil:
+		h.l, h.lastRenew = l, time.Now()
+	case errors.Is(err, lease.ErrLost):
+		h.lost = true
+		go h.stop()
 	}
 	return err
 }
@@ -124,11 +138,15 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 	}
 	plan := lease.Balance(avail, r.sc.WorkerID, func(l lease.Lease) bool { return tr.Expired(l, now) })
 	for _, l := range plan.Take {
-		r.take(ctx, proc, rd, l, false)
+		r.take(ctx, proc, rd, l)
 	}
-	if plan.Steal != nil {
-		r.log.Info("stealing a lease for balance", "shard", plan.Steal.Key, "from", plan.Steal.Owner)
-		r.take(ctx, proc, rd, *plan.Steal, true)
+	if st := plan.Steal; st != nil && st.StealBy != r.sc.WorkerID {
+		// the owner hands it over after its batch in flight, and it is
+		// taken as a free lease then; an owner that never does lets it
+		// expire
+		if _, err := r.leases.RequestSteal(ctx, *st, r.sc.WorkerID); err == nil {
+			r.log.Info("asked for a lease, for balance", "shard", st.Key, "owner", st.Owner)
+		}
 	}
 	r.mu.Lock()
 	ids := make([]string, 0, len(r.held))
@@ -140,10 +158,8 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 	return nil
 }
 
-// take takes a lease and starts reading its shard. A stolen shard is read
-// only after one renewal interval, by which time its previous owner has
-// found out at its own renewal and stopped.
-func (r *Reader) take(ctx, proc context.Context, rd *feed.Reader, l lease.Lease, stolen bool) {
+// take takes a free or expired lease and starts reading its shard.
+func (r *Reader) take(ctx, proc context.Context, rd *feed.Reader, l lease.Lease) {
 	prev := l.Owner
 	got, err := r.leases.Take(ctx, l, r.sc.WorkerID)
 	if err != nil {
@@ -154,13 +170,10 @@ func (r *Reader) take(ctx, proc context.Context, rd *feed.Reader, l lease.Lease,
 	}
 	read, cancel := context.WithCancel(ctx)
 	h := &held{l: got, lastRenew: time.Now(), cancel: cancel, done: make(chan struct{})}
-	if stolen {
-		h.start = time.Now().Add(r.renewEvery())
-	}
 	r.mu.Lock()
 	r.held[l.Key] = h
 	r.mu.Unlock()
-	r.log.Info("lease taken", "shard", l.Key, "checkpoint", got.Checkpoint, "previousOwner", prev, "stolen", stolen)
+	r.log.Info("lease taken", "shard", l.Key, "checkpoint", got.Checkpoint, "previousOwner", prev)
 	go func() {
 		defer close(h.done)
 		defer cancel()
@@ -183,7 +196,7 @@ func (r *Reader) renewAll(ctx context.Context) {
 			continue
 		default:
 		}
-		err := h.write(func(l lease.Lease) (lease.Lease, error) { return r.leases.Renew(ctx, l) })
+		err := r.write(ctx, h, func(l lease.Lease) (lease.Lease, error) { return r.leases.Renew(ctx, l) })
 		switch {
 		case errors.Is(err, lease.ErrLost):
 			r.log.Warn("lease lost to another worker; stopping the shard's reading", "shard", h.get().Key)

@@ -27,14 +27,6 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 	// run's cause at once, proc only once Run has seen it.
 	abandoned := func() bool { return proc.Err() != nil || errors.Is(context.Cause(read), ErrAbandoned) }
 	defer r.behind.Delete(shard)
-	if !h.start.IsZero() {
-		if backoff.Sleep(read, time.Until(h.start)) != nil {
-			if !abandoned() {
-				r.finish(proc, h)
-			}
-			return
-		}
-	}
 	ckpt := l.Checkpoint
 	if ckpt == lease.TrimHorizon {
 		ckpt = ""
@@ -126,7 +118,7 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 
 // checkpoint stores the shard's checkpoint in its lease.
 func (r *Reader) checkpoint(ctx context.Context, h *held, ckpt string) error {
-	err := h.write(func(l lease.Lease) (lease.Lease, error) { return r.leases.Checkpoint(ctx, l, ckpt) })
+	err := r.write(ctx, h, func(l lease.Lease) (lease.Lease, error) { return r.leases.Checkpoint(ctx, l, ckpt) })
 	if err != nil {
 		r.log.Warn("checkpointing failed", "shard", h.get().Key, "checkpoint", ckpt, "err", err)
 	}
@@ -136,7 +128,7 @@ func (r *Reader) checkpoint(ctx context.Context, h *held, ckpt string) error {
 // finish releases the lease (unless lost), so another worker, or this one
 // for a finished shard's children, takes the shard over at once.
 func (r *Reader) finish(ctx context.Context, h *held) {
-	err := h.write(func(l lease.Lease) (lease.Lease, error) { return r.leases.Release(ctx, l) })
+	err := r.write(ctx, h, func(l lease.Lease) (lease.Lease, error) { return r.leases.Release(ctx, l) })
 	if err != nil && !errors.Is(err, lease.ErrLost) {
 		r.log.Warn("releasing a lease failed; it expires instead", "shard", h.get().Key, "err", err)
 	}

@@ -32,10 +32,10 @@ func (t *Tracker) Observe(leases []Lease, now time.Time) {
 	}
 }
 
-// Expired reports whether l is free to take: unowned, or its counter has not
-// moved for Duration.
+// Expired reports whether l is free to take: unowned and asked for by
+// nobody, or its counter has not moved for Duration.
 func (t *Tracker) Expired(l Lease, now time.Time) bool {
-	if l.Owner == "" {
+	if l.Owner == "" && l.StealBy == "" {
 		return true
 	}
 	s, ok := t.seen[l.Key]
@@ -79,28 +79,43 @@ type Plan struct {
 
 // Balance decides which of the available leases worker me takes this
 // round: its fair share is ceil(available / workers), counting the workers
-// that hold a live lease and itself. It first takes unowned and expired
-// leases up to its share; when none is free and it is still below its
-// share by more than one, it steals one lease from the worker holding
-// the most, if that worker holds more than the share.
+// that hold a live lease or asked for one, and itself. It first takes the
+// leases handed over to it, then unowned and expired ones, up to its share;
+// when none is free and it is still below its share by more than one, it
+// asks the worker holding the most for one lease (Plan.Steal), if that
+// worker holds more than the share. A lease handed over to another worker
+// is left to it until it expires.
 func Balance(available []Lease, me string, expired func(Lease) bool) Plan {
 	held := map[string][]Lease{}
+	workers := map[string]bool{me: true}
 	var free []Lease
 	for _, l := range available {
-		if l.Owner == "" || (l.Owner != me && expired(l)) {
-			free = append(free, l)
-			continue
+		if l.StealBy != "" {
+			workers[l.StealBy] = true
 		}
-		held[l.Owner] = append(held[l.Owner], l)
+		switch {
+		case l.Owner == "" && (l.StealBy == "" || l.StealBy == me):
+			free = append(free, l)
+		case l.Owner == "": // handed over to another worker
+			if expired(l) {
+				free = append(free, l)
+			}
+		case l.Owner != me && expired(l):
+			free = append(free, l)
+		default:
+			held[l.Owner] = append(held[l.Owner], l)
+			workers[l.Owner] = true
+		}
 	}
-	workers := len(held)
-	if _, ok := held[me]; !ok {
-		workers++
-	}
-	target := (len(available) + workers - 1) / workers
+	target := (len(available) + len(workers) - 1) / len(workers)
 	mine := len(held[me])
 	var p Plan
-	sort.Slice(free, func(i, j int) bool { return free[i].Key < free[j].Key })
+	sort.Slice(free, func(i, j int) bool {
+		if a, b := free[i].StealBy == me, free[j].StealBy == me; a != b {
+			return a // handed over to me first
+		}
+		return free[i].Key < free[j].Key
+	})
 	for _, l := range free {
 		if mine >= target {
 			break

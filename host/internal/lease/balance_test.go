@@ -70,4 +70,13 @@ func TestC3_BalanceTakesItsShareThenStealsAtMostOneFromTheBusiest(t *testing.T) 
 	// at its share already: takes no more even when some are free
 	p = Balance(append(append(own("me", "a", "b"), own("w1", "x")...), own("", "c")...), "me", never)
 	assert.Empty(t, p.Take)
+
+	// a lease handed over to another worker is left to it until it expires
+	handed := Lease{Key: "h", StealBy: "w2"}
+	p = Balance([]Lease{handed}, "me", never)
+	assert.Empty(t, p.Take)
+	p = Balance([]Lease{handed}, "w2", never)
+	assert.Equal(t, []string{"h"}, keys(p.Take))
+	p = Balance([]Lease{handed}, "me", func(Lease) bool { return true })
+	assert.Equal(t, []string{"h"}, keys(p.Take), "expired: anyone's")
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,6 +37,7 @@ const (
 	AttrParents    = "parentShardIds"
 	AttrStream     = "streamArn"
 	AttrHeartbeat  = "heartbeatMillis"
+	AttrStealBy    = "stealRequestedBy"
 )
 
 // ErrLost is matched by the error of a write that found the lease changed
@@ -55,6 +57,7 @@ type Lease struct {
 	Checkpoint string   // sequence number, TrimHorizon or ShardEnd
 	Parents    []string // parent shard ids
 	Stream     string   // the stream's ARN
+	StealBy    string   // a worker that asked the owner to hand the lease over
 }
 
 // Finished reports whether the shard was processed to its end.
@@ -118,26 +121,52 @@ func (t *Table) Create(ctx context.Context, stream, shard string, parents []stri
 	return true, nil
 }
 
-// Take makes owner the owner of l (an unowned, expired or stolen lease),
+// Take makes owner the owner of l (an unowned or expired lease),
 // conditional on l.Counter; it returns the lease as written.
 func (t *Table) Take(ctx context.Context, l Lease, owner string) (Lease, error) {
-	return t.update(ctx, l, "SET #o = :o", map[string]types.AttributeValue{":o": s(owner)}, false, func(x *Lease) { x.Owner = owner })
+	return t.update(ctx, l, write{set: []string{"#o = :o"}, remove: []string{"#s"}, vals: map[string]types.AttributeValue{":o": s(owner)}},
+		func(x *Lease) { x.Owner, x.StealBy = owner, "" })
+}
+
+// RequestSteal asks l's owner to hand the lease over: it records by in the
+// lease (and moves the counter, so the owner's next write fails and it
+// reads the request). The owner finishes its batch in flight, checkpoints
+// and releases the lease; an owner that never does lets it expire.
+func (t *Table) RequestSteal(ctx context.Context, l Lease, by string) (Lease, error) {
+	return t.update(ctx, l, write{set: []string{"#s = :by"}, vals: map[string]types.AttributeValue{":by": s(by)}, owner: l.Owner},
+		func(x *Lease) { x.StealBy = by })
 }
 
 // Renew increments the counter of a lease owner holds.
 func (t *Table) Renew(ctx context.Context, l Lease) (Lease, error) {
-	return t.update(ctx, l, "", nil, true, nil)
+	return t.update(ctx, l, write{owner: l.Owner}, nil)
 }
 
 // Checkpoint stores checkpoint (a sequence number or ShardEnd) in a lease
 // owner holds.
 func (t *Table) Checkpoint(ctx context.Context, l Lease, checkpoint string) (Lease, error) {
-	return t.update(ctx, l, "SET #c = :c", map[string]types.AttributeValue{":c": s(checkpoint)}, true, func(x *Lease) { x.Checkpoint = checkpoint })
+	return t.update(ctx, l, write{set: []string{"#c = :c"}, vals: map[string]types.AttributeValue{":c": s(checkpoint)}, owner: l.Owner},
+		func(x *Lease) { x.Checkpoint = checkpoint })
 }
 
-// Release gives up a lease owner holds, so another worker takes it at once.
+// Release gives up a lease owner holds, so another worker takes it at
+// once: the worker that asked for it (StealBy, kept), or any worker when
+// nobody did.
 func (t *Table) Release(ctx context.Context, l Lease) (Lease, error) {
-	return t.update(ctx, l, "REMOVE #o", nil, true, func(x *Lease) { x.Owner = "" })
+	return t.update(ctx, l, write{remove: []string{"#o"}, owner: l.Owner}, func(x *Lease) { x.Owner = "" })
+}
+
+// Get reads one lease (strongly consistent); false when there is none.
+func (t *Table) Get(ctx context.Context, key string) (Lease, bool, error) {
+	out, err := t.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.name), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{AttrKey: s(key)}})
+	if err != nil {
+		return Lease{}, false, fmt.Errorf("reading the lease of shard %s in table %s: %w", key, t.name, err)
+	}
+	if out.Item == nil {
+		return Lease{}, false, nil
+	}
+	return fromItem(out.Item), true, nil
 }
 
 // Delete removes the lease of a finished shard that the stream no longer
@@ -152,36 +181,40 @@ func (t *Table) Delete(ctx context.Context, l Lease) error {
 	return nil
 }
 
-// update writes the lease conditional on its counter (and, with owned, on
-// its owner), incrementing the counter and the heartbeat.
-func (t *Table) update(ctx context.Context, l Lease, expr string, vals map[string]types.AttributeValue, owned bool, apply func(*Lease)) (Lease, error) {
-	names := map[string]string{"#n": AttrCounter, "#h": AttrHeartbeat}
-	if vals == nil {
-		vals = map[string]types.AttributeValue{}
+// write is one conditional update: SET and REMOVE clauses besides the
+// counter and heartbeat, and, when owner is set, the owner it requires.
+type write struct {
+	set, remove []string
+	vals        map[string]types.AttributeValue
+	owner       string
+}
+
+// update writes the lease conditional on its counter (and owner),
+// incrementing the counter and setting the heartbeat.
+func (t *Table) update(ctx context.Context, l Lease, w write, apply func(*Lease)) (Lease, error) {
+	names := map[string]string{"#n": AttrCounter, "#h": AttrHeartbeat, "#o": AttrOwner, "#c": AttrCheckpoint, "#s": AttrStealBy}
+	vals := map[string]types.AttributeValue{":old": n(l.Counter), ":one": n(1), ":hb": n(t.now().UnixMilli())}
+	for k, v := range w.vals {
+		vals[k] = v
 	}
-	vals[":old"], vals[":one"], vals[":hb"] = n(l.Counter), n(1), n(t.now().UnixMilli())
-	set := "SET #n = #n + :one, #h = :hb"
-	var extra string
-	switch {
-	case len(expr) > 4 && expr[:4] == "SET ":
-		set += ", " + expr[4:]
-	case expr != "":
-		extra = " " + expr
-	}
-	if _, ok := vals[":o"]; ok || owned || expr == "REMOVE #o" {
-		names["#o"] = AttrOwner
-	}
-	if _, ok := vals[":c"]; ok {
-		names["#c"] = AttrCheckpoint
+	expr := "SET " + strings.Join(append([]string{"#n = #n + :one", "#h = :hb"}, w.set...), ", ")
+	if len(w.remove) > 0 {
+		expr += " REMOVE " + strings.Join(w.remove, ", ")
 	}
 	cond := "#n = :old"
-	if owned {
+	if w.owner != "" {
 		cond += " AND #o = :me"
-		vals[":me"] = s(l.Owner)
+		vals[":me"] = s(w.owner)
+	}
+	used := map[string]string{}
+	for k, v := range names { // only the names the expressions use
+		if strings.Contains(expr, k) || strings.Contains(cond, k) {
+			used[k] = v
+		}
 	}
 	_, err := t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(t.name),
-		Key: map[string]types.AttributeValue{AttrKey: s(l.Key)}, UpdateExpression: aws.String(set + extra),
-		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+		Key: map[string]types.AttributeValue{AttrKey: s(l.Key)}, UpdateExpression: aws.String(expr),
+		ConditionExpression: aws.String(cond), ExpressionAttributeNames: used, ExpressionAttributeValues: vals})
 	if isConditional(err) {
 		return l, fmt.Errorf("%w: shard %s (counter %d, owner %q)", ErrLost, l.Key, l.Counter, l.Owner)
 	}
@@ -213,7 +246,7 @@ func fromItem(it map[string]types.AttributeValue) Lease {
 		}
 		return ""
 	}
-	l.Key, l.Owner, l.Checkpoint, l.Stream = str(AttrKey), str(AttrOwner), str(AttrCheckpoint), str(AttrStream)
+	l.Key, l.Owner, l.Checkpoint, l.Stream, l.StealBy = str(AttrKey), str(AttrOwner), str(AttrCheckpoint), str(AttrStream), str(AttrStealBy)
 	if v, ok := it[AttrCounter].(*types.AttributeValueMemberN); ok {
 		l.Counter, _ = strconv.ParseInt(v.Value, 10, 64)
 	}

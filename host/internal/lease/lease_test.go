@@ -54,7 +54,32 @@ func TestC3_ConditionalWritesOnTheCounterLetOnlyOneWorkerHoldALease(t *testing.T
 	assert.Equal(t, "42", stored.Checkpoint)
 	assert.Equal(t, a.Counter, stored.Counter)
 
-	// B steals it; every write of A from then on fails
+	// B asks for it: A's next write fails, A reads the request, finishes,
+	// checkpoints and releases; the lease is then B's to take
+	_, err = tb.RequestSteal(ctx, stored, "B")
+	require.NoError(t, err)
+	_, err = tb.Renew(ctx, a)
+	require.ErrorIs(t, err, lease.ErrLost)
+	asked, ok, err := tb.Get(ctx, "shard-1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "A", asked.Owner, "still A's until it hands over")
+	assert.Equal(t, "B", asked.StealBy)
+	a, err = tb.Checkpoint(ctx, asked, "43")
+	require.NoError(t, err)
+	a, err = tb.Release(ctx, a)
+	require.NoError(t, err)
+	handed := one(t, tb)
+	assert.Empty(t, handed.Owner)
+	assert.Equal(t, "B", handed.StealBy, "kept, so the others leave it to B")
+	assert.Equal(t, "43", handed.Checkpoint)
+	a, err = tb.Take(ctx, handed, "A") // a lease is taken conditionally on the counter only
+	require.NoError(t, err)
+	stored = one(t, tb)
+	assert.Empty(t, stored.StealBy, "a take clears the request")
+
+	// B takes it over from a live A (an expired lease); every write of A from
+	// then on fails
 	b, err := tb.Take(ctx, stored, "B")
 	require.NoError(t, err)
 	_, err = tb.Renew(ctx, a)
@@ -63,7 +88,7 @@ func TestC3_ConditionalWritesOnTheCounterLetOnlyOneWorkerHoldALease(t *testing.T
 	assert.ErrorIs(t, err, lease.ErrLost)
 	_, err = tb.Release(ctx, a)
 	assert.ErrorIs(t, err, lease.ErrLost)
-	assert.Equal(t, "42", one(t, tb).Checkpoint, "the loser's checkpoint was not stored")
+	assert.Equal(t, "43", one(t, tb).Checkpoint, "the loser's checkpoint was not stored")
 
 	// graceful handoff: checkpoint, then release
 	b, err = tb.Checkpoint(ctx, b, "50")
