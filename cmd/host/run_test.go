@@ -163,3 +163,22 @@ func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testi
 	}
 	assert.Equal(t, 1, seqs, "the open shard's checkpoint is stored; the closed ones are finished")
 }
+
+func TestC3_RunHelpHasAnExampleAndAConfigWithoutSidecarIsRefused(t *testing.T) {
+	var help bytes.Buffer
+	old := runErr
+	runErr = &help
+	defer func() { runErr = old }()
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"run", "--help"}, &out, &errOut))
+	assert.Contains(t, help.String(), "Example:")
+	assert.Contains(t, help.String(), "--worker-id")
+	assert.Contains(t, help.String(), "leaseTable")
+
+	cfgPath, _, _ := orderConfig(t)
+	out.Reset()
+	errOut.Reset()
+	require.Equal(t, 1, run(context.Background(), []string{"run", "--config", cfgPath}, &out, &errOut))
+	assert.Contains(t, errOut.String(), `no "sidecar" section`)
+	assert.Contains(t, errOut.String(), "host tables create")
+}
