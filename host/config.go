@@ -48,6 +48,9 @@ type Config struct {
 	// Admin is the operations HTTP server of a long-running host
 	// (config_admin.go); nil: none.
 	Admin *AdminConfig `json:"admin,omitempty"`
+	// Sidecar configures `host run`, the host's own change-feed reader
+	// (see config_sidecar.go); nil when the host is not run that way.
+	Sidecar *SidecarConfig `json:"sidecar,omitempty"`
 
 	dir string // the config file's directory: relative plugin paths start there
 }

@@ -105,6 +105,7 @@ func (c *Config) validateAll() error {
 	}
 	c.validateQuarantine(&ps)
 	c.validateAdmin(&ps)
+	c.validateSidecar(&ps)
 	return errors.Join(ps...)
 }
 

@@ -232,7 +232,8 @@ type TableReport struct {
 // CreateTables creates the tables the configuration names and that do not
 // exist yet: the event table with a NEW_IMAGE stream and each projection's
 // read-model table (string key attributes, on-demand capacity), with its
-// outbox's table and index when configured. It is
+// outbox's table and index when configured, the quarantine table, and the
+// sidecar's lease table when the configuration has a sidecar section. It is
 // idempotent: existing tables are left as they are, except that an event
 // table without a stream gets one. A host built WithEventStoreOnly creates
 // the projections' tables too.
@@ -250,6 +251,9 @@ func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 	}
 	if name, ok := h.cfg.quarantineTable(); ok {
 		specs = append(specs, want{"quarantine", dynamo.TableSpec{Name: name, KeyAttrs: []string{QuarantineKeyAttribute}}})
+	}
+	if sc := h.cfg.Sidecar; sc != nil && sc.LeaseTable != "" {
+		specs = append(specs, want{"sidecar leases", dynamo.TableSpec{Name: sc.LeaseTable, KeyAttrs: []string{LeaseKeyAttr}}})
 	}
 	var out []TableReport
 	done := map[string]bool{}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/sidecar"
+)
+
+func init() {
+	commands = append(commands, command{"run",
+		"read the event table's change feed and fold it into the read models until interrupted (the sidecar; run --config F)", runRun})
+}
+
+// runErr is where `host run` writes its progress lines and logs (a
+// variable for tests).
+var runErr io.Writer = os.Stderr
+
+const runHelp = `usage: host run --config FILE [--quiet] [--worker-id ID] [--admin-addr ADDR] [--progress-interval D]
+
+Reads the DynamoDB stream of the configuration's event table and folds every
+event into the read models, until SIGTERM or SIGINT. Any number of processes
+may run it against the same stream: they share the stream's shards through
+leases kept in the table named by "sidecar.leaseTable" (create it with
+` + "`host tables create`" + `). A shard is read by one process at a time, a child
+shard only after its parents, and the shards of a process that stops are
+taken over by the others.
+
+On SIGTERM or SIGINT the batch in flight is finished and checkpointed, the
+leases are released, and the command exits 0. Hot-swapped plugins are
+watched and swapped in while it runs.
+
+Unless --quiet, one progress line per interval goes to stderr: records per
+second, rows written, failures, records given up, shards held and how far
+behind the stream the reader is. Logs are text on a terminal, JSON lines
+otherwise.
+
+Example:
+
+  host tables create --config dynafold.json
+  host run --config dynafold.json --worker-id "$(hostname)-a"
+
+flags:`
+
+func runRun(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(runErr)
+	cfgPath := fs.String("config", "dynafold.json", "configuration file; it needs a \"sidecar\" section with \"leaseTable\"")
+	quiet := fs.Bool("quiet", false, "print no progress lines")
+	worker := fs.String("worker-id", "", "this process's name in the lease table (default: sidecar.workerId, else host name and process id)")
+	admin := fs.String("admin-addr", "", "loopback address of the admin server (metrics, health, status page), e.g. 127.0.0.1:9464")
+	every := fs.Duration("progress-interval", 10*time.Second, "time between progress lines")
+	fs.Usage = func() {
+		fmt.Fprintln(runErr, runHelp)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: host run takes flags only", fs.Args())
+	}
+	cfg, err := host.LoadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if cfg.Sidecar == nil {
+		return fmt.Errorf(`%s has no "sidecar" section: add {"sidecar": {"leaseTable": "dynafold-leases"}} and create the table with `+"`host tables create`", *cfgPath)
+	}
+	if *worker != "" {
+		side := *cfg.Sidecar
+		side.WorkerID = *worker
+		cfg.Sidecar = &side
+	}
+	log := runLogger(runErr)
+	h, err := host.New(ctx, cfg, host.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	// TODO(admin): serve /metrics, /healthz, /readyz and the status page on
+	// --admin-addr once the admin server package lands; its Observer goes
+	// into sidecar.Options.Observer.
+	var obs sidecar.Observer
+	if *admin != "" {
+		log.Warn("the admin server is not part of this build; --admin-addr is ignored", "addr", *admin)
+	}
+	r, err := sidecar.New(ctx, h, cfg, sidecar.Options{Observer: obs, Logger: log})
+	if err != nil {
+		return err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go func() {
+		if err := h.Watch(watchCtx); err != nil && watchCtx.Err() == nil {
+			log.Error("watching the hot-swap sources stopped", "err", err)
+		}
+	}()
+	if !*quiet {
+		done := make(chan struct{})
+		defer close(done)
+		go progress(r, *every, done)
+	}
+	err = r.Run(ctx)
+	if !*quiet {
+		printProgress(runErr, r.Stats(), sidecar.Stats{}, 0)
+	}
+	return err
+}
+
+// runLogger logs text on a terminal and JSON lines otherwise.
+func runLogger(w io.Writer) *slog.Logger {
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return slog.New(slog.NewTextHandler(w, nil))
+		}
+	}
+	return slog.New(slog.NewJSONHandler(w, nil))
+}
+
+func progress(r *sidecar.Reader, every time.Duration, done <-chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	prev := r.Stats()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			st := r.Stats()
+			printProgress(runErr, st, prev, every)
+			prev = st
+		}
+	}
+}
+
+// printProgress writes one progress line; with a zero interval it is the
+// final summary.
+func printProgress(w io.Writer, st, prev sidecar.Stats, every time.Duration) {
+	stream := st.StreamArn
+	if i := strings.Index(stream, ":table/"); i >= 0 {
+		stream, _, _ = strings.Cut(stream[i+len(":table/"):], "/stream/")
+	}
+	if every == 0 {
+		fmt.Fprintf(w, "host run: stopped: %d records, %d rows written, %d failures, %d given up\n", st.Records, st.Written, st.Failures, st.GivenUp)
+		return
+	}
+	rate := float64(st.Records-prev.Records) / every.Seconds()
+	fmt.Fprintf(w, "host run: %.1f records/s, %d rows written, %d failures, %d given up, %d shards held, lag %s %s\n",
+		rate, st.Written, st.Failures, st.GivenUp, st.Shards, stream, st.Behind.Round(time.Millisecond))
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/testenv"
+)
+
+// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM runs
+// `host run` as a built binary against a ddblocal started by the test.
+func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "host")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	env := testenv.Start(t, func(o *ddblocal.Options) { o.Streams.ShardMaxRecords = 6 })
+	dir := t.TempDir()
+	v1, err := os.ReadFile(v1Path(t))
+	require.NoError(t, err)
+	v2, err := os.ReadFile(v2Path(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "orders.wasm"), v1, 0o644))
+	cfgPath := filepath.Join(dir, "dynafold.json")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
+  "endpoint": %q,
+  "eventStore": {"table": "events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "plugins": {"cacheDir": "cache"},
+  "projections": [{"name": "summaries", "plugin": "orders.wasm", "table": "summaries", "checkpoint": {"field": "version"},
+    "writtenBy": "writtenBy", "hotSwap": {"watch": true, "settle": "10ms"}}],
+  "sidecar": {"leaseTable": "leases", "pollInterval": "20ms", "leaseDuration": "1s", "batchSize": 5}
+}`, env.Server.Endpoint())), 0o644))
+	creds := append(os.Environ(), "AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x")
+	tables := exec.Command(bin, "tables", "create", "--config", cfgPath)
+	tables.Env = creds
+	out, err := tables.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `leases\s+sidecar leases\s+created`, string(out))
+
+	var stderr lockedBuffer
+	cmd := exec.Command(bin, "run", "--config", cfgPath, "--worker-id", "e2e", "--progress-interval", "500ms")
+	cmd.Env, cmd.Stderr = creds, &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+
+	cfg, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	ctx := context.Background()
+	es, err := host.New(ctx, cfg, host.WithEventStoreOnly(), host.WithClient(env.Client))
+	require.NoError(t, err)
+	defer es.Close(ctx)
+	place := func(id string) {
+		_, err := es.Append(ctx, "Order", id, 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}},
+			host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.N("2.50")}})
+		require.NoError(t, err)
+	}
+	row := func(id string) abi.Item {
+		return env.Get(t, "summaries", abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
+	}
+	waitRow := func(id string, ok func(abi.Item) bool) abi.Item {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if it := row(id); it != nil && ok(it) {
+				return it
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("row of %s: %v; stderr:\n%s", id, row(id), stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for i := 0; i < 5; i++ {
+		place(fmt.Sprintf("o-%d", i))
+	}
+	for i := 0; i < 5; i++ {
+		it := waitRow(fmt.Sprintf("o-%d", i), func(it abi.Item) bool { return it["version"].Str == "2" })
+		assert.Equal(t, "order-summary@1.0.0", it["writtenBy"].Str)
+	}
+
+	// hot swap while it runs: new orders are folded by 2.0.0
+	tmp := filepath.Join(dir, ".orders.wasm.tmp")
+	require.NoError(t, os.WriteFile(tmp, v2, 0o644))
+	require.NoError(t, os.Rename(tmp, filepath.Join(dir, "orders.wasm")))
+	var swapped abi.Item
+	for i := 0; swapped == nil; i++ {
+		id := fmt.Sprintf("after-%d", i)
+		place(id)
+		it := waitRow(id, func(it abi.Item) bool { return it["version"].Str == "2" })
+		if it["writtenBy"].Str == "order-summary@2.0.0" {
+			swapped = it
+		}
+		require.Less(t, i, 300, "the plugin was never swapped in; stderr:\n%s", stderr.String())
+	}
+	assert.Equal(t, "2", swapped["model"].Str, "2.0.0's behaviour")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "exit 0 after SIGTERM; stderr:\n%s", stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit 30 s after SIGTERM; stderr:\n%s", stderr.String())
+	}
+	logs := stderr.String()
+	assert.Contains(t, logs, "records/s")
+	assert.Contains(t, logs, "leases released")
+	assert.Contains(t, logs, `"level":"INFO"`, "JSON logs when stderr is not a terminal")
+
+	scan, err := env.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("leases"), ConsistentRead: aws.Bool(true)})
+	require.NoError(t, err)
+	require.Greater(t, len(scan.Items), 1, "the stream rolled over")
+	seqs := 0
+	for _, it := range scan.Items {
+		assert.NotContains(t, it, "leaseOwner", "released")
+		ck := it["checkpoint"].(*types.AttributeValueMemberS).Value
+		if ck != "SHARD_END" && ck != "TRIM_HORIZON" {
+			assert.True(t, strings.Trim(ck, "0123456789") == "", "checkpoint %q is a sequence number", ck)
+			seqs++
+		}
+	}
+	assert.Equal(t, 1, seqs, "the open shard's checkpoint is stored; the closed ones are finished")
+}
+
+func TestC3_RunHelpHasAnExampleAndAConfigWithoutSidecarIsRefused(t *testing.T) {
+	var help bytes.Buffer
+	old := runErr
+	runErr = &help
+	defer func() { runErr = old }()
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"run", "--help"}, &out, &errOut))
+	assert.Contains(t, help.String(), "Example:")
+	assert.Contains(t, help.String(), "--worker-id")
+	assert.Contains(t, help.String(), "leaseTable")
+
+	cfgPath, _, _ := orderConfig(t)
+	out.Reset()
+	errOut.Reset()
+	require.Equal(t, 1, run(context.Background(), []string{"run", "--config", cfgPath}, &out, &errOut))
+	assert.Contains(t, errOut.String(), `no "sidecar" section`)
+	assert.Contains(t, errOut.String(), "host tables create")
+}

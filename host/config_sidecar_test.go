@@ -1,0 +1,56 @@
+package host_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/host"
+)
+
+const sidecarBase = `{
+  "eventStore": {"table": "events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": "native:x", "table": "rows", "checkpoint": {"field": "version"}}],
+  "sidecar": %s
+}`
+
+func TestC4_SidecarConfigErrorsNameTheJSONPath(t *testing.T) {
+	_, err := host.ParseConfig([]byte(strings.Replace(sidecarBase, "%s", `{
+    "leaseDuration": "100ms", "batchSize": 5000, "onTrimmed": "ignore",
+    "failure": {"maxRetries": -1, "onFailure": {"file": "q.jsonl", "queueUrl": "https://q"}},
+    "projections": {"nope": {"maxRetries": -2}}}`, 1)))
+	require.Error(t, err)
+	for _, want := range []string{
+		"sidecar.leaseTable is required",
+		"sidecar.leaseDuration is 100ms",
+		"sidecar.batchSize is 5000",
+		`sidecar.onTrimmed: "ignore" is not a policy`,
+		"sidecar.failure.maxRetries is -1 without maxRecordAge",
+		"sidecar.failure.onFailure sets 2 destinations",
+		`sidecar.projections["nope"]: names no projection`,
+		`sidecar.projections["nope"].maxRetries is -2`,
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+func TestC4_SidecarPolicyTakesAProjectionsOwnFieldsOverTheDefaults(t *testing.T) {
+	cfg, err := host.ParseConfig([]byte(strings.Replace(sidecarBase, "%s", `{"leaseTable": "leases",
+    "failure": {"maxRecordAge": "1h", "onFailure": {"file": "all.jsonl"}},
+    "projections": {"summaries": {"maxRetries": 7, "bisectOnError": false}}}`, 1)))
+	require.NoError(t, err)
+	s := cfg.EffectiveSidecar()
+	assert.Equal(t, host.DefaultSidecarBatchSize, s.BatchSize)
+	assert.Equal(t, host.TrimmedStop, s.OnTrimmed)
+	assert.NotEmpty(t, s.WorkerID)
+	p := s.Policy("summaries")
+	assert.Equal(t, 7, *p.MaxRetries)
+	assert.False(t, *p.BisectOnError)
+	assert.Equal(t, "all.jsonl", p.OnFailure.File, "kept from failure")
+	assert.Equal(t, "1h0m0s", p.MaxRecordAge.String())
+	d := s.Policy("")
+	assert.Equal(t, host.DefaultMaxRetries, *d.MaxRetries)
+	assert.True(t, *d.BisectOnError)
+}

@@ -1,0 +1,257 @@
+// Package lease keeps per-shard leases and checkpoints in a DynamoDB table,
+// as the KCL does: one item per shard with its owner, a lease counter that
+// every write of the owner increments (conditional on the counter it read,
+// so two writers can never both win), the checkpoint (a sequence number,
+// TRIM_HORIZON or SHARD_END) and the shard's parents.
+//
+// A lease is taken as expired when its counter has not moved for a lease
+// duration as seen by the observer's own clock, so clocks of different
+// machines never need to agree.
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Checkpoint values other than a sequence number.
+const (
+	TrimHorizon = "TRIM_HORIZON" // nothing processed yet: start at the oldest record
+	ShardEnd    = "SHARD_END"    // the shard is closed and was processed to its end
+)
+
+// Attribute names of a lease item.
+const (
+	AttrKey        = "leaseKey"
+	AttrOwner      = "leaseOwner"
+	AttrCounter    = "leaseCounter"
+	AttrCheckpoint = "checkpoint"
+	AttrParents    = "parentShardIds"
+	AttrStream     = "streamArn"
+	AttrHeartbeat  = "heartbeatMillis"
+	AttrStealBy    = "stealRequestedBy"
+)
+
+// ErrLost is matched by the error of a write that found the lease changed
+// by someone else (taken, stolen, or released): the caller no longer owns
+// it and must stop reading its shard.
+var ErrLost = errors.New("lease: lost to another worker")
+
+// ErrNoTable is matched by the error of List when the lease table does not
+// exist.
+var ErrNoTable = errors.New("lease: the lease table does not exist")
+
+// Lease is one shard's lease as read from the table.
+type Lease struct {
+	Key        string   // the shard id
+	Owner      string   // "" when no worker holds it
+	Counter    int64    // incremented by every write
+	Checkpoint string   // sequence number, TrimHorizon or ShardEnd
+	Parents    []string // parent shard ids
+	Stream     string   // the stream's ARN
+	StealBy    string   // a worker that asked the owner to hand the lease over
+}
+
+// Finished reports whether the shard was processed to its end.
+func (l Lease) Finished() bool { return l.Checkpoint == ShardEnd }
+
+// Table is a lease table.
+type Table struct {
+	client *dynamodb.Client
+	name   string
+	now    func() time.Time
+}
+
+// NewTable returns the lease table name reached through client.
+func NewTable(client *dynamodb.Client, name string) *Table {
+	return &Table{client: client, name: name, now: time.Now}
+}
+
+// Name is the table's name.
+func (t *Table) Name() string { return t.name }
+
+// List reads every lease (a strongly consistent scan).
+func (t *Table) List(ctx context.Context) ([]Lease, error) {
+	var out []Lease
+	var start map[string]types.AttributeValue
+	for {
+		page, err := t.client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(t.name), ConsistentRead: aws.Bool(true), ExclusiveStartKey: start})
+		if err != nil {
+			var rnf *types.ResourceNotFoundException
+			if errors.As(err, &rnf) {
+				return nil, fmt.Errorf("%w: %s: create it with `host tables create` (the configuration's sidecar.leaseTable): %v", ErrNoTable, t.name, err)
+			}
+			return nil, fmt.Errorf("reading the leases of table %s: %w", t.name, err)
+		}
+		for _, it := range page.Items {
+			out = append(out, fromItem(it))
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		start = page.LastEvaluatedKey
+	}
+}
+
+// Create writes a new unowned lease at TrimHorizon unless one exists for
+// the shard; it reports whether it wrote.
+func (t *Table) Create(ctx context.Context, stream, shard string, parents []string) (bool, error) {
+	it := map[string]types.AttributeValue{
+		AttrKey: s(shard), AttrCounter: n(0), AttrCheckpoint: s(TrimHorizon), AttrStream: s(stream),
+	}
+	if len(parents) > 0 {
+		it[AttrParents] = &types.AttributeValueMemberSS{Value: parents}
+	}
+	_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(t.name), Item: it,
+		ConditionExpression: aws.String("attribute_not_exists(#k)"), ExpressionAttributeNames: map[string]string{"#k": AttrKey}})
+	if isConditional(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("creating the lease of shard %s in table %s: %w", shard, t.name, err)
+	}
+	return true, nil
+}
+
+// Take makes owner the owner of l (an unowned or expired lease),
+// conditional on l.Counter; it returns the lease as written.
+func (t *Table) Take(ctx context.Context, l Lease, owner string) (Lease, error) {
+	return t.update(ctx, l, write{set: []string{"#o = :o"}, remove: []string{"#s"}, vals: map[string]types.AttributeValue{":o": s(owner)}},
+		func(x *Lease) { x.Owner, x.StealBy = owner, "" })
+}
+
+// RequestSteal asks l's owner to hand the lease over: it records by in the
+// lease (and moves the counter, so the owner's next write fails and it
+// reads the request). The owner finishes its batch in flight, checkpoints
+// and releases the lease; an owner that never does lets it expire.
+func (t *Table) RequestSteal(ctx context.Context, l Lease, by string) (Lease, error) {
+	return t.update(ctx, l, write{set: []string{"#s = :by"}, vals: map[string]types.AttributeValue{":by": s(by)}, owner: l.Owner},
+		func(x *Lease) { x.StealBy = by })
+}
+
+// Renew increments the counter of a lease owner holds.
+func (t *Table) Renew(ctx context.Context, l Lease) (Lease, error) {
+	return t.update(ctx, l, write{owner: l.Owner}, nil)
+}
+
+// Checkpoint stores checkpoint (a sequence number or ShardEnd) in a lease
+// owner holds.
+func (t *Table) Checkpoint(ctx context.Context, l Lease, checkpoint string) (Lease, error) {
+	return t.update(ctx, l, write{set: []string{"#c = :c"}, vals: map[string]types.AttributeValue{":c": s(checkpoint)}, owner: l.Owner},
+		func(x *Lease) { x.Checkpoint = checkpoint })
+}
+
+// Release gives up a lease owner holds, so another worker takes it at
+// once: the worker that asked for it (StealBy, kept), or any worker when
+// nobody did.
+func (t *Table) Release(ctx context.Context, l Lease) (Lease, error) {
+	return t.update(ctx, l, write{remove: []string{"#o"}, owner: l.Owner}, func(x *Lease) { x.Owner = "" })
+}
+
+// Get reads one lease (strongly consistent); false when there is none.
+func (t *Table) Get(ctx context.Context, key string) (Lease, bool, error) {
+	out, err := t.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.name), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{AttrKey: s(key)}})
+	if err != nil {
+		return Lease{}, false, fmt.Errorf("reading the lease of shard %s in table %s: %w", key, t.name, err)
+	}
+	if out.Item == nil {
+		return Lease{}, false, nil
+	}
+	return fromItem(out.Item), true, nil
+}
+
+// Delete removes the lease of a finished shard that the stream no longer
+// lists; a lease not finished is kept.
+func (t *Table) Delete(ctx context.Context, l Lease) error {
+	_, err := t.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.name),
+		Key: map[string]types.AttributeValue{AttrKey: s(l.Key)}, ConditionExpression: aws.String("#c = :end"),
+		ExpressionAttributeNames: map[string]string{"#c": AttrCheckpoint}, ExpressionAttributeValues: map[string]types.AttributeValue{":end": s(ShardEnd)}})
+	if err != nil && !isConditional(err) {
+		return fmt.Errorf("deleting the lease of shard %s in table %s: %w", l.Key, t.name, err)
+	}
+	return nil
+}
+
+// write is one conditional update: SET and REMOVE clauses besides the
+// counter and heartbeat, and, when owner is set, the owner it requires.
+type write struct {
+	set, remove []string
+	vals        map[string]types.AttributeValue
+	owner       string
+}
+
+// update writes the lease conditional on its counter (and owner),
+// incrementing the counter and setting the heartbeat.
+func (t *Table) update(ctx context.Context, l Lease, w write, apply func(*Lease)) (Lease, error) {
+	names := map[string]string{"#n": AttrCounter, "#h": AttrHeartbeat, "#o": AttrOwner, "#c": AttrCheckpoint, "#s": AttrStealBy}
+	vals := map[string]types.AttributeValue{":old": n(l.Counter), ":one": n(1), ":hb": n(t.now().UnixMilli())}
+	for k, v := range w.vals {
+		vals[k] = v
+	}
+	expr := "SET " + strings.Join(append([]string{"#n = #n + :one", "#h = :hb"}, w.set...), ", ")
+	if len(w.remove) > 0 {
+		expr += " REMOVE " + strings.Join(w.remove, ", ")
+	}
+	cond := "#n = :old"
+	if w.owner != "" {
+		cond += " AND #o = :me"
+		vals[":me"] = s(w.owner)
+	}
+	used := map[string]string{}
+	for k, v := range names { // only the names the expressions use
+		if strings.Contains(expr, k) || strings.Contains(cond, k) {
+			used[k] = v
+		}
+	}
+	_, err := t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(t.name),
+		Key: map[string]types.AttributeValue{AttrKey: s(l.Key)}, UpdateExpression: aws.String(expr),
+		ConditionExpression: aws.String(cond), ExpressionAttributeNames: used, ExpressionAttributeValues: vals})
+	if isConditional(err) {
+		return l, fmt.Errorf("%w: shard %s (counter %d, owner %q)", ErrLost, l.Key, l.Counter, l.Owner)
+	}
+	if err != nil {
+		return l, fmt.Errorf("writing the lease of shard %s in table %s: %w", l.Key, t.name, err)
+	}
+	l.Counter++
+	if apply != nil {
+		apply(&l)
+	}
+	return l, nil
+}
+
+func isConditional(err error) bool {
+	var cc *types.ConditionalCheckFailedException
+	return errors.As(err, &cc)
+}
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+func fromItem(it map[string]types.AttributeValue) Lease {
+	var l Lease
+	str := func(a string) string {
+		if v, ok := it[a].(*types.AttributeValueMemberS); ok {
+			return v.Value
+		}
+		return ""
+	}
+	l.Key, l.Owner, l.Checkpoint, l.Stream, l.StealBy = str(AttrKey), str(AttrOwner), str(AttrCheckpoint), str(AttrStream), str(AttrStealBy)
+	if v, ok := it[AttrCounter].(*types.AttributeValueMemberN); ok {
+		l.Counter, _ = strconv.ParseInt(v.Value, 10, 64)
+	}
+	if v, ok := it[AttrParents].(*types.AttributeValueMemberSS); ok {
+		l.Parents = v.Value
+	}
+	return l
+}

@@ -1,0 +1,226 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/quarantine"
+)
+
+// attempt is what the shard's reader knows of a record that failed.
+type attempt struct {
+	first time.Time
+	n     int
+}
+
+// deliveries holds one shard's failed records by sequence number (in
+// memory: a new owner of the shard counts from zero).
+type deliveries struct{ attempts map[string]*attempt }
+
+// failure is the lowest failed record of a delivery.
+type failure struct {
+	pos         int
+	projections []string // "" for a failure of no projection (decode, whole batch)
+	reason      string
+}
+
+// deliver hands recs to the host under the failure policy. It returns n,
+// the number of records done (processed, or given up to the on-failure
+// destination), and whether recs[n] failed and must be delivered again.
+func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.Record, ds *deliveries) (int, bool) {
+	start := 0
+	for start < len(recs) {
+		f, ok := r.process(ctx, stream, shard, recs[start:])
+		if ctx.Err() != nil {
+			return start, true
+		}
+		if !ok {
+			break
+		}
+		i := start + f.pos
+		r.failures.Add(1)
+		rec := recs[i]
+		seq := rec.DynamoDB.SequenceNumber
+		a := ds.attempts[seq]
+		if a == nil {
+			a = &attempt{first: time.Now()}
+			ds.attempts[seq] = a
+		}
+		a.n++
+		if !r.exhausted(f.projections, a, rec) {
+			r.log.Warn("record failed; it is delivered again", "shard", shard, "sequenceNumber", seq, "attempt", a.n, "projections", f.projections, "reason", f.reason)
+			return i, true
+		}
+		if err := r.giveUp(ctx, stream, shard, rec, f, a); err != nil {
+			r.log.Error("sending a given-up record to its on-failure destination failed; it is delivered again", "shard", shard, "sequenceNumber", seq, "err", err)
+			return i, true
+		}
+		delete(ds.attempts, seq)
+		start = i + 1
+	}
+	for _, rec := range recs {
+		delete(ds.attempts, rec.DynamoDB.SequenceNumber)
+	}
+	return len(recs), false
+}
+
+// exhausted reports whether every failing projection's policy gives the
+// record up: its attempts are past maxRetries, or it is older than
+// maxRecordAge. The most patient policy wins.
+func (r *Reader) exhausted(projections []string, a *attempt, rec host.Record) bool {
+	for _, p := range projections {
+		pol := r.sc.Policy(p)
+		byRetries := *pol.MaxRetries >= 0 && a.n > *pol.MaxRetries
+		age := time.Duration(pol.MaxRecordAge)
+		created := rec.DynamoDB.ApproximateCreationDateTime
+		if created.IsZero() {
+			created = a.first
+		}
+		byAge := age > 0 && time.Since(created) > age
+		if !byRetries && !byAge {
+			return false
+		}
+	}
+	return true
+}
+
+// giveUp sends the record to each failing projection's destination and
+// tells the observer.
+func (r *Reader) giveUp(ctx context.Context, stream, shard string, rec host.Record, f failure, a *attempt) error {
+	for _, p := range f.projections {
+		d, err := r.destination(ctx, p)
+		if err != nil {
+			return err
+		}
+		e := quarantine.Entry{Projection: p, Stream: stream, Shard: shard, Record: rec, Reason: f.reason, FirstSeen: a.first, Attempts: a.n}
+		if d != nil {
+			if err := d.Send(ctx, e); err != nil {
+				return fmt.Errorf("projection %q: %w", p, err)
+			}
+		}
+		r.log.Error("record given up", "projection", p, "shard", shard, "sequenceNumber", rec.DynamoDB.SequenceNumber,
+			"attempts", a.n, "firstSeen", a.first, "reason", f.reason, "sentToDestination", d != nil)
+		r.obs.RecordGivenUp(p, stream, shard, rec, f.reason)
+	}
+	r.givenUp.Add(1)
+	return nil
+}
+
+func (r *Reader) destination(ctx context.Context, projection string) (dst quarantine.Destination, err error) {
+	pol := r.sc.Policy(projection)
+	if pol.OnFailure == nil {
+		return nil, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d, ok := r.dests[projection]; ok {
+		return d, nil
+	}
+	d, err := r.opts.Destinations(ctx, projection, *pol.OnFailure)
+	if err != nil {
+		return nil, fmt.Errorf("on-failure destination of projection %q: %w", projection, err)
+	}
+	r.dests[projection] = d
+	return d, nil
+}
+
+// process runs recs through the host and returns its lowest failed record.
+// When a failing projection's policy bisects, a failed batch of more than
+// one record is split in halves, the first delivered before the second,
+// until the failing record is found alone: only it is counted as failed.
+func (r *Reader) process(ctx context.Context, stream, shard string, recs []host.Record) (failure, bool) {
+	t0 := time.Now()
+	res, err := r.h.ProcessBatch(ctx, recs)
+	r.obs.BatchProcessed(stream, shard, res, time.Since(t0), err)
+	var f failure
+	switch {
+	case err != nil:
+		f = failure{pos: 0, projections: []string{""}, reason: err.Error()}
+	default:
+		r.countWritten(res)
+		failed := res.Failed()
+		if len(failed) == 0 {
+			return failure{}, false
+		}
+		f = failureAt(res, failed[0])
+	}
+	if len(recs) == 1 || ctx.Err() != nil || !r.bisects(f.projections) {
+		return f, true
+	}
+	half := len(recs) / 2
+	if f, ok := r.process(ctx, stream, shard, recs[:half]); ok {
+		return f, true
+	}
+	if f, ok := r.process(ctx, stream, shard, recs[half:]); ok {
+		f.pos += half
+		return f, true
+	}
+	return failure{}, false // both halves went through: the failure did not last
+}
+
+func (r *Reader) bisects(projections []string) bool {
+	for _, p := range projections {
+		if *r.sc.Policy(p).BisectOnError {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Reader) countWritten(res *host.Result) {
+	for _, pr := range res.Projections {
+		for i := range pr.Rows {
+			if pr.Rows[i].Written {
+				r.written.Add(1)
+			}
+		}
+	}
+}
+
+// failureAt names the projections that failed the record at pos, and why.
+func failureAt(res *host.Result, pos int) failure {
+	f := failure{pos: pos}
+	var reasons []string
+	for _, name := range sortedKeys(res.Projections) {
+		pr := res.Projections[name]
+		for i := range pr.Rows {
+			o := &pr.Rows[i]
+			if o.Failed() && slices.Contains(o.Positions, pos) {
+				f.projections = append(f.projections, name)
+				reasons = append(reasons, fmt.Sprintf("projection %q: %v", name, o.Err))
+			}
+		}
+		for _, kf := range pr.KeyFailures {
+			if kf.Position == pos {
+				f.projections = append(f.projections, name)
+				reasons = append(reasons, fmt.Sprintf("projection %q: key: %v", name, kf.Err))
+			}
+		}
+	}
+	for _, df := range res.DecodeFailures {
+		if df.Position == pos {
+			f.projections = append(f.projections, "")
+			reasons = append(reasons, fmt.Sprintf("decode: %v", df.Err))
+		}
+	}
+	if len(f.projections) == 0 {
+		f.projections = []string{""}
+		reasons = append(reasons, "reported failed")
+	}
+	f.projections = slices.Compact(f.projections)
+	f.reason = strings.Join(reasons, "; ")
+	return f
+}
+
+func sortedKeys(m map[string]host.ProjectionResult) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

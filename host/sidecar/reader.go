@@ -1,0 +1,261 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/internal/feed"
+	"github.com/dynafold/dynafold/host/internal/lease"
+	"github.com/dynafold/dynafold/host/quarantine"
+	"github.com/dynafold/dynafold/internal/ddbclient"
+)
+
+// ErrAbandoned, as the cause of Run's context (context.WithCancelCause),
+// stops the reader at once, as a crashed process would: the batch in flight
+// is cut short, nothing is checkpointed and no lease is released, so other
+// workers take the shards over once the leases expire. For fault drills and
+// tests; a plain cancellation stops gracefully.
+var ErrAbandoned = errors.New("sidecar: abandoned without cleanup")
+
+// StreamsAPI is the part of the DynamoDB Streams client the reader calls;
+// *dynamodbstreams.Client implements it.
+type StreamsAPI interface {
+	ListStreams(ctx context.Context, in *dynamodbstreams.ListStreamsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.ListStreamsOutput, error)
+	DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error)
+	GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
+	GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
+}
+
+// DestinationFunc builds the on-failure destination a projection's policy
+// names. The default one (FileDestinations) serves "file" only; the
+// DynamoDB-table and SQS destinations plug in here.
+type DestinationFunc func(ctx context.Context, projection string, c host.OnFailureConfig) (quarantine.Destination, error)
+
+// FileDestinations is the default DestinationFunc: a JSON-lines file for
+// "file", an error for the other kinds.
+func FileDestinations(_ context.Context, _ string, c host.OnFailureConfig) (quarantine.Destination, error) {
+	if c.File != "" {
+		return quarantine.NewFile(c.File), nil
+	}
+	return nil, fmt.Errorf("this build of the reader sends given-up records to a file only: set onFailure.file")
+}
+
+// Options are what the reader is built with besides the host and its
+// configuration; the zero value takes the defaults.
+type Options struct {
+	// Observer is told what the reader does (metrics, status page;
+	// default NopObserver).
+	Observer Observer
+	// Logger logs leases taken and lost, failures and given-up records
+	// (default slog.Default()).
+	Logger *slog.Logger
+	// DynamoDB is the client of the lease table (default: built from the
+	// configuration's endpoint and region).
+	DynamoDB *dynamodb.Client
+	// Streams is the DynamoDB Streams client (default: built likewise).
+	Streams StreamsAPI
+	// Destinations builds the on-failure destinations (default
+	// FileDestinations).
+	Destinations DestinationFunc
+}
+
+// Stats are the reader's running totals, for progress lines.
+type Stats struct {
+	Records   int64         // records read and handed to the host
+	Written   int64         // rows written
+	Failures  int64         // records reported failed by a batch (each delivery)
+	GivenUp   int64         // records given up to the on-failure destination
+	Shards    int           // leases held now
+	Behind    time.Duration // the largest age of the last record read, over the shards held
+	StreamArn string        // the stream read
+}
+
+// Reader reads the event table's stream for a host.
+type Reader struct {
+	h      *host.Host
+	cfg    *host.Config
+	sc     host.SidecarConfig
+	opts   Options
+	log    *slog.Logger
+	obs    Observer
+	leases *lease.Table
+	api    StreamsAPI
+
+	mu       sync.Mutex
+	held     map[string]*held
+	kick     chan struct{} // a shard finished: run a lease round now, for its children
+	dests    map[string]quarantine.Destination
+	arn      string
+	fatal    error
+	records  atomic.Int64
+	written  atomic.Int64
+	failures atomic.Int64
+	givenUp  atomic.Int64
+	behind   sync.Map // shard -> time.Duration
+}
+
+// New returns a reader of cfg's event-table stream that hands each batch
+// to h. cfg must have a sidecar section (its lease table).
+func New(ctx context.Context, h *host.Host, cfg *host.Config, opts Options) (*Reader, error) {
+	if cfg.Sidecar == nil {
+		return nil, errors.New(`configuration: no "sidecar" section: add one with at least "leaseTable", the DynamoDB table for the reader's leases`)
+	}
+	r := &Reader{h: h, cfg: cfg, sc: cfg.EffectiveSidecar(), opts: opts, held: map[string]*held{}, kick: make(chan struct{}, 1), dests: map[string]quarantine.Destination{}}
+	r.log, r.obs = opts.Logger, opts.Observer
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	if r.obs == nil {
+		r.obs = NopObserver{}
+	}
+	if r.opts.Destinations == nil {
+		r.opts.Destinations = FileDestinations
+	}
+	client := opts.DynamoDB
+	if client == nil {
+		var err error
+		if client, err = ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Region); err != nil {
+			return nil, fmt.Errorf("DynamoDB client for the lease table: %w", err)
+		}
+	}
+	r.leases = lease.NewTable(client, r.sc.LeaseTable)
+	r.api = opts.Streams
+	if r.api == nil {
+		o := client.Options()
+		r.api = dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
+			BaseEndpoint: streamsEndpoint(o.BaseEndpoint), HTTPClient: o.HTTPClient})
+	}
+	return r, nil
+}
+
+// streamsEndpoint is the Streams endpoint for a DynamoDB endpoint: the same
+// URL for a local server (ddblocal serves both), the AWS default otherwise.
+func streamsEndpoint(ddb *string) *string {
+	if ddb == nil || *ddb == "" {
+		return nil
+	}
+	return aws.String(*ddb)
+}
+
+// WorkerID is the name this reader holds leases under.
+func (r *Reader) WorkerID() string { return r.sc.WorkerID }
+
+// Stats returns the running totals.
+func (r *Reader) Stats() Stats {
+	r.mu.Lock()
+	st := Stats{Shards: len(r.held), StreamArn: r.arn}
+	r.mu.Unlock()
+	st.Records, st.Written, st.Failures, st.GivenUp = r.records.Load(), r.written.Load(), r.failures.Load(), r.givenUp.Load()
+	r.behind.Range(func(_, v any) bool {
+		st.Behind = max(st.Behind, v.(time.Duration))
+		return true
+	})
+	return st
+}
+
+func (r *Reader) renewEvery() time.Duration { return time.Duration(r.sc.LeaseDuration) / 3 }
+
+// Run reads until ctx ends, then stops gracefully: each shard's batch in
+// flight is finished and checkpointed, and every lease is released so other
+// workers take the shards at once. With ErrAbandoned as ctx's cause it
+// stops at once instead (see ErrAbandoned). It returns nil after a
+// graceful stop, or the error that stopped it (trimmed data under the
+// "stop" policy, a lease table that does not exist).
+func (r *Reader) Run(ctx context.Context) error {
+	arn, err := feed.LatestStream(ctx, r.api, r.cfg.EventStore.Table)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.arn = arn
+	r.mu.Unlock()
+	rd := feed.NewReader(r.api, arn, feed.Options{BatchSize: r.sc.BatchSize, PollInterval: time.Duration(r.sc.PollInterval)})
+	// proc is the context batches run under: it outlives ctx, so the batch
+	// in flight finishes, unless the run is abandoned.
+	proc, cancelProc := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelProc()
+	stopWatch := context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), ErrAbandoned) {
+			cancelProc()
+		}
+	})
+	defer stopWatch()
+	r.log.Info("change-feed reader started", "worker", r.sc.WorkerID, "stream", arn, "leaseTable", r.sc.LeaseTable)
+	tr := &lease.Tracker{Duration: time.Duration(r.sc.LeaseDuration)}
+	tick := time.NewTicker(r.renewEvery())
+	defer tick.Stop()
+	var roundErr error
+	for roundErr == nil && r.fatalErr() == nil {
+		roundErr = r.round(ctx, proc, rd, tr)
+		if roundErr != nil && ctx.Err() == nil && !errors.Is(roundErr, lease.ErrNoTable) {
+			r.log.Warn("lease round failed; retrying at the next", "err", roundErr)
+			roundErr = nil
+		}
+		if roundErr != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			roundErr = ctx.Err()
+		case <-tick.C:
+		case <-r.kick:
+		}
+	}
+	abandoned := errors.Is(context.Cause(ctx), ErrAbandoned)
+	if abandoned {
+		cancelProc() // before the workers look at it
+	}
+	r.stopAll()
+	if err := r.fatalErr(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		if abandoned {
+			return ErrAbandoned
+		}
+		r.log.Info("change-feed reader stopped; leases released", "worker", r.sc.WorkerID)
+		return nil
+	}
+	return roundErr
+}
+
+func (r *Reader) fatalErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fatal
+}
+
+func (r *Reader) setFatal(err error) {
+	r.mu.Lock()
+	if r.fatal == nil {
+		r.fatal = err
+	}
+	r.mu.Unlock()
+}
+
+// stopAll stops every shard worker and waits for them: gracefully (finish,
+// checkpoint, release) or, abandoned, at once.
+func (r *Reader) stopAll() {
+	r.mu.Lock()
+	hs := make([]*held, 0, len(r.held))
+	for _, h := range r.held {
+		hs = append(hs, h)
+	}
+	r.mu.Unlock()
+	for _, h := range hs {
+		h.stop()
+	}
+	for _, h := range hs {
+		<-h.done
+	}
+}

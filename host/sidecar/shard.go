@@ -1,0 +1,211 @@
+package sidecar
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dynafold/dynafold/host/internal/feed"
+	"github.com/dynafold/dynafold/host/internal/lease"
+	"github.com/dynafold/dynafold/internal/backoff"
+)
+
+// retryDelay is the wait before a failed record is delivered again.
+var retryDelay = backoff.Policy{Base: 50 * time.Millisecond, Max: 2 * time.Second}
+
+// work reads one shard until read ends (graceful stop, lease lost) or the
+// shard is finished: each batch goes through the host, then the lease is
+// checkpointed. proc is the context batches and checkpoints run under; it
+// ends only when the run is abandoned.
+func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
+	l := h.get()
+	shard := l.Key
+	// abandoned: the run was cut short as by a crash; read inherits the
+	// run's cause at once, proc only once Run has seen it.
+	abandoned := func() bool { return proc.Err() != nil || errors.Is(context.Cause(read), ErrAbandoned) }
+	defer r.behind.Delete(shard)
+	ckpt := l.Checkpoint
+	if ckpt == lease.TrimHorizon {
+		ckpt = ""
+	}
+	it := rd.Iterator(shard, ckpt)
+	ds := &deliveries{attempts: map[string]*attempt{}}
+	retries := 0
+	var ahead *readAhead
+	defer func() { ahead.wait() }()
+	for read.Err() == nil {
+		var b feed.Batch
+		var err error
+		if ahead != nil {
+			b, err = ahead.wait()
+			ahead = nil
+		} else {
+			b, err = it.Next(read)
+		}
+		if err != nil {
+			if read.Err() != nil {
+				break
+			}
+			var te *feed.TrimmedError
+			if errors.As(err, &te) {
+				if done := r.trimmed(proc, h, it, te); done {
+					return
+				}
+				continue
+			}
+			r.log.Warn("reading a shard failed; retrying", "shard", shard, "err", err)
+			_ = backoff.Sleep(read, time.Duration(r.sc.PollInterval))
+			continue
+		}
+		var behind time.Duration
+		if n := len(b.Records); n > 0 {
+			if t := b.Records[n-1].DynamoDB.ApproximateCreationDateTime; !t.IsZero() {
+				behind = max(time.Since(t), 0)
+			}
+		}
+		r.behind.Store(shard, behind)
+		r.obs.ShardRead(rd.StreamArn(), shard, len(b.Records), behind)
+		if len(b.Records) > 0 {
+			r.records.Add(int64(len(b.Records)))
+			if !b.Finished {
+				ahead = readNext(read, it) // the next batch is read while this one is processed
+			}
+			n, rewind := r.deliver(proc, rd.StreamArn(), shard, b.Records, ds)
+			if abandoned() {
+				return // no checkpoint, no release
+			}
+			if rewind {
+				ahead.wait() // its batch is dropped: reading goes back
+				ahead = nil
+				if n > 0 {
+					_ = r.checkpoint(proc, h, b.Records[n-1].DynamoDB.SequenceNumber)
+				}
+				it.Rewind(b.Records[n].DynamoDB.SequenceNumber)
+				retries++
+				_ = retryDelay.Wait(read, retries)
+				continue
+			}
+			retries = 0
+		}
+		if abandoned() {
+			return
+		}
+		if b.Finished {
+			if r.checkpoint(proc, h, lease.ShardEnd) == nil {
+				r.log.Info("shard finished", "shard", shard)
+			}
+			r.finish(proc, h)
+			select { // its children may start now
+			case r.kick <- struct{}{}:
+			default:
+			}
+			return
+		}
+		if last := b.Last(); last != "" {
+			if err := r.checkpoint(proc, h, last); errors.Is(err, lease.ErrLost) {
+				return
+			}
+		}
+	}
+	if abandoned() {
+		return
+	}
+	r.finish(proc, h)
+}
+
+// checkpoint stores the shard's checkpoint in its lease.
+func (r *Reader) checkpoint(ctx context.Context, h *held, ckpt string) error {
+	err := r.write(ctx, h, func(l lease.Lease) (lease.Lease, error) { return r.leases.Checkpoint(ctx, l, ckpt) })
+	if err != nil {
+		r.log.Warn("checkpointing failed", "shard", h.get().Key, "checkpoint", ckpt, "err", err)
+	}
+	return err
+}
+
+// finish releases the lease (unless lost), so another worker, or this one
+// for a finished shard's children, takes the shard over at once.
+func (r *Reader) finish(ctx context.Context, h *held) {
+	err := r.write(ctx, h, func(l lease.Lease) (lease.Lease, error) { return r.leases.Release(ctx, l) })
+	if err != nil && !errors.Is(err, lease.ErrLost) {
+		r.log.Warn("releasing a lease failed; it expires instead", "shard", h.get().Key, "err", err)
+	}
+}
+
+// trimmed applies the trimmed-data policy; it reports whether the shard's
+// reading ends.
+func (r *Reader) trimmed(proc context.Context, h *held, it *feed.ShardIterator, te *feed.TrimmedError) bool {
+	if r.sc.OnTrimmed != "continue" {
+		err := fmt.Errorf("stopping (sidecar.onTrimmed is \"stop\"): rebuild the read models from the event store (`host rebuild`), or set sidecar.onTrimmed to \"continue\" to read on and record the projections to rebuild: %w", te)
+		r.log.Error("stream records lost", "shard", te.Shard, "err", te)
+		r.setFatal(err)
+		r.finish(proc, h)
+		select { // the run stops at once
+		case r.kick <- struct{}{}:
+		default:
+		}
+		return true
+	}
+	projections := r.h.Projections()
+	r.log.Error("stream records lost; reading on from the oldest record kept; rebuild these projections from the event store",
+		"shard", te.Shard, "position", te.Position.String(), "gone", te.Gone, "projections", projections)
+	r.flagRebuild(te, projections)
+	if te.Gone {
+		if r.checkpoint(proc, h, lease.ShardEnd) == nil {
+			r.finish(proc, h)
+		}
+		return true
+	}
+	it.Seek("")
+	return false
+}
+
+// flagRebuild appends a line naming the projections to rebuild to the
+// state file, when one is configured.
+func (r *Reader) flagRebuild(te *feed.TrimmedError, projections []string) {
+	if r.sc.StateFile == "" {
+		return
+	}
+	line, _ := json.Marshal(map[string]any{"time": time.Now().UTC().Format(time.RFC3339), "action": "rebuild",
+		"stream": te.Stream, "shard": te.Shard, "position": te.Position.String(), "projections": projections})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, err := os.OpenFile(r.sc.StateFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err == nil {
+		_, err = f.Write(append(line, '\n'))
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		r.log.Error("recording the projections to rebuild failed", "file", r.sc.StateFile, "err", err)
+	}
+}
+
+// readAhead is the iterator's next batch, read in the background while the
+// current one is processed, so the reader's own calls overlap the host's
+// work (the KCL prefetches likewise). The iterator is used by nobody else
+// until wait returns.
+type readAhead struct {
+	done chan struct{}
+	b    feed.Batch
+	err  error
+}
+
+func readNext(ctx context.Context, it *feed.ShardIterator) *readAhead {
+	a := &readAhead{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.b, a.err = it.Next(ctx)
+	}()
+	return a
+}
+
+// wait returns the batch read; on a nil readAhead it does nothing.
+func (a *readAhead) wait() (feed.Batch, error) {
+	if a == nil {
+		return feed.Batch{}, nil
+	}
+	<-a.done
+	return a.b, a.err
+}
