@@ -76,5 +76,12 @@ func (h *Host) stream(name string) (eventstore.Stream, error) {
 }
 
 // EventItem returns the item the event store holds for ev: what the NewImage
-// of its INSERT record in the change feed carries.
-func (h *Host) EventItem(ev abi.Event) abi.Item { return h.es.Layout().Item(ev) }
+// of its INSERT record in the change feed carries (its data packed when
+// eventStore.compression says so; unpacked if the codec fails).
+func (h *Host) EventItem(ev abi.Event) abi.Item {
+	it, err := h.es.Item(ev)
+	if err != nil {
+		return h.es.Layout().Item(ev)
+	}
+	return it
+}

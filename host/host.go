@@ -61,6 +61,7 @@ type options struct {
 	now    func() time.Time
 	shape  *RecordShape
 	esOnly bool
+	codecs []namedCodec
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -131,7 +132,11 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 		streams = append(streams, st)
 	}
 	layout := eventstore.DefaultLayout(cfg.EventStore.Schema, cfg.EventStore.SchemaVersion)
-	if h.es, err = eventstore.New(h.db, cfg.EventStore.Table, layout, eventstore.WithClock(o.now)); err != nil {
+	if layout.Codecs, err = o.codecRegistry(); err != nil {
+		return nil, err
+	}
+	if h.es, err = eventstore.New(h.db, cfg.EventStore.Table, layout, eventstore.WithClock(o.now),
+		eventstore.WithPacking(cfg.EventStore.Compression.packing())); err != nil {
 		return nil, err
 	}
 	dec, err := layout.NewDecoder(streams...)
