@@ -9,10 +9,22 @@ import (
 // attribute, holds the event's data map as DynamoDB JSON compressed by the
 // codec. Implementations must be safe for concurrent use and must not trust
 // what they decompress.
-type Codec = eventstore.Codec
+type Codec interface {
+	Compress(src []byte) ([]byte, error)
+	Decompress(src []byte) ([]byte, error)
+}
 
 // CodecFuncs adapts a compress and a decompress function to a Codec.
-type CodecFuncs = eventstore.CodecFuncs
+type CodecFuncs struct {
+	CompressFunc   func(src []byte) ([]byte, error)
+	DecompressFunc func(src []byte) ([]byte, error)
+}
+
+// Compress implements Codec.
+func (c CodecFuncs) Compress(src []byte) ([]byte, error) { return c.CompressFunc(src) }
+
+// Decompress implements Codec.
+func (c CodecFuncs) Decompress(src []byte) ([]byte, error) { return c.DecompressFunc(src) }
 
 // The built-in codecs, always registered.
 const (
