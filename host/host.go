@@ -182,6 +182,9 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*
 		}
 		sources = append(sources, apply.Source{Name: s.Name, Stream: s.Stream, Mode: s.Mode})
 	}
+	if err := h.checkComposites(d); err != nil {
+		return nil, err
+	}
 	p := apply.Projection{
 		Name: pc.Name, Table: pc.Table, KeyAttrs: pc.Key, Sources: sources, Logic: l,
 		Checkpoint: apply.Checkpoint{Field: pc.Checkpoint.Field, Offset: pc.Checkpoint.Offset, InstanceField: pc.Checkpoint.InstanceField, Map: pc.Checkpoint.Map},

@@ -94,3 +94,33 @@ func TestES1_HostStructuredStreamIDs(t *testing.T) {
 		t.Fatalf("decode failures %+v, want one naming streamId", res.DecodeFailures)
 	}
 }
+
+// TestES1_HostRefusesAPluginWhoseCompositeDiffers: a plugin declaring its
+// stream's composite fields (ABI 1.2) differently from the configuration
+// is refused at load, naming both.
+func TestES1_HostRefusesAPluginWhoseCompositeDiffers(t *testing.T) {
+	env := testenv.Start(t)
+	cfg := &host.Config{
+		EventStore: host.EventStoreConfig{Table: "e", Schema: "shop", SchemaVersion: 1,
+			Streams: []host.StreamConfig{{Name: "Order", Composite: []string{"orderId", "tenantId"}}}},
+		Projections: []host.ProjectionConfig{{Name: "by-tenant", Plugin: "native:t", Table: "t", Checkpoint: host.CheckpointConfig{Field: "cp"}}},
+	}
+	p, err := guest.New(tenantProjection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = host.New(context.Background(), cfg, host.WithNative("t", logic.Native(p, "by-tenant")), host.WithClient(env.Client))
+	if err == nil || !strings.Contains(err.Error(), `["tenantId" "orderId"]`) || !strings.Contains(err.Error(), `["orderId" "tenantId"]`) {
+		t.Fatalf("New: %v, want a refusal naming both composites", err)
+	}
+	undeclared := tenantProjection
+	undeclared.Composite = nil
+	if p, err = guest.New(undeclared); err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(context.Background(), cfg, host.WithNative("t", logic.Native(p, "by-tenant")), host.WithClient(env.Client))
+	if err != nil {
+		t.Fatalf("a plugin that declares nothing (ABI 1.0/1.1) loads: %v", err)
+	}
+	h.Close(context.Background())
+}

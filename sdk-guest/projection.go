@@ -162,6 +162,9 @@ func (c *core[S]) description() abi.Description {
 			abi.CapTerminal, abi.CapToItem, abi.CapEffects}}
 	for _, s := range c.sources {
 		d.Sources = append(d.Sources, s.desc)
+		if s.comp != nil {
+			d.Composites = append(d.Composites, abi.SourceComposite{Source: s.desc.Name, Fields: *s.comp})
+		}
 	}
 	return d
 }
