@@ -17,6 +17,11 @@ var (
 	// ErrUnknownStream is matched by a call naming a stream the
 	// configuration's eventStore.streams does not define.
 	ErrUnknownStream = errors.New("unknown stream")
+	// ErrInvalidEvent is matched by an append of an invalid event: a stream
+	// id that does not split into the stream's composite (a value holding
+	// '#' in a multi-field id, a missing or empty value), or an event type
+	// the stream does not declare.
+	ErrInvalidEvent = eventstore.ErrValidation
 )
 
 // NewEvent is an event to append.

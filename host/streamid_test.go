@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -61,11 +62,11 @@ func TestES1_HostStructuredStreamIDs(t *testing.T) {
 	t.Cleanup(func() { h.Close(ctx) })
 
 	placed := host.NewEvent{Type: "Placed", Data: abi.Item{}}
-	if _, err := h.Append(ctx, "Order", "acme#o#7", 0, placed); err == nil {
-		t.Fatal("an id whose value holds '#' was appended")
+	if _, err := h.Append(ctx, "Order", "acme#o#7", 0, placed); !errors.Is(err, host.ErrInvalidEvent) || !strings.Contains(err.Error(), "ambiguous") {
+		t.Fatalf("an id whose value holds '#': %v, want ErrInvalidEvent", err)
 	}
-	if _, err := h.Append(ctx, "Order", "acme", 0, placed); err == nil {
-		t.Fatal("an id with one of two values was appended")
+	if _, err := h.Append(ctx, "Order", "acme", 0, placed); !errors.Is(err, host.ErrInvalidEvent) {
+		t.Fatalf("an id with one of two values: %v, want ErrInvalidEvent", err)
 	}
 	evs, err := h.Append(ctx, "Order", "acme#o-7", 0, placed, placed)
 	if err != nil {
