@@ -137,12 +137,18 @@ var builtin = map[string]Codec{
 			return b.Bytes(), nil
 		},
 		DecompressFunc: func(src []byte) ([]byte, error) {
-			r, err := gzip.NewReader(bytes.NewReader(src))
+			r, _ := gzipReaders.Get().(*gzip.Reader)
+			var err error
+			if r == nil {
+				r, err = gzip.NewReader(bytes.NewReader(src))
+			} else {
+				err = r.Reset(bytes.NewReader(src))
+			}
 			if err != nil {
 				return nil, err
 			}
-			defer r.Close()
-			return readLimited(r)
+			defer gzipReaders.Put(r)
+			return readLimited(r, len(src))
 		},
 	},
 	CodecDeflate: CodecFuncs{
@@ -161,21 +167,30 @@ var builtin = map[string]Codec{
 			return b.Bytes(), nil
 		},
 		DecompressFunc: func(src []byte) ([]byte, error) {
-			r := flate.NewReader(bytes.NewReader(src))
-			defer r.Close()
-			return readLimited(r)
+			r, _ := flateReaders.Get().(io.ReadCloser)
+			if r == nil {
+				r = flate.NewReader(bytes.NewReader(src))
+			} else if err := r.(flate.Resetter).Reset(bytes.NewReader(src), nil); err != nil {
+				return nil, err
+			}
+			defer flateReaders.Put(r)
+			return readLimited(r, len(src))
 		},
 	},
 }
 
-// readLimited reads r to its end, failing beyond MaxUnpackedBytes.
-func readLimited(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxUnpackedBytes+1))
-	if err != nil {
+// Decompressors are reused: each holds tens of KB of tables and window.
+var gzipReaders, flateReaders sync.Pool
+
+// readLimited reads r to its end, failing beyond MaxUnpackedBytes; packed
+// is the compressed size (the buffer starts at a few times it).
+func readLimited(r io.Reader, packed int) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(4*packed+512, MaxUnpackedBytes+1)))
+	if _, err := buf.ReadFrom(io.LimitReader(r, MaxUnpackedBytes+1)); err != nil {
 		return nil, err
 	}
-	if len(b) > MaxUnpackedBytes {
+	if buf.Len() > MaxUnpackedBytes {
 		return nil, fmt.Errorf("unpacks to more than %d bytes", MaxUnpackedBytes)
 	}
-	return b, nil
+	return buf.Bytes(), nil
 }
