@@ -121,7 +121,16 @@ func AppendDescription(dst []byte, d *Description) []byte {
 		dst = appendStrings(dst, s.EventTypes)
 		dst = AppendString(dst, s.Mode)
 	}
-	return appendStrings(dst, d.Capabilities)
+	dst = appendStrings(dst, d.Capabilities)
+	if len(d.Composites) == 0 {
+		return dst // 1.2's field is optional: absent when nothing is declared
+	}
+	dst = AppendUvarint(dst, uint64(len(d.Composites)))
+	for i := range d.Composites {
+		dst = AppendString(dst, d.Composites[i].Source)
+		dst = appendStrings(dst, d.Composites[i].Fields)
+	}
+	return dst
 }
 
 // DecodeDescription decodes a Description.
@@ -141,6 +150,14 @@ func DecodeDescription(b []byte) (*Description, error) {
 		}
 	}
 	d.Capabilities = r.strings()
+	if r.err == nil && r.Remaining() > 0 { // 1.2: the declared composites
+		if n := r.Count(2); n > 0 {
+			d.Composites = make([]SourceComposite, n)
+			for i := range d.Composites {
+				d.Composites[i] = SourceComposite{Source: r.String(), Fields: r.strings()}
+			}
+		}
+	}
 	return done(d, &r)
 }
 

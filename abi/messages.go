@@ -4,7 +4,7 @@ package abi
 // major version it does not know; minor versions only add optional fields.
 const (
 	VersionMajor = 1
-	VersionMinor = 1
+	VersionMinor = 2
 )
 
 // Event is one decoded event of a stream, as the host hands it to a plugin.
@@ -56,6 +56,17 @@ type Description struct {
 	ABIMinor     uint32       //
 	Sources      []SourceDesc // the streams and event types it reads
 	Capabilities []Capability // the exports it provides
+	// Composites (ABI 1.2, optional) declares, per source, the fields the
+	// plugin splits its stream's ids into; the host refuses a plugin whose
+	// declaration differs from the stream's configured composite.
+	Composites []SourceComposite
+}
+
+// SourceComposite is the composite a plugin declares for a source's
+// stream ids: the stream id is Fields' values joined with '#'.
+type SourceComposite struct {
+	Source string   // a source's name (SourceDesc.Name)
+	Fields []string // the composite fields, in order
 }
 
 // Has reports whether the description lists capability c.

@@ -143,6 +143,9 @@ type EventStoreConfig struct {
 	SchemaVersion int `json:"schemaVersion"`
 	// Streams defines the streams stored in the table; at least one.
 	Streams []StreamConfig `json:"streams"`
+	// Compression, when set, makes Append pack event data with a codec
+	// (events are always read whether packed or not).
+	Compression *CompressionConfig `json:"compression,omitempty"`
 }
 
 // StreamConfig defines one event stream.

@@ -175,6 +175,7 @@ func (es *EventStoreConfig) validate(ps *problems) map[string]bool {
 		checkNames(ps, path+".composite", s.Composite)
 		checkNames(ps, path+".eventTypes", s.EventTypes)
 	}
+	es.Compression.validate(ps)
 	return names
 }
 

@@ -17,6 +17,11 @@ var (
 	// ErrUnknownStream is matched by a call naming a stream the
 	// configuration's eventStore.streams does not define.
 	ErrUnknownStream = errors.New("unknown stream")
+	// ErrInvalidEvent is matched by an append of an invalid event: a stream
+	// id that does not split into the stream's composite (a value holding
+	// '#' in a multi-field id, a missing or empty value), or an event type
+	// the stream does not declare.
+	ErrInvalidEvent = eventstore.ErrValidation
 )
 
 // NewEvent is an event to append.
@@ -76,5 +81,12 @@ func (h *Host) stream(name string) (eventstore.Stream, error) {
 }
 
 // EventItem returns the item the event store holds for ev: what the NewImage
-// of its INSERT record in the change feed carries.
-func (h *Host) EventItem(ev abi.Event) abi.Item { return h.es.Layout().Item(ev) }
+// of its INSERT record in the change feed carries (its data packed when
+// eventStore.compression says so; unpacked if the codec fails).
+func (h *Host) EventItem(ev abi.Event) abi.Item {
+	it, err := h.es.Item(ev)
+	if err != nil {
+		return h.es.Layout().Item(ev)
+	}
+	return it
+}

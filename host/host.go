@@ -69,6 +69,7 @@ type options struct {
 	// sourcesOf finds a row's stream instances, by projection (WithSourcesOf)
 	sourcesOf map[string]SourcesOf
 	calls     CallObserver
+	codecs    []namedCodec
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -139,7 +140,11 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 		streams = append(streams, st)
 	}
 	layout := eventstore.DefaultLayout(cfg.EventStore.Schema, cfg.EventStore.SchemaVersion)
-	if h.es, err = eventstore.New(h.db, cfg.EventStore.Table, layout, eventstore.WithClock(o.now)); err != nil {
+	if layout.Codecs, err = o.codecRegistry(); err != nil {
+		return nil, err
+	}
+	if h.es, err = eventstore.New(h.db, cfg.EventStore.Table, layout, eventstore.WithClock(o.now),
+		eventstore.WithPacking(cfg.EventStore.Compression.packing())); err != nil {
 		return nil, err
 	}
 	dec, err := layout.NewDecoder(streams...)
@@ -187,6 +192,9 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*
 		sources = append(sources, apply.Source{Name: s.Name, Stream: s.Stream, Mode: s.Mode})
 	}
 	if err := checkSourceNames(pc, d); err != nil {
+		return nil, err
+	}
+	if err := h.checkComposites(d); err != nil {
 		return nil, err
 	}
 	p := apply.Projection{

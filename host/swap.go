@@ -38,6 +38,10 @@ func (c *Config) newHotSwap(ctx context.Context, pc ProjectionConfig, log *slog.
 		WrittenBy: pc.WrittenBy,
 		Logger:    log.With("projection", pc.Name),
 	}
+	cfg.Expect.StreamComposites = map[string][]string{}
+	for _, st := range c.EventStore.Streams {
+		cfg.Expect.StreamComposites[st.Name] = st.Composite
+	}
 	sc := pc.HotSwap.SourceConfig()
 	if err := sc.Apply(&cfg, c.dir); err != nil {
 		return nil, fmt.Errorf("hotSwap: %w", err)

@@ -61,6 +61,7 @@ func (c *core[S]) key(in string, out []byte) ([]byte, error) {
 		if r.Err() != nil {
 			break
 		}
+		e.comp = src.comp
 		k, ok, perr := callKey(src, e)
 		switch {
 		case perr != nil:
@@ -142,7 +143,7 @@ func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 	}
 	out = abi.AppendBool(out, f.removed && !f.present)
 	if f.present {
-		if out, err = c.appendItem(out, &f.st[f.at], ItemContext{StreamID: streamID, key: f.key}); err != nil {
+		if out, err = c.appendItem(out, &f.st[f.at], ItemContext{StreamID: streamID, key: f.key, comp: c.sources[0].comp}); err != nil {
 			return out, fmt.Errorf("guest: to_item: %w", err)
 		}
 	} else {
@@ -223,6 +224,7 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 		if *streamID == "" {
 			*streamID = e.StreamID
 		}
+		e.comp = src.comp
 		start = len(f.dst)
 		count++
 		var outcome abi.Outcome
@@ -270,7 +272,7 @@ func (f *fold[S]) step(src *source[S], e *Event) (o abi.Outcome, err error) {
 	if src.evolve1 != nil {
 		*next, evErr = src.evolve1(*cur, *e)
 	} else {
-		*next, evErr = src.evolve(*cur, *e, SourceContext{Source: src.desc.Name, StreamID: e.StreamID})
+		*next, evErr = src.evolve(*cur, *e, SourceContext{Source: src.desc.Name, StreamID: e.StreamID, comp: src.comp})
 	}
 	return f.settle(src, e, evErr)
 }
@@ -314,7 +316,7 @@ func (f *fold[S]) settle(src *source[S], e *Event, evErr error) (o abi.Outcome, 
 }
 
 func (f *fold[S]) effectContext(src *source[S], e *Event) EffectContext {
-	return EffectContext{Source: src.desc.Name, StreamID: e.StreamID, key: f.key}
+	return EffectContext{Source: src.desc.Name, StreamID: e.StreamID, key: f.key, comp: src.comp}
 }
 
 // escape returns a pointer to a heap copy of s, so that only projections

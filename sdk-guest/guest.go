@@ -79,6 +79,7 @@ type Event struct {
 	Timestamp string // ISO-8601, as stored
 	data      string // encoded optional item ("" when absent)
 	meta      string
+	comp      composite // the source's declared composite fields (StreamKey)
 }
 
 // NewEvent returns the Event of an abi.Event, for tests of domain code.
@@ -309,6 +310,7 @@ func toABIError(err error) *abi.Error {
 type ItemContext struct {
 	StreamID string // single-source: the stream instance
 	key      lazyKey
+	comp     composite
 }
 
 // Key returns the row's key.
@@ -318,6 +320,7 @@ func (c ItemContext) Key() Key { return c.key.get() }
 type SourceContext struct {
 	Source   string // the source's name
 	StreamID string // the event's stream instance
+	comp     composite
 }
 
 // EffectContext is what Effects knows besides the event and the new state.
@@ -325,6 +328,7 @@ type EffectContext struct {
 	Source   string
 	StreamID string
 	key      lazyKey
+	comp     composite
 }
 
 // Key returns the row's key.

@@ -19,7 +19,9 @@ func (c *core[S]) initial(in string, out []byte) ([]byte, error) {
 		if q.Event == nil {
 			return out, fmt.Errorf("guest: initial of a single-source projection needs the event")
 		}
-		s = c.initSingle(q.StreamID, NewEvent(*q.Event))
+		ev := NewEvent(*q.Event)
+		ev.comp = c.sources[0].comp
+		s = c.initSingle(q.StreamID, ev)
 	} else {
 		s = c.initMulti(q.Key)
 	}
@@ -51,7 +53,7 @@ func (c *core[S]) toItemCall(in string, out []byte) ([]byte, error) {
 	if err := c.decodeState(string(abi.AppendOptItem(nil, q.State)), &s); err != nil {
 		return out, err
 	}
-	return c.appendItem(out, &s, ItemContext{StreamID: q.StreamID, key: newLazyKey(q.Key)})
+	return c.appendItem(out, &s, ItemContext{StreamID: q.StreamID, key: newLazyKey(q.Key), comp: c.sources[0].comp})
 }
 
 func (c *core[S]) effectsCall(in string, out []byte) ([]byte, error) {
@@ -66,7 +68,13 @@ func (c *core[S]) effectsCall(in string, out []byte) ([]byte, error) {
 			return out, err
 		}
 	}
-	return c.appendEffects(out, NewEvent(q.Event), next, EffectContext{Source: q.Source, StreamID: q.StreamID, key: newLazyKey(q.Key)})
+	ev := NewEvent(q.Event)
+	var comp composite
+	if src, err := c.source(q.Source); err == nil {
+		comp = src.comp
+	}
+	ev.comp = comp
+	return c.appendEffects(out, ev, next, EffectContext{Source: q.Source, StreamID: q.StreamID, key: newLazyKey(q.Key), comp: comp})
 }
 
 // Plugin is a built projection. It implements abi.Handler and

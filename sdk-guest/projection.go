@@ -15,6 +15,10 @@ type Projection[S any] struct {
 	Version    string   // the plugin's own version
 	Stream     string   // the stream it reads, e.g. "Order"
 	EventTypes []string // the event types it folds
+	// Composite names the fields of the stream's id, as the host's
+	// configuration does (e.g. ["tenantId", "orderId"]): Event.StreamKey
+	// and the contexts' StreamKey split stream ids by them. Optional.
+	Composite []string
 
 	// Key names the row an event folds into; false: none (the event is
 	// acknowledged and ignored).
@@ -40,7 +44,8 @@ type Source[S any] struct {
 	Name       string // unique within the projection
 	Stream     string
 	EventTypes []string
-	Mode       string // abi.ModeFold (default) or abi.ModeLatest
+	Mode       string   // abi.ModeFold (default) or abi.ModeLatest
+	Composite  []string // the stream id's fields, as Projection.Composite
 	Key        func(streamID string, e Event) (Key, bool)
 	Evolve     func(s S, e Event, ctx SourceContext) (S, error)
 	Terminal   func(err error) bool
@@ -68,6 +73,16 @@ type source[S any] struct {
 	evolve   func(s S, e Event, ctx SourceContext) (S, error)
 	evolve1  func(s S, e Event) (S, error) // single-source: Evolve, called directly
 	terminal func(err error) bool
+	comp     composite // declared composite fields; nil: none
+}
+
+// compOf returns the shared composite of names (nil when none).
+func compOf(names []string) composite {
+	if len(names) == 0 {
+		return nil
+	}
+	c := append([]string(nil), names...)
+	return &c
 }
 
 // core is the fold of a projection of state S, single- or multi-source.
@@ -98,6 +113,7 @@ func (p Projection[S]) build() (runner, error) {
 		evolve:   func(s S, e Event, _ SourceContext) (S, error) { return ev(s, e) },
 		evolve1:  ev,
 		terminal: p.Terminal,
+		comp:     compOf(p.Composite),
 	}}
 	return c, c.init()
 }
@@ -119,7 +135,7 @@ func (p MultiProjection[S]) build() (runner, error) {
 		}
 		c.sources = append(c.sources, source[S]{
 			desc: abi.SourceDesc{Name: s.Name, Stream: s.Stream, EventTypes: s.EventTypes, Mode: mode},
-			key:  s.Key, evolve: s.Evolve, terminal: s.Terminal,
+			key:  s.Key, evolve: s.Evolve, terminal: s.Terminal, comp: compOf(s.Composite),
 		})
 	}
 	return c, c.init()
@@ -146,6 +162,9 @@ func (c *core[S]) description() abi.Description {
 			abi.CapTerminal, abi.CapToItem, abi.CapEffects}}
 	for _, s := range c.sources {
 		d.Sources = append(d.Sources, s.desc)
+		if s.comp != nil {
+			d.Composites = append(d.Composites, abi.SourceComposite{Source: s.desc.Name, Fields: *s.comp})
+		}
 	}
 	return d
 }

@@ -83,7 +83,7 @@ func TestH3_ValidateCommandPrintsDescribe(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
 	assert.Equal(t, "order-summary", v.Name)
 	assert.Equal(t, "2.0.0", v.Version)
-	assert.Equal(t, "1.1", v.ABI)
+	assert.Equal(t, fmt.Sprintf("%d.%d", abi.VersionMajor, abi.VersionMinor), v.ABI)
 	assert.Equal(t, "passed", v.SelfTest)
 	require.Len(t, v.Sources, 1)
 	assert.Equal(t, "Order", v.Sources[0].Stream)

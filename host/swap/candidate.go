@@ -94,6 +94,11 @@ type Expect struct {
 	Name         string           // the plugin's name ("" accepts any)
 	Sources      []abi.SourceDesc // compared by name, stream and mode, in order (event types may change)
 	Capabilities []abi.Capability // each must be listed
+	// StreamComposites maps a stream to its configured composite fields: a
+	// version declaring (ABI 1.2) a composite for a source of one of these
+	// streams must declare exactly these fields. Kept when the rest of
+	// the expectation is taken from the first version.
+	StreamComposites map[string][]string
 }
 
 // IsZero reports whether e expects nothing.
@@ -128,6 +133,13 @@ func (e Expect) Check(d abi.Description) error {
 				if got.Name != want.Name || got.Stream != want.Stream || mode(got.Mode) != mode(want.Mode) {
 					probs = append(probs, fmt.Sprintf("source %d is %s, want %s", i, sourcesText(d.Sources[i:i+1]), sourcesText(e.Sources[i:i+1])))
 				}
+			}
+		}
+	}
+	for _, c := range d.Composites {
+		for _, src := range d.Sources {
+			if want, ok := e.StreamComposites[src.Stream]; ok && src.Name == c.Source && !slices.Equal(c.Fields, want) {
+				probs = append(probs, fmt.Sprintf("source %q splits stream ids of %s into %q, but the stream's composite is %q", c.Source, src.Stream, c.Fields, want))
 			}
 		}
 	}

@@ -171,7 +171,9 @@ func New(ctx context.Context, first Candidate, cfg Config) (*Swapper, error) {
 		return nil, err
 	}
 	if s.expect.IsZero() {
+		sc := s.expect.StreamComposites
 		s.expect = ExpectOf(v.desc)
+		s.expect.StreamComposites = sc
 	}
 	s.install(v, first, false)
 	return s, nil

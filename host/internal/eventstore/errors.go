@@ -82,7 +82,11 @@ type DecodeError struct {
 	Attribute string
 	Problem   string
 	Hint      string
+	Err       error // the underlying error, if any (e.g. *UnknownCodecError)
 }
+
+// Unwrap returns the underlying error.
+func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Error implements error.
 func (e *DecodeError) Error() string {

@@ -1,6 +1,7 @@
 package eventstore
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -37,15 +38,22 @@ func (l Layout) Item(e abi.Event) abi.Item {
 	return item
 }
 
+const unknownCodecHint = "register the codec on every host that reads this table (host.WithCompression(name, codec)), then let the record be redelivered; it is reported failed until then, not lost"
+
 const decodeHint = "the stored item is not a valid event: repair or remove it (with onDecodeFailure \"skip\" the record is acknowledged but the next event of its row still reads it)"
 
 // decodeEvent decodes an item already known (by its marker) to be an event
 // of stream s.
 func (l Layout) decodeEvent(s Stream, item abi.Item) (abi.Event, error) {
-	fail := func(attr, problem string) error {
+	failErr := func(attr, problem string, err error) error {
+		hint := decodeHint
+		if errors.Is(err, ErrUnknownCodec) {
+			hint = unknownCodecHint
+		}
 		return &DecodeError{Stream: s.Name, PK: item[l.PKName()].Str, SK: item[l.SKName()].Str,
-			Attribute: attr, Problem: problem, Hint: decodeHint}
+			Attribute: attr, Problem: problem, Hint: hint, Err: err}
 	}
+	fail := func(attr, problem string) error { return failErr(attr, problem, nil) }
 	str := func(attr string) (string, error) {
 		v, ok := item[attr]
 		if !ok {
@@ -80,12 +88,21 @@ func (l Layout) decodeEvent(s Stream, item abi.Item) (abi.Event, error) {
 	if !s.HasEventType(e.Type) {
 		return abi.Event{}, fail(AttrEventType, fmt.Sprintf("is %q, not one of the stream's event types %q", e.Type, s.EventTypes))
 	}
+	if err := checkStreamID(s, e.StreamID); err != nil {
+		return abi.Event{}, failErr(AttrStreamID, err.Error(), err)
+	}
 	d, ok := item[AttrData]
 	switch {
 	case !ok:
 		return abi.Event{}, fail(AttrData, "is missing")
+	case d.Kind == abi.KindB:
+		m, err := l.unpackData(item, d, failErr)
+		if err != nil {
+			return abi.Event{}, err
+		}
+		d = abi.M(m)
 	case d.Kind != abi.KindM:
-		return abi.Event{}, fail(AttrData, fmt.Sprintf("is of type %s, want M (a map with _tag)", d.Kind))
+		return abi.Event{}, fail(AttrData, fmt.Sprintf("is of type %s, want M (a map with _tag), or B (packed, with %s)", d.Kind, AttrDataCodec))
 	}
 	tag, ok := d.Map[AttrTag]
 	switch {

@@ -57,6 +57,9 @@ type Layout struct {
 	Casing        Casing // key casing; CasingLower by default
 	PKAttr        string // partition key attribute; "pk" when empty
 	SKAttr        string // sort key attribute; "sk" when empty
+	// Codecs decodes packed event data (see AttrDataCodec); nil: the
+	// built-in codecs (gzip, deflate) only.
+	Codecs *Codecs
 }
 
 // DefaultLayout returns the effect-dynamodb compatible layout for a schema.

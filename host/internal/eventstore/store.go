@@ -27,6 +27,7 @@ type Store struct {
 	layout    Layout
 	now       func() time.Time
 	pageLimit int32
+	packing   Packing
 }
 
 // Option configures a Store.
@@ -38,6 +39,10 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // WithPageLimit sets the Limit of each Query page ReadFrom requests (0, the
 // default, lets DynamoDB fill 1 MB pages).
 func WithPageLimit(n int32) Option { return func(s *Store) { s.pageLimit = n } }
+
+// WithPacking makes appends pack event data with p.Codec (one of the
+// layout's Codecs) when its DynamoDB JSON has at least p.MinBytes bytes.
+func WithPacking(p Packing) Option { return func(s *Store) { s.packing = p } }
 
 // New returns a Store of table under layout.
 func New(db store.DB, table string, layout Layout, opts ...Option) (*Store, error) {
@@ -51,6 +56,11 @@ func New(db store.DB, table string, layout Layout, opts ...Option) (*Store, erro
 	for _, o := range opts {
 		o(s)
 	}
+	if s.packing.Codec != "" {
+		if _, err := layout.Codecs.Lookup(s.packing.Codec); err != nil {
+			return nil, fmt.Errorf("eventstore: packing: %w", err)
+		}
+	}
 	return s, nil
 }
 
@@ -59,6 +69,10 @@ func (s *Store) Layout() Layout { return s.layout }
 
 // Table returns the store's table name.
 func (s *Store) Table() string { return s.table }
+
+// Item returns the item an append stores for e: the layout's, with the
+// data packed when the store packs and the data is large enough.
+func (s *Store) Item(e abi.Event) (abi.Item, error) { return s.layout.PackedItem(e, s.packing) }
 
 // NewEvent is an event to append.
 type NewEvent struct {
@@ -113,9 +127,13 @@ func (s *Store) Append(ctx context.Context, stream Stream, streamID string, expe
 			return nil, err
 		}
 		out[i] = e
+		item, err := s.Item(e)
+		if err != nil {
+			return nil, err
+		}
 		writes = append(writes, store.Write{Put: &store.Put{
 			Table: s.table,
-			Item:  s.layout.Item(e),
+			Item:  item,
 			Cond:  &store.Cond{Expr: "attribute_not_exists(#pk)", Names: pkNames},
 		}})
 	}

@@ -112,3 +112,17 @@ func (s Stream) ParseID(id string) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// checkStreamID is ParseID's validation without building the map: a
+// multi-field id must have len(Composite) non-empty parts.
+func checkStreamID(s Stream, id string) error {
+	if len(s.Composite) < 2 {
+		return nil
+	}
+	if strings.Count(id, IDSeparator) == len(s.Composite)-1 && !strings.HasPrefix(id, IDSeparator) &&
+		!strings.HasSuffix(id, IDSeparator) && !strings.Contains(id, IDSeparator+IDSeparator) {
+		return nil
+	}
+	_, err := s.ParseID(id)
+	return err
+}

@@ -7,7 +7,7 @@ import { Bytes, Reader, Writer, eq, kindName, KIND_N, KIND_NULL, KIND_S } from "
 import { parseInt64, parseNumber, parseOk, writeFloat, writeInt } from "./num";
 
 export const ABI_MAJOR: i32 = 1;
-export const ABI_MINOR: i32 = 1;
+export const ABI_MINOR: i32 = 2;
 export const NAME = "order-summary";
 export const VERSION = "1.0.0";
 export const STREAM = "Order";
