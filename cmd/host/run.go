@@ -40,12 +40,14 @@ watched and swapped in while it runs.
 Unless --quiet, one progress line per interval goes to stderr: records per
 second, rows written, failures, records given up, shards held and how far
 behind the stream the reader is. Logs are text on a terminal, JSON lines
-otherwise.
+otherwise. With --admin-addr (or "admin.addr" in the configuration) it
+serves Prometheus metrics at /metrics, /healthz, /readyz and a status page
+at / on that loopback address.
 
 Example:
 
   host tables create --config dynafold.json
-  host run --config dynafold.json --worker-id "$(hostname)-a"
+  host run --config dynafold.json --worker-id "$(hostname)-a" --admin-addr 127.0.0.1:9100
 
 flags:`
 
@@ -80,19 +82,18 @@ func runRun(ctx context.Context, args []string) error {
 		cfg.Sidecar = &side
 	}
 	log := runLogger(runErr)
-	h, err := host.New(ctx, cfg, host.WithLogger(log))
+	ops, err := startOps(ctx, cfg, *admin, log)
+	if err != nil {
+		return err
+	}
+	defer ops.close()
+	h, err := host.New(ctx, cfg, host.WithLogger(log), host.WithCallObserver(ops.metrics.PluginCall))
 	if err != nil {
 		return err
 	}
 	defer h.Close(context.WithoutCancel(ctx))
-	// TODO(admin): serve /metrics, /healthz, /readyz and the status page on
-	// --admin-addr once the admin server package lands; its Observer goes
-	// into sidecar.Options.Observer.
-	var obs sidecar.Observer
-	if *admin != "" {
-		log.Warn("the admin server is not part of this build; --admin-addr is ignored", "addr", *admin)
-	}
-	r, err := sidecar.New(ctx, h, cfg, sidecar.Options{Observer: obs, Logger: log})
+	ops.serving(h)
+	r, err := sidecar.New(ctx, h, cfg, sidecar.Options{Observer: ops.metrics, Logger: log, Destinations: destinations(cfg)})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,7 +78,7 @@ func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testi
 	assert.Regexp(t, `leases\s+sidecar leases\s+created`, string(out))
 
 	var stderr lockedBuffer
-	cmd := exec.Command(bin, "run", "--config", cfgPath, "--worker-id", "e2e", "--progress-interval", "500ms")
+	cmd := exec.Command(bin, "run", "--config", cfgPath, "--worker-id", "e2e", "--progress-interval", "500ms", "--admin-addr", "127.0.0.1:0")
 	cmd.Env, cmd.Stderr = creds, &stderr
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -137,6 +140,14 @@ func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testi
 	}
 	assert.Equal(t, "2", swapped["model"].Str, "2.0.0's behaviour")
 
+	// the admin server: metrics of what it read and folded, ready
+	adminURL := adminURLFromLogs(t, stderr.String())
+	metrics := httpGet(t, adminURL+"/metrics")
+	assert.Contains(t, metrics, "dynafold_records_read_total")
+	assert.Regexp(t, `dynafold_rows_written_total\{projection="summaries"\} [1-9]`, metrics)
+	assert.Contains(t, metrics, "dynafold_plugin_call_duration_seconds_bucket")
+	assert.Equal(t, "ready\n", httpGet(t, adminURL+"/readyz"))
+
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:
@@ -181,4 +192,32 @@ func TestC3_RunHelpHasAnExampleAndAConfigWithoutSidecarIsRefused(t *testing.T) {
 	require.Equal(t, 1, run(context.Background(), []string{"run", "--config", cfgPath}, &out, &errOut))
 	assert.Contains(t, errOut.String(), `no "sidecar" section`)
 	assert.Contains(t, errOut.String(), "host tables create")
+}
+
+// adminURLFromLogs finds the admin server's URL in host run's JSON log.
+func adminURLFromLogs(t *testing.T, logs string) string {
+	t.Helper()
+	for _, line := range strings.Split(logs, "\n") {
+		var rec struct {
+			Msg string `json:"msg"`
+			URL string `json:"url"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "admin server listening" {
+			return rec.URL
+		}
+	}
+	t.Fatalf("no \"admin server listening\" line in the log:\n%s", logs)
+	return ""
+}
+
+// httpGet returns the body of a 200 response to GET url.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", url, b)
+	return string(b)
 }

@@ -47,7 +47,7 @@ func FileDestinations(_ context.Context, _ string, c host.OnFailureConfig) (quar
 	if c.File != "" {
 		return quarantine.NewFile(c.File), nil
 	}
-	return nil, fmt.Errorf("this build of the reader sends given-up records to a file only: set onFailure.file")
+	return nil, fmt.Errorf("the default on-failure destinations are files only: set onFailure.file, or build the reader with Options.Destinations for a table or a queue (host run does)")
 }
 
 // Options are what the reader is built with besides the host and its

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/admin"
+	"github.com/dynafold/dynafold/host/quarantine"
+	"github.com/dynafold/dynafold/host/sidecar"
+	"github.com/dynafold/dynafold/host/telemetry"
+	"github.com/dynafold/dynafold/internal/ddbclient"
+)
+
+// runOps is what `host run` serves besides the reader: the metrics it
+// observes and, when an address is configured, the admin server.
+type runOps struct {
+	metrics *telemetry.Metrics
+	server  *admin.Server
+	started atomic.Bool
+}
+
+// startOps starts the admin server when the configuration or addr (the
+// --admin-addr flag, which wins) names an address. The metrics are kept
+// either way: the reader reports to them and they cost little.
+func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logger) (*runOps, error) {
+	o := &runOps{metrics: telemetry.New(telemetry.Options{})}
+	ac := cfg.Admin
+	if addr != "" {
+		c := host.AdminConfig{Addr: addr}
+		if ac != nil {
+			c.AllowNonLoopback = ac.AllowNonLoopback
+		}
+		ac = &c
+	}
+	ready := admin.ReadyAfterLeaseRound(o.metrics, o.started.Load, cfg.Sidecar != nil)
+	srv, err := admin.StartConfig(ctx, ac, o.metrics, ready, log)
+	if err != nil {
+		return nil, fmt.Errorf("admin server: %w", err)
+	}
+	o.server = srv
+	if srv != nil {
+		log.Info("admin server listening", "url", srv.URL(), "metrics", srv.URL()+"/metrics")
+	}
+	return o, nil
+}
+
+// serving marks the host built and its plugins known to the status page.
+func (o *runOps) serving(h *host.Host) {
+	o.metrics.ServePlugins(h)
+	o.started.Store(true)
+}
+
+// close stops the admin server.
+func (o *runOps) close() {
+	if o.server != nil {
+		_ = o.server.Close()
+	}
+}
+
+// destinations builds the on-failure destinations a configuration names:
+// a JSON-lines file, a DynamoDB quarantine table (the one `host quarantine`
+// lists and replays) or an SQS queue.
+func destinations(cfg *host.Config) sidecar.DestinationFunc {
+	return func(ctx context.Context, projection string, c host.OnFailureConfig) (quarantine.Destination, error) {
+		region := cfg.Effective().Region
+		switch {
+		case c.File != "":
+			return quarantine.NewFile(c.File), nil
+		case c.Table != "":
+			client, err := ddbclient.NewClient(ctx, cfg.Endpoint, region)
+			if err != nil {
+				return nil, err
+			}
+			return quarantine.NewTable(client, c.Table)
+		case c.QueueURL != "":
+			var loads []func(*config.LoadOptions) error
+			if region != "" {
+				loads = append(loads, config.WithRegion(region))
+			}
+			ac, err := config.LoadDefaultConfig(ctx, loads...)
+			if err != nil {
+				return nil, fmt.Errorf("quarantine queue: load AWS config: %w", err)
+			}
+			return quarantine.NewSQS(sqs.NewFromConfig(ac), c.QueueURL)
+		}
+		return nil, fmt.Errorf("onFailure names no destination: set file, table or queueUrl")
+	}
+}
