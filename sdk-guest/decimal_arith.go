@@ -1,0 +1,185 @@
+package guest
+
+// The arithmetic of Decimal, on digit strings: exact, in the same steps as
+// the AssemblyScript example's decimal.ts, so both give the same digits.
+
+// RoundingMode says how Round treats the digits it drops.
+type RoundingMode int
+
+// The rounding modes.
+const (
+	// HalfEven rounds to the nearest, ties to the even digit (banker's
+	// rounding): 2.345 → 2.34, 2.355 → 2.36.
+	HalfEven RoundingMode = iota
+	// HalfUp rounds to the nearest, ties away from zero (the school rule):
+	// 2.345 → 2.35, -2.345 → -2.35.
+	HalfUp
+	// Down truncates toward zero: 2.349 → 2.34, -2.349 → -2.34.
+	Down
+)
+
+// aligned returns the magnitudes of a and b as integer digit strings scaled
+// to their common (smaller) exponent, and that exponent.
+func aligned(a, b Decimal) (x, y []byte, exp int) {
+	exp = min(a.exp, b.exp)
+	if a.coef == "" {
+		exp = b.exp
+	} else if b.coef == "" {
+		exp = a.exp
+	}
+	scale := func(d Decimal) []byte {
+		if d.coef == "" {
+			return []byte{'0'}
+		}
+		out := make([]byte, len(d.coef), len(d.coef)+d.exp-exp)
+		copy(out, d.coef)
+		for i := exp; i < d.exp; i++ {
+			out = append(out, '0')
+		}
+		return out
+	}
+	return scale(a), scale(b), exp
+}
+
+// cmpDigits compares two integer digit strings without leading zeros
+// ("0" is zero).
+func cmpDigits(x, y []byte) int {
+	if len(x) != len(y) {
+		if len(x) < len(y) {
+			return -1
+		}
+		return 1
+	}
+	for i := range x {
+		if x[i] != y[i] {
+			if x[i] < y[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+func cmpMag(a, b Decimal) int {
+	x, y, _ := aligned(a, b)
+	return cmpDigits(x, y)
+}
+
+// addDigits returns x + y.
+func addDigits(x, y []byte) []byte {
+	if len(x) < len(y) {
+		x, y = y, x
+	}
+	out := make([]byte, len(x)+1)
+	carry := byte(0)
+	for i := 0; i < len(x); i++ {
+		s := x[len(x)-1-i] - '0' + carry
+		if i < len(y) {
+			s += y[len(y)-1-i] - '0'
+		}
+		carry = s / 10
+		out[len(out)-1-i] = '0' + s%10
+	}
+	out[0] = '0' + carry
+	return out
+}
+
+// subDigits returns x - y for x >= y.
+func subDigits(x, y []byte) []byte {
+	out := make([]byte, len(x))
+	borrow := 0
+	for i := 0; i < len(x); i++ {
+		s := int(x[len(x)-1-i]-'0') - borrow
+		if i < len(y) {
+			s -= int(y[len(y)-1-i] - '0')
+		}
+		borrow = 0
+		if s < 0 {
+			s += 10
+			borrow = 1
+		}
+		out[len(out)-1-i] = byte('0' + s)
+	}
+	return out
+}
+
+// Add returns d + o, exactly.
+func (d Decimal) Add(o Decimal) Decimal {
+	if d.coef == "" {
+		return o
+	}
+	if o.coef == "" {
+		return d
+	}
+	x, y, exp := aligned(d, o)
+	if d.neg == o.neg {
+		return normal(d.neg, addDigits(x, y), exp)
+	}
+	switch cmpDigits(x, y) {
+	case 0:
+		return Decimal{}
+	case 1:
+		return normal(d.neg, subDigits(x, y), exp)
+	}
+	return normal(o.neg, subDigits(y, x), exp)
+}
+
+// Sub returns d - o, exactly.
+func (d Decimal) Sub(o Decimal) Decimal { return d.Add(o.Neg()) }
+
+// Mul returns d × o, exactly.
+func (d Decimal) Mul(o Decimal) Decimal {
+	if d.coef == "" || o.coef == "" {
+		return Decimal{}
+	}
+	acc := make([]int, len(d.coef)+len(o.coef))
+	for i := len(d.coef) - 1; i >= 0; i-- {
+		for j := len(o.coef) - 1; j >= 0; j-- {
+			acc[i+j+1] += int(d.coef[i]-'0') * int(o.coef[j]-'0')
+		}
+	}
+	for k := len(acc) - 1; k > 0; k-- {
+		acc[k-1] += acc[k] / 10
+		acc[k] %= 10
+	}
+	out := make([]byte, len(acc))
+	for k, v := range acc {
+		out[k] = byte('0' + v)
+	}
+	return normal(d.neg != o.neg, out, d.exp+o.exp)
+}
+
+// Round returns d rounded to places digits after the decimal point (a
+// negative places rounds to tens, hundreds …) by mode.
+func (d Decimal) Round(places int, mode RoundingMode) Decimal {
+	target := -places
+	if d.coef == "" || d.exp >= target {
+		return d
+	}
+	drop := target - d.exp // digits dropped from the right, >= 1
+	kept := []byte{'0'}
+	if drop < len(d.coef) {
+		kept = []byte(d.coef[:len(d.coef)-drop])
+	}
+	// first is the first dropped digit; the coefficient has no trailing
+	// zeros, so the dropped digits after it are zero only when it is the
+	// coefficient's last digit.
+	first, restZero := byte('0'), false
+	if drop <= len(d.coef) {
+		first = d.coef[len(d.coef)-drop]
+		restZero = drop == 1
+	}
+	up := false
+	switch mode {
+	case HalfUp:
+		up = first >= '5'
+	case HalfEven:
+		last := kept[len(kept)-1]
+		up = first > '5' || (first == '5' && (!restZero || (last-'0')%2 == 1))
+	}
+	if up {
+		kept = addDigits(kept, []byte{'1'})
+	}
+	return normal(d.neg, kept, target)
+}

@@ -1,0 +1,46 @@
+package guest
+
+import (
+	"unsafe"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// fillDecimal maps a Decimal to an N attribute, exactly: its plain text on
+// the way out (a value DynamoDB cannot store fails the mapping), parsed on
+// the way in.
+func (c *codec) fillDecimal() {
+	c.enc = func(e *encoder, p unsafe.Pointer) {
+		d := (*Decimal)(p)
+		if err := d.Valid(); err != nil {
+			e.fail(c.t, "%s: %v (round it first, or store it as a string)", d, err)
+			return
+		}
+		e.buf = append(e.buf, byte(abi.KindN))
+		e.buf = abi.AppendString(e.buf, d.String())
+	}
+	c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
+		s, ok := c.readNumber(d, k)
+		if !ok {
+			return
+		}
+		v, err := ParseDecimal(s)
+		if err != nil {
+			d.r.Fail("number %q does not fit %s", s, c.t)
+			return
+		}
+		*(*Decimal)(p) = v
+	}
+}
+
+// Decimal returns the N attribute name of the event's data as an exact
+// Decimal; false when it is absent, not a number, or not a number DynamoDB
+// stores.
+func (e *Event) Decimal(name string) (Decimal, bool) {
+	n, ok := e.Num(name)
+	if !ok {
+		return Decimal{}, false
+	}
+	d, err := ParseDecimal(string(n))
+	return d, err == nil
+}
