@@ -88,7 +88,7 @@ func TestW3_ExtismAndRawAgreeOnNumbers(t *testing.T) {
 			t.Fatalf("prices %q:\nraw    total %v decisions %v\nextism total %v decisions %v",
 				prices, rr.State["total"], rr.Decisions, ar.State["total"], ar.Decisions)
 		}
-	}	// The random prices reach every path: sums stored, prices refused,
+	} // The random prices reach every path: sums stored, prices refused,
 	// sums too long to store.
 	t.Logf("decisions: %v", seen)
 	for _, k := range []string{"applied", "failed/BadEvent", "failed/BadTotal"} {
