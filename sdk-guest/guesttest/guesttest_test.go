@@ -30,7 +30,7 @@ func TestW2_GuestTestFoldsTypedEvents(t *testing.T) {
 	evs := order("o-1", "0.1", "2.25", "1.5", "1.7")
 	evs = append(evs, order("o-2", "19.99")...)
 	evs = append(evs, guesttest.Event("Order", "o-2", 3, "OrderShipped", nil), evs[2]) // evs[2]: a duplicate
-	evs[0], evs[3] = evs[3], evs[0]                                                   // out of order
+	evs[0], evs[3] = evs[3], evs[0]                                                    // out of order
 	got := guesttest.Check(t, ordersummary.Projection, evs,
 		summary("o-1", "placed", 4, "5.55"), summary("o-2", "shipped", 1, "19.99"))
 	if len(got) != 2 || len(got[0].Decisions) != 5 || got[0].Decisions[4].Outcome != abi.Applied {
