@@ -188,3 +188,17 @@ func FuzzDecimalRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecimalSum sums a price into a total, as order-summary's Evolve
+// does per ItemAdded: parse the N text, add, check it fits, format it.
+func BenchmarkDecimalSum(b *testing.B) {
+	b.ReportAllocs()
+	total := guest.MustDecimal("1234.5")
+	for i := 0; i < b.N; i++ {
+		p, _ := guest.ParseDecimal("12.25")
+		sum := total.Add(p)
+		if sum.Valid() != nil || len(sum.String()) == 0 {
+			b.Fatal(sum)
+		}
+	}
+}
