@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // Decimal is an exact decimal number, the arithmetic type of DynamoDB
@@ -22,9 +21,52 @@ import (
 // directions. The zero value is 0. Decimals are values: compare them with
 // Cmp or Equal (== also works, every Decimal is kept in one normal form).
 type Decimal struct {
-	coef string // the significant digits, no leading or trailing zeros; "" is zero
-	exp  int    // the value is ±coef × 10^exp
-	neg  bool
+	// The coefficient, without leading or trailing zeros: in lo when it
+	// has at most 19 digits (0 is zero), else its digits in big. The value
+	// is ±coefficient × 10^exp.
+	lo  uint64
+	big string
+	exp int
+	neg bool
+}
+
+// smallDigits is the most digits a coefficient kept in lo has.
+const smallDigits = 19
+
+// coef returns the coefficient's digits ("" for zero).
+func (d Decimal) coef() string {
+	if d.big != "" || d.lo == 0 {
+		return d.big
+	}
+	var buf [20]byte
+	return string(strconv.AppendUint(buf[:0], d.lo, 10))
+}
+
+// digits returns how many digits the coefficient has (0 for zero).
+func (d Decimal) digits() int {
+	if d.big != "" {
+		return len(d.big)
+	}
+	n := 0
+	for v := d.lo; v != 0; v /= 10 {
+		n++
+	}
+	return n
+}
+
+// small returns ±lo × 10^exp in normal form.
+func small(neg bool, lo uint64, exp int) Decimal {
+	if lo == 0 {
+		return Decimal{}
+	}
+	for lo%10 == 0 {
+		lo /= 10
+		exp++
+	}
+	if lo >= 1e19 { // 20 digits: kept as text, the one form of such numbers
+		return Decimal{big: strconv.FormatUint(lo, 10), exp: exp, neg: neg}
+	}
+	return Decimal{lo: lo, exp: exp, neg: neg}
 }
 
 // The errors of ParseDecimal and Valid.
@@ -74,6 +116,9 @@ func DecimalFromInt(v int64) Decimal {
 }
 
 func parseDecimal(s string) (Decimal, bool) {
+	if d, ok := parseSmall(s); ok {
+		return d, true
+	}
 	i, neg := 0, false
 	if i < len(s) && (s[i] == '-' || s[i] == '+') {
 		neg = s[i] == '-'
@@ -146,19 +191,91 @@ func normal(neg bool, digits []byte, exp int) Decimal {
 	if lo == hi {
 		return Decimal{}
 	}
-	return Decimal{coef: string(digits[lo:hi]), exp: exp, neg: neg}
+	if hi-lo <= smallDigits {
+		var v uint64
+		for _, c := range digits[lo:hi] {
+			v = v*10 + uint64(c-'0')
+		}
+		return Decimal{lo: v, exp: exp, neg: neg}
+	}
+	return Decimal{big: string(digits[lo:hi]), exp: exp, neg: neg}
+}
+
+// parseSmall parses the common forms without allocating: at most 19
+// significant digits, an optional point, an optional short exponent. ok
+// false: use the general parser (which also reports syntax errors).
+func parseSmall(s string) (Decimal, bool) {
+	i, neg := 0, false
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		neg = s[i] == '-'
+		i++
+	}
+	var v uint64
+	n, sig, frac, point := 0, 0, 0, false
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			n++
+			if point {
+				frac++
+			}
+			if sig > 0 || c != '0' {
+				sig++
+				if sig > smallDigits {
+					return Decimal{}, false
+				}
+				v = v*10 + uint64(c-'0')
+			}
+			continue
+		case c == '.' && !point:
+			point = true
+			continue
+		}
+		break
+	}
+	if n == 0 {
+		return Decimal{}, false
+	}
+	exp := 0
+	if i < len(s) {
+		if s[i] != 'e' && s[i] != 'E' {
+			return Decimal{}, false
+		}
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			eneg = s[i] == '-'
+			i++
+		}
+		if i == len(s) || len(s)-i > 6 {
+			return Decimal{}, false
+		}
+		for ; i < len(s); i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return Decimal{}, false
+			}
+			exp = exp*10 + int(c-'0')
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	return small(neg, v, exp-frac), true
 }
 
 // Valid reports whether DynamoDB can store d: nil, ErrDecimalDigits or
 // ErrDecimalRange.
 func (d Decimal) Valid() error {
-	if d.coef == "" {
+	n := d.digits()
+	if n == 0 {
 		return nil
 	}
-	if len(d.coef) > DecimalDigits {
+	if n > DecimalDigits {
 		return ErrDecimalDigits
 	}
-	if d.exp < -130 || d.exp+len(d.coef)-1 > 125 {
+	if d.exp < -130 || d.exp+n-1 > 125 {
 		return ErrDecimalRange
 	}
 	return nil
@@ -167,31 +284,43 @@ func (d Decimal) Valid() error {
 // String returns d in plain notation, as DynamoDB returns numbers: no
 // exponent, no trailing zeros after the point ("12.5", "-0.001", "300").
 func (d Decimal) String() string {
-	if d.coef == "" {
-		return "0"
+	var buf [48]byte
+	return string(d.appendText(buf[:0]))
+}
+
+// appendText appends String's text to dst.
+func (d Decimal) appendText(dst []byte) []byte {
+	if d.IsZero() {
+		return append(dst, '0')
 	}
-	var b strings.Builder
 	if d.neg {
-		b.WriteByte('-')
+		dst = append(dst, '-')
 	}
-	switch p := len(d.coef) + d.exp; {
+	var buf [20]byte
+	c := buf[:0]
+	if d.big != "" {
+		c = []byte(d.big)
+	} else {
+		c = strconv.AppendUint(c, d.lo, 10)
+	}
+	switch p := len(c) + d.exp; {
 	case d.exp >= 0:
-		b.WriteString(d.coef)
+		dst = append(dst, c...)
 		for i := 0; i < d.exp; i++ {
-			b.WriteByte('0')
+			dst = append(dst, '0')
 		}
 	case p > 0:
-		b.WriteString(d.coef[:p])
-		b.WriteByte('.')
-		b.WriteString(d.coef[p:])
+		dst = append(dst, c[:p]...)
+		dst = append(dst, '.')
+		dst = append(dst, c[p:]...)
 	default:
-		b.WriteString("0.")
+		dst = append(dst, '0', '.')
 		for i := 0; i < -p; i++ {
-			b.WriteByte('0')
+			dst = append(dst, '0')
 		}
-		b.WriteString(d.coef)
+		dst = append(dst, c...)
 	}
-	return b.String()
+	return dst
 }
 
 // Number returns d as a Number (its String).
@@ -204,12 +333,12 @@ func (d Decimal) Float64() float64 {
 }
 
 // IsZero reports whether d is 0.
-func (d Decimal) IsZero() bool { return d.coef == "" }
+func (d Decimal) IsZero() bool { return d.lo == 0 && d.big == "" }
 
 // Sign returns -1, 0 or +1.
 func (d Decimal) Sign() int {
 	switch {
-	case d.coef == "":
+	case d.IsZero():
 		return 0
 	case d.neg:
 		return -1
@@ -219,7 +348,7 @@ func (d Decimal) Sign() int {
 
 // Neg returns -d.
 func (d Decimal) Neg() Decimal {
-	if d.coef != "" {
+	if !d.IsZero() {
 		d.neg = !d.neg
 	}
 	return d

@@ -1,7 +1,43 @@
 package guest
 
-// The arithmetic of Decimal, on digit strings: exact, in the same steps as
-// the AssemblyScript example's decimal.ts, so both give the same digits.
+// The arithmetic of Decimal: exact. Coefficients of at most 19 digits are
+// added, compared and multiplied as uint64 when the result fits; anything
+// else on digit strings, in the same steps as the AssemblyScript example's
+// decimal.ts, so both give the same digits.
+
+import (
+	"math/bits"
+)
+
+var pow10u = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// alignSmall returns the coefficients of a and b (both small) scaled to
+// their common exponent; ok false when a scaled one overflows uint64.
+func alignSmall(a, b Decimal) (x, y uint64, exp int, ok bool) {
+	x, y, exp = a.lo, b.lo, min(a.exp, b.exp)
+	if d := a.exp - exp; d > 0 {
+		if d >= len(pow10u) {
+			return 0, 0, 0, false
+		}
+		hi, lo := bits.Mul64(x, pow10u[d])
+		if hi != 0 {
+			return 0, 0, 0, false
+		}
+		x = lo
+	}
+	if d := b.exp - exp; d > 0 {
+		if d >= len(pow10u) {
+			return 0, 0, 0, false
+		}
+		hi, lo := bits.Mul64(y, pow10u[d])
+		if hi != 0 {
+			return 0, 0, 0, false
+		}
+		y = lo
+	}
+	return x, y, exp, true
+}
 
 // RoundingMode says how Round treats the digits it drops.
 type RoundingMode int
@@ -22,17 +58,18 @@ const (
 // to their common (smaller) exponent, and that exponent.
 func aligned(a, b Decimal) (x, y []byte, exp int) {
 	exp = min(a.exp, b.exp)
-	if a.coef == "" {
+	if a.IsZero() {
 		exp = b.exp
-	} else if b.coef == "" {
+	} else if b.IsZero() {
 		exp = a.exp
 	}
 	scale := func(d Decimal) []byte {
-		if d.coef == "" {
+		c := d.coef()
+		if c == "" {
 			return []byte{'0'}
 		}
-		out := make([]byte, len(d.coef), len(d.coef)+d.exp-exp)
-		copy(out, d.coef)
+		out := make([]byte, len(c), len(c)+d.exp-exp)
+		copy(out, c)
 		for i := exp; i < d.exp; i++ {
 			out = append(out, '0')
 		}
@@ -62,6 +99,17 @@ func cmpDigits(x, y []byte) int {
 }
 
 func cmpMag(a, b Decimal) int {
+	if a.big == "" && b.big == "" {
+		if x, y, _, ok := alignSmall(a, b); ok {
+			switch {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			}
+			return 0
+		}
+	}
 	x, y, _ := aligned(a, b)
 	return cmpDigits(x, y)
 }
@@ -106,11 +154,26 @@ func subDigits(x, y []byte) []byte {
 
 // Add returns d + o, exactly.
 func (d Decimal) Add(o Decimal) Decimal {
-	if d.coef == "" {
+	if d.IsZero() {
 		return o
 	}
-	if o.coef == "" {
+	if o.IsZero() {
 		return d
+	}
+	if d.big == "" && o.big == "" {
+		if x, y, exp, ok := alignSmall(d, o); ok {
+			switch {
+			case d.neg != o.neg && x == y:
+				return Decimal{}
+			case d.neg != o.neg && x > y:
+				return small(d.neg, x-y, exp)
+			case d.neg != o.neg:
+				return small(o.neg, y-x, exp)
+			}
+			if sum, carry := bits.Add64(x, y, 0); carry == 0 {
+				return small(d.neg, sum, exp)
+			}
+		}
 	}
 	x, y, exp := aligned(d, o)
 	if d.neg == o.neg {
@@ -130,13 +193,19 @@ func (d Decimal) Sub(o Decimal) Decimal { return d.Add(o.Neg()) }
 
 // Mul returns d × o, exactly.
 func (d Decimal) Mul(o Decimal) Decimal {
-	if d.coef == "" || o.coef == "" {
+	if d.IsZero() || o.IsZero() {
 		return Decimal{}
 	}
-	acc := make([]int, len(d.coef)+len(o.coef))
-	for i := len(d.coef) - 1; i >= 0; i-- {
-		for j := len(o.coef) - 1; j >= 0; j-- {
-			acc[i+j+1] += int(d.coef[i]-'0') * int(o.coef[j]-'0')
+	if d.big == "" && o.big == "" {
+		if hi, lo := bits.Mul64(d.lo, o.lo); hi == 0 {
+			return small(d.neg != o.neg, lo, d.exp+o.exp)
+		}
+	}
+	dc, oc := d.coef(), o.coef()
+	acc := make([]int, len(dc)+len(oc))
+	for i := len(dc) - 1; i >= 0; i-- {
+		for j := len(oc) - 1; j >= 0; j-- {
+			acc[i+j+1] += int(dc[i]-'0') * int(oc[j]-'0')
 		}
 	}
 	for k := len(acc) - 1; k > 0; k-- {
@@ -154,20 +223,21 @@ func (d Decimal) Mul(o Decimal) Decimal {
 // negative places rounds to tens, hundreds …) by mode.
 func (d Decimal) Round(places int, mode RoundingMode) Decimal {
 	target := -places
-	if d.coef == "" || d.exp >= target {
+	if d.IsZero() || d.exp >= target {
 		return d
 	}
+	c := d.coef()
 	drop := target - d.exp // digits dropped from the right, >= 1
 	kept := []byte{'0'}
-	if drop < len(d.coef) {
-		kept = []byte(d.coef[:len(d.coef)-drop])
+	if drop < len(c) {
+		kept = []byte(c[:len(c)-drop])
 	}
 	// first is the first dropped digit; the coefficient has no trailing
 	// zeros, so the dropped digits after it are zero only when it is the
 	// coefficient's last digit.
 	first, restZero := byte('0'), false
-	if drop <= len(d.coef) {
-		first = d.coef[len(d.coef)-drop]
+	if drop <= len(c) {
+		first = c[len(c)-drop]
 		restZero = drop == 1
 	}
 	up := false

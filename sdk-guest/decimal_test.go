@@ -202,3 +202,36 @@ func BenchmarkDecimalSum(b *testing.B) {
 		}
 	}
 }
+
+// FuzzDecimalArithmetic checks Add, Sub, Mul and Cmp (their uint64 fast
+// paths and their digit-string paths) against math/big's exact rationals.
+func FuzzDecimalArithmetic(f *testing.F) {
+	for _, p := range [][2]string{{"0.1", "2.25"}, {"18446744073709551615", "1"}, {"9999999999999999999", "1E-5"},
+		{"-1.5", "1.5"}, {"1E+100", "1E-30"}, {"123456789012345678901234567890", "-0.000001"}, {"4294967296", "4294967296"}} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, as, bs string) {
+		a, err1 := guest.ParseDecimal(as)
+		b, err2 := guest.ParseDecimal(bs)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		ra, _ := new(big.Rat).SetString(a.String())
+		rb, _ := new(big.Rat).SetString(b.String())
+		check := func(op string, got guest.Decimal, want *big.Rat) {
+			r, ok := new(big.Rat).SetString(got.String())
+			if !ok || r.Cmp(want) != 0 {
+				t.Fatalf("%s %s %s = %s, want %s", a, op, b, got, want.FloatString(40))
+			}
+			if back, err := guest.ParseDecimal(got.String()); err == nil && back != got {
+				t.Fatalf("%s %s %s = %s is not in normal form (%#v vs %#v)", a, op, b, got, got, back)
+			}
+		}
+		check("+", a.Add(b), new(big.Rat).Add(ra, rb))
+		check("-", a.Sub(b), new(big.Rat).Sub(ra, rb))
+		check("*", a.Mul(b), new(big.Rat).Mul(ra, rb))
+		if got, want := a.Cmp(b), ra.Cmp(rb); got != want {
+			t.Fatalf("Cmp(%s, %s) = %d, want %d", a, b, got, want)
+		}
+	})
+}

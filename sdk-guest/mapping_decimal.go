@@ -17,7 +17,8 @@ func (c *codec) fillDecimal() {
 			return
 		}
 		e.buf = append(e.buf, byte(abi.KindN))
-		e.buf = abi.AppendString(e.buf, d.String())
+		var tmp [48]byte
+		e.buf = abi.AppendBytes(e.buf, d.appendText(tmp[:0]))
 	}
 	c.dec = func(d *decoder, k abi.Kind, p unsafe.Pointer) {
 		s, ok := c.readNumber(d, k)
