@@ -48,7 +48,7 @@ func (d Decimal) digits() int {
 		return len(d.big)
 	}
 	n := 0
-	for v := d.lo; v != 0; v /= 10 {
+	for n < smallDigits && d.lo >= pow10u[n] {
 		n++
 	}
 	return n

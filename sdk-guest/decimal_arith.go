@@ -12,29 +12,31 @@ import (
 var pow10u = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
+// maxScalable[d] is the largest coefficient that can be scaled by 10^d in
+// a uint64 (compared, not divided: division and 128-bit products are slow
+// in a Wasm guest).
+var maxScalable = func() (m [len(pow10u)]uint64) {
+	for d, p := range pow10u {
+		m[d] = ^uint64(0) / p
+	}
+	return m
+}()
+
 // alignSmall returns the coefficients of a and b (both small) scaled to
 // their common exponent; ok false when a scaled one overflows uint64.
 func alignSmall(a, b Decimal) (x, y uint64, exp int, ok bool) {
 	x, y, exp = a.lo, b.lo, min(a.exp, b.exp)
 	if d := a.exp - exp; d > 0 {
-		if d >= len(pow10u) {
+		if d >= len(pow10u) || x > maxScalable[d] {
 			return 0, 0, 0, false
 		}
-		hi, lo := bits.Mul64(x, pow10u[d])
-		if hi != 0 {
-			return 0, 0, 0, false
-		}
-		x = lo
+		x *= pow10u[d]
 	}
 	if d := b.exp - exp; d > 0 {
-		if d >= len(pow10u) {
+		if d >= len(pow10u) || y > maxScalable[d] {
 			return 0, 0, 0, false
 		}
-		hi, lo := bits.Mul64(y, pow10u[d])
-		if hi != 0 {
-			return 0, 0, 0, false
-		}
-		y = lo
+		y *= pow10u[d]
 	}
 	return x, y, exp, true
 }
