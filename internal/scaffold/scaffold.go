@@ -47,6 +47,10 @@ var ErrExists = errors.New("the directory exists and is not empty")
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
+// internalRef matches the project's internal feature references in the
+// example's texts, which a new project has no use for.
+var internalRef = regexp.MustCompile(` \(SPEC [A-Z][0-9]+\)`)
+
 // Generate writes the project and returns the files written, relative to
 // o.Dir.
 func Generate(o Options) ([]string, error) {
@@ -145,6 +149,7 @@ func asFiles(o Options) (map[string][]byte, error) {
 	for _, f := range []string{"package.json", "package-lock.json"} {
 		out[f] = []byte(strings.ReplaceAll(string(out[f]), `"order-summary-as"`, `"`+o.Name+`"`))
 	}
+	out["package.json"] = internalRef.ReplaceAll(out["package.json"], nil)
 	cfg, err := asconfig(out["asconfig.json"], o.Name)
 	if err != nil {
 		return nil, err
