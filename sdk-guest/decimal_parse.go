@@ -152,4 +152,3 @@ func parseSmall(s string) (Decimal, bool) {
 	}
 	return small(neg, v, exp-frac), true
 }
-
