@@ -38,10 +38,20 @@ func (c *codec) fillDecimal() {
 // Decimal; false when it is absent, not a number, or not a number DynamoDB
 // stores.
 func (e *Event) Decimal(name string) (Decimal, bool) {
-	n, ok := e.Num(name)
-	if !ok {
+	k, o := lookup(e.data, name)
+	if k != abi.KindN {
 		return Decimal{}, false
 	}
-	d, err := ParseDecimal(string(n))
+	s, next := shortStr(e.data, o)
+	if next < 0 {
+		var ok bool
+		if s, ok = text(e.data, o); !ok {
+			return Decimal{}, false
+		}
+	}
+	if d, ok := parseSmall(s); ok { // the hot path: no wrapping, no error values
+		return d, d.Valid() == nil
+	}
+	d, err := ParseDecimal(s)
 	return d, err == nil
 }
