@@ -26,7 +26,8 @@
 // attribute name is the field's `ddb:"name"` tag, else the Go name with its
 // first letter lower-cased; `ddb:"-"` ignores a field. Strings map to S;
 // ints, uints and floats to N (floats in their shortest form, 'g' -1);
-// Number to N kept as exact decimal text; bool to BOOL; []byte to B; structs
+// Decimal to N exactly (an exact decimal with arithmetic: use it for money
+// and sums, never float64); Number to N kept as exact decimal text; bool to BOOL; []byte to B; structs
 // and map[string]T to M; other slices to L; abi.Value as is; any to natural Go
 // values. Nil pointers, slices, maps and byte slices are stored as absent
 // attributes; NULL reads as the zero value. Embedded structs are flattened.

@@ -106,9 +106,10 @@ var (
 )
 
 var (
-	numberType = reflect.TypeOf(Number(""))
-	valueType  = reflect.TypeOf(abi.Value{})
-	bytesType  = reflect.TypeOf([]byte(nil))
+	numberType  = reflect.TypeOf(Number(""))
+	decimalType = reflect.TypeOf(Decimal{})
+	valueType   = reflect.TypeOf(abi.Value{})
+	bytesType   = reflect.TypeOf([]byte(nil))
 )
 
 func codecFor(t reflect.Type) *codec {
@@ -156,6 +157,9 @@ func (c *codec) mismatch(d *decoder, k abi.Kind) {
 func (c *codec) fill() {
 	t := c.t
 	switch {
+	case t == decimalType:
+		c.fillDecimal()
+		return
 	case t == numberType:
 		c.enc = func(e *encoder, p unsafe.Pointer) {
 			s := *(*string)(p)

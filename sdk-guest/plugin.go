@@ -2,6 +2,9 @@ package guest
 
 import (
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -130,7 +133,8 @@ func (p *Plugin) Call(export string, in string, out []byte) (res []byte, err err
 	var f func(string, []byte) ([]byte, error)
 	switch export {
 	case abi.CapDescribe:
-		return abi.AppendDescription(out, &p.desc), nil
+		d := p.Describe()
+		return abi.AppendDescription(out, &d), nil
 	case abi.CapKey:
 		f = p.r.key
 	case abi.CapEvolve:
@@ -161,8 +165,37 @@ func call[Q, P any](p *Plugin, export string, q *Q, enc func([]byte, *Q) []byte,
 	return dec(out)
 }
 
-// Describe returns the plugin's description.
-func (p *Plugin) Describe() abi.Description { return p.desc }
+// Describe returns the plugin's description (with the capabilities
+// declared by packages that add exports, see Declare).
+func (p *Plugin) Describe() abi.Description {
+	d := p.desc
+	if extra := declared.Load(); extra != nil {
+		d.Capabilities = append(d.Capabilities[:len(d.Capabilities):len(d.Capabilities)], *extra...)
+	}
+	return d
+}
+
+var (
+	declareMu sync.Mutex
+	declared  atomic.Pointer[[]abi.Capability]
+)
+
+// Declare lists capability c in the description of every plugin of this
+// process: for packages that add an optional export to the module (the
+// selftest package adds self_test). Declaring one twice lists it once.
+func Declare(c abi.Capability) {
+	declareMu.Lock()
+	defer declareMu.Unlock()
+	var caps []abi.Capability
+	if old := declared.Load(); old != nil {
+		caps = append(caps, *old...)
+	}
+	if slices.Contains(caps, c) {
+		return
+	}
+	caps = append(caps, c)
+	declared.Store(&caps)
+}
 
 // Key names the row of each event.
 func (p *Plugin) Key(q *abi.KeyRequest) (*abi.KeyResponse, error) {

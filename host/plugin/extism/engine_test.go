@@ -100,7 +100,7 @@ func TestW3_ExtismPluginThroughTheEngine(t *testing.T) {
 			rows[kind][order] = it
 		}
 		o1 := rows[kind]["o-1"]
-		require.Equal(t, "12.799999999999999", o1["total"].Str, "%s: float64 sums, as the Go plugin keeps totals", kind)
+		require.Equal(t, "12.8", o1["total"].Str, "%s: exact decimal sums, as the Go plugin keeps totals", kind)
 		require.Equal(t, "shipped", o1["status"].Str, kind)
 		require.Equal(t, "5", o1["version"].Str, kind)
 	}

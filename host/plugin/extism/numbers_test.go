@@ -45,9 +45,10 @@ func randomNumber(r *rand.Rand) string {
 }
 
 // TestW3_ExtismAndRawAgreeOnNumbers folds random prices through the Go
-// plugin and the AssemblyScript plugin: the totals (float64 sums written in
-// Go's shortest 'g' form) and the BadEvent decisions for numbers that do not
-// fit agree byte for byte.
+// plugin and the AssemblyScript plugin: the totals (exact decimal sums in
+// plain notation), the BadEvent decisions for numbers DynamoDB does not store
+// and the BadTotal decisions for sums longer than 38 digits agree byte for
+// byte.
 func TestW3_ExtismAndRawAgreeOnNumbers(t *testing.T) {
 	ctx := context.Background()
 	raw, err := plugin.Load(ctx, orderSummaryRaw(t), plugin.Config{CacheDir: cacheDir})
@@ -62,6 +63,7 @@ func TestW3_ExtismAndRawAgreeOnNumbers(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("DYNAFOLD_NUMBERS_N")); err == nil {
 		n = v // a longer soak: DYNAFOLD_NUMBERS_N=100000
 	}
+	seen := map[string]int{}
 	for i := 0; i < n; i++ {
 		req := &abi.EvolveRequest{Key: ordersummary.RowKey("o-1"), StreamID: "o-1"}
 		var prices []string
@@ -75,11 +77,28 @@ func TestW3_ExtismAndRawAgreeOnNumbers(t *testing.T) {
 		require.NoError(t, err)
 		ab, err := as.Call(ctx, abi.CapEvolve, in)
 		require.NoError(t, err)
+		if rr, err := abi.DecodeEvolveResponse(rb); err == nil {
+			for _, d := range rr.Decisions {
+				seen[d.Outcome.String()+tagOf(d.Error)]++
+			}
+		}
 		if !bytes.Equal(rb, ab) {
 			rr, _ := abi.DecodeEvolveResponse(rb)
 			ar, _ := abi.DecodeEvolveResponse(ab)
 			t.Fatalf("prices %q:\nraw    total %v decisions %v\nextism total %v decisions %v",
 				prices, rr.State["total"], rr.Decisions, ar.State["total"], ar.Decisions)
 		}
+	} // The random prices reach every path: sums stored, prices refused,
+	// sums too long to store.
+	t.Logf("decisions: %v", seen)
+	for _, k := range []string{"applied", "failed/BadEvent", "failed/BadTotal"} {
+		require.Positive(t, seen[k], "no %s decision among %d runs", k, n)
 	}
+}
+
+func tagOf(e *abi.Error) string {
+	if e == nil {
+		return ""
+	}
+	return "/" + e.Tag
 }

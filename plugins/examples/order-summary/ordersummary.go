@@ -17,12 +17,12 @@ const (
 
 // OrderSummary is the row's state.
 type OrderSummary struct {
-	OrderID  string  `ddb:"orderId"`
-	Customer string  `ddb:"customer"`
-	Status   string  `ddb:"status"`
-	Items    int64   `ddb:"items"`
-	Total    float64 `ddb:"total"`
-	Version  int64   `ddb:"version"` // the checkpoint, written by the host
+	OrderID  string        `ddb:"orderId"`
+	Customer string        `ddb:"customer"`
+	Status   string        `ddb:"status"`
+	Items    int64         `ddb:"items"`
+	Total    guest.Decimal `ddb:"total"`   // exact: prices are money
+	Version  int64         `ddb:"version"` // the checkpoint, written by the host
 }
 
 // Item is the stored row: the state plus the byStatus index keys (gsi1).
@@ -38,10 +38,10 @@ type OrderPlaced struct {
 }
 
 // ItemAdded is the data of an ItemAdded event (Evolve reads only its price,
-// with Event.Float).
+// with Event.Decimal).
 type ItemAdded struct {
-	SKU   string  `ddb:"sku"`
-	Price float64 `ddb:"price"`
+	SKU   string        `ddb:"sku"`
+	Price guest.Decimal `ddb:"price"`
 }
 
 // RowKey returns the key of an order's summary row.
@@ -70,13 +70,19 @@ var Projection = guest.Projection[OrderSummary]{
 			}
 			s.Customer, s.Status = d.Customer, "placed"
 		case "ItemAdded":
-			// The hot path: one attribute, read without a mapping plan.
-			price, ok := e.Float("price")
+			// The hot path: one attribute, read without a mapping plan, as
+			// an exact decimal (float64 would sum 0.1 + 2.25 + … to
+			// 5.550000000000001).
+			price, ok := e.Decimal("price")
 			if !ok {
 				return s, guest.Errorf("BadEvent", "ItemAdded v%d: price is not a number", e.Version)
 			}
+			total := s.Total.Add(price)
+			if err := total.Valid(); err != nil {
+				return s, guest.Errorf("BadTotal", "ItemAdded v%d: total %v", e.Version, err)
+			}
 			s.Items++
-			s.Total += price
+			s.Total = total
 		case "OrderShipped":
 			s.Status = "shipped"
 		default:

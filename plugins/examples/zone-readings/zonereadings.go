@@ -24,12 +24,12 @@ const (
 
 // ZoneReading is the row's state.
 type ZoneReading struct {
-	SensorID   string   `ddb:"sensorId"`
-	Zone       string   `ddb:"zone"`
-	Readings   int64    `ddb:"readings"`   // -1: the zone was not placed yet
-	MaxCelsius *float64 `ddb:"maxCelsius"` // nil: no reading yet (-Infinity)
-	Seq        int64    `ddb:"seq"`        // the checkpoint, written by the host
-	AlertKey   string   `ddb:"alertKey"`   // hidden, recomputed by ToItem
+	SensorID   string         `ddb:"sensorId"`
+	Zone       string         `ddb:"zone"`
+	Readings   int64          `ddb:"readings"`   // -1: the zone was not placed yet
+	MaxCelsius *guest.Decimal `ddb:"maxCelsius"` // nil: no reading yet (-Infinity); exact, as the sensor sent it
+	Seq        int64          `ddb:"seq"`        // the checkpoint, written by the host
+	AlertKey   string         `ddb:"alertKey"`   // hidden, recomputed by ToItem
 }
 
 // SensorPlaced is the data of a SensorPlaced event.
@@ -39,8 +39,8 @@ type SensorPlaced struct {
 
 // SensorReading is the data of a SensorReading event.
 type SensorReading struct {
-	Zone    string  `ddb:"zone"`
-	Celsius float64 `ddb:"celsius"`
+	Zone    string        `ddb:"zone"`
+	Celsius guest.Decimal `ddb:"celsius"`
 }
 
 // ZoneNotPlaced is the domain error of a reading of a zone never placed.
@@ -58,6 +58,9 @@ func (ZoneNotPlaced) Tag() string { return "ZoneNotPlaced" }
 func RowKey(sensorID, zone string) guest.Key {
 	return abi.Item{"pk": abi.S(EntityType + "#" + sensorID), "sk": abi.S(zone)}
 }
+
+// hot is the temperature above which a zone alerts.
+var hot = guest.DecimalFromInt(30)
 
 // Projection is the zone readings projection.
 var Projection = guest.Projection[ZoneReading]{
@@ -89,7 +92,7 @@ var Projection = guest.Projection[ZoneReading]{
 			return s, err
 		}
 		s.Readings++
-		if s.MaxCelsius == nil || d.Celsius > *s.MaxCelsius {
+		if s.MaxCelsius == nil || d.Celsius.Cmp(*s.MaxCelsius) > 0 {
 			c := d.Celsius
 			s.MaxCelsius = &c
 		}
@@ -100,7 +103,7 @@ var Projection = guest.Projection[ZoneReading]{
 	// Recompute the attribute other readers query by, on every write.
 	ToItem: func(s ZoneReading, _ guest.ItemContext) any {
 		s.AlertKey = "normal"
-		if s.MaxCelsius != nil && *s.MaxCelsius > 30 {
+		if s.MaxCelsius != nil && s.MaxCelsius.Cmp(hot) > 0 {
 			s.AlertKey = "hot"
 		}
 		return s

@@ -4,7 +4,10 @@
 // error tags and messages.
 
 import { Bytes, Reader, Writer, eq, kindName, KIND_N, KIND_NULL, KIND_S } from "./wire";
-import { parseInt64, parseNumber, parseOk, writeFloat, writeInt } from "./num";
+import { parseInt64, parseOk, writeInt } from "./num";
+import { Decimal, decimalAdd, decimalError, decimalString, parseDecimal } from "./decimal";
+
+const ZERO = new Decimal();
 
 export const ABI_MAJOR: i32 = 1;
 export const ABI_MINOR: i32 = 2;
@@ -56,7 +59,7 @@ export class State {
   statusPtr: usize = 0;
   statusLen: usize = 0;
   items: i64 = 0;
-  total: f64 = 0;
+  total: Decimal = ZERO; // exact, like the Go plugin's guest.Decimal
   version: i64 = 0;
 
   clear(): void {
@@ -67,7 +70,7 @@ export class State {
     this.statusPtr = B_EMPTY.ptr;
     this.statusLen = 0;
     this.items = 0;
-    this.total = 0;
+    this.total = ZERO;
     this.version = 0;
   }
 
@@ -108,7 +111,7 @@ export function writeFields(w: Writer, s: State): void {
   w.put(E_ITEMS);
   writeNumberInt(w, s.items);
   w.put(E_TOTAL);
-  writeNumberFloat(w, s.total);
+  writeNumberDecimal(w, s.total);
   w.put(E_VERSION);
   writeNumberInt(w, s.version);
 }
@@ -121,12 +124,9 @@ export function writeNumberInt(w: Writer, v: i64): void {
   store<u8>(w.ptr + at, <u8>(w.len - at - 1)); // at most 20 digits: one length byte
 }
 
-export function writeNumberFloat(w: Writer, v: f64): void {
+export function writeNumberDecimal(w: Writer, v: Decimal): void {
   w.byte(KIND_N);
-  const at = w.len;
-  w.byte(0);
-  writeFloat(w, v);
-  store<u8>(w.ptr + at, <u8>(w.len - at - 1)); // at most 24 characters
+  w.strAscii(decimalString(v));
 }
 
 /** writeState appends the state as an optional item (6 attributes). */
@@ -178,7 +178,7 @@ export function decodeState(ptr: usize, len: usize, s: State): bool {
       else if (field == 2) s.customerLen = 0;
       else if (field == 3) s.statusLen = 0;
       else if (field == 4) s.items = 0;
-      else if (field == 5) s.total = 0;
+      else if (field == 5) s.total = ZERO;
       else s.version = 0;
       continue;
     }
@@ -201,16 +201,17 @@ export function decodeState(ptr: usize, len: usize, s: State): bool {
       continue;
     }
     if (k != KIND_N) {
-      r.fail("cannot decode " + kindName(k) + " into " + (field == 5 ? "float64" : "int64"));
+      r.fail("cannot decode " + kindName(k) + " into " + (field == 5 ? "guest.Decimal" : "int64"));
       break;
     }
     const p = r.str();
     const l = r.slen;
     if (r.err !== null) break;
     if (field == 5) {
-      const v = parseNumber(p, l);
-      if (!parseOk) r.fail('number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit float64');
-      s.total = v;
+      const v = parseDecimal(p, l);
+      if (v === null || decimalError(v) !== null) {
+        r.fail('number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit guest.Decimal');
+      } else s.total = v;
     } else {
       const v = parseInt64(p, l);
       if (!parseOk) r.fail('number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit int64');
@@ -285,24 +286,28 @@ export function evolveOne(s: State, e: Event): bool {
   const tl = e.typeLen;
   if (eq(tp, tl, B_ITEM_ADDED)) {
     // The hot path: one attribute, read without a mapping.
-    let ok = findData(e, B_PRICE) == KIND_N;
-    let price: f64 = 0;
-    if (ok) {
+    // The price is read as an exact decimal, so 0.1 + 2.25 + 1.5 … sums
+    // to what a person would write (float64 would give 5.550000000000001).
+    let price: Decimal | null = null;
+    if (findData(e, B_PRICE) == KIND_N) {
       const p = dr.str();
       const l = dr.slen;
-      ok = dr.err === null;
-      if (ok) {
-        price = parseNumber(p, l);
-        ok = parseOk;
-      }
+      if (dr.err === null) price = parseDecimal(p, l);
     }
-    if (!ok) {
+    if (price === null || decimalError(price) !== null) {
       errTag = "BadEvent";
       errMsg = "ItemAdded v" + e.version.toString() + ": price is not a number";
       return false;
     }
+    const total = decimalAdd(s.total, price);
+    const terr = decimalError(total);
+    if (terr !== null) {
+      errTag = "BadTotal";
+      errMsg = "ItemAdded v" + e.version.toString() + ": total " + terr;
+      return false;
+    }
     s.items++;
-    s.total += price;
+    s.total = total;
     return true;
   }
   if (eq(tp, tl, B_ORDER_PLACED)) {

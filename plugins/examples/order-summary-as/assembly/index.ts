@@ -157,9 +157,6 @@ export function evolve(): i32 {
     if (present) next.copyFrom(st);
     else next.initial(ev.streamIdPtr, ev.streamIdLen);
     if (evolveOne(next, ev)) {
-      if (!isFinite(next.total)) {
-        return guestError("guest: state: guest: mapping float64: " + (next.total > 0 ? "+Inf" : "-Inf") + " cannot be stored as a DynamoDB number");
-      }
       out.put(E_APPLIED); // Applied, no remove, no error, no effects
       st.copyFrom(next);
       present = true;

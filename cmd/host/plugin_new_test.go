@@ -1,0 +1,110 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// repoRoot is the dynafold checkout these tests run in.
+func repoRoot(t testing.TB) string {
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	return root
+}
+
+// sh runs a command in dir and returns its combined output, failing t on an
+// error.
+func sh(t testing.TB, dir string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s %s:\n%s", name, strings.Join(args, " "), out)
+	return string(out)
+}
+
+// TestH2_PluginNewGoProjectBuildsTestsAndValidates generates a Go plugin,
+// runs its native tests, builds its module, validates it (its shipped self
+// test runs), folds its fixture and precompiles it, with the host's
+// commands.
+func TestH2_PluginNewGoProjectBuildsTestsAndValidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a project with the go command")
+	}
+	dir := filepath.Join(t.TempDir(), "account-balance")
+	out, err := runPluginCmd(t, "new", "account-balance", "--dir", dir, "--sdk", repoRoot(t))
+	require.NoError(t, err)
+	assert.Contains(t, out, "wasm/main.go")
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	require.NoError(t, err)
+	assert.Contains(t, string(gomod), "replace github.com/dynafold/dynafold => "+filepath.ToSlash(repoRoot(t)))
+
+	sh(t, dir, "go", "mod", "tidy")
+	assert.Contains(t, sh(t, dir, "go", "test", "-v", "./..."), "--- PASS: TestCases/deposits_sum_exactly")
+	sh(t, dir, "make", "wasm")
+	wasm := filepath.Join(dir, "build", "account-balance.wasm")
+
+	out, err = runPluginCmd(t, "validate", wasm)
+	require.NoError(t, err)
+	assert.Contains(t, out, "plugin   account-balance@1.0.0")
+	assert.Contains(t, out, "self_test")
+	assert.Contains(t, out, "selftest passed")
+
+	out, err = runPluginCmd(t, "test", wasm, "--events", filepath.Join(dir, "testdata/events.json"),
+		"--expect", filepath.Join(dir, "testdata/rows.json"))
+	require.NoError(t, err)
+	assert.Contains(t, out, "4 events, 1 rows as expected")
+
+	cache := filepath.Join(t.TempDir(), "cache")
+	out, err = runPluginCmd(t, "precompile", "--cache", cache, wasm)
+	require.NoError(t, err)
+	assert.Contains(t, out, "compiled into "+cache)
+
+	// A project is never written over.
+	_, err = runPluginCmd(t, "new", "account-balance", "--dir", dir)
+	assert.ErrorContains(t, err, "exists and is not empty")
+	_, err = runPluginCmd(t, "new", "Account_Balance", "--dir", t.TempDir())
+	assert.ErrorContains(t, err, "lower-case letters, digits and dashes")
+}
+
+// TestH2_PluginNewAssemblyScriptProjectBuildsAndValidates generates an
+// AssemblyScript plugin, builds it with asc (the packages of the example's
+// node_modules, linked, so no registry is needed), validates it, folds its
+// fixture and precompiles it.
+func TestH2_PluginNewAssemblyScriptProjectBuildsAndValidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a project with npm")
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm (Node.js 20) is not installed: the AssemblyScript compiler runs on it")
+	}
+	dir := filepath.Join(t.TempDir(), "orders-as")
+	out, err := runPluginCmd(t, "new", "orders-as", "--lang", "assemblyscript", "--dir", dir)
+	require.NoError(t, err)
+	assert.Contains(t, out, "assembly/decimal.ts")
+	modules := filepath.Join(repoRoot(t), "plugins", "examples", "order-summary-as", "node_modules")
+	require.DirExists(t, modules, "the example's npm packages (npm ci in plugins/examples/order-summary-as)")
+	require.NoError(t, os.Symlink(modules, filepath.Join(dir, "node_modules")))
+	sh(t, dir, "npm", "run", "--silent", "build") // what `make wasm` runs after npm ci
+	wasm := filepath.Join(dir, "build", "orders-as.wasm")
+
+	out, err = runPluginCmd(t, "validate", wasm)
+	require.NoError(t, err)
+	assert.Contains(t, out, "plugin   orders-as@1.0.0")
+	assert.Contains(t, out, "(extism)")
+
+	out, err = runPluginCmd(t, "test", wasm, "--events", filepath.Join(dir, "testdata/events.json"),
+		"--expect", filepath.Join(dir, "testdata/rows.json"))
+	require.NoError(t, err)
+	assert.Contains(t, out, "4 events, 1 rows as expected")
+
+	out, err = runPluginCmd(t, "precompile", "--cache", filepath.Join(t.TempDir(), "cache"), wasm)
+	require.NoError(t, err)
+	assert.Contains(t, out, "compiled into")
+}

@@ -1,0 +1,183 @@
+// Package scaffold generates a new plugin project: `host plugin new`. A Go
+// project (a projection on the Go SDK with native tests, shipped self
+// tests, a fixture, a Makefile and a configuration for a local run) comes
+// from the templates embedded here; an AssemblyScript project is the
+// AssemblyScript order-summary example's sources under the new name.
+package scaffold
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	orderas "github.com/dynafold/dynafold/plugins/examples/order-summary-as"
+)
+
+//go:embed templates
+var templates embed.FS
+
+// The languages a project can be generated in.
+const (
+	LangGo             = "go"
+	LangAssemblyScript = "assemblyscript"
+)
+
+// SDKModule is the module path of the Go SDK.
+const SDKModule = "github.com/dynafold/dynafold"
+
+// Options says what to generate.
+type Options struct {
+	Name string // the plugin's name: lower-case letters, digits and dashes, e.g. account-balance
+	Lang string // LangGo (default) or LangAssemblyScript
+	Dir  string // the project's directory; it must not exist or be empty
+	// SDK is a local dynafold checkout the Go project's go.mod replaces the
+	// SDK module with; "" leaves the requirement to be set by hand.
+	SDK string
+}
+
+// ErrExists: the target directory exists and is not empty.
+var ErrExists = errors.New("the directory exists and is not empty")
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// internalRef matches the project's internal feature references in the
+// example's texts, which a new project has no use for.
+var internalRef = regexp.MustCompile(` \(SPEC [A-Z][0-9]+\)`)
+
+// Generate writes the project and returns the files written, relative to
+// o.Dir.
+func Generate(o Options) ([]string, error) {
+	if !nameRE.MatchString(o.Name) {
+		return nil, fmt.Errorf("plugin name %q: use lower-case letters, digits and dashes, starting with a letter (e.g. account-balance)", o.Name)
+	}
+	if o.Dir == "" {
+		o.Dir = o.Name
+	}
+	if entries, err := os.ReadDir(o.Dir); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("%s: %w: choose another --dir", o.Dir, ErrExists)
+	}
+	var files map[string][]byte
+	var err error
+	switch o.Lang {
+	case "", LangGo:
+		files, err = goFiles(o)
+	case LangAssemblyScript:
+		files, err = asFiles(o)
+	default:
+		return nil, fmt.Errorf("--lang %q: use go or assemblyscript", o.Lang)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var written []string
+	for name, b := range files {
+		p := filepath.Join(o.Dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return nil, err
+		}
+		written = append(written, name)
+	}
+	return written, nil
+}
+
+// Package returns the Go package name of a plugin name.
+func Package(name string) string { return strings.ReplaceAll(name, "-", "") }
+
+func goFiles(o Options) (map[string][]byte, error) {
+	replace := "// Point this at a dynafold checkout, or delete it and run\n// go get " + SDKModule + "@VERSION:\n// replace " + SDKModule + " => ../dynafold"
+	if o.SDK != "" {
+		abs, err := filepath.Abs(o.SDK)
+		if err != nil {
+			return nil, err
+		}
+		if b, err := os.ReadFile(filepath.Join(abs, "go.mod")); err != nil || !strings.Contains(string(b), "module "+SDKModule+"\n") {
+			return nil, fmt.Errorf("--sdk %s: not a dynafold checkout (no go.mod of %s)", o.SDK, SDKModule)
+		}
+		replace = "// The SDK from a local checkout. To use a published version instead,\n// delete this line and run go get " + SDKModule + "@VERSION.\nreplace " + SDKModule + " => " + filepath.ToSlash(abs)
+	}
+	r := strings.NewReplacer("__NAME__", o.Name, "__PACKAGE__", Package(o.Name), "__REPLACE__", replace)
+	out := map[string][]byte{}
+	err := fs.WalkDir(templates, "templates/go", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := templates.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(p, "templates/go/"), ".tmpl")
+		if name == "gitignore" {
+			name = ".gitignore"
+		}
+		out[name] = []byte(r.Replace(string(b)))
+		return nil
+	})
+	return out, err
+}
+
+func asFiles(o Options) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(orderas.Sources, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := orderas.Sources.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[p] = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The plugin's name, as describe reports it and its messages say it.
+	out["assembly/fold.ts"] = []byte(strings.NewReplacer(
+		`export const NAME = "order-summary";`, `export const NAME = "`+o.Name+`";`,
+		`errMsg = "order-summary does not fold "`, `errMsg = NAME + " does not fold "`,
+	).Replace(string(out["assembly/fold.ts"])))
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		out[f] = []byte(strings.ReplaceAll(string(out[f]), `"order-summary-as"`, `"`+o.Name+`"`))
+	}
+	out["package.json"] = internalRef.ReplaceAll(out["package.json"], nil)
+	cfg, err := asconfig(out["asconfig.json"], o.Name)
+	if err != nil {
+		return nil, err
+	}
+	out["asconfig.json"] = cfg
+	for name, tmpl := range map[string]string{"Makefile": asMakefile, "README.md": asReadme, ".gitignore": "build/\nnode_modules/\n",
+		"testdata/events.json": asEvents, "testdata/rows.json": asRows} {
+		out[name] = []byte(strings.ReplaceAll(tmpl, "__NAME__", o.Name))
+	}
+	return out, nil
+}
+
+// asconfig points the example's build targets at build/NAME.wasm.
+func asconfig(b []byte, name string) ([]byte, error) {
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return nil, fmt.Errorf("the example's asconfig.json: %w", err)
+	}
+	targets, _ := cfg["targets"].(map[string]any)
+	for t, v := range targets {
+		if m, ok := v.(map[string]any); ok {
+			file := name + ".wasm"
+			if t != "release" {
+				file = name + "." + t + ".wasm"
+			}
+			m["outFile"] = path.Join("build", file)
+		}
+	}
+	out, err := json.MarshalIndent(cfg, "", "  ")
+	return append(out, '\n'), err
+}
