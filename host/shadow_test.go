@@ -158,7 +158,7 @@ func TestY2_ShadowCountsTheDifferingRowAndPromoteMakesItServe(t *testing.T) {
 // naming the live plugin itself.
 func TestY2_ShadowConfigIsValidated(t *testing.T) {
 	for shadow, want := range map[string]string{
-		`{}`:                         `projection "p".shadow.plugin is required`,
+		`{}`:                        `projection "p".shadow.plugin is required`,
 		`{"plugin": "orders.wasm"}`: `is the live plugin itself`,
 	} {
 		_, err := host.ParseConfig([]byte(`{"eventStore": {"table": "e", "schema": "s", "schemaVersion": 1, "streams": [{"name": "Order"}]},
