@@ -25,7 +25,9 @@ func appendOrdersCmd(t *testing.T, cfgPath string) {
 		{"--stream", "Order", "--id", "o-1", "--type", "ItemAdded", "--data", `{"sku":"s","price":2.5}`},
 		{"--stream", "Order", "--id", "o-2", "--type", "OrderPlaced", "--data", `{"customer":"vip"}`},
 	} {
-		captureStdout(t, func() { require.NoError(t, runAppend(context.Background(), append([]string{"--config", cfgPath}, args...))) })
+		captureStdout(t, func() {
+			require.NoError(t, runAppend(context.Background(), append([]string{"--config", cfgPath}, args...)))
+		})
 	}
 }
 
@@ -76,7 +78,9 @@ func TestY5_ReplayShowsTheCandidatesRowsAndTheDiffWithoutWriting(t *testing.T) {
 	cfgPath, env, summaries := orderConfig(t)
 	appendOrdersCmd(t, cfgPath)
 	for _, id := range []string{"o-1", "o-2"} {
-		captureStdout(t, func() { require.NoError(t, runCatchUp(context.Background(), []string{"--config", cfgPath, "--id", id})) })
+		captureStdout(t, func() {
+			require.NoError(t, runCatchUp(context.Background(), []string{"--config", cfgPath, "--id", id}))
+		})
 	}
 	vip := vipPath(t)
 	key2 := abi.Item{"pk": abi.S("OrderSummary#o-2"), "sk": abi.S("OrderSummary")}
