@@ -53,6 +53,7 @@ func (f *projectionFlags) open(ctx context.Context) (*host.Host, error) {
 
 func runCatchUp(ctx context.Context, args []string) error {
 	f := newProjectionFlags("catchup")
+	asJSON := f.fs.Bool("json", false, "print the row's outcome as JSON (the row in plain JSON)")
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,6 +69,9 @@ func runCatchUp(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *asJSON {
+		return writeOutcomes(os.Stdout, []host.Outcome{o})
+	}
 	fmt.Fprintf(os.Stdout, "row %s: applied %d events, checkpoint %d, written %v\n", keys.String(o.Key), len(o.Applied()), o.Instances[0].Version, o.Written)
 	return nil
 }
@@ -76,6 +80,7 @@ func runRebuild(ctx context.Context, args []string) error {
 	f := newProjectionFlags("rebuild")
 	by := f.fs.String("written-by", "", "rebuild instead every row written by this plugin version: NAME@VERSION, or VERSION of the projection's plugin")
 	dry := f.fs.Bool("dry-run", false, "with --written-by: list the rows and stream instances, rebuild nothing")
+	asJSON := f.fs.Bool("json", false, "with --id: print the rows' outcomes as JSON (rows in plain JSON)")
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
@@ -91,6 +96,12 @@ func runRebuild(ctx context.Context, args []string) error {
 		return rebuildWrittenBy(ctx, h, *f.proj, *by, *dry)
 	}
 	outs, err := h.Rebuild(ctx, *f.proj, *f.id)
+	if *asJSON {
+		if jerr := writeOutcomes(os.Stdout, outs); jerr != nil {
+			return jerr
+		}
+		return err
+	}
 	for _, o := range outs {
 		fmt.Fprintf(os.Stdout, "row %s: written %v, checkpoint %d\n", keys.String(o.Key), o.Written, o.Instances[0].Version)
 	}
