@@ -384,3 +384,39 @@ func codeCalls(t *testing.T, root string) map[string][]string {
 	}
 	return calls
 }
+
+// TestX4_PackagedConfigurationsLoad checks that the configurations the zip
+// and the container ship are valid and read the plugin and the read-only
+// cache from where `make lambda-zip` and the Dockerfile put them.
+func TestX4_PackagedConfigurationsLoad(t *testing.T) {
+	for _, name := range []string{"dynafold.json", "sidecar.json"} {
+		cfg, err := host.LoadConfig(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if cfg.Plugins.CacheDir != "cache" || !cfg.Plugins.CacheReadOnly {
+			t.Errorf("%s: plugins %+v, want the read-only cache shipped in cache/", name, cfg.Plugins)
+		}
+		if p := cfg.Projections[0].Plugin; p != "plugins/order-summary.wasm" {
+			t.Errorf("%s: plugin %q", name, p)
+		}
+	}
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"cp build/plugins/order-summary.wasm $(LAMBDA_DIR)/plugins/", "--cache $(LAMBDA_DIR)/cache", "GOARCH=$(ARCH)"} {
+		if !strings.Contains(string(mk), want) {
+			t.Errorf("Makefile's lambda-zip no longer has %q", want)
+		}
+	}
+	df, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/out/plugins/order-summary.wasm", "--cache /out/cache", "cp docs/deploy/sidecar.json /out/dynafold.json"} {
+		if !strings.Contains(string(df), want) {
+			t.Errorf("Dockerfile no longer has %q", want)
+		}
+	}
+}
