@@ -39,7 +39,8 @@ type WhatIfRow struct {
 // (the stored events before the given ones are read from the event store),
 // as if the read model were empty, and returned beside the row the table
 // holds now. plugin is a .wasm path (relative to the configuration file)
-// or "native:<name>". Rows come back sorted by key.
+// or "native:<name>", loaded for this call and closed when it returns; calls
+// must not overlap with Close. Rows come back sorted by key.
 func (h *Host) WhatIf(ctx context.Context, projection, plugin string, in WhatIfInput) ([]WhatIfRow, error) {
 	live, err := h.engine(projection)
 	if err != nil {
@@ -55,6 +56,13 @@ func (h *Host) WhatIf(ctx context.Context, projection, plugin string, in WhatIfI
 		}
 	}
 	pc.Plugin, pc.HotSwap, pc.Shadow = plugin, nil, nil
+	loaded := len(h.logics)
+	defer func() { // the candidate serves this call only
+		for _, l := range h.logics[loaded:] {
+			_ = l.Close(ctx)
+		}
+		h.logics = h.logics[:loaded]
+	}()
 	e, err := h.newEngine(ctx, pc, h.opts, newDryStore(h.db, pc.Key, pc.Table))
 	if err != nil {
 		return nil, fmt.Errorf("candidate plugin %s: %w", plugin, err)

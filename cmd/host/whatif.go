@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/keys"
@@ -54,6 +56,13 @@ flags:`)
 		in.Records = recs
 	} else {
 		in.StreamID = *id
+	}
+	if !strings.HasPrefix(*plugin, "native:") { // relative to the working directory, not to the configuration
+		abs, err := filepath.Abs(*plugin)
+		if err != nil {
+			return err
+		}
+		*plugin = abs
 	}
 	f := &projectionFlags{cfgPath: cfgPath, proj: proj, id: id}
 	h, err := f.open(ctx)

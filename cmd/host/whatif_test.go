@@ -85,8 +85,12 @@ func TestY5_ReplayShowsTheCandidatesRowsAndTheDiffWithoutWriting(t *testing.T) {
 	vip := vipPath(t)
 	key2 := abi.Item{"pk": abi.S("OrderSummary#o-2"), "sk": abi.S("OrderSummary")}
 
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	relVip, err := filepath.Rel(wd, vip) // --plugin is relative to the working directory, not to the configuration
+	require.NoError(t, err)
 	out := captureStdout(t, func() {
-		require.NoError(t, runWhatIf(context.Background(), []string{"--config", cfgPath, "--plugin", vip, "--stream", "Order", "--id", "o-2"}))
+		require.NoError(t, runWhatIf(context.Background(), []string{"--config", cfgPath, "--plugin", relVip, "--stream", "Order", "--id", "o-2"}))
 	})
 	assert.Contains(t, out, "row pk=OrderSummary#o-2,sk=OrderSummary: 2 attributes differ from the table")
 	assert.Contains(t, out, `status: {"S":"placed"} → {"S":"placed-vip"}`)
