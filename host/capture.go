@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/dynafold/dynafold/abi"
 )
 
 // CaptureOptions selects the events Capture writes as records.
@@ -67,4 +69,18 @@ func (h *Host) Capture(ctx context.Context, o CaptureOptions) ([]Record, error) 
 		}
 	}
 	return out, nil
+}
+
+// RecordEvent decodes a change-feed record's new image as an event of a
+// configured stream; false when the record carries none (a REMOVE, another
+// item of the table, a stream not configured).
+func (h *Host) RecordEvent(r Record) (abi.Event, bool, error) {
+	if r.DynamoDB.NewImage == nil || h.dopts.Decoder == nil {
+		return abi.Event{}, false, nil
+	}
+	d, ok, err := h.dopts.Decoder.Decode(r.DynamoDB.NewImage)
+	if err != nil || !ok {
+		return abi.Event{}, false, err
+	}
+	return d.Event, true, nil
 }

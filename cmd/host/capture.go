@@ -6,7 +6,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 func runCapture(ctx context.Context, args []string) error {
@@ -29,6 +34,7 @@ flags:`)
 	from := fs.Uint64("from", 0, "first version (0: the first)")
 	to := fs.Uint64("to", 0, "last version (0: the head)")
 	out := fs.String("out", "-", "output file, or - for stdout")
+	fromStream := fs.Bool("from-stream", false, "read the records from the event table's DynamoDB stream (what the stream still holds, with its sequence numbers) instead of the event store")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,7 +53,12 @@ flags:`)
 		return err
 	}
 	defer h.Close(ctx)
-	recs, err := h.Capture(ctx, host.CaptureOptions{Stream: *stream, StreamID: *id, From: *from, To: *to})
+	var recs []host.Record
+	if *fromStream {
+		recs, err = captureStream(ctx, h, cfg, *stream, *id, *from, *to)
+	} else {
+		recs, err = h.Capture(ctx, host.CaptureOptions{Stream: *stream, StreamID: *id, From: *from, To: *to})
+	}
 	if err != nil {
 		return err
 	}
@@ -71,4 +82,37 @@ flags:`)
 		return w.Close()
 	}
 	return nil
+}
+
+// captureStream reads the event table's stream, every shard parents first,
+// and keeps the records of the stream's events in the range, as read.
+func captureStream(ctx context.Context, h *host.Host, cfg *host.Config, stream, id string, from, to uint64) ([]host.Record, error) {
+	client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Region)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(cfg.EventStore.Table)})
+	if err != nil {
+		return nil, fmt.Errorf("event table %s: %w", cfg.EventStore.Table, err)
+	}
+	arn := aws.ToString(desc.Table.LatestStreamArn)
+	if arn == "" {
+		return nil, fmt.Errorf("event table %s has no stream: `host tables create` enables it (NEW_IMAGE)", cfg.EventStore.Table)
+	}
+	o := client.Options()
+	sc := dynamodbstreams.NewFromConfig(aws.Config{Region: o.Region, Credentials: o.Credentials, HTTPClient: o.HTTPClient},
+		func(so *dynamodbstreams.Options) { so.BaseEndpoint = o.BaseEndpoint })
+	all, err := readFeed(ctx, sc, arn)
+	if err != nil {
+		return nil, err
+	}
+	var out []host.Record
+	for _, r := range all {
+		ev, ok, err := h.RecordEvent(r)
+		if err != nil || !ok || ev.Stream != stream || (id != "" && ev.StreamID != id) || ev.Version < from || (to != 0 && ev.Version > to) {
+			continue // not an event of the range (an undecodable one included)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

@@ -52,7 +52,7 @@ func TestH2_CaptureWritesAnEventFileThatApplyAccepts(t *testing.T) {
 	for _, r := range ev.Records {
 		assert.Equal(t, "INSERT", r.EventName)
 		assert.NotEmpty(t, r.DynamoDB.SequenceNumber)
-		assert.Contains(t, r.DynamoDB.NewImage, "_et", "the event's item in DynamoDB JSON")
+		assert.Equal(t, map[string]any{"S": "order.event"}, r.DynamoDB.NewImage["__edd_e__"], "the event's item in DynamoDB JSON")
 	}
 
 	out := captureStdout(t, func() {
@@ -69,6 +69,16 @@ func TestH2_CaptureWritesAnEventFileThatApplyAccepts(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &ev))
 	require.Len(t, ev.Records, 1)
 	assert.Equal(t, map[string]any{"N": "2"}, ev.Records[0].DynamoDB.NewImage["version"])
+
+	// From the table's stream: the records as the stream holds them.
+	out = captureStdout(t, func() {
+		require.NoError(t, runCapture(context.Background(), []string{"--config", cfgPath, "--stream", "Order", "--id", "o-1", "--from-stream"}))
+	})
+	require.NoError(t, json.Unmarshal([]byte(out), &ev), out)
+	require.Len(t, ev.Records, 2, "o-1's two events, not o-2's")
+	assert.Equal(t, map[string]any{"N": "1"}, ev.Records[0].DynamoDB.NewImage["version"])
+	assert.Equal(t, map[string]any{"N": "2"}, ev.Records[1].DynamoDB.NewImage["version"])
+	assert.Less(t, ev.Records[0].DynamoDB.SequenceNumber, ev.Records[1].DynamoDB.SequenceNumber)
 
 	assert.Equal(t, 1, run(context.Background(), []string{"capture", "--config", cfgPath}, os.Stdout, os.Stderr), "--stream is required")
 	assert.Equal(t, 0, run(context.Background(), []string{"capture", "--help"}, os.Stdout, os.Stderr))
