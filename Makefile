@@ -22,21 +22,21 @@ build: plugins
 
 ## lambda-zip: build/lambda-$(ARCH).zip, the function package of docs/deploy: bootstrap, dynafold.json,
 ## the plugin and its precompiled read-only cache (compiled by a host binary for linux/$(ARCH): natively
-## when this machine is $(ARCH), else through EMULATOR, e.g. EMULATOR=qemu-aarch64-static)
+## when this machine is linux/$(ARCH), else through EMULATOR, e.g. EMULATOR=qemu-aarch64-static)
 LAMBDA_CONFIG ?= docs/deploy/dynafold.json
 LAMBDA_DIR    := build/lambda-$(ARCH)
-HOST_ARCH     := $(shell $(GO) env GOHOSTARCH)
+HOST_PLATFORM := $(shell $(GO) env GOHOSTOS)/$(shell $(GO) env GOHOSTARCH)
 lambda-zip: build/plugins/order-summary.wasm
 	@case "$(ARCH)" in arm64|amd64) ;; *) echo "ARCH=$(ARCH): use arm64 or amd64" >&2; exit 2;; esac
+	@if [ "linux/$(ARCH)" != "$(HOST_PLATFORM)" ] && [ -z "$(EMULATOR)" ]; then \
+	  echo "lambda-zip: the cache must be compiled by a linux/$(ARCH) host binary; this machine is $(HOST_PLATFORM)." >&2; \
+	  echo "  run on a $(ARCH) machine, or set EMULATOR (e.g. EMULATOR=qemu-aarch64-static)" >&2; exit 1; fi
 	rm -rf $(LAMBDA_DIR) build/lambda-$(ARCH).zip
 	mkdir -p $(LAMBDA_DIR)/plugins
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) $(GO) build -trimpath -tags lambda.norpc -o $(LAMBDA_DIR)/bootstrap ./cmd/lambda
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) $(GO) build -trimpath -o build/host-linux-$(ARCH) ./cmd/host
 	cp $(LAMBDA_CONFIG) $(LAMBDA_DIR)/dynafold.json
 	cp build/plugins/order-summary.wasm $(LAMBDA_DIR)/plugins/
-	@if [ "$(ARCH)" != "$(HOST_ARCH)" ] && [ -z "$(EMULATOR)" ]; then \
-	  echo "lambda-zip: the cache must be compiled by a linux/$(ARCH) host binary; this machine is $(HOST_ARCH)." >&2; \
-	  echo "  run on a $(ARCH) machine, or set EMULATOR (e.g. EMULATOR=qemu-aarch64-static)" >&2; exit 1; fi
 	$(EMULATOR) build/host-linux-$(ARCH) plugin precompile --config $(LAMBDA_DIR)/dynafold.json --cache $(LAMBDA_DIR)/cache
 	cd $(LAMBDA_DIR) && find . -type f | LC_ALL=C sort | zip -q -X ../lambda-$(ARCH).zip -@
 	@echo "build/lambda-$(ARCH).zip: bootstrap, dynafold.json, plugins/, cache/ (linux/$(ARCH))"
