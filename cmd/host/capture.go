@@ -17,10 +17,12 @@ import (
 func runCapture(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("capture", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `usage: host capture --config FILE --stream NAME [--id ID] [--from V] [--to V] [--out FILE]
+		fmt.Fprintln(fs.Output(), `usage: host capture --config FILE --stream NAME [--id ID] [--from V] [--to V] [--from-stream] [--out FILE]
 
 Writes a range of a stream from the event store as a Lambda DynamoDB stream
 event ({"Records": [...]}), the file host apply and host replay read.
+With --from-stream the records are read from the event table's DynamoDB
+stream instead, as it delivered them (only what the stream still holds).
 
 example:
   host capture --config dynafold.json --stream Order --id o-1 --from 3 --out batch.json
