@@ -291,6 +291,9 @@ type ProjectionConfig struct {
 	// for rollback. Host.Watch follows the sources; cmd/lambda checks them
 	// between invocations (Host.CheckSwaps).
 	HotSwap *HotSwapConfig `json:"hotSwap,omitempty"`
+	// Shadow, when set, runs a candidate plugin beside this one on the same
+	// batches, writing nothing and counting the rows where it differs.
+	Shadow *ShadowConfig `json:"shadow,omitempty"`
 	// GuestLog overrides plugins.guestLog for this projection's plugin.
 	GuestLog *GuestLogConfig `json:"guestLog,omitempty"`
 }

@@ -102,6 +102,7 @@ func (c *Config) validateAll() error {
 			names[p.Name] = i
 		}
 		p.validate(&ps, where)
+		p.Shadow.validate(&ps, where, p)
 	}
 	c.validateQuarantine(&ps)
 	c.validateAdmin(&ps)

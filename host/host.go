@@ -31,6 +31,7 @@ import (
 	"github.com/dynafold/dynafold/host/internal/batch"
 	"github.com/dynafold/dynafold/host/internal/decode"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin/extism/transport"
@@ -52,6 +53,9 @@ type Host struct {
 	log     *slog.Logger
 
 	outboxes map[string]*projectionOutbox // drainer and target of each projection with an outbox
+	opts     options                      // how New built the host, for engines built later
+	dopts    decode.Options               // the decoder options of the batch processors
+	shadows  shadowSet                    // candidate plugins beside the live ones
 }
 
 // Option changes how New builds a Host.
@@ -156,7 +160,7 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 		if o.esOnly {
 			break
 		}
-		e, err := h.newEngine(ctx, pc, o)
+		e, err := h.newEngine(ctx, pc, o, h.db)
 		if err != nil {
 			if prefix := fmt.Sprintf("projection %q", pc.Name); !strings.HasPrefix(err.Error(), prefix) {
 				err = fmt.Errorf("%s: %w", prefix, err)
@@ -174,10 +178,16 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 	if h.proc, err = batch.New(dopts, engines, cfg.SideEffectStreams); err != nil {
 		return nil, err
 	}
+	h.opts, h.dopts = o, dopts
+	if !o.esOnly {
+		if err := h.newShadows(ctx, dopts, o); err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
 }
 
-func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*apply.Engine, error) {
+func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options, db store.DB) (*apply.Engine, error) {
 	l, err := h.loadLogic(ctx, pc, o)
 	if err != nil {
 		return nil, err
@@ -213,10 +223,14 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options) (*
 	if pc.Removal != nil {
 		p.Removal = &apply.Removal{EntityType: pc.ReadModel.EntityType, TTL: time.Duration(pc.Removal.TTL), TTLAttribute: pc.Removal.TTLAttribute}
 	}
-	if err := h.setOutbox(ctx, pc, &p, o); err != nil {
-		return nil, err
+	// Only the live engine has an outbox: a shadow or what-if engine
+	// writes nothing, so it commits and delivers no effects either.
+	if db == store.DB(h.db) {
+		if err := h.setOutbox(ctx, pc, &p, o); err != nil {
+			return nil, err
+		}
 	}
-	return apply.New(p, h.db, storeReader{h})
+	return apply.New(p, db, storeReader{h})
 }
 
 func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (logic.Logic, error) {
@@ -265,7 +279,10 @@ func (r storeReader) ReadFrom(ctx context.Context, stream, streamID string, afte
 // batch response. The error is set only when the whole invocation must fail
 // (ErrStreamRecordIdentifierMissing).
 func (h *Host) ProcessBatch(ctx context.Context, records []Record) (*Result, error) {
-	res, err := h.proc.Process(ctx, internalRecords(records))
+	recs := internalRecords(records)
+	runs := h.runShadows(ctx, func(p *batch.Processor) (*batch.Result, error) { return p.Process(ctx, recs) })
+	res, err := h.proc.Process(ctx, recs)
+	h.compareShadows(runs, res)
 	return resultOf(res), err
 }
 
@@ -286,7 +303,9 @@ func (h *Host) ProcessRawBatch(ctx context.Context, records []any) (*Result, err
 			raw[i] = r
 		}
 	}
+	runs := h.runShadows(ctx, func(p *batch.Processor) (*batch.Result, error) { return p.ProcessRaw(ctx, raw) })
 	res, err := h.proc.ProcessRaw(ctx, raw)
+	h.compareShadows(runs, res)
 	return resultOf(res), err
 }
 

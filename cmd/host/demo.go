@@ -32,8 +32,22 @@ func runDemo(ctx context.Context, args []string) error {
 	batchSize := fs.Int("batch", 100, "maximum records per batch (Lambda's BatchSize)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed of the event mix, the batch splits and the shuffles")
 	cacheDir := fs.String("cache-dir", ".cache/wazero", "wazero compilation cache directory (\"\" for none)")
+	cfgFile := fs.String("config", "", "run any plugin: the configuration naming the event store and the projection (--plugin overrides its plugin); its tables are created in the in-process ddblocal")
+	events := fs.String("events", "", "with --config: the events to append, a plugin fixture's events file (default: the projection's hotSwap.fixture.events)")
+	copies := fs.Int("copies", 20, "with --config: copies of the fixture's stream instances to append (under ids suffixed ~1, ~2, …)")
+	projection := fs.String("projection", "", "with --config: the projection to run (default: the only one)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cfgFile != "" {
+		d := &configDemo{cfgPath: *cfgFile, projection: *projection, events: *events, copies: *copies,
+			lanes: *lanes, batch: *batchSize, seed: *seed, out: os.Stdout}
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "plugin" {
+				d.plugin = *pluginPath
+			}
+		})
+		return d.run(ctx)
 	}
 	start := time.Now()
 	srv, err := ddblocal.Start(ctx, ddblocal.Options{})
@@ -201,7 +215,7 @@ func verify(ctx context.Context, h *host.Host, native logic.Logic, heads map[str
 			return nil, err
 		}
 		if !rowMatches(got, want.Item, heads[id]) {
-			fmt.Fprintf(os.Stderr, "row %s differs:\n  got  %v\n  want %v (version %d)\n", id, got, want.Item, heads[id])
+			fmt.Fprintf(os.Stderr, "row %s differs:\n  got  %s\n  want %s (version %d)\n", id, plainJSON(got), plainJSON(want.Item), heads[id])
 			bad = append(bad, id)
 		}
 	}

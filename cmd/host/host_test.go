@@ -189,3 +189,22 @@ func TestW3_DemoWithTheAssemblyScriptExtismPlugin(t *testing.T) {
 	})
 	assert.Contains(t, out, "all 30 rows equal the in-order fold of their stream", "the Extism plugin's rows equal the Go logic's fold")
 }
+
+func TestH5_DemoRunsAnyPluginFromAConfiguration(t *testing.T) {
+	plugin := wasmbuild.BuildPath(t, "../../plugins/examples/zone-readings/wasm")
+	out := captureStdout(t, func() {
+		err := runDemo(context.Background(), []string{"--config", "testdata/zones/dynafold.json", "--plugin", plugin,
+			"--events", "testdata/zones/events.json", "--copies", "8", "--lanes", "3", "--batch", "7", "--seed", "5"})
+		require.NoError(t, err)
+	})
+	assert.Contains(t, out, "projection zones, plugin "+plugin)
+	assert.Contains(t, out, "72 records, 24 stream instances, 32 rows", "9 events and 4 rows, 8 times")
+	assert.Contains(t, out, "all 32 rows equal the in-order fold of their streams")
+
+	// The row check: every attribute of the fold, the checkpoint aside.
+	want := abi.Item{"zone": abi.S("north"), "readings": abi.N("2"), "seq": abi.N("0")}
+	assert.True(t, itemCovers(abi.Item{"zone": abi.S("north"), "readings": abi.N("2"), "seq": abi.N("5"), "createdAt": abi.S("x")}, want, "seq"))
+	assert.False(t, itemCovers(abi.Item{"zone": abi.S("north"), "readings": abi.N("1"), "seq": abi.N("5")}, want, "seq"), "a field differs")
+	assert.False(t, itemCovers(abi.Item{"zone": abi.S("north"), "seq": abi.N("5")}, want, "seq"), "a field is missing")
+	assert.False(t, itemCovers(nil, want, "seq"), "the row is missing")
+}

@@ -54,6 +54,7 @@ func (f *projectionFlags) open(ctx context.Context) (*host.Host, error) {
 func runCatchUp(ctx context.Context, args []string) error {
 	f := newProjectionFlags("catchup")
 	row := f.fs.String("row", "", `bring instead every stream instance this row's checkpoints know up to its head; the row's key as JSON, plain or DynamoDB JSON: '{"pk": "Shipment#sh-1", "sk": "S"}'`)
+	asJSON := f.fs.Bool("json", false, "print the row's outcome as JSON (the row in plain JSON)")
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
@@ -72,6 +73,9 @@ func runCatchUp(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *asJSON {
+		return writeOutcomes(os.Stdout, []host.Outcome{o})
+	}
 	fmt.Fprintf(os.Stdout, "row %s: applied %d events, checkpoint %d, written %v\n", keys.String(o.Key), len(o.Applied()), o.Instances[0].Version, o.Written)
 	return nil
 }
@@ -88,6 +92,7 @@ func runRebuild(ctx context.Context, args []string) error {
 			"example: host rebuild --config dynafold.json --projection shipments --row '{\"pk\": \"Shipment#sh-1\", \"sk\": \"S\"}' --instance order#o-1 --instance weigh#w-1\n\n")
 		f.fs.PrintDefaults()
 	}
+	asJSON := f.fs.Bool("json", false, "with --id: print the rows' outcomes as JSON (rows in plain JSON)")
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
@@ -109,6 +114,12 @@ func runRebuild(ctx context.Context, args []string) error {
 		return rebuildWrittenBy(ctx, h, *f.proj, *by, *dry)
 	}
 	outs, err := h.Rebuild(ctx, *f.proj, *f.id)
+	if *asJSON {
+		if jerr := writeOutcomes(os.Stdout, outs); jerr != nil {
+			return jerr
+		}
+		return err
+	}
 	for _, o := range outs {
 		fmt.Fprintf(os.Stdout, "row %s: written %v, checkpoint %d\n", keys.String(o.Key), o.Written, o.Instances[0].Version)
 	}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/ddbclient"
+)
+
+func runCapture(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("capture", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), `usage: host capture --config FILE --stream NAME [--id ID] [--from V] [--to V] [--from-stream] [--out FILE]
+
+Writes a range of a stream from the event store as a Lambda DynamoDB stream
+event ({"Records": [...]}), the file host apply and host replay read.
+With --from-stream the records are read from the event table's DynamoDB
+stream instead, as it delivered them (only what the stream still holds).
+
+example:
+  host capture --config dynafold.json --stream Order --id o-1 --from 3 --out batch.json
+
+flags:`)
+		fs.PrintDefaults()
+	}
+	cfgPath := fs.String("config", "dynafold.json", "configuration file")
+	stream := fs.String("stream", "", "stream name, e.g. Order (required)")
+	id := fs.String("id", "", "stream id (composites joined with #); empty: every instance of the stream (scans the event table)")
+	from := fs.Uint64("from", 0, "first version (0: the first)")
+	to := fs.Uint64("to", 0, "last version (0: the head)")
+	out := fs.String("out", "-", "output file, or - for stdout")
+	fromStream := fs.Bool("from-stream", false, "read the records from the event table's DynamoDB stream (what the stream still holds, with its sequence numbers) instead of the event store")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *stream == "" {
+		return fmt.Errorf("--stream is required: the stream to capture, e.g. --stream Order")
+	}
+	if *to != 0 && *from > *to {
+		return fmt.Errorf("--from %d is after --to %d", *from, *to)
+	}
+	cfg, err := host.LoadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly()) // no plugin is needed
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	var recs []host.Record
+	if *fromStream {
+		recs, err = captureStream(ctx, h, cfg, *stream, *id, *from, *to)
+	} else {
+		recs, err = h.Capture(ctx, host.CaptureOptions{Stream: *stream, StreamID: *id, From: *from, To: *to})
+	}
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []host.Record{}
+	}
+	w := os.Stdout
+	if *out != "-" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := writeJSON(w, map[string]any{"Records": recs}); err != nil {
+		return err
+	}
+	if *out != "-" {
+		fmt.Fprintf(os.Stderr, "%d records written to %s\n", len(recs), *out)
+		return w.Close()
+	}
+	return nil
+}
+
+// captureStream reads the event table's stream, every shard parents first,
+// and keeps the records of the stream's events in the range, as read.
+func captureStream(ctx context.Context, h *host.Host, cfg *host.Config, stream, id string, from, to uint64) ([]host.Record, error) {
+	client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Region)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(cfg.EventStore.Table)})
+	if err != nil {
+		return nil, fmt.Errorf("event table %s: %w", cfg.EventStore.Table, err)
+	}
+	arn := aws.ToString(desc.Table.LatestStreamArn)
+	if arn == "" {
+		return nil, fmt.Errorf("event table %s has no stream: `host tables create` enables it (NEW_IMAGE)", cfg.EventStore.Table)
+	}
+	o := client.Options()
+	sc := dynamodbstreams.NewFromConfig(aws.Config{Region: o.Region, Credentials: o.Credentials, HTTPClient: o.HTTPClient},
+		func(so *dynamodbstreams.Options) { so.BaseEndpoint = o.BaseEndpoint })
+	all, err := readFeed(ctx, sc, arn)
+	if err != nil {
+		return nil, err
+	}
+	var out []host.Record
+	for _, r := range all {
+		ev, ok, err := h.RecordEvent(r)
+		if err != nil || !ok || ev.Stream != stream || (id != "" && ev.StreamID != id) || ev.Version < from || (to != 0 && ev.Version > to) {
+			continue // not an event of the range (an undecodable one included)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,4 @@
+package host
+
+// NewDryStore is newDryStore for the external tests.
+var NewDryStore = newDryStore

@@ -1,0 +1,95 @@
+package lambda_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/lambda"
+	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/testenv"
+	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
+	guest "github.com/dynafold/dynafold/sdk-guest"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestY2_ShadowRunsInTheLambdaHandler configures a shadow plugin that
+// differs from the live one for the customer c-2 only: the handler's
+// invocation writes the live rows, and the shadow counts and logs o-2.
+func TestY2_ShadowRunsInTheLambdaHandler(t *testing.T) {
+	env := testenv.Start(t)
+	events, rows := env.Table(t, "events", true), env.Table(t, "summaries", false)
+	live, err := guest.New(ordersummary.Projection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := ordersummary.Projection
+	cp.Version = "1.1.0"
+	base := cp.Evolve
+	cp.Evolve = func(s ordersummary.OrderSummary, e guest.Event) (ordersummary.OrderSummary, error) {
+		s, err := base(s, e)
+		if err == nil && e.Type == "OrderPlaced" && s.Customer == "c-2" {
+			s.Status = "placed-vip"
+		}
+		return s, err
+	}
+	cand, err := guest.New(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &host.Config{
+		EventStore: host.EventStoreConfig{Table: events, Schema: "shop", SchemaVersion: 1, Streams: []host.StreamConfig{
+			{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, Composite: []string{"orderId"}}}},
+		Projections: []host.ProjectionConfig{{Name: "summaries", Plugin: "native:live", Table: rows,
+			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}, Shadow: &host.ShadowConfig{Plugin: "native:candidate"}}},
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	h, call, err := lambda.Build(context.Background(), cfg, []host.Option{host.WithClient(env.Client),
+		host.WithNative("live", logic.Native(live, "order-summary")), host.WithNative("candidate", logic.Native(cand, "order-summary")),
+		host.WithLogger(log)}, lambda.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	payload := testenv.LambdaFixture(t, "stream_event.json")
+	env.SeedEvents(t, events, payload)
+	resp, err := call(context.Background(), payload)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("invoke: %v %+v", err, resp)
+	}
+	for _, id := range []string{"o-1", "o-2", "o-3"} {
+		it := env.Get(t, rows, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})
+		if strings.HasSuffix(it["status"].Str, "-vip") {
+			t.Errorf("row %s was written by the shadow: %v", id, it)
+		}
+	}
+	st := h.ShadowStats()
+	if len(st) != 1 || st[0].Rows != 3 || st[0].Differences != 1 {
+		t.Fatalf("shadow stats %+v", st)
+	}
+	if out := logs.String(); strings.Count(out, "shadow plugin differs") != 1 || !strings.Contains(out, "OrderSummary#o-2") {
+		t.Fatalf("log:\n%s", out)
+	}
+}
