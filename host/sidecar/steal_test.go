@@ -50,8 +50,11 @@ func TestC3_AWorkerThatJoinsStealsLeasesOneARoundUntilBalanced(t *testing.T) {
 		require.NoError(t, err)
 	}
 
+	// Each batch (one record) takes a second, so each shard (four records)
+	// lasts several lease rounds: the joining worker has time to steal
+	// before the shards end, even on a loaded machine.
 	slow := func() *testlogic.Ledger {
-		return &testlogic.Ledger{OnEvolve: func(*abi.EvolveRequest) { time.Sleep(250 * time.Millisecond) }}
+		return &testlogic.Ledger{OnEvolve: func(*abi.EvolveRequest) { time.Sleep(time.Second) }}
 	}
 	var spans []span
 	var mu sync.Mutex
