@@ -32,7 +32,7 @@ var pluginCommands = []command{
 }
 
 func init() {
-	commands = append(commands, command{"plugin", "plugin tools: precompile, validate, test, rollback", runPlugin})
+	commands = append(commands, command{"plugin", "plugin tools: new (a plugin project), precompile, validate, test, promote, rollback", runPlugin})
 }
 
 // errTestFailed is returned by `host plugin test` when the rows differ.
