@@ -47,7 +47,9 @@ type SidecarConfig struct {
 // failing, like a Lambda event source mapping's settings.
 type FailurePolicyConfig struct {
 	// MaxRetries is how many times a failed record is retried before it is
-	// given up; -1 retries until MaxRecordAge (default DefaultMaxRetries).
+	// given up to OnFailure; -1 retries until MaxRecordAge, or for ever
+	// without it (default DefaultMaxRetries with OnFailure, -1 without:
+	// a record is never given up when there is nowhere to keep it).
 	MaxRetries *int `json:"maxRetries,omitempty"`
 	// MaxRecordAge gives up a failed record older than this (default 0:
 	// no limit).
@@ -55,8 +57,10 @@ type FailurePolicyConfig struct {
 	// BisectOnError retries a failed batch in halves until the failing
 	// record is alone, so only it is counted as failed (default true).
 	BisectOnError *bool `json:"bisectOnError,omitempty"`
-	// OnFailure is where a given-up record goes; without one it is only
-	// logged.
+	// OnFailure is where a given-up record goes. Without one, no record is
+	// given up: a record that keeps failing is retried (its shard waits,
+	// and the lag shows it) until it succeeds, as an event source mapping
+	// does by default; MaxRetries and MaxRecordAge need it.
 	OnFailure *OnFailureConfig `json:"onFailure,omitempty"`
 }
 
@@ -136,6 +140,9 @@ func (s SidecarConfig) Policy(projection string) FailurePolicyConfig {
 	}
 	if p.MaxRetries == nil {
 		n := DefaultMaxRetries
+		if p.OnFailure == nil {
+			n = -1
+		}
 		p.MaxRetries = &n
 	}
 	if p.BisectOnError == nil {
@@ -166,6 +173,7 @@ func (c *Config) validateSidecar(ps *problems) {
 		ps.add("sidecar.onTrimmed", "%q is not a policy: use %q (stop and alert) or %q (read on from the oldest record kept and record the projections to rebuild)", s.OnTrimmed, TrimmedStop, TrimmedContinue)
 	}
 	s.Failure.validate(ps, "sidecar.failure")
+	s.checkKept(ps, "sidecar.failure", "")
 	names := map[string]bool{}
 	for _, p := range c.Projections {
 		names[p.Name] = true
@@ -181,15 +189,33 @@ func (c *Config) validateSidecar(ps *problems) {
 			ps.add(path, "names no projection of \"projections\"")
 		}
 		s.Projections[k].validate(ps, path)
+		s.checkKept(ps, path, k)
+	}
+}
+
+// checkKept refuses a policy that gives records up (maxRetries,
+// maxRecordAge) with no onFailure destination to keep them: they would be
+// lost. path is where the policy is written, projection whose it is ("":
+// the default one).
+func (s *SidecarConfig) checkKept(ps *problems, path, projection string) {
+	own := s.Failure
+	if projection != "" {
+		own = s.Projections[projection]
+	}
+	if s.Policy(projection).OnFailure != nil {
+		return
+	}
+	if own.MaxRetries != nil && *own.MaxRetries >= 0 {
+		ps.add(path+".maxRetries", "gives a record up after %d retries, but there is no onFailure destination to keep it: the record would be lost; set onFailure (\"file\", \"table\" or \"queueUrl\"), or leave maxRetries out to retry until it succeeds", *own.MaxRetries)
+	}
+	if own.MaxRecordAge > 0 {
+		ps.add(path+".maxRecordAge", "gives a record up once older than %s, but there is no onFailure destination to keep it: the record would be lost; set onFailure (\"file\", \"table\" or \"queueUrl\"), or leave maxRecordAge out", own.MaxRecordAge)
 	}
 }
 
 func (f FailurePolicyConfig) validate(ps *problems, path string) {
 	if f.MaxRetries != nil && *f.MaxRetries < -1 {
 		ps.add(path+".maxRetries", "is %d: use -1 (retry until maxRecordAge) or 0 and up", *f.MaxRetries)
-	}
-	if f.MaxRetries != nil && *f.MaxRetries == -1 && f.MaxRecordAge == 0 {
-		ps.add(path+".maxRetries", "is -1 without maxRecordAge: a record that always fails would stop its shard for ever; set maxRecordAge too")
 	}
 	if f.MaxRecordAge < 0 {
 		ps.add(path+".maxRecordAge", "is negative (%s): use a positive duration such as \"1h\", or leave it out", f.MaxRecordAge)

@@ -27,7 +27,6 @@ func TestC4_SidecarConfigErrorsNameTheJSONPath(t *testing.T) {
 		"sidecar.leaseDuration is 100ms",
 		"sidecar.batchSize is 5000",
 		`sidecar.onTrimmed: "ignore" is not a policy`,
-		"sidecar.failure.maxRetries is -1 without maxRecordAge",
 		"sidecar.failure.onFailure sets 2 destinations",
 		`sidecar.projections["nope"]: names no projection`,
 		`sidecar.projections["nope"].maxRetries is -2`,
@@ -53,4 +52,24 @@ func TestC4_SidecarPolicyTakesAProjectionsOwnFieldsOverTheDefaults(t *testing.T)
 	d := s.Policy("")
 	assert.Equal(t, host.DefaultMaxRetries, *d.MaxRetries)
 	assert.True(t, *d.BisectOnError)
+}
+
+func TestC4_APolicyThatGivesRecordsUpNeedsADestination(t *testing.T) {
+	_, err := host.ParseConfig([]byte(strings.Replace(sidecarBase, "%s", `{"leaseTable": "leases",
+    "failure": {"maxRetries": 2},
+    "projections": {"summaries": {"maxRecordAge": "1h"}}}`, 1)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sidecar.failure.maxRetries: gives a record up after 2 retries, but there is no onFailure destination")
+	assert.Contains(t, err.Error(), `sidecar.projections["summaries"].maxRecordAge: gives a record up once older than 1h0m0s, but there is no onFailure destination`)
+
+	cfg, err := host.ParseConfig([]byte(strings.Replace(sidecarBase, "%s", `{"leaseTable": "leases"}`, 1)))
+	require.NoError(t, err)
+	p := cfg.EffectiveSidecar().Policy("summaries")
+	assert.Nil(t, p.OnFailure)
+	assert.Equal(t, -1, *p.MaxRetries, "no destination: retried until it succeeds")
+
+	cfg, err = host.ParseConfig([]byte(strings.Replace(sidecarBase, "%s", `{"leaseTable": "leases",
+    "failure": {"maxRetries": 2, "onFailure": {"file": "q.jsonl"}}, "projections": {"summaries": {"maxRetries": 5}}}`, 1)))
+	require.NoError(t, err, "a projection's policy keeps the default destination")
+	assert.Equal(t, "q.jsonl", cfg.EffectiveSidecar().Policy("summaries").OnFailure.File)
 }

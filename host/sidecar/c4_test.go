@@ -216,3 +216,25 @@ func TestC4_TrimmedDataStopsUnderStopAndFlagsARebuildUnderContinue(t *testing.T)
 }
 
 var _ = fmt.Sprint
+
+// Without an on-failure destination nothing is given up: a failing record
+// is delivered again and again (its shard waits, later records with it),
+// and folds once the cause is gone — it is never lost.
+func TestC4_WithoutADestinationAFailingRecordIsRetriedUntilItFolds(t *testing.T) {
+	e := start(t, ddblocal.StreamOptions{}, host.SidecarConfig{BatchSize: 50})
+	l := &flaky{Ledger: &testlogic.Ledger{}, id: "b", times: 8} // far past the default of 3 retries
+	h := e.host(t, l)
+	appendAdds(t, h, "a", 0, 2)
+	appendAdds(t, h, "b", 0, 2)
+	appendAdds(t, h, "c", 0, 2)
+	var spans []span
+	var mu sync.Mutex
+	obs := newRecorder("w1", &spans, &mu)
+	stop := run(e.reader(t, h, "w1", obs, func(s *host.SidecarConfig) { f := false; s.Failure.BisectOnError = &f }))
+	e.waitRows(t, map[string]string{"a": foldLog(2), "b": foldLog(2), "c": foldLog(2)}, 30*time.Second)
+	require.NoError(t, stop(nil))
+	assert.Equal(t, int64(9), l.calls.Load(), "eight failed deliveries of b's row, then the one that folded")
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	assert.Empty(t, obs.given, "nothing given up without a destination")
+}

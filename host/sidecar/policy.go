@@ -69,11 +69,15 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 }
 
 // exhausted reports whether every failing projection's policy gives the
-// record up: its attempts are past maxRetries, or it is older than
-// maxRecordAge. The most patient policy wins.
+// record up: it has an on-failure destination, and the record's attempts
+// are past maxRetries or it is older than maxRecordAge. The most patient
+// policy wins; a policy without a destination never gives a record up.
 func (r *Reader) exhausted(projections []string, a *attempt, rec host.Record) bool {
 	for _, p := range projections {
 		pol := r.sc.Policy(p)
+		if pol.OnFailure == nil {
+			return false
+		}
 		byRetries := *pol.MaxRetries >= 0 && a.n > *pol.MaxRetries
 		age := time.Duration(pol.MaxRecordAge)
 		created := rec.DynamoDB.ApproximateCreationDateTime
@@ -191,7 +195,7 @@ func failureAt(res *host.Result, pos int) failure {
 			o := &pr.Rows[i]
 			if o.Failed() && slices.Contains(o.Positions, pos) {
 				f.projections = append(f.projections, name)
-				reasons = append(reasons, fmt.Sprintf("projection %q: %v", name, o.Err))
+				reasons = append(reasons, o.Err.Error()) // it names the projection and the row
 			}
 		}
 		for _, kf := range pr.KeyFailures {
