@@ -1,0 +1,108 @@
+package sidecar_test
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dynafold/dynafold/ddblocal"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/testlogic"
+)
+
+// BenchmarkChangeFeedLag appends events at a steady rate while one worker
+// (default poll interval: 1 s would dominate, so 50 ms here, as a busy
+// deployment would configure) reads the feed, and reports the lag from
+// each event's append call to the batch that wrote its row returning:
+// p50, p99 and max, in milliseconds.
+//
+//	go test ./host/sidecar -run '^$' -bench BenchmarkChangeFeedLag -benchtime 1x -count 3
+func BenchmarkChangeFeedLag(b *testing.B) {
+	for _, rate := range []int{200, 1000} {
+		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
+			var lags []time.Duration
+			for n := 0; n < b.N; n++ {
+				lags = steadyLag(b, rate, 3*time.Second)
+			}
+			slices.Sort(lags)
+			q := func(p float64) float64 {
+				return float64(lags[int(p*float64(len(lags)-1))].Microseconds()) / 1000
+			}
+			b.ReportMetric(q(0.5), "p50-ms")
+			b.ReportMetric(q(0.99), "p99-ms")
+			b.ReportMetric(q(1), "max-ms")
+			b.ReportMetric(float64(len(lags)), "events")
+		})
+	}
+}
+
+// steadyLag appends rate events per second for d (one event per stream
+// instance, 16 instances in turn) and returns each event's lag.
+func steadyLag(b *testing.B, rate int, d time.Duration) []time.Duration {
+	e := start(b, ddblocal.StreamOptions{}, host.SidecarConfig{BatchSize: 100, PollInterval: host.Duration(50 * time.Millisecond)})
+	h := e.host(b, &testlogic.Ledger{})
+	obs := &lagObserver{appended: map[string]time.Time{}}
+	stop := run(e.reader(b, e.host(b, &testlogic.Ledger{}), "w", obs))
+	time.Sleep(200 * time.Millisecond) // the lease is taken
+	b.ResetTimer()
+	total := int(d.Seconds() * float64(rate))
+	every := time.Second / time.Duration(rate)
+	t0 := time.Now()
+	versions := map[string]int{}
+	for i := 0; i < total; i++ {
+		if wait := time.Until(t0.Add(time.Duration(i) * every)); wait > 0 {
+			time.Sleep(wait)
+		}
+		id := fmt.Sprintf("s%d", i%16)
+		obs.mu.Lock() // noted before the append: its record may be read before the append returns
+		obs.appended[fmt.Sprintf("%s#%d", id, versions[id]+1)] = time.Now()
+		obs.mu.Unlock()
+		appendAdds(b, h, id, versions[id], 1)
+		versions[id]++
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		obs.mu.Lock()
+		n := len(obs.lags)
+		obs.mu.Unlock()
+		if n >= total || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.StopTimer()
+	_ = stop(nil)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.lags) < total {
+		b.Fatalf("%d of %d events written", len(obs.lags), total)
+	}
+	return obs.lags
+}
+
+// lagObserver notes, for every event of a batch processed without a
+// failure, the time since its append returned.
+type lagObserver struct {
+	countObserver
+	mu       sync.Mutex
+	appended map[string]time.Time // "<streamId>#<version>"
+	lags     []time.Duration
+}
+
+func (o *lagObserver) BatchProcessed(_, _ string, res *host.Result, _ time.Duration, err error) {
+	if err != nil || res == nil || len(res.Failed()) > 0 {
+		return
+	}
+	now := time.Now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, ev := range res.Events {
+		k := fmt.Sprintf("%s#%d", ev.StreamID, ev.Version)
+		if t, ok := o.appended[k]; ok {
+			o.lags = append(o.lags, now.Sub(t))
+			delete(o.appended, k)
+		}
+	}
+}
