@@ -241,21 +241,7 @@ func rowMatches(got, want abi.Item, head uint64) bool {
 func report(w *os.File, plugin string, seed uint64, records, rows int, st *replayStats, counts map[string]int64, applyTime, total time.Duration, bad []string) {
 	fmt.Fprintf(w, "dynafold demo — order-summary plugin %s, seed %d\n", plugin, seed)
 	fmt.Fprintf(w, "  change feed:   %d records, %d rows (order streams)\n", records, rows)
-	fmt.Fprintf(w, "  deliveries:    %d records in %d batches (%d redelivered, %d reported failed)\n",
-		st.deliveries.Load(), st.batches.Load(), st.redelivered.Load(), st.failedRecords.Load())
-	ops := make([]string, 0, len(counts))
-	var n int64
-	for op, c := range counts {
-		ops = append(ops, op)
-		n += c
-	}
-	sort.Strings(ops)
-	fmt.Fprintf(w, "  DynamoDB:      %d requests:", n)
-	for _, op := range ops {
-		fmt.Fprintf(w, " %s %d", op, counts[op])
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  time:          %s applying (%.0f records/s), %s in all\n", applyTime.Round(time.Millisecond), float64(st.deliveries.Load())/applyTime.Seconds(), total.Round(time.Millisecond))
+	reportRun(w, st, counts, applyTime, total)
 	if len(bad) == 0 {
 		fmt.Fprintf(w, "  check:         all %d rows equal the in-order fold of their stream\n", rows)
 	} else {

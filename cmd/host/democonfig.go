@@ -260,6 +260,12 @@ func itemCovers(got, want abi.Item, skip string) bool {
 // reportCounts prints the feed, the deliveries, the requests and the time.
 func reportCounts(w io.Writer, records, instances, rows int, st *replayStats, counts map[string]int64, applyTime, total time.Duration) {
 	fmt.Fprintf(w, "  change feed:   %d records, %d stream instances, %d rows\n", records, instances, rows)
+	reportRun(w, st, counts, applyTime, total)
+}
+
+// reportRun prints the deliveries, the DynamoDB requests by type and the
+// time, the part of a demo's report every plugin shares.
+func reportRun(w io.Writer, st *replayStats, counts map[string]int64, applyTime, total time.Duration) {
 	fmt.Fprintf(w, "  deliveries:    %d records in %d batches (%d redelivered, %d reported failed)\n",
 		st.deliveries.Load(), st.batches.Load(), st.redelivered.Load(), st.failedRecords.Load())
 	ops := make([]string, 0, len(counts))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/dynafold/dynafold/abi"
@@ -198,32 +197,7 @@ func CompareRows(got []Row, want []abi.Item) []string {
 }
 
 func itemDiff(key string, want, got abi.Item) []string {
-	var diffs []string
-	names := map[string]bool{}
-	for k := range want {
-		names[k] = true
-	}
-	for k := range got {
-		names[k] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for k := range names {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
-		w, wok := want[k]
-		g, gok := got[k]
-		switch {
-		case !gok:
-			diffs = append(diffs, fmt.Sprintf("row %s: %s missing, want %s", key, k, renderValue(w)))
-		case !wok:
-			diffs = append(diffs, fmt.Sprintf("row %s: %s = %s not expected", key, k, renderValue(g)))
-		case !w.Equal(g):
-			diffs = append(diffs, fmt.Sprintf("row %s: %s = %s, want %s", key, k, renderValue(g), renderValue(w)))
-		}
-	}
-	return diffs
+	return abi.DiffItems(key, want, got, renderValue)
 }
 
 // KeyString renders a key canonically ("pk=a,sk=b", attributes sorted), for

@@ -68,32 +68,7 @@ func matchRow(byKey map[string]Result, w abi.Item) (Result, bool) {
 }
 
 func attrDiff(key string, want, got abi.Item) []string {
-	names := map[string]bool{}
-	for k := range want {
-		names[k] = true
-	}
-	for k := range got {
-		names[k] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for k := range names {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	var lines []string
-	for _, k := range sorted {
-		w, wok := want[k]
-		g, gok := got[k]
-		switch {
-		case !gok:
-			lines = append(lines, fmt.Sprintf("row %s: %s missing, want %s", key, k, renderValue(w)))
-		case !wok:
-			lines = append(lines, fmt.Sprintf("row %s: %s = %s not expected", key, k, renderValue(g)))
-		case !w.Equal(g):
-			lines = append(lines, fmt.Sprintf("row %s: %s = %s, want %s", key, k, renderValue(g), renderValue(w)))
-		}
-	}
-	return lines
+	return abi.DiffItems(key, want, got, renderValue)
 }
 
 func render(it abi.Item) string {
