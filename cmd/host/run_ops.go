@@ -53,6 +53,7 @@ func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logg
 // serving marks the host built and its plugins known to the status page.
 func (o *runOps) serving(h *host.Host) {
 	o.metrics.ServePlugins(h)
+	o.metrics.ServeShadows(h)
 	o.started.Store(true)
 }
 

@@ -41,6 +41,7 @@ type Options struct {
 type Metrics struct {
 	reg *prometheus.Registry
 	now func() time.Time
+	shadowState
 
 	iteratorAge   *prometheus.GaugeVec
 	recordsRead   *prometheus.CounterVec
@@ -111,7 +112,7 @@ func New(o Options) *Metrics {
 	m.pluginErrors = counter("plugin_call_errors_total", "Calls into a projection's plugin that failed.", "projection", "function")
 	m.reg.MustRegister(m.iteratorAge, m.recordsRead, m.batches, m.batchDuration, m.applied, m.already, m.rowsWritten,
 		m.rowsFailed, m.recordsFailed, m.decodeFailed, m.retries, m.gapReads, m.gapEvents, m.conflicts, m.givenUp,
-		m.leasesHeld, m.shardsTotal, m.pluginCalls, m.pluginErrors, lagCollector{m}, pluginInfoCollector{m},
+		m.leasesHeld, m.shardsTotal, m.pluginCalls, m.pluginErrors, lagCollector{m}, pluginInfoCollector{m}, shadowCollector{m},
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
