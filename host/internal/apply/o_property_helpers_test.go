@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +25,8 @@ import (
 	"github.com/dynafold/dynafold/host/deliver"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/outbox"
+	"github.com/dynafold/dynafold/host/internal/store/dynamo"
+	"github.com/dynafold/dynafold/internal/dynamotest"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
@@ -221,4 +226,39 @@ func committed(t *testing.T, f *fixture, table string) (ids, sks map[string][]st
 		}
 	}
 	return ids, sks
+}
+
+// lostResponses is a transport that, now and then, loses the response of a
+// write that succeeded: the row (and its outbox items) are committed, and
+// the engine sees a server error instead (its retry then finds the write
+// done, or the call fails and is delivered again), so the delivery right
+// after the write never happens in that call.
+type lostResponses struct {
+	next http.RoundTripper
+	lost atomic.Int64
+}
+
+func (l *lostResponses) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(req)
+	op := req.Header.Get("X-Amz-Target")
+	if err != nil || resp.StatusCode != http.StatusOK || rand.IntN(8) != 0 ||
+		!(strings.HasSuffix(op, ".TransactWriteItems") || strings.HasSuffix(op, ".PutItem")) {
+		return resp, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	l.lost.Add(1)
+	body := `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"response lost after the write (injected)"}`
+	return &http.Response{StatusCode: 500, Status: "500 Internal Server Error", Request: req,
+		Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}, nil
+}
+
+// lossyDB is a client of the fixture's server whose writes' responses are
+// lost now and then (lostResponses).
+func lossyDB(t *testing.T, f *fixture) (*dynamo.DB, *lostResponses) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	l := &lostResponses{next: tr}
+	c := dynamotest.ClientAt(t, f.env.Server.Endpoint(), func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: l} })
+	return dynamo.New(c), l
 }
