@@ -36,15 +36,20 @@ func effectID(streamID string, version uint64, index int) string {
 }
 
 // effectsOf gives the applied events of the fold-mode sources (order and
-// weigh) 0 to 2 effects each, depending on the event; scan (latest mode)
+// weigh) 0 to 2 effects each, depending on the event (a removal 1 to 3);
+// scan (latest mode)
 // events carry none, since which of them are applied and which superseded
 // depends on how they arrive.
 func effectsOf(ev abi.Event) []abi.Value {
 	if sourceOf(ev.StreamID) == "scan" {
 		return nil
 	}
+	n := int(ev.Version+uint64(ev.StreamID[1])) % 3
+	if ev.Type == "Close" {
+		n++ // a tombstone's write commits effects too
+	}
 	var out []abi.Value
-	for i := range int(ev.Version+uint64(ev.StreamID[1])) % 3 {
+	for i := range n {
 		out = append(out, testlogic.EffectOf(ev, i))
 	}
 	return out
