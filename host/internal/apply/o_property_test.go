@@ -218,7 +218,11 @@ func oProperty(t *testing.T, seed uint64) int {
 		if len(pending) == 0 {
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "seed %d: rows %v keep pending effects", seed, pending)
+		var names []string
+		for _, k := range pending {
+			names = append(names, rowName(k))
+		}
+		require.True(t, time.Now().Before(deadline), "seed %d: rows %v keep pending effects", seed, names)
 		time.Sleep(claimFor) // a claim an abandoned call left behind expires
 	}
 
