@@ -3,6 +3,7 @@ package guest
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 )
 
@@ -10,7 +11,9 @@ import (
 // numbers (N): money, quantities, anything summed where float64 would drift
 // (0.1 + 0.2 is 0.30000000000000004 in float64, 0.3 in Decimal).
 //
-// Arithmetic (Add, Sub, Mul, Neg) is exact and unbounded; Round brings a
+// Arithmetic (Add, Sub, Mul, Neg) is exact and unbounded in digits (an
+// exponent beyond ±2^31, reached only by products far outside anything
+// DynamoDB stores, panics rather than wrapping around); Round brings a
 // result to a number of decimal places with a stated RoundingMode. DynamoDB
 // stores at most 38 significant digits with a magnitude between 1E-130 and
 // 9.99…E+125: ParseDecimal refuses anything else, Valid reports whether a
@@ -24,11 +27,26 @@ type Decimal struct {
 	// The coefficient, without leading or trailing zeros: in lo when it
 	// has at most 19 digits (0 is zero), else its digits in big. The value
 	// is ±coefficient × 10^exp.
+	//
+	// The exponent is an int32 so that a Decimal is 32 bytes: Go's Wasm
+	// port zeroes and copies values up to that size with plain stores, and
+	// larger ones with a call out of the module.
 	lo  uint64
 	big string
-	exp int
+	exp int32
 	neg bool
 }
+
+// exp32 returns e as a Decimal's exponent; a product of numbers far outside
+// anything DynamoDB stores can overflow it, and panics.
+func exp32(e int) int32 {
+	if e != int(int32(e)) {
+		panic(errExponent)
+	}
+	return int32(e)
+}
+
+var errExponent = errors.New("decimal: exponent overflows int32 (a product of numbers far outside the range DynamoDB stores)")
 
 // smallDigits is the most digits a coefficient kept in lo has.
 const smallDigits = 19
@@ -47,8 +65,12 @@ func (d Decimal) digits() int {
 	if d.big != "" {
 		return len(d.big)
 	}
-	n := 0
-	for n < smallDigits && d.lo >= pow10u[n] {
+	if d.lo == 0 {
+		return 0
+	}
+	// log10 from the bit length (1233/4096 ≈ log10 2), then one compare.
+	n := bits.Len64(d.lo) * 1233 >> 12
+	if d.lo >= pow10u[n] {
 		n++
 	}
 	return n
@@ -59,14 +81,32 @@ func small(neg bool, lo uint64, exp int) Decimal {
 	if lo == 0 {
 		return Decimal{}
 	}
-	for lo%10 == 0 {
-		lo /= 10
-		exp++
-	}
+	lo, exp = trimZeros(lo, exp)
 	if lo >= 1e19 { // 20 digits: kept as text, the one form of such numbers
-		return Decimal{big: strconv.FormatUint(lo, 10), exp: exp, neg: neg}
+		return Decimal{big: strconv.FormatUint(lo, 10), exp: exp32(exp), neg: neg}
 	}
-	return Decimal{lo: lo, exp: exp, neg: neg}
+	return Decimal{lo: lo, exp: exp32(exp), neg: neg}
+}
+
+// inv5 is the inverse of 5 modulo 2^64: for m divisible by 5, m*inv5 is
+// m/5, and for any other m it is above maxDiv5.
+const (
+	inv5    = 0xCCCCCCCCCCCCCCCD
+	maxDiv5 = ^uint64(0) / 5
+)
+
+// trimZeros drops the trailing decimal zeros of lo (not 0), raising exp by
+// as many. It multiplies instead of dividing by 10: a 64-bit division by a
+// constant is a long sequence of 32-bit steps in a Wasm guest.
+func trimZeros(lo uint64, exp int) (uint64, int) {
+	for lo&1 == 0 {
+		q := (lo >> 1) * inv5 // lo/10 when lo is a multiple of 10
+		if q > maxDiv5 {
+			break
+		}
+		lo, exp = q, exp+1
+	}
+	return lo, exp
 }
 
 // The errors of ParseDecimal and Valid.
@@ -118,6 +158,16 @@ func DecimalFromInt(v int64) Decimal {
 // Valid reports whether DynamoDB can store d: nil, ErrDecimalDigits or
 // ErrDecimalRange.
 func (d Decimal) Valid() error {
+	// A coefficient of at most 19 digits with an exponent from -130 to
+	// 107 always fits (zero's exponent is 0): one compare, inlined.
+	if d.big == "" && uint(int(d.exp)+130) <= 130+125-(smallDigits-1) {
+		return nil
+	}
+	return validSlow(&d)
+}
+
+//go:noinline
+func validSlow(d *Decimal) error {
 	n := d.digits()
 	if n == 0 {
 		return nil
@@ -125,7 +175,7 @@ func (d Decimal) Valid() error {
 	if n > DecimalDigits {
 		return ErrDecimalDigits
 	}
-	if d.exp < -130 || d.exp+n-1 > 125 {
+	if d.exp < -130 || int(d.exp)+n-1 > 125 {
 		return ErrDecimalRange
 	}
 	return nil
@@ -153,10 +203,10 @@ func (d Decimal) appendText(dst []byte) []byte {
 	} else {
 		c = strconv.AppendUint(c, d.lo, 10)
 	}
-	switch p := len(c) + d.exp; {
+	switch p := len(c) + int(d.exp); {
 	case d.exp >= 0:
 		dst = append(dst, c...)
-		for i := 0; i < d.exp; i++ {
+		for i := int32(0); i < d.exp; i++ {
 			dst = append(dst, '0')
 		}
 	case p > 0:

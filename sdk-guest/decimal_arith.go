@@ -25,14 +25,14 @@ var maxScalable = func() (m [len(pow10u)]uint64) {
 // alignSmall returns the coefficients of a and b (both small) scaled to
 // their common exponent; ok false when a scaled one overflows uint64.
 func alignSmall(a, b Decimal) (x, y uint64, exp int, ok bool) {
-	x, y, exp = a.lo, b.lo, min(a.exp, b.exp)
-	if d := a.exp - exp; d > 0 {
+	x, y, exp = a.lo, b.lo, int(min(a.exp, b.exp))
+	if d := int(a.exp) - exp; d > 0 {
 		if d >= len(pow10u) || x > maxScalable[d] {
 			return 0, 0, 0, false
 		}
 		x *= pow10u[d]
 	}
-	if d := b.exp - exp; d > 0 {
+	if d := int(b.exp) - exp; d > 0 {
 		if d >= len(pow10u) || y > maxScalable[d] {
 			return 0, 0, 0, false
 		}
@@ -59,20 +59,20 @@ const (
 // aligned returns the magnitudes of a and b as integer digit strings scaled
 // to their common (smaller) exponent, and that exponent.
 func aligned(a, b Decimal) (x, y []byte, exp int) {
-	exp = min(a.exp, b.exp)
+	exp = int(min(a.exp, b.exp))
 	if a.IsZero() {
-		exp = b.exp
+		exp = int(b.exp)
 	} else if b.IsZero() {
-		exp = a.exp
+		exp = int(a.exp)
 	}
 	scale := func(d Decimal) []byte {
 		c := d.coef()
 		if c == "" {
 			return []byte{'0'}
 		}
-		out := make([]byte, len(c), len(c)+d.exp-exp)
+		out := make([]byte, len(c), len(c)+int(d.exp)-exp)
 		copy(out, c)
-		for i := exp; i < d.exp; i++ {
+		for i := exp; i < int(d.exp); i++ {
 			out = append(out, '0')
 		}
 		return out
@@ -155,27 +155,62 @@ func subDigits(x, y []byte) []byte {
 }
 
 // Add returns d + o, exactly.
+//
+// Coefficients of at most 19 digits are added as uint64 inline, without a
+// call (calls are dear in a Wasm guest); a sum that does not fit, or a
+// coefficient kept as digits, takes addSlow.
 func (d Decimal) Add(o Decimal) Decimal {
+	if d.big != "" || o.big != "" {
+		return addSlow(d, o)
+	}
+	if o.lo == 0 {
+		return d
+	}
+	if d.lo == 0 {
+		return o
+	}
+	x, y, exp := d.lo, o.lo, int(d.exp)
+	if k := int(d.exp) - int(o.exp); k > 0 {
+		if k >= len(pow10u) || x > maxScalable[k] {
+			return addSlow(d, o)
+		}
+		x *= pow10u[k]
+		exp = int(o.exp)
+	} else if k < 0 {
+		if -k >= len(pow10u) || y > maxScalable[-k] {
+			return addSlow(d, o)
+		}
+		y *= pow10u[-k]
+	}
+	neg := d.neg
+	switch {
+	case d.neg == o.neg:
+		sum := x + y
+		if sum < x { // a carry out of 64 bits
+			return addSlow(d, o)
+		}
+		x = sum
+	case x > y:
+		x -= y
+	case x < y:
+		x, neg = y-x, o.neg
+	default:
+		return Decimal{}
+	}
+	if x >= 1e19 { // 20 digits, scaled or summed: small keeps them as text
+		return small(neg, x, exp)
+	}
+	x, exp = trimZeros(x, exp)
+	return Decimal{lo: x, exp: exp32(exp), neg: neg}
+}
+
+// addSlow returns d + o on digit strings: any coefficients, any sum.
+func addSlow(d, o Decimal) Decimal {
 	if d.IsZero() {
 		return o
 	}
 	if o.IsZero() {
 		return d
-	}
-	if d.big == "" && o.big == "" {
-		if x, y, exp, ok := alignSmall(d, o); ok {
-			switch {
-			case d.neg != o.neg && x == y:
-				return Decimal{}
-			case d.neg != o.neg && x > y:
-				return small(d.neg, x-y, exp)
-			case d.neg != o.neg:
-				return small(o.neg, y-x, exp)
-			}
-			if sum, carry := bits.Add64(x, y, 0); carry == 0 {
-				return small(d.neg, sum, exp)
-			}
-		}
 	}
 	x, y, exp := aligned(d, o)
 	if d.neg == o.neg {
@@ -200,7 +235,7 @@ func (d Decimal) Mul(o Decimal) Decimal {
 	}
 	if d.big == "" && o.big == "" {
 		if hi, lo := bits.Mul64(d.lo, o.lo); hi == 0 {
-			return small(d.neg != o.neg, lo, d.exp+o.exp)
+			return small(d.neg != o.neg, lo, int(d.exp)+int(o.exp))
 		}
 	}
 	dc, oc := d.coef(), o.coef()
@@ -218,18 +253,18 @@ func (d Decimal) Mul(o Decimal) Decimal {
 	for k, v := range acc {
 		out[k] = byte('0' + v)
 	}
-	return normal(d.neg != o.neg, out, d.exp+o.exp)
+	return normal(d.neg != o.neg, out, int(d.exp)+int(o.exp))
 }
 
 // Round returns d rounded to places digits after the decimal point (a
 // negative places rounds to tens, hundreds …) by mode.
 func (d Decimal) Round(places int, mode RoundingMode) Decimal {
 	target := -places
-	if d.IsZero() || d.exp >= target {
+	if d.IsZero() || int(d.exp) >= target {
 		return d
 	}
 	c := d.coef()
-	drop := target - d.exp // digits dropped from the right, >= 1
+	drop := target - int(d.exp) // digits dropped from the right, >= 1
 	kept := []byte{'0'}
 	if drop < len(c) {
 		kept = []byte(c[:len(c)-drop])

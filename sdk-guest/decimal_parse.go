@@ -7,6 +7,11 @@ func parseDecimal(s string) (Decimal, bool) {
 	if d, ok := parseSmall(s); ok {
 		return d, true
 	}
+	return parseGeneral(s)
+}
+
+// parseGeneral parses any decimal text on digit strings.
+func parseGeneral(s string) (Decimal, bool) {
 	i, neg := 0, false
 	if i < len(s) && (s[i] == '-' || s[i] == '+') {
 		neg = s[i] == '-'
@@ -84,48 +89,50 @@ func normal(neg bool, digits []byte, exp int) Decimal {
 		for _, c := range digits[lo:hi] {
 			v = v*10 + uint64(c-'0')
 		}
-		return Decimal{lo: v, exp: exp, neg: neg}
+		return Decimal{lo: v, exp: exp32(exp), neg: neg}
 	}
-	return Decimal{big: string(digits[lo:hi]), exp: exp, neg: neg}
+	return Decimal{big: string(digits[lo:hi]), exp: exp32(exp), neg: neg}
 }
 
 // parseSmall parses the common forms without allocating: at most 19
-// significant digits, an optional point, an optional short exponent. ok
+// digits, an optional point, an optional exponent of at most 6 digits. ok
 // false: use the general parser (which also reports syntax errors).
+//
+// It is written for Go's Wasm port: two tight digit loops, no call, and
+// trailing zeros dropped with multiplications (trimZeros) rather than
+// divisions.
 func parseSmall(s string) (Decimal, bool) {
 	i, neg := 0, false
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		neg = s[i] == '-'
-		i++
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		i = 1
 	}
+	start := i
 	var v uint64
-	n, sig, frac, point := 0, 0, 0, false
 	for ; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			n++
-			if point {
-				frac++
-			}
-			if sig > 0 || c != '0' {
-				sig++
-				if sig > smallDigits {
-					return Decimal{}, false
-				}
-				v = v*10 + uint64(c-'0')
-			}
-			continue
-		case c == '.' && !point:
-			point = true
-			continue
+		c := s[i] - '0'
+		if c > 9 {
+			break
 		}
-		break
+		v = v*10 + uint64(c)
 	}
-	if n == 0 {
+	n, exp := i-start, 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		frac := i
+		for ; i < len(s); i++ {
+			c := s[i] - '0'
+			if c > 9 {
+				break
+			}
+			v = v*10 + uint64(c)
+		}
+		n += i - frac
+		exp = frac - i
+	}
+	if n == 0 || n > smallDigits {
 		return Decimal{}, false
 	}
-	exp := 0
 	if i < len(s) {
 		if s[i] != 'e' && s[i] != 'E' {
 			return Decimal{}, false
@@ -139,16 +146,22 @@ func parseSmall(s string) (Decimal, bool) {
 		if i == len(s) || len(s)-i > 6 {
 			return Decimal{}, false
 		}
+		e := 0
 		for ; i < len(s); i++ {
-			c := s[i]
-			if c < '0' || c > '9' {
+			c := s[i] - '0'
+			if c > 9 {
 				return Decimal{}, false
 			}
-			exp = exp*10 + int(c-'0')
+			e = e*10 + int(c)
 		}
 		if eneg {
-			exp = -exp
+			e = -e
 		}
+		exp += e
 	}
-	return small(neg, v, exp-frac), true
+	if v == 0 {
+		return Decimal{}, true
+	}
+	v, exp = trimZeros(v, exp)
+	return Decimal{lo: v, exp: int32(exp), neg: neg}, true // |exp| < 1e6 + 19
 }
