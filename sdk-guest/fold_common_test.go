@@ -1,0 +1,63 @@
+package guest_test
+
+import (
+	"testing"
+
+	"github.com/dynafold/dynafold/abi"
+	guest "github.com/dynafold/dynafold/sdk-guest"
+)
+
+// commonStep is testProjection without effects, so that the run loop takes
+// its inline common step (an existing row, one source, no effects), which
+// keeps the state in local slots between events.
+func commonStep() *guest.Plugin {
+	p := testProjection
+	p.Effects = nil
+	return guest.MustNew(p)
+}
+
+func evolveCommon(t *testing.T, state abi.Item, events ...abi.SourcedEvent) *abi.EvolveResponse {
+	t.Helper()
+	resp, err := commonStep().Evolve(&abi.EvolveRequest{Key: guest.StringKey("pk", "C#c-1", "sk", "C"), StreamID: "c-1", State: state, Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestW2_CommonStepKeepsStateAcrossOutcomes(t *testing.T) {
+	r := evolveCommon(t, nil, inc(1, "2"), inc(2, "3"), ev(3, "Skip", nil), inc(4, "5"), ev(5, "Reject", nil),
+		inc(6, "1"), ev(7, "Remove", nil), inc(8, "4"), inc(9, "1"), ev(10, "Fail", nil), inc(11, "100"))
+	sameOutcomes(t, r, abi.Applied, abi.Applied, abi.Skipped, abi.Applied, abi.Rejected,
+		abi.Applied, abi.Applied, abi.Applied, abi.Applied, abi.Failed)
+	if !r.Decisions[6].Remove || r.Removed {
+		t.Fatalf("remove then restart: %+v", r.Decisions[6])
+	}
+	// Restarted from the initial state after the removal: 4 + 1.
+	if r.State["n"].Str != "5" || len(r.State["log"].List) != 2 || r.Item["n"].Str != "5" {
+		t.Fatalf("state %v item %v", r.State, r.Item)
+	}
+	// From a stored row, every event on the common step.
+	r = evolveCommon(t, abi.Item{"id": abi.S("c-1"), "n": abi.N("40")}, inc(10, "1"), inc(11, "1"), ev(12, "Skip", nil), inc(13, "1"))
+	sameOutcomes(t, r, abi.Applied, abi.Applied, abi.Skipped, abi.Applied)
+	if r.State["n"].Str != "43" || len(r.State["log"].List) != 3 {
+		t.Fatalf("state %v", r.State)
+	}
+}
+
+func TestW2_CommonStepPanicKeepsState(t *testing.T) {
+	r := evolveCommon(t, nil, inc(1, "1"), inc(2, "2"), inc(3, "4"), ev(4, "Panic", nil), inc(5, "8"))
+	sameOutcomes(t, r, abi.Applied, abi.Applied, abi.Applied, abi.Failed)
+	if e := r.Decisions[3].Error; e == nil || e.Tag != "Panic" {
+		t.Fatalf("panic error %v", e)
+	}
+	if r.State["n"].Str != "7" || len(r.State["log"].List) != 3 {
+		t.Fatalf("state %v", r.State)
+	}
+	// A failure on the common step leaves the state as it was before it.
+	r = evolveCommon(t, nil, inc(1, "1"), inc(2, "2"), ev(3, "Fail", nil))
+	sameOutcomes(t, r, abi.Applied, abi.Applied, abi.Failed)
+	if r.State["n"].Str != "3" {
+		t.Fatalf("state %v", r.State)
+	}
+}
