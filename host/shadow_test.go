@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/dynafold/dynafold/internal/syncbuf"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
@@ -18,30 +18,12 @@ import (
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
 
-// lockedBuffer is a log sink safe for the host's concurrent rows.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // candidateHost starts a host whose "summaries" projection serves
 // order-summary 1.0.0 through hotSwap; extra is added to the projection's
 // JSON (e.g. a shadow). The candidate order-summary 1.1.0, which differs
 // only for the customer "vip", is written as vip.wasm beside the
 // configuration.
-func candidateHost(t *testing.T, extra string) (*host.Host, *testenv.Env, string, *lockedBuffer) {
+func candidateHost(t *testing.T, extra string) (*host.Host, *testenv.Env, string, *syncbuf.Buffer) {
 	t.Helper()
 	env := testenv.Start(t)
 	events, rows := env.Table(t, "events", true), env.Table(t, "rows", false)
@@ -65,7 +47,7 @@ func candidateHost(t *testing.T, extra string) (*host.Host, *testenv.Env, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	h, err := host.New(context.Background(), cfg, host.WithClient(env.Client),
 		host.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	if err != nil {

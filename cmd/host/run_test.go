@@ -11,10 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dynafold/dynafold/internal/syncbuf"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -27,24 +28,6 @@ import (
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
-
-// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM runs
 // `host run` as a built binary against a ddblocal started by the test.
@@ -77,7 +60,7 @@ func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testi
 	require.NoError(t, err, "%s", out)
 	assert.Regexp(t, `leases\s+sidecar leases\s+created`, string(out))
 
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd := exec.Command(bin, "run", "--config", cfgPath, "--worker-id", "e2e", "--progress-interval", "500ms", "--admin-addr", "127.0.0.1:0")
 	cmd.Env, cmd.Stderr = creds, &stderr
 	require.NoError(t, cmd.Start())

@@ -1,38 +1,20 @@
 package plugin_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/dynafold/dynafold/internal/syncbuf"
 
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/internal/wasmcache"
 	"github.com/dynafold/dynafold/internal/wasmcache/wasmcachetest"
 )
-
-// syncLog collects a logger's output.
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestW5_ReadOnlyPrecompiledCache precompiles order-summary into a
 // directory and loads from it read-only, as a Lambda zip or a container
@@ -58,7 +40,7 @@ func TestW5_ReadOnlyPrecompiledCache(t *testing.T) {
 			}
 			t.Logf("read-only by %s", how)
 			before := wasmcachetest.Snapshot(t, dir)
-			logs := &syncLog{}
+			logs := &syncbuf.Buffer{}
 			cfg := plugin.Config{CacheDir: view, CacheReadOnly: mode == "configured",
 				Logger: slog.New(slog.NewTextHandler(logs, nil))}
 
@@ -131,7 +113,7 @@ func TestW5_ReadOnlyCacheStaleMarker(t *testing.T) {
 	}
 	view, how := wasmcachetest.MakeReadOnly(t, dir)
 	t.Logf("read-only by %s", how)
-	logs := &syncLog{}
+	logs := &syncbuf.Buffer{}
 	p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: view, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatalf("load with a stale marker: %v", err)

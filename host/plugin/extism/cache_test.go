@@ -1,34 +1,17 @@
 package extism_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/dynafold/dynafold/internal/syncbuf"
 
 	"github.com/dynafold/dynafold/host/plugin/extism"
 	"github.com/dynafold/dynafold/internal/wasmcache/wasmcachetest"
 )
-
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestW5_ReadOnlyPrecompiledCache is host/plugin's test of the same name on
 // the Extism transport: the AssemblyScript order-summary precompiled, then
@@ -53,7 +36,7 @@ func TestW5_ReadOnlyPrecompiledCache(t *testing.T) {
 			}
 			t.Logf("read-only by %s", how)
 			before := wasmcachetest.Snapshot(t, dir)
-			logs := &syncLog{}
+			logs := &syncbuf.Buffer{}
 			cfg := extism.Config{CacheDir: view, CacheReadOnly: mode == "configured",
 				Logger: slog.New(slog.NewTextHandler(logs, nil))}
 			p := load(t, wasm, cfg)
