@@ -197,27 +197,11 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 		e.data, o = sized(in, o)
 		e.meta, o = sized(in, o)
 		e.Timestamp, o = shortStr(in, o)
-		scanned := o >= 0 // name is at in[at+1:]
-		if !scanned {
-			var r abi.Reader
-			r.Reset(in)
-			r.Raw(at)
-			name = r.String()
-			readEvent(&r, &e)
-			if err := r.Err(); err != nil {
-				return count, fmt.Errorf("guest: evolve request: %w", err)
-			}
-			o = r.Offset()
-		}
 		src := src0
-		same := len(name) == len(src0.desc.Name)
-		if same && scanned && len(name) <= 8 && at+9 <= len(in) {
-			same = le64(in, at+1)&c.nameMask == c.nameWord // no call
-		} else if same {
-			same = eqStr(name, src0.desc.Name)
-		}
-		if !c.single || (!same && name != "") {
-			if src, err = c.source(name); err != nil {
+		// The common case in one test: read inline, a single source, and
+		// its name, length byte included, in one word.
+		if o < 0 || !c.single || at+8 > len(in) || le64(in, at)&c.headMask != c.headWord {
+			if src, o, err = f.source(in, at, o, name, &e); err != nil {
 				return count, err
 			}
 		}
@@ -251,6 +235,27 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 	}
 	f.end = o
 	return count, nil
+}
+
+// source is the run loop's way out of its common case: it reads the event
+// at offset at of in with the general reader when the inline one could not
+// (o < 0), and returns the event's source, by name, and the offset after
+// the event.
+func (f *fold[S]) source(in string, at, o int, name string, e *Event) (*source[S], int, error) {
+	c := f.c
+	if o < 0 {
+		var r abi.Reader
+		r.Reset(in)
+		r.Raw(at)
+		name = r.String()
+		readEvent(&r, e)
+		if err := r.Err(); err != nil {
+			return nil, o, fmt.Errorf("guest: evolve request: %w", err)
+		}
+		o = r.Offset()
+	}
+	src, err := c.source(name)
+	return src, o, err
 }
 
 // step folds one event, appending its Decision; err is a guest-level

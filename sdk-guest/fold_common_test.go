@@ -1,6 +1,8 @@
 package guest_test
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dynafold/dynafold/abi"
@@ -59,5 +61,51 @@ func TestW2_CommonStepPanicKeepsState(t *testing.T) {
 	sameOutcomes(t, r, abi.Applied, abi.Applied, abi.Failed)
 	if r.State["n"].Str != "3" {
 		t.Fatalf("state %v", r.State)
+	}
+}
+
+// TestW2_RunReadsEverySourceNameAndLongFields folds the same run through
+// projections whose stream names take the run loop's one-word check (up to
+// 7 bytes) and its way out (8 bytes and more), with the source named, left
+// empty, and with stream ids too long for the inline reader: the states are
+// the same, and a source the projection does not have is a guest-level
+// error naming it.
+func TestW2_RunReadsEverySourceNameAndLongFields(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	var want string
+	for _, stream := range []string{"C", "Counter", "Counters", "CounterEventsOfALongName"} {
+		for _, source := range []string{stream, ""} {
+			for _, id := range []string{"c-1", long} {
+				p := testProjection
+				p.Stream, p.Effects = stream, nil
+				var run []abi.SourcedEvent
+				for v, by := range []string{"1", "2", "4"} {
+					e := inc(uint64(v+1), by)
+					e.Source, e.Event.Stream, e.Event.StreamID = source, stream, id
+					run = append(run, e)
+				}
+				resp, err := guest.MustNew(p).Evolve(&abi.EvolveRequest{Key: guest.StringKey("pk", "C#"+id, "sk", "C"), StreamID: id,
+					State: abi.Item{"id": abi.S(id), "n": abi.N("10")}, Events: run})
+				if err != nil {
+					t.Fatalf("stream %q source %q: %v", stream, source, err)
+				}
+				sameOutcomes(t, resp, abi.Applied, abi.Applied, abi.Applied)
+				got := resp.State["n"].Str + "/" + strconv.Itoa(len(resp.State["log"].List))
+				if want == "" {
+					want = got
+				}
+				if got != want || got != "17/3" {
+					t.Errorf("stream %q source %q id %d bytes: state %s, want 17/3", stream, source, len(id), got)
+				}
+			}
+		}
+	}
+	p := testProjection
+	p.Effects = nil
+	e := inc(1, "1")
+	e.Source = "Other"
+	_, err := guest.MustNew(p).Evolve(&abi.EvolveRequest{Key: guest.StringKey("pk", "C#c-1", "sk", "C"), StreamID: "c-1", Events: []abi.SourcedEvent{e}})
+	if err == nil || !strings.Contains(err.Error(), `"Other"`) {
+		t.Errorf("an unknown source: err %v", err)
 	}
 }

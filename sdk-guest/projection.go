@@ -95,9 +95,10 @@ type core[S any] struct {
 	toItem        func(s S, ctx ItemContext) any
 	effects       func(e Event, next *S, ctx EffectContext) []any
 	state         *codec
-	// nameWord is the first source's name, when it has at most 8 bytes,
-	// as a little-endian word, and nameMask the bits it fills.
-	nameWord, nameMask uint64
+	// headWord is how the first source's name starts an event, its length
+	// byte and its bytes, as a little-endian word when that fits in one,
+	// and headMask the bits it fills; 0 and 1 (never equal) otherwise.
+	headWord, headMask uint64
 }
 
 func (p Projection[S]) build() (runner, error) {
@@ -147,11 +148,15 @@ func (c *core[S]) init() error {
 		return fmt.Errorf("guest: projection %q: state %s must be a struct", c.name, t)
 	}
 	c.state = codecFor(t)
-	if name := c.sources[0].desc.Name; len(name) <= 8 {
+	c.headWord, c.headMask = 1, 0
+	if name := c.sources[0].desc.Name; len(name) <= 7 {
+		c.headWord, c.headMask = 0, 0
 		for i := len(name) - 1; i >= 0; i-- {
-			c.nameWord = c.nameWord<<8 | uint64(name[i])
-			c.nameMask = c.nameMask<<8 | 0xff
+			c.headWord = c.headWord<<8 | uint64(name[i])
+			c.headMask = c.headMask<<8 | 0xff
 		}
+		c.headWord = c.headWord<<8 | uint64(len(name))
+		c.headMask = c.headMask<<8 | 0xff
 	}
 	return nil
 }
