@@ -124,7 +124,7 @@ func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 		}
 	}
 	f.dst = out
-	if _, err := f.run(in, r.Offset(), n, &streamID); err != nil {
+	if err := f.run(in, r.Offset(), n, &streamID); err != nil {
 		return out, err
 	}
 	out = append(f.dst, 0) // ends the decisions
@@ -163,17 +163,20 @@ type fold[S any] struct {
 	removed bool
 	dst     []byte
 	end     int // the offset after the last event once all were read, else -1
+	next    int // the offset after an event source read
 }
 
 // run reads and folds the run's n events, which start at offset o of in,
-// stopping after a Failed one, and returns how many were decided. A panic in
-// domain code becomes a Failed decision tagged "Panic" for the event being
-// folded (one deferred recover serves the whole run, as a Failed decision
-// ends it anyway); err is a guest-level failure.
+// stopping after a Failed one. A panic in domain code becomes a Failed
+// decision tagged "Panic" for the event being folded (one deferred recover
+// serves the whole run, as a Failed decision ends it anyway); err is a
+// guest-level failure.
 //
-// Events are read inline with local offsets (scan.go), the general reader
-// taking over for an event with long strings or a large version.
-func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err error) {
+// Events that take the common step are folded by runCommon, in a loop of
+// their own; the others here, one at a time. Both read events inline with
+// local offsets (scan.go), the general reader taking over for an event with
+// long strings or a large version.
+func (f *fold[S]) run(in string, o int, n int, streamID *string) (err error) {
 	start := len(f.dst)
 	defer func() {
 		if p := recover(); p != nil {
@@ -184,9 +187,22 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 		}
 	}()
 	c := f.c
-	src0 := &c.sources[0]
+	common := c.single && c.sources[0].evolve1 != nil && c.effects == nil
 	var e Event
 	for i := 0; i < n; i++ {
+		if common && f.present && *streamID != "" {
+			k, next, stop := f.runCommon(in, o, n-i, &start)
+			i, o = i+k, next
+			if stop {
+				if i == n {
+					f.end = o
+				}
+				return nil
+			}
+			if i == n {
+				break
+			}
+		}
 		at := o
 		var name string
 		name, o = shortStr(in, o)
@@ -197,12 +213,13 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 		e.data, o = sized(in, o)
 		e.meta, o = sized(in, o)
 		e.Timestamp, o = shortStr(in, o)
-		src := src0
-		// The common case in one test: read inline, a single source, and
-		// its name, length byte included, in one word.
+		src := &c.sources[0]
 		if o < 0 || !c.single || at+8 > len(in) || le64(in, at)&c.headMask != c.headWord {
-			if src, o, err = f.source(in, at, o, name, &e); err != nil {
-				return count, err
+			if src, err = f.source(in, at, o, name, &e); err != nil {
+				return err
+			}
+			if o < 0 {
+				o = f.next
 			}
 		}
 		if *streamID == "" {
@@ -210,38 +227,69 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (count int, err
 		}
 		e.comp = src.comp
 		start = len(f.dst)
-		count++
-		var outcome abi.Outcome
-		if f.present && src.evolve1 != nil && c.effects == nil {
-			// The common step, inline: a single-source fold of a row
-			// that exists, without effects.
-			var evErr error
-			f.st[1-f.at], evErr = src.evolve1(f.st[f.at], e)
-			if evErr == nil {
-				f.dst = append(f.dst, byte(abi.Applied), 0, 0, 0)
-				f.at, f.removed = 1-f.at, false
-				continue
-			}
-			outcome, err = f.settle(src, &e, evErr)
-		} else {
-			outcome, err = f.step(src, &e)
-		}
+		outcome, err := f.step(src, &e)
 		if err != nil || outcome == abi.Failed {
 			if err == nil && i == n-1 {
 				f.end = o
 			}
-			return count, err
+			return err
 		}
 	}
 	f.end = o
-	return count, nil
+	return nil
 }
 
-// source is the run loop's way out of its common case: it reads the event
-// at offset at of in with the general reader when the inline one could not
-// (o < 0), and returns the event's source, by name, and the offset after
-// the event.
-func (f *fold[S]) source(in string, at, o int, name string, e *Event) (*source[S], int, error) {
+// runCommon folds, from offset o of in, up to max events that take the
+// common step: read inline, from the projection's one source, into a row
+// that exists, without effects. It returns how many it decided, the offset
+// after them, and whether the last one Failed (which ends the run). It
+// stops before any other event, and after one that removed the row, for
+// run to go on with.
+//
+// It is a loop of its own, with as few values live across an iteration as
+// possible: in a Wasm guest compiled by Go every branch goes through the
+// function's dispatch loop, and a small function is several times cheaper
+// per event than the general one (docs/BENCHMARKS.md).
+func (f *fold[S]) runCommon(in string, o, max int, start *int) (k, next int, failed bool) {
+	c := f.c
+	src := &c.sources[0]
+	evolve := src.evolve1
+	var e Event
+	e.comp = src.comp
+	for k < max {
+		at := o
+		_, o = shortStr(in, o)
+		e.Stream, o = shortStr(in, o)
+		e.StreamID, o = shortStr(in, o)
+		e.Version, o = smallVarint(in, o)
+		e.Type, o = shortStr(in, o)
+		e.data, o = sized(in, o)
+		e.meta, o = sized(in, o)
+		e.Timestamp, o = shortStr(in, o)
+		if o < 0 || at+8 > len(in) || le64(in, at)&c.headMask != c.headWord {
+			return k, at, false // not read inline, or another source
+		}
+		*start = len(f.dst)
+		k++
+		var evErr error
+		f.st[1-f.at], evErr = evolve(f.st[f.at], e)
+		if evErr == nil {
+			f.dst = append(f.dst, byte(abi.Applied), 0, 0, 0)
+			f.at, f.removed = 1-f.at, false
+			continue
+		}
+		outcome, _ := f.settle(src, &e, evErr) // no effects: no error
+		if outcome == abi.Failed || !f.present {
+			return k, o, outcome == abi.Failed
+		}
+	}
+	return k, o, false
+}
+
+// source returns the source of the event at offset at of in, by name,
+// reading the event with the general reader when the inline one could not
+// (o < 0); f.next is then the offset after it.
+func (f *fold[S]) source(in string, at, o int, name string, e *Event) (*source[S], error) {
 	c := f.c
 	if o < 0 {
 		var r abi.Reader
@@ -250,12 +298,11 @@ func (f *fold[S]) source(in string, at, o int, name string, e *Event) (*source[S
 		name = r.String()
 		readEvent(&r, e)
 		if err := r.Err(); err != nil {
-			return nil, o, fmt.Errorf("guest: evolve request: %w", err)
+			return nil, fmt.Errorf("guest: evolve request: %w", err)
 		}
-		o = r.Offset()
+		f.next = r.Offset()
 	}
-	src, err := c.source(name)
-	return src, o, err
+	return c.source(name)
 }
 
 // step folds one event, appending its Decision; err is a guest-level
