@@ -100,11 +100,30 @@ func TestW2_RunReadsEverySourceNameAndLongFields(t *testing.T) {
 			}
 		}
 	}
+	// One run whose events take the common loop, leave it and come back.
 	p := testProjection
 	p.Effects = nil
+	var run []abi.SourcedEvent
+	for v, id := range []string{"c-1", "c-1", long, "c-1", long, long, "c-1"} {
+		e := inc(uint64(v+1), "1")
+		e.Event.StreamID = id
+		run = append(run, e)
+	}
+	run = append(run, ev(8, "Skip", nil), inc(9, "1"), ev(10, "Remove", nil), inc(11, "5"), inc(12, "1"))
+	resp, err := guest.MustNew(p).Evolve(&abi.EvolveRequest{Key: guest.StringKey("pk", "C#c-1", "sk", "C"), StreamID: "c-1",
+		State: abi.Item{"id": abi.S("c-1"), "n": abi.N("10")}, Events: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Decisions) != 12 || resp.Decisions[7].Outcome != abi.Skipped || !resp.Decisions[9].Remove {
+		t.Fatalf("decisions %+v", resp.Decisions)
+	}
+	if resp.State["n"].Str != "6" { // 10 + 8, removed, then 5 + 1 from the initial state
+		t.Errorf("mixed run: state %v, want n=6", resp.State)
+	}
 	e := inc(1, "1")
 	e.Source = "Other"
-	_, err := guest.MustNew(p).Evolve(&abi.EvolveRequest{Key: guest.StringKey("pk", "C#c-1", "sk", "C"), StreamID: "c-1", Events: []abi.SourcedEvent{e}})
+	_, err = guest.MustNew(p).Evolve(&abi.EvolveRequest{Key: guest.StringKey("pk", "C#c-1", "sk", "C"), StreamID: "c-1", Events: []abi.SourcedEvent{e}})
 	if err == nil || !strings.Contains(err.Error(), `"Other"`) {
 		t.Errorf("an unknown source: err %v", err)
 	}
