@@ -122,16 +122,13 @@ func AppendDescription(dst []byte, d *Description) []byte {
 		dst = AppendString(dst, s.Mode)
 	}
 	dst = appendStrings(dst, d.Capabilities)
-	if len(d.Composites) == 0 && !d.KeepsInput {
-		return dst // 1.2's and 1.3's fields are optional: absent when unset
+	if len(d.Composites) == 0 {
+		return dst // 1.2's field is optional: absent when nothing is declared
 	}
 	dst = AppendUvarint(dst, uint64(len(d.Composites)))
 	for i := range d.Composites {
 		dst = AppendString(dst, d.Composites[i].Source)
 		dst = appendStrings(dst, d.Composites[i].Fields)
-	}
-	if d.KeepsInput {
-		dst = AppendUvarint(dst, descKeepsInput) // 1.3: flags
 	}
 	return dst
 }
@@ -160,9 +157,6 @@ func DecodeDescription(b []byte) (*Description, error) {
 				d.Composites[i] = SourceComposite{Source: r.String(), Fields: r.strings()}
 			}
 		}
-	}
-	if r.err == nil && r.Remaining() > 0 { // 1.3: flags (unknown bits are ignored)
-		d.KeepsInput = r.Uvarint()&descKeepsInput != 0
 	}
 	return done(d, &r)
 }

@@ -33,38 +33,3 @@ func TestW1_DescriptionDeclaresComposites(t *testing.T) {
 		t.Error("a composites count beyond the input was accepted")
 	}
 }
-
-// TestW1_DescriptionSaysItKeepsItsInput: a 1.3 description may end with
-// flags after the composites (written as an empty list when none are
-// declared); KeepsInput round-trips with and without composites, unknown
-// flag bits are ignored, and a 1.2 decoder's view of what comes before is
-// unchanged.
-func TestW1_DescriptionSaysItKeepsItsInput(t *testing.T) {
-	base := Description{Name: "p", Version: "1", ABIMajor: 1, ABIMinor: 3,
-		Sources:      []SourceDesc{{Name: "order", Stream: "Order", Mode: ModeFold}},
-		Capabilities: []Capability{CapDescribe, CapKey, CapEvolve}}
-	for _, comps := range [][]SourceComposite{nil, {{Source: "order", Fields: []string{"tenantId", "orderId"}}}} {
-		d := base
-		d.Composites, d.KeepsInput = comps, true
-		b := AppendDescription(nil, &d)
-		got, err := DecodeDescription(b)
-		if err != nil || !reflect.DeepEqual(got, &d) {
-			t.Fatalf("round trip: %v\n got %+v\nwant %+v", err, got, &d)
-		}
-		without := d
-		without.KeepsInput = false
-		wb := AppendDescription(nil, &without)
-		if len(comps) > 0 && string(b[:len(wb)]) != string(wb) {
-			t.Fatal("the 1.3 flags are not appended after the 1.2 fields")
-		}
-		if got, err := DecodeDescription(wb); err != nil || got.KeepsInput {
-			t.Fatalf("without the flag: %v %+v", err, got)
-		}
-		if got, err := DecodeDescription(append(b[:len(b)-1], 0x7e)); err != nil || got.KeepsInput {
-			t.Fatalf("unknown flag bits only: %v %+v", err, got)
-		}
-		if got, err := DecodeDescription(append(b[:len(b)-1], 0x7f)); err != nil || !got.KeepsInput {
-			t.Fatalf("the flag among unknown bits: %v %+v", err, got)
-		}
-	}
-}

@@ -4,7 +4,7 @@ package abi
 // major version it does not know; minor versions only add optional fields.
 const (
 	VersionMajor = 1
-	VersionMinor = 3
+	VersionMinor = 2
 )
 
 // Event is one decoded event of a stream, as the host hands it to a plugin.
@@ -60,16 +60,7 @@ type Description struct {
 	// plugin splits its stream's ids into; the host refuses a plugin whose
 	// declaration differs from the stream's configured composite.
 	Composites []SourceComposite
-	// KeepsInput (ABI 1.3, optional) promises that the buffer
-	// dynafold_alloc(n) returns stays the plugin's input buffer, untouched
-	// by the plugin, until its next dynafold_alloc call: the host may then
-	// write any later request of at most n bytes there and skip the
-	// allocation call (one call into the guest fewer per request).
-	KeepsInput bool
 }
-
-// Description flags (ABI 1.3), after the composites.
-const descKeepsInput = 1
 
 // SourceComposite is the composite a plugin declares for a source's
 // stream ids: the stream id is Fields' values joined with '#'.

@@ -164,8 +164,7 @@ func (c *core[S]) init() error {
 func (c *core[S]) description() abi.Description {
 	d := abi.Description{Name: c.name, Version: c.version, ABIMajor: abi.VersionMajor, ABIMinor: abi.VersionMinor,
 		Capabilities: []abi.Capability{abi.CapDescribe, abi.CapKey, abi.CapEvolve, abi.CapInitial,
-			abi.CapTerminal, abi.CapToItem, abi.CapEffects},
-		KeepsInput: true} // dynafold_alloc (wasm.go) keeps its buffer until the next call
+			abi.CapTerminal, abi.CapToItem, abi.CapEffects}}
 	for _, s := range c.sources {
 		d.Sources = append(d.Sources, s.desc)
 		if s.comp != nil {

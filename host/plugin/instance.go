@@ -34,16 +34,7 @@ type instance struct {
 	fn      string            // the export being called, for guest log records
 	logs    *guestLogs        // nil unless the guest logs into the host
 	budget  api.MutableGlobal // the loop budget; nil when the module is not instrumented
-	// keep: the plugin keeps its input buffer (abi.Description.KeepsInput),
-	// which is inCap bytes at inPtr since the last dynafold_alloc (0: none).
-	keep         bool
-	inPtr, inCap uint32
-	allocs       *atomic.Uint64 // the plugin's count of dynafold_alloc calls
 }
-
-// minInput is the least input buffer the host asks a plugin that keeps it
-// for, so that small requests of different sizes share one allocation.
-const minInput = 4 << 10
 
 // newInstance instantiates compiled in the plugin's sandbox and runs its
 // _initialize, bounded by timeout and ctx. A module that exports _start but
@@ -123,24 +114,11 @@ func (in *instance) invoke(ctx context.Context, fn string, input []byte) ([]byte
 	in.rnd.Reset()
 	var ptr uint32
 	if len(input) > 0 {
-		if ptr = in.inPtr; uint64(len(input)) > uint64(in.inCap) {
-			size := uint64(len(input))
-			if in.keep && size < 1<<30 { // room for the next, larger requests
-				size = max(size+size/2, minInput)
-			}
-			in.stack[0] = size
-			in.inCap = 0
-			if in.allocs != nil {
-				in.allocs.Add(1)
-			}
-			if err := in.alloc.CallWithStack(ctx, in.stack[:]); err != nil {
-				return nil, err
-			}
-			ptr = uint32(in.stack[0])
-			if in.keep {
-				in.inPtr, in.inCap = ptr, uint32(size)
-			}
+		in.stack[0] = uint64(len(input))
+		if err := in.alloc.CallWithStack(ctx, in.stack[:]); err != nil {
+			return nil, err
 		}
+		ptr = uint32(in.stack[0])
 		if !in.mem.Write(ptr, input) {
 			return nil, newCause(ErrBadOutput, nil, "malformed output: %s(%d) returned %#x, outside memory of %d bytes",
 				exportAlloc, len(input), ptr, in.mem.Size())
@@ -148,7 +126,6 @@ func (in *instance) invoke(ctx context.Context, fn string, input []byte) ([]byte
 	}
 	in.stack[0], in.stack[1] = uint64(ptr), uint64(len(input))
 	if err := f.CallWithStack(ctx, in.stack[:]); err != nil {
-		in.inCap = 0
 		return nil, err
 	}
 	res := in.stack[0]

@@ -33,7 +33,6 @@ type Plugin struct {
 	pool     *instpool.Pool[*instance]
 	logs     *guestLogs // nil unless the module imports dynafold.log and GuestLog is enabled
 	closed   atomic.Bool
-	allocs   atomic.Uint64 // dynafold_alloc calls, over all instances
 }
 
 var _ logic.Logic = (*Plugin)(nil)
@@ -183,7 +182,6 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	}
 	p.desc = *desc
 	p.name = calls.Name(cfg.Name, p.name, desc)
-	in.keep = desc.KeepsInput
 	p.pool.Adopt(ctx, in) // hand the validated instance to the pool
 	cfg.Logger.Info("plugin loaded", "plugin", p.name, "sha256", hash[:12],
 		"abi", fmt.Sprintf("%d.%d", major, minor), "capabilities", desc.Capabilities,
@@ -195,11 +193,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 // bounded by CallTimeout.
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	out := &guestOutput{log: p.cfg.Logger, plugin: &p.name}
-	in, err := newInstance(ctx, p.rt.rt, p.compiled, out, p.logs, p.cfg.CallTimeout)
-	if err == nil {
-		in.keep, in.allocs = p.desc.KeepsInput, &p.allocs // desc is zero for the first instance: Load sets keep
-	}
-	return in, err
+	return newInstance(ctx, p.rt.rt, p.compiled, out, p.logs, p.cfg.CallTimeout)
 }
 
 // Name returns the plugin's name and version ("order-summary@1.0.0"), as

@@ -8,15 +8,7 @@ type Stats struct {
 	Discarded uint64 // instances discarded after a failed call
 	Calls     uint64 // calls made
 	Failures  uint64 // calls that returned a *logic.CallError
-	// Allocs counts the calls to the plugin's dynafold_alloc. A plugin that
-	// keeps its input buffer (Go SDK plugins do) is asked again only for a
-	// request larger than any before on that instance.
-	Allocs uint64
 }
 
 // Stats returns the plugin's counters.
-func (p *Plugin) Stats() Stats {
-	c := p.pool.Counters.Snapshot()
-	return Stats{Live: c.Live, Busy: c.Busy, Created: c.Created, Discarded: c.Discarded, Calls: c.Calls,
-		Failures: c.Failures, Allocs: p.allocs.Load()}
-}
+func (p *Plugin) Stats() Stats { return Stats(p.pool.Counters.Snapshot()) }
