@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/dynafold/dynafold/abi"
@@ -136,6 +137,46 @@ func TestW1_OmitStateSendsOnlyWhetherTheRowExists(t *testing.T) {
 			full.State, lean.State = nil, nil
 			if a, b := abi.AppendEvolveResponse(nil, full), abi.AppendEvolveResponse(nil, lean); string(a) != string(b) {
 				t.Errorf("%s %s: decisions or item differ with omitState:\nfull %+v\nlean %+v", name, impl.name, full, lean)
+			}
+		}
+	}
+}
+
+// TestW2_ExamplePluginReadsEveryPriceAsNatively folds order-summary runs
+// whose prices sit at the edges of the guest's inline number parser (signs,
+// points, zeros, 19 and 20 digits, exponents, DynamoDB's range, texts that
+// are not numbers, a price before and after other attributes) through the
+// Wasm plugin, whose word loads differ from the native build's, and
+// natively: the responses are byte for byte the same.
+func TestW2_ExamplePluginReadsEveryPriceAsNatively(t *testing.T) {
+	ctx := context.Background()
+	p, err := plugin.Load(ctx, orderSummaryWasm(t), plugin.Config{CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	native := nativeOrderSummary()
+	prices := []string{"12.5", "0", "-0", "0.000", "12.50", "-12.5", "1200", "0.05", "9999999999999999999",
+		"10000000000000000000", "1e5", "1E-5", "+1", "1.", ".5", "1.2.3", "", "-", "abc", "1a",
+		"0." + strings.Repeat("0", 130) + "1", "1" + strings.Repeat("0", 126), "12345678", "123456789"}
+	for _, price := range prices {
+		for _, extra := range []abi.Item{nil, {"a": abi.S("first")}, {"zz": abi.S("last"), "q": abi.N("3")}} {
+			req := orderRun(2)
+			d := req.Events[1].Event.Data
+			d["price"] = abi.N(price)
+			for k, v := range extra {
+				d[k] = v
+			}
+			w, err := p.Evolve(ctx, req)
+			if err != nil {
+				t.Fatalf("price %q: wasm: %v", price, err)
+			}
+			n, err := native.Evolve(ctx, req)
+			if err != nil {
+				t.Fatalf("price %q: native: %v", price, err)
+			}
+			if a, b := abi.AppendEvolveResponse(nil, w), abi.AppendEvolveResponse(nil, n); string(a) != string(b) {
+				t.Errorf("price %q with %v: wasm and native differ:\nwasm   %+v\nnative %+v", price, extra, w, n)
 			}
 		}
 	}
