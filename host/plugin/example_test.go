@@ -56,28 +56,13 @@ func orderRun(k int) *abi.EvolveRequest {
 // order-summary plugin as Wasm and natively: the responses are equal.
 func TestW1_ExamplePluginAgreesWithNative(t *testing.T) {
 	ctx := context.Background()
-	p, err := plugin.Load(ctx, orderSummaryWasm(t), plugin.Config{CacheDir: cacheDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := loadOrderSummary(t)
 	native := nativeOrderSummary()
 	if got, want := p.Describe(), native.Describe(); got.Name != want.Name || got.Version != want.Version || len(got.Capabilities) != len(want.Capabilities) {
 		t.Errorf("describe: wasm %+v, native %+v", got, want)
 	}
 	for _, k := range []int{1, 2, 10, 100} {
-		req := orderRun(k)
-		w, err := p.Evolve(ctx, req)
-		if err != nil {
-			t.Fatalf("k=%d wasm: %v", k, err)
-		}
-		n, err := native.Evolve(ctx, req)
-		if err != nil {
-			t.Fatalf("k=%d native: %v", k, err)
-		}
-		if a, b := abi.AppendEvolveResponse(nil, w), abi.AppendEvolveResponse(nil, n); string(a) != string(b) {
-			t.Errorf("k=%d: wasm and native differ:\nwasm   %+v\nnative %+v", k, w, n)
-		}
+		w := sameAsNative(t, p, native, orderRun(k), fmt.Sprintf("k=%d", k))
 		if got := w.State["items"]; got.Str != fmt.Sprint(k-1) {
 			t.Errorf("k=%d: items = %+v", k, got)
 		}
@@ -94,11 +79,7 @@ func TestW1_ExamplePluginAgreesWithNative(t *testing.T) {
 // item to store are those of the full answer. Wasm and native agree.
 func TestW1_OmitStateSendsOnlyWhetherTheRowExists(t *testing.T) {
 	ctx := context.Background()
-	p, err := plugin.Load(ctx, orderSummaryWasm(t), plugin.Config{CacheDir: cacheDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := loadOrderSummary(t)
 	unknownFirst := orderRun(2)
 	unknownFirst.Events[0].Event.Type = "Mystery"
 	unknownFirst.Events[0].Event.Data = abi.Item{"_tag": abi.S("Mystery")}
@@ -149,12 +130,7 @@ func TestW1_OmitStateSendsOnlyWhetherTheRowExists(t *testing.T) {
 // Wasm plugin, whose word loads differ from the native build's, and
 // natively: the responses are byte for byte the same.
 func TestW2_ExamplePluginReadsEveryPriceAsNatively(t *testing.T) {
-	ctx := context.Background()
-	p, err := plugin.Load(ctx, orderSummaryWasm(t), plugin.Config{CacheDir: cacheDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := loadOrderSummary(t)
 	native := nativeOrderSummary()
 	prices := []string{"12.5", "0", "-0", "0.000", "12.50", "-12.5", "1200", "0.05", "9999999999999999999",
 		"10000000000000000000", "1e5", "1E-5", "+1", "1.", ".5", "1.2.3", "", "-", "abc", "1a",
@@ -167,17 +143,38 @@ func TestW2_ExamplePluginReadsEveryPriceAsNatively(t *testing.T) {
 			for k, v := range extra {
 				d[k] = v
 			}
-			w, err := p.Evolve(ctx, req)
-			if err != nil {
-				t.Fatalf("price %q: wasm: %v", price, err)
-			}
-			n, err := native.Evolve(ctx, req)
-			if err != nil {
-				t.Fatalf("price %q: native: %v", price, err)
-			}
-			if a, b := abi.AppendEvolveResponse(nil, w), abi.AppendEvolveResponse(nil, n); string(a) != string(b) {
-				t.Errorf("price %q with %v: wasm and native differ:\nwasm   %+v\nnative %+v", price, extra, w, n)
-			}
+			sameAsNative(t, p, native, req, fmt.Sprintf("price %q with %v", price, extra))
 		}
 	}
+}
+
+// sameAsNative folds req through the Wasm plugin w and natively (n) and
+// fails t unless the responses are byte for byte the same; it returns the
+// plugin's.
+func sameAsNative(t *testing.T, w, n logic.Logic, req *abi.EvolveRequest, what string) *abi.EvolveResponse {
+	t.Helper()
+	ctx := context.Background()
+	got, err := w.Evolve(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: wasm: %v", what, err)
+	}
+	want, err := n.Evolve(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: native: %v", what, err)
+	}
+	if a, b := abi.AppendEvolveResponse(nil, got), abi.AppendEvolveResponse(nil, want); string(a) != string(b) {
+		t.Errorf("%s: wasm and native differ:\nwasm   %+v\nnative %+v", what, got, want)
+	}
+	return got
+}
+
+// loadOrderSummary loads the order-summary plugin for t, closed when t ends.
+func loadOrderSummary(t *testing.T) *plugin.Plugin {
+	t.Helper()
+	p, err := plugin.Load(context.Background(), orderSummaryWasm(t), plugin.Config{CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p
 }
