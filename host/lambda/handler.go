@@ -91,7 +91,10 @@ func WithLogger(l *slog.Logger) Option { return func(x *handler) { x.log = l } }
 // the invocation checked hot-swap sources, the plugin versions swapped in
 // and the failed checks; also retries (write attempts beyond the first),
 // gap reads and failed records, and the plugin serving each projection as
-// the property PluginVersions (emf_ops.go). In Lambda, w is os.Stdout.
+// the property PluginVersions; with shadow plugins, the rows they compared,
+// the rows that differed and the batches they failed on during the
+// invocation, with the candidates as the property ShadowPlugins
+// (emf_ops.go). In Lambda, w is os.Stdout.
 // Default: no metrics.
 func WithMetrics(w io.Writer) Option {
 	return func(x *handler) {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/dynafold/dynafold/host"
 )
 
 // MetricsNamespace is the CloudWatch namespace of the handler's metrics.
@@ -22,8 +24,9 @@ var metricUnits = []struct{ name, unit string }{
 // format line: CloudWatch Logs turns it into metrics of
 // MetricsNamespace, dimension Source, with no API call from the function.
 type emf struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	shadow map[string]host.ShadowStats // the shadow counters the last line reported
 }
 
 func (m *emf) write(source string, s stats, ops opsMetrics, now time.Time) error {
@@ -44,7 +47,12 @@ func (m *emf) write(source string, s stats, ops opsMetrics, now time.Time) error
 			metrics = append(metrics, map[string]string{"Name": mu.name, "Unit": mu.unit})
 		}
 	}
-	metrics = append(metrics, ops.add(doc)...)
+	m.mu.Lock()
+	if m.shadow == nil {
+		m.shadow = map[string]host.ShadowStats{}
+	}
+	metrics = append(metrics, ops.add(doc, m.shadow)...)
+	m.mu.Unlock()
 	doc["_aws"] = map[string]any{
 		"Timestamp": now.UnixMilli(),
 		"CloudWatchMetrics": []any{map[string]any{
