@@ -1,39 +1,21 @@
 package lambda_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/lambda"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testenv"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 	guest "github.com/dynafold/dynafold/sdk-guest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestY2_ShadowRunsInTheLambdaHandler configures a shadow plugin that
 // differs from the live one for the customer c-2 only: the handler's
@@ -68,7 +50,7 @@ func TestY2_ShadowRunsInTheLambdaHandler(t *testing.T) {
 		Projections: []host.ProjectionConfig{{Name: "summaries", Plugin: "native:live", Table: rows,
 			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}, Shadow: &host.ShadowConfig{Plugin: "native:candidate"}}},
 	}
-	logs, metrics := &syncBuffer{}, &syncBuffer{}
+	logs, metrics := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	h, call, err := lambda.Build(context.Background(), cfg, []host.Option{host.WithClient(env.Client),
 		host.WithNative("live", logic.Native(live, "order-summary")), host.WithNative("candidate", logic.Native(cand, "order-summary")),

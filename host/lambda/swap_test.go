@@ -1,7 +1,6 @@
 package lambda_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -20,6 +19,7 @@ import (
 	"github.com/dynafold/dynafold/host/lambda"
 	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/dynamotest"
+	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
@@ -42,9 +42,9 @@ const (
 // watched directory (hotSwap {"watch": true}).
 type swapFn struct {
 	*fn
-	dir     string        // holds orders.wasm
-	log     *lockedWriter // the JSON log
-	metrics *lockedWriter // the EMF lines
+	dir     string          // holds orders.wasm
+	log     *syncbuf.Buffer // the JSON log
+	metrics *syncbuf.Buffer // the EMF lines
 }
 
 // newSwapFn serves order-summary 1.0.0 from dir/orders.wasm. client, when
@@ -52,7 +52,7 @@ type swapFn struct {
 func newSwapFn(t *testing.T, env *testenv.Env, client *dynamodb.Client) *swapFn {
 	t.Helper()
 	f := &swapFn{fn: &fn{env: env, events: env.Table(t, "events", true), rows: env.Table(t, "summaries", false)}, dir: t.TempDir(),
-		log: &lockedWriter{}, metrics: &lockedWriter{}}
+		log: &syncbuf.Buffer{}, metrics: &syncbuf.Buffer{}}
 	f.offer(t, wasmbuild.Build(t, pluginV1))
 	if client == nil {
 		client = env.Client
@@ -303,23 +303,4 @@ func (tr *holdTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return tr.next.RoundTrip(req)
-}
-
-// lockedWriter is a buffer written by concurrent invocations and by the
-// Swapper's goroutines (a retired version logs when it is closed).
-type lockedWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
