@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/smithy-go"
+	"github.com/dynafold/dynafold/internal/syncbuf"
 )
 
 // The child process of the durability tests: a ddblocal on the data dir
@@ -65,26 +66,9 @@ type child struct {
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
 	endpoint chan string // the endpoint, or "" if the child exited first
-	stderr   *syncBuffer
+	stderr   *syncbuf.Buffer
 	exited   chan struct{}
 	failure  string // "ERROR ..." line of a child that could not start
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // startChild re-executes the test binary as a ddblocal child on dir.
@@ -96,7 +80,7 @@ func startChild(t *testing.T, dir string) *child {
 	}
 	cmd := exec.Command(exe, "-test.run=^"+helperTest+"$", "-test.count=1", "-test.v=false")
 	cmd.Env = append(os.Environ(), durabilityDirEnv+"="+dir)
-	c := &child{cmd: cmd, endpoint: make(chan string, 1), stderr: &syncBuffer{}, exited: make(chan struct{})}
+	c := &child{cmd: cmd, endpoint: make(chan string, 1), stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

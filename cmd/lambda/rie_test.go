@@ -14,11 +14,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
@@ -75,28 +75,10 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // rie is a running emulator with the function as its bootstrap.
 type rie struct {
 	addr   string
-	out    *syncBuffer
+	out    *syncbuf.Buffer
 	labels []string // what each invocation posted, in order
 }
 
@@ -104,7 +86,7 @@ type rie struct {
 // environment; it stops at the end of the test.
 func startRIE(t *testing.T, riePath, bootstrap, taskRoot string, env map[string]string) *rie {
 	t.Helper()
-	r := &rie{addr: freeAddr(t), out: &syncBuffer{}}
+	r := &rie{addr: freeAddr(t), out: &syncbuf.Buffer{}}
 	cmd := exec.Command(riePath, "--runtime-interface-emulator-address", r.addr,
 		"--runtime-api-address", freeAddr(t), bootstrap)
 	cmd.Dir = taskRoot
