@@ -163,7 +163,6 @@ type fold[S any] struct {
 	removed bool
 	dst     []byte
 	end     int // the offset after the last event once all were read, else -1
-	next    int // the offset after an event source read
 }
 
 // run reads and folds the run's n events, which start at offset o of in,
@@ -215,11 +214,8 @@ func (f *fold[S]) run(in string, o int, n int, streamID *string) (err error) {
 		e.Timestamp, o = shortStr(in, o)
 		src := &c.sources[0]
 		if o < 0 || !c.single || at+8 > len(in) || le64(in, at)&c.headMask != c.headWord {
-			if src, err = f.source(in, at, o, name, &e); err != nil {
+			if src, o, err = f.source(in, at, o, name, &e); err != nil {
 				return err
-			}
-			if o < 0 {
-				o = f.next
 			}
 		}
 		if *streamID == "" {
@@ -286,10 +282,10 @@ func (f *fold[S]) runCommon(in string, o, max int, start *int) (k, next int, fai
 	return k, o, false
 }
 
-// source returns the source of the event at offset at of in, by name,
-// reading the event with the general reader when the inline one could not
-// (o < 0); f.next is then the offset after it.
-func (f *fold[S]) source(in string, at, o int, name string, e *Event) (*source[S], error) {
+// source returns the source of the event at offset at of in, by name, and
+// the offset after the event, reading it with the general reader when the
+// inline one could not (o < 0).
+func (f *fold[S]) source(in string, at, o int, name string, e *Event) (*source[S], int, error) {
 	c := f.c
 	if o < 0 {
 		var r abi.Reader
@@ -298,11 +294,12 @@ func (f *fold[S]) source(in string, at, o int, name string, e *Event) (*source[S
 		name = r.String()
 		readEvent(&r, e)
 		if err := r.Err(); err != nil {
-			return nil, fmt.Errorf("guest: evolve request: %w", err)
+			return nil, o, fmt.Errorf("guest: evolve request: %w", err)
 		}
-		f.next = r.Offset()
+		o = r.Offset()
 	}
-	return c.source(name)
+	src, err := c.source(name)
+	return src, o, err
 }
 
 // step folds one event, appending its Decision; err is a guest-level
