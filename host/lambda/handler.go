@@ -100,7 +100,7 @@ func WithMetrics(w io.Writer) Option {
 	return func(x *handler) {
 		x.metrics = nil
 		if w != nil {
-			x.metrics = &emf{w: w}
+			x.metrics = &emf{w: w, shadow: map[string]host.ShadowStats{}}
 		}
 	}
 }

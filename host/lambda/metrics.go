@@ -47,12 +47,9 @@ func (m *emf) write(source string, s stats, ops opsMetrics, now time.Time) error
 			metrics = append(metrics, map[string]string{"Name": mu.name, "Unit": mu.unit})
 		}
 	}
-	m.mu.Lock()
-	if m.shadow == nil {
-		m.shadow = map[string]host.ShadowStats{}
-	}
+	m.mu.Lock() // the shadow deltas and the line, in one order
+	defer m.mu.Unlock()
 	metrics = append(metrics, ops.add(doc, m.shadow)...)
-	m.mu.Unlock()
 	doc["_aws"] = map[string]any{
 		"Timestamp": now.UnixMilli(),
 		"CloudWatchMetrics": []any{map[string]any{
@@ -63,8 +60,6 @@ func (m *emf) write(source string, s stats, ops opsMetrics, now time.Time) error
 	if err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	_, err = m.w.Write(append(b, '\n'))
 	return err
 }
