@@ -97,7 +97,8 @@ type core[S any] struct {
 	state         *codec
 	// headWord is how the first source's name starts an event, its length
 	// byte and its bytes, as a little-endian word when that fits in one,
-	// and headMask the bits it fills; 0 and 1 (never equal) otherwise.
+	// and headMask the bits it fills; otherwise headWord 1 and headMask 0,
+	// which never match.
 	headWord, headMask uint64
 }
 
