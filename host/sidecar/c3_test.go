@@ -3,6 +3,8 @@ package sidecar_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/internal/lease"
 	"github.com/dynafold/dynafold/host/sidecar"
+	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
@@ -166,7 +169,8 @@ func TestC3_CrashMidBatchLeasesTakenOverAfterExpiryEveryRowEqualsTheSequentialFo
 
 	t0 := time.Now()
 	next := newRecorder("next", &spans, &mu)
-	stopB := run(e.reader(t, e.host(t, &testlogic.Ledger{}), "next", next))
+	logB := &syncbuf.Buffer{}
+	stopB := run(e.readerLogging(t, e.host(t, &testlogic.Ledger{}), "next", next, slog.New(slog.NewTextHandler(logB, nil))))
 	e.waitRows(t, want, 30*time.Second)
 	require.NoError(t, stopB(nil))
 	mu.Lock()
@@ -183,6 +187,11 @@ func TestC3_CrashMidBatchLeasesTakenOverAfterExpiryEveryRowEqualsTheSequentialFo
 	for _, l := range e.leases(t) {
 		assert.NotEqual(t, "crashed", l.owner)
 	}
+	// While it waited, the new worker said why it read nothing, once.
+	out := logB.String()
+	assert.Equal(t, 1, strings.Count(out, "shard held by another worker"), "log:\n%s", out)
+	assert.Contains(t, out, "owner=crashed")
+	assert.Contains(t, out, "leaseDuration=900ms")
 	_ = context.Background
 }
 

@@ -98,6 +98,12 @@ func (e *env) host(t testing.TB, l logic.Logic) *host.Host {
 // the fault-injecting transport.
 func (e *env) reader(t testing.TB, h *host.Host, worker string, obs sidecar.Observer, edit ...func(*host.SidecarConfig)) *sidecar.Reader {
 	t.Helper()
+	return e.readerLogging(t, h, worker, obs, quiet, edit...)
+}
+
+// readerLogging is reader with its log going to log.
+func (e *env) readerLogging(t testing.TB, h *host.Host, worker string, obs sidecar.Observer, log *slog.Logger, edit ...func(*host.SidecarConfig)) *sidecar.Reader {
+	t.Helper()
 	cfg := *e.cfg
 	side := *cfg.Sidecar
 	side.WorkerID = worker
@@ -105,7 +111,7 @@ func (e *env) reader(t testing.TB, h *host.Host, worker string, obs sidecar.Obse
 		f(&side)
 	}
 	cfg.Sidecar = &side
-	r, err := sidecar.New(context.Background(), h, &cfg, sidecar.Options{Observer: obs, Logger: quiet, DynamoDB: e.Client, Streams: e.streamsClient(t)})
+	r, err := sidecar.New(context.Background(), h, &cfg, sidecar.Options{Observer: obs, Logger: log, DynamoDB: e.Client, Streams: e.streamsClient(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

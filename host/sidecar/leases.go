@@ -137,6 +137,9 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 		}
 	}
 	plan := lease.Balance(avail, r.sc.WorkerID, func(l lease.Lease) bool { return tr.Expired(l, now) })
+	if len(mine) == 0 && len(plan.Take) == 0 {
+		r.noteWaiting(avail, tr, now)
+	}
 	for _, l := range plan.Take {
 		r.take(ctx, proc, rd, l)
 	}
@@ -156,6 +159,20 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 	r.mu.Unlock()
 	r.obs.LeasesHeld(r.sc.WorkerID, rd.StreamArn(), ids, len(shards))
 	return nil
+}
+
+// noteWaiting logs, once per shard and owner, why a worker that holds no
+// shard reads nothing: another worker holds the lease (after a crash, the
+// crashed worker still does until its lease expires).
+func (r *Reader) noteWaiting(avail []lease.Lease, tr *lease.Tracker, now time.Time) {
+	for _, l := range avail {
+		if l.Owner == "" || l.Owner == r.sc.WorkerID || tr.Expired(l, now) || r.waiting[l.Key] == l.Owner {
+			continue
+		}
+		r.waiting[l.Key] = l.Owner
+		r.log.Info("shard held by another worker; this one takes it over if that worker stops renewing the lease for the lease duration",
+			"shard", l.Key, "owner", l.Owner, "leaseDuration", tr.Duration.String())
+	}
 }
 
 // take takes a free or expired lease and starts reading its shard.

@@ -101,7 +101,8 @@ type Reader struct {
 	written  atomic.Int64
 	failures atomic.Int64
 	givenUp  atomic.Int64
-	behind   sync.Map // shard -> time.Duration
+	behind   sync.Map          // shard -> time.Duration
+	waiting  map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
 }
 
 // New returns a reader of cfg's event-table stream that hands each batch
@@ -110,7 +111,8 @@ func New(ctx context.Context, h *host.Host, cfg *host.Config, opts Options) (*Re
 	if cfg.Sidecar == nil {
 		return nil, errors.New(`configuration: no "sidecar" section: add one with at least "leaseTable", the DynamoDB table for the reader's leases`)
 	}
-	r := &Reader{h: h, cfg: cfg, sc: cfg.EffectiveSidecar(), opts: opts, held: map[string]*held{}, kick: make(chan struct{}, 1), dests: map[string]quarantine.Destination{}}
+	r := &Reader{h: h, cfg: cfg, sc: cfg.EffectiveSidecar(), opts: opts, held: map[string]*held{}, kick: make(chan struct{}, 1), dests: map[string]quarantine.Destination{},
+		waiting: map[string]string{}}
 	r.log, r.obs = opts.Logger, opts.Observer
 	if r.log == nil {
 		r.log = slog.Default()
