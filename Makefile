@@ -55,6 +55,7 @@ test: test-go conformance-dynalite
 test-go: plugins
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	cd docs/deploy/platforms && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 conformance-dynalite:
 	bash ddblocal/conformance/dynalite.sh run
@@ -72,6 +73,7 @@ check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	cd docs/deploy/platforms && $(GO) mod tidy -diff
 
 clean:
 	rm -rf build

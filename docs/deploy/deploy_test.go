@@ -390,7 +390,7 @@ func codeCalls(t *testing.T, root string) map[string][]string {
 // and the container ship are valid and read the plugin and the read-only
 // cache from where `make lambda-zip` and the Dockerfile put them.
 func TestX4_PackagedConfigurationsLoad(t *testing.T) {
-	for _, name := range []string{"dynafold.json", "sidecar.json"} {
+	for _, name := range []string{"dynafold.json", "sidecar.json", "ecs/dynafold.json"} {
 		cfg, err := host.LoadConfig(name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -415,9 +415,28 @@ func TestX4_PackagedConfigurationsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"/out/plugins/order-summary.wasm", "--cache /out/cache", "cp docs/deploy/sidecar.json /out/dynafold.json"} {
+	for _, want := range []string{"/out/plugins/order-summary.wasm", "--cache /out/cache", "ARG CONFIG=docs/deploy/sidecar.json", `cp "$CONFIG" /out/dynafold.json`} {
 		if !strings.Contains(string(df), want) {
 			t.Errorf("Dockerfile no longer has %q", want)
 		}
+	}
+}
+
+// TestX6_PlatformTypesStayOutOfTheMainModule: the Kubernetes and ECS types
+// the platform examples are checked against live in the nested module
+// docs/deploy/platforms, so a program importing host or ddblocal pulls
+// none of them.
+func TestX6_PlatformTypesStayOutOfTheMainModule(t *testing.T) {
+	b, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mod := range []string{"k8s.io/", "sigs.k8s.io/", "github.com/aws/aws-sdk-go-v2/service/ecs "} {
+		if strings.Contains(string(b), mod) {
+			t.Errorf("go.mod requires %s: the platform types belong in docs/deploy/platforms/go.mod", strings.TrimSpace(mod))
+		}
+	}
+	if _, err := os.Stat("platforms/go.mod"); err != nil {
+		t.Errorf("the platform checks are a module of their own: %v", err)
 	}
 }
