@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,6 +88,24 @@ func runRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer ops.close()
+	err = runSidecar(ctx, cfg, *cfgPath, ops, log, *quiet, *every)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, sidecar.ErrAbandoned) {
+		// SIGTERM or SIGINT while starting (waiting for the endpoint,
+		// loading a plugin): a shutdown, not a failure
+		log.Info("stopped while starting", "stage", ops.stage(), "cause", err.Error())
+		return nil
+	}
+	return err
+}
+
+// runSidecar checks the tables, builds the host and reads the change feed
+// until ctx ends.
+func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runOps, log *slog.Logger, quiet bool, every time.Duration) error {
+	ops.setStage("checking the tables")
+	if err := checkTables(ctx, cfg, cfgPath, ops, log); err != nil {
+		return err
+	}
+	ops.setStage("loading the plugins")
 	h, err := host.New(ctx, cfg, host.WithLogger(log), host.WithCallObserver(ops.metrics.PluginCall))
 	if err != nil {
 		return err
@@ -104,13 +123,14 @@ func runRun(ctx context.Context, args []string) error {
 			log.Error("watching the hot-swap sources stopped", "err", err)
 		}
 	}()
-	if !*quiet {
+	if !quiet {
 		done := make(chan struct{})
 		defer close(done)
-		go progress(r, *every, done)
+		go progress(r, every, done)
 	}
+	ops.setStage("reading")
 	err = r.Run(ctx)
-	if !*quiet {
+	if !quiet {
 		printProgress(runErr, r.Stats(), sidecar.Stats{}, 0)
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -23,6 +24,52 @@ type runOps struct {
 	metrics *telemetry.Metrics
 	server  *admin.Server
 	started atomic.Bool
+
+	mu      sync.Mutex
+	stageIs string // what the start is doing, for the log of a stop during it
+	waiting error  // why the endpoint cannot be reached, while retrying at start
+}
+
+// runStage, when set (by tests), is called as `host run` enters each stage
+// of its start ("checking the tables", "loading the plugins", "reading").
+var runStage func(stage string)
+
+func (o *runOps) setStage(s string) {
+	o.mu.Lock()
+	o.stageIs = s
+	o.mu.Unlock()
+	if runStage != nil {
+		runStage(s)
+	}
+}
+
+func (o *runOps) stage() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stageIs
+}
+
+// setWaiting records why the start waits for the endpoint (nil: it does
+// not), for /readyz.
+func (o *runOps) setWaiting(err error) {
+	o.mu.Lock()
+	o.waiting = err
+	o.mu.Unlock()
+}
+
+// ready is /readyz: not ready while the start waits for the endpoint, then
+// as admin.ReadyAfterLeaseRound.
+func (o *runOps) ready(leases bool) func(context.Context) error {
+	after := admin.ReadyAfterLeaseRound(o.metrics, o.started.Load, leases)
+	return func(ctx context.Context) error {
+		o.mu.Lock()
+		w := o.waiting
+		o.mu.Unlock()
+		if w != nil {
+			return fmt.Errorf("%w: the DynamoDB endpoint cannot be reached yet: %v", admin.ErrNotReady, w)
+		}
+		return after(ctx)
+	}
 }
 
 // startOps starts the admin server when the configuration or addr (the
@@ -38,8 +85,7 @@ func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logg
 		}
 		ac = &c
 	}
-	ready := admin.ReadyAfterLeaseRound(o.metrics, o.started.Load, cfg.Sidecar != nil)
-	srv, err := admin.StartConfig(ctx, ac, o.metrics, ready, log)
+	srv, err := admin.StartConfig(ctx, ac, o.metrics, o.ready(cfg.Sidecar != nil), log)
 	if err != nil {
 		return nil, fmt.Errorf("admin server: %w", err)
 	}

@@ -109,11 +109,16 @@ type inProcessRun struct {
 // logs (runErr is shared: one in-process run at a time).
 func (e *sidecarEnv) startRun(t *testing.T, args ...string) *inProcessRun {
 	t.Helper()
-	r := &inProcessRun{logs: &syncbuf.Buffer{}, done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	return e.startRunCtx(t, ctx, cancel, args...)
+}
+
+// startRunCtx is startRun under ctx, which cancel ends.
+func (e *sidecarEnv) startRunCtx(t *testing.T, ctx context.Context, cancel context.CancelFunc, args ...string) *inProcessRun {
+	t.Helper()
+	r := &inProcessRun{logs: &syncbuf.Buffer{}, done: make(chan error, 1), cancel: cancel}
 	old := runErr
 	runErr = r.logs
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
 	go func() { r.done <- runRun(ctx, append([]string{"--config", e.cfgPath}, args...)) }()
 	t.Cleanup(func() {
 		r.stop(t)
