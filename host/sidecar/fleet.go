@@ -161,6 +161,19 @@ func (r *Reader) Fleet(ctx context.Context, o FleetOptions) (Fleet, error) {
 	return readFleet(ctx, r.leases, r.api, r.cfg.EventStore.Table, arn, time.Duration(r.sc.LeaseDuration), o)
 }
 
+// ownerNow is the owner of a shard's lease as the table holds it now, for
+// the log of a lease lost ("" when free, "unknown" when it cannot be read).
+func (r *Reader) ownerNow(ctx context.Context, shard string) string {
+	l, ok, err := r.leases.Get(ctx, shard)
+	switch {
+	case err != nil:
+		return "unknown"
+	case !ok:
+		return ""
+	}
+	return l.Owner
+}
+
 func readFleet(ctx context.Context, lt *lease.Table, api StreamsAPI, table, arn string, dur time.Duration, o FleetOptions) (Fleet, error) {
 	now := time.Now
 	if o.Now != nil {
