@@ -24,6 +24,9 @@ type sidecarEnv struct {
 	env     *testenv.Env
 	dir     string
 	cfgPath string
+	// projection is more members of the projection (with a leading comma),
+	// written by the next write
+	projection string
 }
 
 // newSidecarEnv writes the configuration; sidecar is the inside of the
@@ -55,9 +58,9 @@ func (e *sidecarEnv) write(t *testing.T, endpoint, sidecar, extra string) {
 	require.NoError(t, os.WriteFile(e.cfgPath, fmt.Appendf(nil, `{
   "endpoint": %q,
   "eventStore": {"table": "events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
-  "projections": [{"name": "summaries", "plugin": "orders.wasm", "table": "summaries", "checkpoint": {"field": "version"}}],
+  "projections": [{"name": "summaries", "plugin": "orders.wasm", "table": "summaries", "checkpoint": {"field": "version"}, "writtenBy": "writtenBy"%s}],
   "sidecar": {"leaseTable": "leases", "pollInterval": "20ms", "batchSize": 5%s}%s
-}`, endpoint, sidecar, extra), 0o644))
+}`, endpoint, e.projection, sidecar, extra), 0o644))
 }
 
 // createTables runs `host tables create`.
