@@ -116,6 +116,7 @@ func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runO
 	if err != nil {
 		return err
 	}
+	ops.reader.Store(r)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go func() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -24,6 +25,7 @@ type runOps struct {
 	metrics *telemetry.Metrics
 	server  *admin.Server
 	started atomic.Bool
+	reader  atomic.Pointer[sidecar.Reader] // once built
 
 	mu      sync.Mutex
 	stageIs string // what the start is doing, for the log of a stop during it
@@ -85,7 +87,11 @@ func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logg
 		}
 		ac = &c
 	}
-	srv, err := admin.StartConfig(ctx, ac, o.metrics, o.ready(cfg.Sidecar != nil), log)
+	base := admin.Options{Metrics: o.metrics, Ready: o.ready(cfg.Sidecar != nil), Logger: log, Replayed: replayedIn(cfg)}
+	if cfg.Sidecar != nil {
+		base.Worker, base.Fleet = cfg.EffectiveSidecar().WorkerID, o.fleet
+	}
+	srv, err := admin.StartConfig(ctx, ac, base)
 	if err != nil {
 		return nil, fmt.Errorf("admin server: %w", err)
 	}
@@ -99,6 +105,7 @@ func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logg
 // serving marks the host built and its plugins known to the status page.
 func (o *runOps) serving(h *host.Host) {
 	o.metrics.ServePlugins(h)
+	o.metrics.ServeSwaps(h)
 	o.metrics.ServeShadows(h)
 	o.started.Store(true)
 }
@@ -137,5 +144,60 @@ func destinations(cfg *host.Config) sidecar.DestinationFunc {
 			return quarantine.NewSQS(sqs.NewFromConfig(ac), c.QueueURL)
 		}
 		return nil, fmt.Errorf("onFailure names no destination: set file, table or queueUrl")
+	}
+}
+
+// fleet is the status page's fleet view, read through the reader.
+func (o *runOps) fleet(ctx context.Context) (sidecar.Fleet, error) {
+	r := o.reader.Load()
+	if r == nil {
+		return sidecar.Fleet{}, errors.New("the change-feed reader is not started yet")
+	}
+	return r.Fleet(ctx, sidecar.FleetOptions{})
+}
+
+// replayedIn tells the status page which recent failures were replayed: the
+// ones sent to a quarantine table (the projection's onFailure.table) whose
+// entry is gone. Nil without a sidecar section.
+func replayedIn(cfg *host.Config) func(context.Context, []telemetry.Failure) (map[string]bool, error) {
+	if cfg.Sidecar == nil {
+		return nil
+	}
+	sc := cfg.EffectiveSidecar()
+	var mu sync.Mutex
+	tables := map[string]*quarantine.Table{}
+	return func(ctx context.Context, fs []telemetry.Failure) (map[string]bool, error) {
+		byTable := map[string][]string{}
+		for _, f := range fs {
+			if of := sc.Policy(f.Projection).OnFailure; of != nil && of.Table != "" && f.EntryID != "" && f.Replayed.IsZero() {
+				byTable[of.Table] = append(byTable[of.Table], f.EntryID)
+			}
+		}
+		gone := map[string]bool{}
+		for name, ids := range byTable {
+			mu.Lock()
+			t := tables[name]
+			if t == nil {
+				client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Effective().Region)
+				if err != nil {
+					mu.Unlock()
+					return nil, err
+				}
+				if t, err = quarantine.NewTable(client, name); err != nil {
+					mu.Unlock()
+					return nil, err
+				}
+				tables[name] = t
+			}
+			mu.Unlock()
+			g, err := t.Gone(ctx, ids)
+			if err != nil {
+				return nil, err
+			}
+			for id := range g {
+				gone[id] = true
+			}
+		}
+		return gone, nil
 	}
 }
