@@ -60,7 +60,9 @@ func nonOwner(t *testing.T) (*admin.Server, string) {
 	require.Zero(t, r2.Stats().Shards, "w2 stands by")
 	m2.ServePlugins(f.Host)
 	srv, err := admin.Start(ctx, admin.Options{Addr: "127.0.0.1:0", Metrics: m2, Worker: "w2", Logger: quiet,
-		Fleet: func(ctx context.Context) (sidecar.Fleet, error) { return r2.Fleet(ctx, sidecar.FleetOptions{Lag: true}) }})
+		Fleet: func(ctx context.Context) (sidecar.Fleet, error) {
+			return r2.Fleet(ctx, sidecar.FleetOptions{Lag: true})
+		}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	fl, err := r2.Fleet(ctx, sidecar.FleetOptions{})
@@ -154,4 +156,3 @@ func TestC6_RecentFailuresSayWhenTheyWereReplayed(t *testing.T) {
 	require.NotNil(t, m1, body)
 	assert.Equal(t, "no", m1[1], "the other one is still quarantined")
 }
-

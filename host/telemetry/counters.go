@@ -10,7 +10,7 @@ import (
 // totals are the counts the status page shows, over every stream and
 // projection this process observed.
 type totals struct {
-	records, failures, givenUp            atomic.Int64
+	records, failures, givenUp              atomic.Int64
 	applied, rejected, skipped, rowsWritten atomic.Int64
 }
 

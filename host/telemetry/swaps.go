@@ -72,4 +72,3 @@ func (c swapsCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
-
