@@ -32,7 +32,7 @@ func TestH2_RunServesTheArchivedVersionWhenTheWatchedModuleIsRefusedAtStart(t *t
 
 	// a module that does not load replaces the plugin file
 	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "orders.wasm"), []byte("\x00asm\x01\x00\x00\x00 broken"), 0o644))
-	second := e.startRun(t, "--worker-id", "w1", "--quiet")
+	second := e.startRun(t, "--worker-id", "w1", "--quiet", "--admin-addr", "127.0.0.1:0")
 	e.place(t, "o-2")
 	e.folded(t, "o-2", second.logs)
 	row := e.env.Get(t, "summaries", abi.Item{"pk": abi.S("OrderSummary#o-2"), "sk": abi.S("OrderSummary")})
@@ -41,6 +41,17 @@ func TestH2_RunServesTheArchivedVersionWhenTheWatchedModuleIsRefusedAtStart(t *t
 	assert.Contains(t, logs, `"msg":"plugin module refused at start; serving the last accepted version from the archive instead"`)
 	assert.Contains(t, logs, "refused at load")
 	assert.Contains(t, logs, "host plugin rollback --file "+filepath.Join(e.dir, "orders.wasm"))
+
+	// the status page and the metrics say so
+	url := adminURLFromLogs(t, logs)
+	metrics := httpGet(t, url+"/metrics")
+	assert.Contains(t, metrics, `dynafold_plugin_swaps_total{projection="summaries",result="fallback"} 1`)
+	assert.Contains(t, metrics, `dynafold_plugin_swaps_total{projection="summaries",result="refused"} 1`)
+	page := httpGet(t, url+"/")
+	assert.Regexp(t, `<tr class="refused"><td>[^<]+</td><td>summaries</td><td>refused</td><td>-</td><td>[^<]*orders.wasm</td><td>load</td><td>[^<]*invalid plugin module`, page)
+	assert.Regexp(t, `<tr class="refused"><td>[^<]+</td><td>summaries</td><td>fallback</td><td>order-summary@1.0.0</td><td>[^<]*archive[^<]*\.wasm</td>`, page)
+	assert.Contains(t, page, "<code>host plugin rollback</code>")
+	assert.Contains(t, page, `<strong id="worker">w1</strong>`)
 	require.NoError(t, second.stop(t))
 }
 
