@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 )
@@ -130,17 +129,10 @@ func RollbackDir(archive, path string) (string, error) {
 		return "", fmt.Errorf("rollback: %w", err)
 	}
 	curSHA := (&Candidate{Wasm: cur}).SHA256()
-	entries, err := os.ReadDir(archive)
+	names, err := archived(archive)
 	if err != nil {
 		return "", fmt.Errorf("rollback: %w", err)
 	}
-	var names []string
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".wasm") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(names)))
 	for _, n := range names {
 		if strings.HasSuffix(n, "-"+short(curSHA)+".wasm") {
 			continue
