@@ -16,14 +16,7 @@ var ErrNoAccepted = errors.New("no accepted plugin version to serve instead")
 
 // OpenOrArchived is Open with NewOrArchived's fallback.
 func OpenOrArchived(ctx context.Context, src Source, cfg Config) (*Swapper, error) {
-	c, err := src.Check(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if c == nil {
-		return nil, ErrNoModule
-	}
-	return NewOrArchived(ctx, *c, cfg)
+	return openWith(ctx, src, cfg, NewOrArchived)
 }
 
 // NewOrArchived is New that never lets a broken module replace a working

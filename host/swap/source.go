@@ -30,6 +30,11 @@ var ErrNoModule = errors.New("swap: the source holds no module")
 
 // Open checks src for its module and starts a Swapper serving it.
 func Open(ctx context.Context, src Source, cfg Config) (*Swapper, error) {
+	return openWith(ctx, src, cfg, New)
+}
+
+// openWith checks src for its module and starts a Swapper on it with start.
+func openWith(ctx context.Context, src Source, cfg Config, start func(context.Context, Candidate, Config) (*Swapper, error)) (*Swapper, error) {
 	c, err := src.Check(ctx)
 	if err != nil {
 		return nil, err
@@ -37,7 +42,7 @@ func Open(ctx context.Context, src Source, cfg Config) (*Swapper, error) {
 	if c == nil {
 		return nil, ErrNoModule
 	}
-	return New(ctx, *c, cfg)
+	return start(ctx, *c, cfg)
 }
 
 // CheckOnce checks src once and offers a changed module to s: for

@@ -35,8 +35,19 @@ func (d *DB) CheckTable(ctx context.Context, spec TableSpec) (TableCheck, error)
 	case err != nil:
 		return TableCheck{}, mapError("DescribeTable "+spec.Name, err)
 	}
+	if err := checkKeys(spec, out.Table); err != nil {
+		return TableCheck{}, err
+	}
+	if ss := out.Table.StreamSpecification; spec.Stream && (ss == nil || !aws.ToBool(ss.StreamEnabled)) {
+		return TableCheck{Problem: ProblemNoStream}, nil
+	}
+	return TableCheck{}, nil
+}
+
+// checkKeys reports a table whose key schema is not the spec's.
+func checkKeys(spec TableSpec, t *types.TableDescription) error {
 	var have []string
-	for _, k := range out.Table.KeySchema {
+	for _, k := range t.KeySchema {
 		if k.KeyType == types.KeyTypeHash {
 			have = append([]string{aws.ToString(k.AttributeName)}, have...)
 		} else {
@@ -44,10 +55,7 @@ func (d *DB) CheckTable(ctx context.Context, spec TableSpec) (TableCheck, error)
 		}
 	}
 	if fmt.Sprint(have) != fmt.Sprint(spec.KeyAttrs) {
-		return TableCheck{}, fmt.Errorf("table %s exists keyed by %v, but the configuration keys it by %v: fix the configuration's key, or use another table", spec.Name, have, spec.KeyAttrs)
+		return fmt.Errorf("table %s exists keyed by %v, but the configuration keys it by %v: fix the configuration's key, or use another table", spec.Name, have, spec.KeyAttrs)
 	}
-	if ss := out.Table.StreamSpecification; spec.Stream && (ss == nil || !aws.ToBool(ss.StreamEnabled)) {
-		return TableCheck{Problem: ProblemNoStream}, nil
-	}
-	return TableCheck{}, nil
+	return nil
 }
