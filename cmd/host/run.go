@@ -34,8 +34,14 @@ leases kept in the table named by "sidecar.leaseTable" (create it with
 shard only after its parents, and the shards of a process that stops are
 taken over by the others.
 
-On SIGTERM or SIGINT the batch in flight is finished and checkpointed, the
-leases are released, and the command exits 0. Hot-swapped plugins are
+At start every table the configuration names is checked (a missing one
+refuses to start: create them with ` + "`host tables create`" + `), and an
+unreachable DynamoDB endpoint is retried with backoff, one log line per
+retry. A hot-swapped plugin refused at start is replaced by the last
+accepted version of hotSwap.archive, and the refusal logged.
+
+On SIGTERM or SIGINT, at any moment, the batch in flight is finished and
+checkpointed, the leases are released, and the command exits 0. Hot-swapped plugins are
 watched and swapped in while it runs.
 
 Unless --quiet, one progress line per interval goes to stderr: records per
@@ -43,7 +49,8 @@ second, rows written, failures, records given up, shards held and how far
 behind the stream the reader is. Logs are text on a terminal, JSON lines
 otherwise. With --admin-addr (or "admin.addr" in the configuration) it
 serves Prometheus metrics at /metrics, /healthz, /readyz and a status page
-at / on that loopback address.
+at / (the whole fleet, this worker marked) on that loopback address;
+` + "`host status`" + ` prints the fleet from the lease table.
 
 Example:
 
