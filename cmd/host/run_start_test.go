@@ -102,13 +102,44 @@ func TestH2_RunRetriesAnUnreachableEndpointAtStart(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Contains(t, string(body), "the DynamoDB endpoint cannot be reached yet")
 
-	// the endpoint comes up, with the tables
-	up := testenv.Start(t, func(o *ddblocal.Options) { o.Addr = addr })
+	// the endpoint comes up, its tables already there: a forwarder to
+	// the server starts listening at the address the run retries
+	up := testenv.Start(t)
 	e.env = up
+	e.write(t, up.Server.Endpoint(), `"leaseDuration": "1s"`, "")
 	e.createTables(t)
+	e.write(t, "http://"+addr, `"leaseDuration": "1s"`, "")
+	forward(t, addr, strings.TrimPrefix(up.Server.Endpoint(), "http://"))
 	e.place(t, "o-1")
 	e.folded(t, "o-1", run.logs)
 	require.NoError(t, run.stop(t))
+}
+
+// forward listens on addr and forwards every connection to to, until the
+// test ends.
+func forward(t *testing.T, addr, to string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				s, err := net.Dial("tcp", to)
+				if err != nil {
+					return
+				}
+				defer s.Close()
+				go func() { _, _ = io.Copy(s, c) }()
+				_, _ = io.Copy(c, s)
+			}()
+		}
+	}()
 }
 
 // SIGTERM (the context ending) while the plugins load is a clean stop:
