@@ -20,7 +20,7 @@ import (
 
 // A lease taken over by another worker (here written into the table as
 // that worker's take would) is logged by the worker that lost it, with the
-// new owner.
+// new owner, whether its next renewal or its next checkpoint finds it.
 func TestC6_ALeaseLostToAnotherWorkerIsLoggedWithTheNewOwner(t *testing.T) {
 	e := start(t, ddblocal.StreamOptions{}, host.SidecarConfig{})
 	h := e.host(t, &testlogic.Ledger{})

@@ -161,6 +161,12 @@ func (r *Reader) Fleet(ctx context.Context, o FleetOptions) (Fleet, error) {
 	return readFleet(ctx, r.leases, r.api, r.cfg.EventStore.Table, arn, time.Duration(r.sc.LeaseDuration), o)
 }
 
+// logLost logs a lease found lost to another worker (by a renewal or a
+// checkpoint), with the lease's owner now.
+func (r *Reader) logLost(ctx context.Context, shard string) {
+	r.log.Warn("lease lost to another worker; stopping the shard's reading", "shard", shard, "newOwner", r.ownerNow(ctx, shard))
+}
+
 // ownerNow is the owner of a shard's lease as the table holds it now, for
 // the log of a lease lost ("" when free, "unknown" when it cannot be read).
 func (r *Reader) ownerNow(ctx context.Context, shard string) string {
