@@ -238,23 +238,7 @@ type TableReport struct {
 // table without a stream gets one. A host built WithEventStoreOnly creates
 // the projections' tables too.
 func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
-	type want struct {
-		role string
-		spec dynamo.TableSpec
-	}
-	specs := []want{{"event store", dynamo.TableSpec{Name: h.cfg.EventStore.Table,
-		KeyAttrs: []string{eventstore.AttrPK, eventstore.AttrSK}, Stream: true}}}
-	for _, p := range h.cfg.Projections {
-		specs = append(specs, want{"projection " + p.Name, dynamo.TableSpec{Name: p.Table, KeyAttrs: p.Key}})
-		specs = outboxTables(specs, p, func(role string, spec dynamo.TableSpec) want { return want{role, spec} },
-			func(w *want) *dynamo.TableSpec { return &w.spec })
-	}
-	if name, ok := h.cfg.quarantineTable(); ok {
-		specs = append(specs, want{"quarantine", dynamo.TableSpec{Name: name, KeyAttrs: []string{QuarantineKeyAttribute}}})
-	}
-	if sc := h.cfg.Sidecar; sc != nil && sc.LeaseTable != "" {
-		specs = append(specs, want{"sidecar leases", dynamo.TableSpec{Name: sc.LeaseTable, KeyAttrs: []string{LeaseKeyAttr}}})
-	}
+	specs := h.cfg.tableSpecs()
 	var out []TableReport
 	done := map[string]bool{}
 	for i, s := range specs {
@@ -262,7 +246,7 @@ func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 			continue
 		}
 		done[s.spec.Name] = true
-		s.spec.Indexes = mergeIndexes(s.spec, specs[i+1:], func(w want) dynamo.TableSpec { return w.spec })
+		s.spec.Indexes = mergeIndexes(s.spec, specs[i+1:], func(w tableWant) dynamo.TableSpec { return w.spec })
 		st, err := h.db.EnsureTable(ctx, s.spec)
 		if err != nil {
 			return out, err
@@ -270,4 +254,37 @@ func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 		out = append(out, TableReport{Table: s.spec.Name, Role: s.role, Created: st.Created, StreamEnabled: st.StreamEnabled, IndexesAdded: st.IndexesAdded})
 	}
 	return out, nil
+}
+
+// tableWant is a table the configuration names, and its role.
+type tableWant struct {
+	role string
+	spec dynamo.TableSpec
+}
+
+// tableSpecs lists the tables the configuration names, in the order
+// CreateTables creates them: the event table, each read model with its
+// outbox, the quarantine table and the sidecar's on-failure tables, the
+// lease table. A table may be listed more than once (shared read models).
+func (c *Config) tableSpecs() []tableWant {
+	type want = tableWant
+	specs := []want{{"event store", dynamo.TableSpec{Name: c.EventStore.Table,
+		KeyAttrs: []string{eventstore.AttrPK, eventstore.AttrSK}, Stream: true}}}
+	for _, p := range c.Projections {
+		specs = append(specs, want{"projection " + p.Name, dynamo.TableSpec{Name: p.Table, KeyAttrs: p.Key}})
+		specs = outboxTables(specs, p, func(role string, spec dynamo.TableSpec) want { return want{role, spec} },
+			func(w *want) *dynamo.TableSpec { return &w.spec })
+	}
+	if name, ok := c.quarantineTable(); ok {
+		specs = append(specs, want{"quarantine", dynamo.TableSpec{Name: name, KeyAttrs: []string{QuarantineKeyAttribute}}})
+	}
+	if sc := c.Sidecar; sc != nil {
+		for _, name := range sc.onFailureTables() {
+			specs = append(specs, want{"on-failure quarantine", dynamo.TableSpec{Name: name, KeyAttrs: []string{QuarantineKeyAttribute}}})
+		}
+		if sc.LeaseTable != "" {
+			specs = append(specs, want{"sidecar leases", dynamo.TableSpec{Name: sc.LeaseTable, KeyAttrs: []string{LeaseKeyAttr}}})
+		}
+	}
+	return specs
 }

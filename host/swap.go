@@ -53,12 +53,12 @@ func (c *Config) newHotSwap(ctx context.Context, pc ProjectionConfig, log *slog.
 	}
 	var sw *swap.Swapper
 	if src != nil {
-		sw, err = swap.Open(ctx, src, cfg)
+		sw, err = swap.OpenOrArchived(ctx, src, cfg) // a refused module falls back on the archive
 	}
 	if src == nil || errors.Is(err, swap.ErrNoModule) {
 		var c0 *swap.Candidate
 		if c0, err = readCandidate(path); err == nil {
-			sw, err = swap.New(ctx, *c0, cfg)
+			sw, err = swap.NewOrArchived(ctx, *c0, cfg)
 		}
 	}
 	if err != nil {

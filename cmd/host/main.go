@@ -9,6 +9,8 @@
 //	host catchup --config F --row KEY
 //	host filter-pattern --config F
 //	host plugin precompile | validate | test | rollback
+//	host run --config F [--worker-id ID] [--admin-addr ADDR]
+//	host status --config F [--json]
 //	host quarantine list | replay --config F [--json] [--id ID | --all]
 //	host backfill --config F --projection P [--segments N] [--to-table T] [--since TIME]
 //	host ddblocal --addr 127.0.0.1:8000 [--data DIR] [--allow-non-loopback]

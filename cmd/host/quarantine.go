@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,8 +31,9 @@ const quarantineUsage = `usage:
   host quarantine replay --config FILE (--id ID | --all)
 
 list prints the records kept in the configuration's quarantine table (its
-"quarantine": {"table": ...} section): id, projection, shard, first seen,
-attempts and reason; --json prints one JSON object per line, the record
+"quarantine": {"table": ...} section): id, projection, the event (stream,
+stream id, version and event type, read from the record's image), shard,
+sequence number, first seen, attempts and reason; --json prints one JSON object per line, the record
 included.
 
 replay runs each chosen record again through the projections with the
@@ -61,11 +63,11 @@ func runQuarantine(ctx context.Context, args []string) error {
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		_, t, err := openQuarantine(ctx, *cfgPath)
+		cfg, t, err := openQuarantine(ctx, *cfgPath)
 		if err != nil {
 			return err
 		}
-		return listQuarantine(ctx, t, *asJSON)
+		return listQuarantine(ctx, cfg, t, *asJSON)
 	case "replay":
 		id := fs.String("id", "", "the entry to replay (see quarantine list)")
 		all := fs.Bool("all", false, "replay every entry")
@@ -101,7 +103,7 @@ func openQuarantine(ctx context.Context, path string) (*host.Config, *quarantine
 	return cfg, t, err
 }
 
-func listQuarantine(ctx context.Context, t *quarantine.Table, asJSON bool) error {
+func listQuarantine(ctx context.Context, cfg *host.Config, t *quarantine.Table, asJSON bool) error {
 	entries, err := t.All(ctx)
 	if err != nil {
 		return err
@@ -119,11 +121,20 @@ func listQuarantine(ctx context.Context, t *quarantine.Table, asJSON bool) error
 		fmt.Fprintf(quarantineOut, "%s: no record is quarantined\n", t.Name())
 		return nil
 	}
+	var streams []string
+	for _, st := range cfg.EventStore.Streams {
+		streams = append(streams, st.Name)
+	}
 	tw := tabwriter.NewWriter(quarantineOut, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROJECTION\tSHARD\tRECORD\tFIRST SEEN\tATTEMPTS\tREASON")
+	fmt.Fprintln(tw, "ID\tPROJECTION\tSTREAM\tSTREAM ID\tVERSION\tEVENT TYPE\tSHARD\tSEQUENCE\tFIRST SEEN\tATTEMPTS\tREASON")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.ID, dash(e.Projection), dash(e.Shard), dash(e.Record.DynamoDB.SequenceNumber),
-			e.FirstSeen.UTC().Format(time.RFC3339), e.Attempts, oneLine(e.Reason))
+		ev := e.Event(streams...)
+		version := "-"
+		if ev.Version > 0 {
+			version = strconv.FormatUint(ev.Version, 10)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.ID, dash(e.Projection), dash(ev.Stream), dash(ev.StreamID), version, dash(ev.Type),
+			dash(e.Shard), dash(e.Record.DynamoDB.SequenceNumber), e.FirstSeen.UTC().Format(time.RFC3339), e.Attempts, oneLine(e.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -82,8 +82,9 @@ func TestC4_QuarantineCommandsListAndReplay(t *testing.T) {
 
 	out, err = quarantineOutput(t, "list", "--config", cfgPath)
 	require.NoError(t, err)
-	assert.Regexp(t, `ID\s+PROJECTION\s+SHARD\s+RECORD\s+FIRST SEEN\s+ATTEMPTS\s+REASON`, out)
-	assert.Regexp(t, ids["o-1"]+`\s+summaries\s+shardId-7\s+500\s+\S+\s+3\s+row failed: throttled`, out)
+	assert.Regexp(t, `ID\s+PROJECTION\s+STREAM\s+STREAM ID\s+VERSION\s+EVENT TYPE\s+SHARD\s+SEQUENCE\s+FIRST SEEN\s+ATTEMPTS\s+REASON`, out)
+	assert.Regexp(t, ids["o-1"]+`\s+summaries\s+Order\s+o-1\s+1\s+OrderPlaced\s+shardId-7\s+500\s+\S+\s+3\s+row failed: throttled`, out)
+	assert.Regexp(t, ids["o-2"]+`\s+summaries\s+Order\s+o-2\s+1\s+OrderRefunded\s+shardId-7\s+501\s+`, out)
 	assert.Contains(t, out, "2 quarantined in shop-quarantine")
 
 	out, err = quarantineOutput(t, "list", "--config", cfgPath, "--json")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,8 +34,14 @@ leases kept in the table named by "sidecar.leaseTable" (create it with
 shard only after its parents, and the shards of a process that stops are
 taken over by the others.
 
-On SIGTERM or SIGINT the batch in flight is finished and checkpointed, the
-leases are released, and the command exits 0. Hot-swapped plugins are
+At start every table the configuration names is checked (a missing one
+refuses to start: create them with ` + "`host tables create`" + `), and an
+unreachable DynamoDB endpoint is retried with backoff, one log line per
+retry. A hot-swapped plugin refused at start is replaced by the last
+accepted version of hotSwap.archive, and the refusal logged.
+
+On SIGTERM or SIGINT, at any moment, the batch in flight is finished and
+checkpointed, the leases are released, and the command exits 0. Hot-swapped plugins are
 watched and swapped in while it runs.
 
 Unless --quiet, one progress line per interval goes to stderr: records per
@@ -42,7 +49,8 @@ second, rows written, failures, records given up, shards held and how far
 behind the stream the reader is. Logs are text on a terminal, JSON lines
 otherwise. With --admin-addr (or "admin.addr" in the configuration) it
 serves Prometheus metrics at /metrics, /healthz, /readyz and a status page
-at / on that loopback address.
+at / (the whole fleet, this worker marked) on that loopback address;
+` + "`host status`" + ` prints the fleet from the lease table.
 
 Example:
 
@@ -87,6 +95,24 @@ func runRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer ops.close()
+	err = runSidecar(ctx, cfg, *cfgPath, ops, log, *quiet, *every)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, sidecar.ErrAbandoned) {
+		// SIGTERM or SIGINT while starting (waiting for the endpoint,
+		// loading a plugin): a shutdown, not a failure
+		log.Info("stopped while starting", "stage", ops.stage(), "cause", err.Error())
+		return nil
+	}
+	return err
+}
+
+// runSidecar checks the tables, builds the host and reads the change feed
+// until ctx ends.
+func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runOps, log *slog.Logger, quiet bool, every time.Duration) error {
+	ops.setStage("checking the tables")
+	if err := checkTables(ctx, cfg, cfgPath, ops, log); err != nil {
+		return err
+	}
+	ops.setStage("loading the plugins")
 	h, err := host.New(ctx, cfg, host.WithLogger(log), host.WithCallObserver(ops.metrics.PluginCall))
 	if err != nil {
 		return err
@@ -97,6 +123,7 @@ func runRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	ops.reader.Store(r)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go func() {
@@ -104,13 +131,14 @@ func runRun(ctx context.Context, args []string) error {
 			log.Error("watching the hot-swap sources stopped", "err", err)
 		}
 	}()
-	if !*quiet {
+	if !quiet {
 		done := make(chan struct{})
 		defer close(done)
-		go progress(r, *every, done)
+		go progress(r, every, done)
 	}
+	ops.setStage("reading")
 	err = r.Run(ctx)
-	if !*quiet {
+	if !quiet {
 		printProgress(runErr, r.Stats(), sidecar.Stats{}, 0)
 	}
 	return err

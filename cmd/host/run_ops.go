@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -23,6 +25,53 @@ type runOps struct {
 	metrics *telemetry.Metrics
 	server  *admin.Server
 	started atomic.Bool
+	reader  atomic.Pointer[sidecar.Reader] // once built
+
+	mu      sync.Mutex
+	stageIs string // what the start is doing, for the log of a stop during it
+	waiting error  // why the endpoint cannot be reached, while retrying at start
+}
+
+// runStage, when set (by tests), is called as `host run` enters each stage
+// of its start ("checking the tables", "loading the plugins", "reading").
+var runStage func(stage string)
+
+func (o *runOps) setStage(s string) {
+	o.mu.Lock()
+	o.stageIs = s
+	o.mu.Unlock()
+	if runStage != nil {
+		runStage(s)
+	}
+}
+
+func (o *runOps) stage() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stageIs
+}
+
+// setWaiting records why the start waits for the endpoint (nil: it does
+// not), for /readyz.
+func (o *runOps) setWaiting(err error) {
+	o.mu.Lock()
+	o.waiting = err
+	o.mu.Unlock()
+}
+
+// ready is /readyz: not ready while the start waits for the endpoint, then
+// as admin.ReadyAfterLeaseRound.
+func (o *runOps) ready(leases bool) func(context.Context) error {
+	after := admin.ReadyAfterLeaseRound(o.metrics, o.started.Load, leases)
+	return func(ctx context.Context) error {
+		o.mu.Lock()
+		w := o.waiting
+		o.mu.Unlock()
+		if w != nil {
+			return fmt.Errorf("%w: the DynamoDB endpoint cannot be reached yet: %v", admin.ErrNotReady, w)
+		}
+		return after(ctx)
+	}
 }
 
 // startOps starts the admin server when the configuration or addr (the
@@ -38,8 +87,11 @@ func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logg
 		}
 		ac = &c
 	}
-	ready := admin.ReadyAfterLeaseRound(o.metrics, o.started.Load, cfg.Sidecar != nil)
-	srv, err := admin.StartConfig(ctx, ac, o.metrics, ready, log)
+	base := admin.Options{Metrics: o.metrics, Ready: o.ready(cfg.Sidecar != nil), Logger: log, Replayed: replayedIn(cfg)}
+	if cfg.Sidecar != nil {
+		base.Worker, base.Fleet = cfg.EffectiveSidecar().WorkerID, o.fleet
+	}
+	srv, err := admin.StartConfig(ctx, ac, base)
 	if err != nil {
 		return nil, fmt.Errorf("admin server: %w", err)
 	}
@@ -53,6 +105,7 @@ func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logg
 // serving marks the host built and its plugins known to the status page.
 func (o *runOps) serving(h *host.Host) {
 	o.metrics.ServePlugins(h)
+	o.metrics.ServeSwaps(h)
 	o.metrics.ServeShadows(h)
 	o.started.Store(true)
 }
@@ -91,5 +144,60 @@ func destinations(cfg *host.Config) sidecar.DestinationFunc {
 			return quarantine.NewSQS(sqs.NewFromConfig(ac), c.QueueURL)
 		}
 		return nil, fmt.Errorf("onFailure names no destination: set file, table or queueUrl")
+	}
+}
+
+// fleet is the status page's fleet view, read through the reader.
+func (o *runOps) fleet(ctx context.Context) (sidecar.Fleet, error) {
+	r := o.reader.Load()
+	if r == nil {
+		return sidecar.Fleet{}, errors.New("the change-feed reader is not started yet")
+	}
+	return r.Fleet(ctx, sidecar.FleetOptions{})
+}
+
+// replayedIn tells the status page which recent failures were replayed: the
+// ones sent to a quarantine table (the projection's onFailure.table) whose
+// entry is gone. Nil without a sidecar section.
+func replayedIn(cfg *host.Config) func(context.Context, []telemetry.Failure) (map[string]bool, error) {
+	if cfg.Sidecar == nil {
+		return nil
+	}
+	sc := cfg.EffectiveSidecar()
+	var mu sync.Mutex
+	tables := map[string]*quarantine.Table{}
+	return func(ctx context.Context, fs []telemetry.Failure) (map[string]bool, error) {
+		byTable := map[string][]string{}
+		for _, f := range fs {
+			if of := sc.Policy(f.Projection).OnFailure; of != nil && of.Table != "" && f.EntryID != "" && f.Replayed.IsZero() {
+				byTable[of.Table] = append(byTable[of.Table], f.EntryID)
+			}
+		}
+		gone := map[string]bool{}
+		for name, ids := range byTable {
+			mu.Lock()
+			t := tables[name]
+			if t == nil {
+				client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Effective().Region)
+				if err != nil {
+					mu.Unlock()
+					return nil, err
+				}
+				if t, err = quarantine.NewTable(client, name); err != nil {
+					mu.Unlock()
+					return nil, err
+				}
+				tables[name] = t
+			}
+			mu.Unlock()
+			g, err := t.Gone(ctx, ids)
+			if err != nil {
+				return nil, err
+			}
+			for id := range g {
+				gone[id] = true
+			}
+		}
+		return gone, nil
 	}
 }

@@ -1,7 +1,9 @@
 // Package admin is the host's operations HTTP server: Prometheus metrics at
 // /metrics, liveness at /healthz, readiness at /readyz and a small status
-// page at / (shards with their owner and lag, the plugin serving each
-// projection, the last records given up). It listens on a loopback address
+// page at / (this worker's counters, the fleet of workers and shards from
+// the lease table, the plugin serving each projection and its hot swaps,
+// the shards this worker reads, the last records given up and whether they
+// were replayed). It listens on a loopback address
 // unless told otherwise: it has no authentication.
 //
 //	m := telemetry.New(telemetry.Options{})
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/host/telemetry"
 )
 
@@ -49,6 +52,15 @@ type Options struct {
 	Ready func(ctx context.Context) error
 	// Title heads the status page (default "dynafold").
 	Title string
+	// Worker is this process's worker id, marked in the fleet view.
+	Worker string
+	// Fleet, when set, reads the fleet view the status page shows (every
+	// shard and worker of the lease table; Reader.Fleet).
+	Fleet func(ctx context.Context) (sidecar.Fleet, error)
+	// Replayed, when set, tells which of the recent failures' quarantine
+	// entries are gone (replayed), by entry id; the page then says when
+	// each was first seen replayed.
+	Replayed func(ctx context.Context, fs []telemetry.Failure) (map[string]bool, error)
 	// Logger logs the server's errors (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -125,6 +137,9 @@ func Handler(o Options) http.Handler {
 	if o.Title == "" {
 		o.Title = "dynafold"
 	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.Metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -164,10 +179,13 @@ func ReadyAfterLeaseRound(m *telemetry.Metrics, started func() bool, leases bool
 // StartConfig starts the server the configuration's admin section
 // describes; it returns nil and no error when the section or its address
 // is absent (the server is off unless configured).
-func StartConfig(ctx context.Context, c *host.AdminConfig, m *telemetry.Metrics, ready func(context.Context) error, log *slog.Logger) (*Server, error) {
+//
+// The options' Addr, AllowNonLoopback and AllowFlag come from c; set the
+// others in base (Metrics, Ready, Logger, Fleet, ...).
+func StartConfig(ctx context.Context, c *host.AdminConfig, base Options) (*Server, error) {
 	if c == nil || c.Addr == "" {
 		return nil, nil
 	}
-	return Start(ctx, Options{Addr: c.Addr, AllowNonLoopback: c.AllowNonLoopback, AllowFlag: `"admin": {"allowNonLoopback": true}`,
-		Metrics: m, Ready: ready, Logger: log})
+	base.Addr, base.AllowNonLoopback, base.AllowFlag = c.Addr, c.AllowNonLoopback, `"admin": {"allowNonLoopback": true}`
+	return Start(ctx, base)
 }

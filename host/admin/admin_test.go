@@ -149,15 +149,15 @@ func TestX1_NonLoopbackAddressIsRefused(t *testing.T) {
 func TestX1_AdminServerFromTheConfiguration(t *testing.T) {
 	ctx := context.Background()
 	m := telemetry.New(telemetry.Options{})
-	srv, err := admin.StartConfig(ctx, nil, m, nil, nil)
+	srv, err := admin.StartConfig(ctx, nil, admin.Options{Metrics: m})
 	require.NoError(t, err)
 	assert.Nil(t, srv, "off unless configured")
-	srv, err = admin.StartConfig(ctx, &host.AdminConfig{Addr: "127.0.0.1:0"}, m, nil, nil)
+	srv, err = admin.StartConfig(ctx, &host.AdminConfig{Addr: "127.0.0.1:0"}, admin.Options{Metrics: m})
 	require.NoError(t, err)
 	code, _ := get(t, srv.URL()+"/healthz")
 	assert.Equal(t, http.StatusOK, code)
 	require.NoError(t, srv.Close())
-	_, err = admin.StartConfig(ctx, &host.AdminConfig{Addr: "0.0.0.0:0"}, m, nil, nil)
+	_, err = admin.StartConfig(ctx, &host.AdminConfig{Addr: "0.0.0.0:0"}, admin.Options{Metrics: m})
 	assert.ErrorIs(t, err, admin.ErrNonLoopback)
 	assert.ErrorContains(t, err, `"allowNonLoopback": true`)
 

@@ -216,7 +216,7 @@ func (r *Reader) renewAll(ctx context.Context) {
 		err := r.write(ctx, h, func(l lease.Lease) (lease.Lease, error) { return r.leases.Renew(ctx, l) })
 		switch {
 		case errors.Is(err, lease.ErrLost):
-			r.log.Warn("lease lost to another worker; stopping the shard's reading", "shard", h.get().Key)
+			r.logLost(ctx, h.get().Key)
 		case err != nil && ctx.Err() == nil:
 			h.mu.Lock()
 			stale := time.Since(h.lastRenew) > time.Duration(r.sc.LeaseDuration)

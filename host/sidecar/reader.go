@@ -123,21 +123,30 @@ func New(ctx context.Context, h *host.Host, cfg *host.Config, opts Options) (*Re
 	if r.opts.Destinations == nil {
 		r.opts.Destinations = FileDestinations
 	}
-	client := opts.DynamoDB
+	client, api, err := clients(ctx, cfg, opts.DynamoDB, opts.Streams)
+	if err != nil {
+		return nil, err
+	}
+	r.leases = lease.NewTable(client, r.sc.LeaseTable)
+	r.api = api
+	return r, nil
+}
+
+// clients returns the given clients, or builds them from the
+// configuration's endpoint and region.
+func clients(ctx context.Context, cfg *host.Config, client *dynamodb.Client, api StreamsAPI) (*dynamodb.Client, StreamsAPI, error) {
 	if client == nil {
 		var err error
 		if client, err = ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Region); err != nil {
-			return nil, fmt.Errorf("DynamoDB client for the lease table: %w", err)
+			return nil, nil, fmt.Errorf("DynamoDB client for the lease table: %w", err)
 		}
 	}
-	r.leases = lease.NewTable(client, r.sc.LeaseTable)
-	r.api = opts.Streams
-	if r.api == nil {
+	if api == nil {
 		o := client.Options()
-		r.api = dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
+		api = dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
 			BaseEndpoint: streamsEndpoint(o.BaseEndpoint), HTTPClient: o.HTTPClient})
 	}
-	return r, nil
+	return client, api, nil
 }
 
 // streamsEndpoint is the Streams endpoint for a DynamoDB endpoint: the same

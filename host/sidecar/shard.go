@@ -119,7 +119,9 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 // checkpoint stores the shard's checkpoint in its lease.
 func (r *Reader) checkpoint(ctx context.Context, h *held, ckpt string) error {
 	err := r.write(ctx, h, func(l lease.Lease) (lease.Lease, error) { return r.leases.Checkpoint(ctx, l, ckpt) })
-	if err != nil {
+	if errors.Is(err, lease.ErrLost) {
+		r.logLost(ctx, h.get().Key)
+	} else if err != nil {
 		r.log.Warn("checkpointing failed", "shard", h.get().Key, "checkpoint", ckpt, "err", err)
 	}
 	return err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 )
@@ -31,6 +30,11 @@ var ErrNoModule = errors.New("swap: the source holds no module")
 
 // Open checks src for its module and starts a Swapper serving it.
 func Open(ctx context.Context, src Source, cfg Config) (*Swapper, error) {
+	return openWith(ctx, src, cfg, New)
+}
+
+// openWith checks src for its module and starts a Swapper on it with start.
+func openWith(ctx context.Context, src Source, cfg Config, start func(context.Context, Candidate, Config) (*Swapper, error)) (*Swapper, error) {
 	c, err := src.Check(ctx)
 	if err != nil {
 		return nil, err
@@ -38,7 +42,7 @@ func Open(ctx context.Context, src Source, cfg Config) (*Swapper, error) {
 	if c == nil {
 		return nil, ErrNoModule
 	}
-	return New(ctx, *c, cfg)
+	return start(ctx, *c, cfg)
 }
 
 // CheckOnce checks src once and offers a changed module to s: for
@@ -130,17 +134,10 @@ func RollbackDir(archive, path string) (string, error) {
 		return "", fmt.Errorf("rollback: %w", err)
 	}
 	curSHA := (&Candidate{Wasm: cur}).SHA256()
-	entries, err := os.ReadDir(archive)
+	names, err := archived(archive)
 	if err != nil {
 		return "", fmt.Errorf("rollback: %w", err)
 	}
-	var names []string
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".wasm") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(names)))
 	for _, n := range names {
 		if strings.HasSuffix(n, "-"+short(curSHA)+".wasm") {
 			continue

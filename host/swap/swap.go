@@ -115,6 +115,7 @@ type Swapper struct {
 
 	swaps, rollbacks, failed, unchanged, closedN atomic.Uint64
 	failedBy                                     sync.Map // step -> *atomic.Uint64
+	hist                                         history  // the last events, for status pages
 }
 
 // refused counts a refused candidate, by step.
@@ -127,6 +128,7 @@ func (s *Swapper) refused(err error) {
 	n, _ := s.failedBy.LoadOrStore(step, new(atomic.Uint64))
 	n.(*atomic.Uint64).Add(1)
 	s.failed.Add(1)
+	s.hist.add(refusal(err))
 }
 
 var _ logic.Logic = (*Swapper)(nil)
@@ -280,6 +282,7 @@ func (s *Swapper) install(v *version, c Candidate, rollback bool) *version {
 		s.swaps.Add(1) // counted before the new version can be seen
 	}
 	old := s.cur.Swap(v)
+	s.hist.add(installed(v.info, old != nil, rollback))
 	if !rollback {
 		s.archive(c, v.info)
 		s.history = append(s.history, &accepted{cand: c, info: v.info})

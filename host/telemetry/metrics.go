@@ -18,6 +18,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/dynafold/dynafold/host"
 )
 
 // Namespace prefixes every metric name.
@@ -62,6 +64,9 @@ type Metrics struct {
 	shardsTotal   *prometheus.GaugeVec
 	pluginCalls   *prometheus.HistogramVec
 	pluginErrors  *prometheus.CounterVec
+	rejected      *prometheus.CounterVec
+	skipped       *prometheus.CounterVec
+	totals        totals // what the status page counts
 
 	mu       sync.Mutex
 	shards   map[shardKey]*shardState
@@ -70,6 +75,7 @@ type Metrics struct {
 	next     int                   // next slot of recent
 	keep     int
 	versions func() map[string]string
+	swaps    func() []host.SwapStatus
 }
 
 // New returns Metrics with every metric registered in a registry of its
@@ -110,9 +116,11 @@ func New(o Options) *Metrics {
 	m.pluginCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "plugin_call_duration_seconds",
 		Help: "Time of one call into a projection's plugin.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}, []string{"projection", "function"})
 	m.pluginErrors = counter("plugin_call_errors_total", "Calls into a projection's plugin that failed.", "projection", "function")
+	m.rejected = counter("events_rejected_total", "Events the plugin's evolve failed on and its terminal accepted as rejected (the row moves past them).", "projection")
+	m.skipped = counter("events_skipped_total", "Events the plugin's evolve skipped.", "projection")
 	m.reg.MustRegister(m.iteratorAge, m.recordsRead, m.batches, m.batchDuration, m.applied, m.already, m.rowsWritten,
 		m.rowsFailed, m.recordsFailed, m.decodeFailed, m.retries, m.gapReads, m.gapEvents, m.conflicts, m.givenUp,
-		m.leasesHeld, m.shardsTotal, m.pluginCalls, m.pluginErrors, lagCollector{m}, pluginInfoCollector{m}, shadowCollector{m},
+		m.leasesHeld, m.shardsTotal, m.pluginCalls, m.pluginErrors, m.rejected, m.skipped, lagCollector{m}, pluginInfoCollector{m}, shadowCollector{m}, swapsCollector{m},
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

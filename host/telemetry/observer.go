@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/quarantine"
 )
 
 type shardKey struct{ stream, shard string }
@@ -25,6 +26,7 @@ type leaseState struct {
 // iterator age.
 func (m *Metrics) ShardRead(stream, shard string, records int, behind time.Duration) {
 	m.recordsRead.WithLabelValues(stream).Add(float64(records))
+	m.totals.records.Add(int64(records))
 	m.iteratorAge.WithLabelValues(stream, shard).Set(behind.Seconds())
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -47,6 +49,7 @@ func (m *Metrics) BatchProcessed(stream, shard string, res *host.Result, took ti
 	}
 	m.batches.WithLabelValues(stream, "ok").Inc()
 	m.recordsFailed.WithLabelValues(stream).Add(float64(len(res.Failed())))
+	m.totals.failures.Add(int64(len(res.Failed())))
 	decode := 0
 	for _, f := range res.DecodeFailures {
 		if !f.Skipped {
@@ -64,6 +67,10 @@ func (m *Metrics) BatchProcessed(stream, shard string, res *host.Result, took ti
 		m.gapReads.WithLabelValues(name).Add(float64(c.GapReads))
 		m.gapEvents.WithLabelValues(name).Add(float64(c.GapEvents))
 		m.conflicts.WithLabelValues(name).Add(float64(c.Conflicts))
+		rj, sk := rejectedSkipped(res.Projections[name])
+		m.rejected.WithLabelValues(name).Add(float64(rj))
+		m.skipped.WithLabelValues(name).Add(float64(sk))
+		m.totals.add(c, rj, sk)
 	}
 }
 
@@ -84,17 +91,28 @@ type Failure struct {
 	Shard      string
 	Identifier string // the record's sequence number (or event id)
 	Reason     string
+	// EntryID is the record's entry id in a quarantine table
+	// (quarantine.EntryID); "" when the record has no identifier.
+	EntryID string
+	// Replayed is when the record's quarantine entry was first seen gone
+	// (replayed with `host quarantine replay`); zero while it is kept, or
+	// when it went elsewhere. See MarkReplayed.
+	Replayed time.Time
 }
 
 // RecordGivenUp implements sidecar.Observer: it counts the record and keeps
 // it among the recent failures.
 func (m *Metrics) RecordGivenUp(projection, stream, shard string, rec host.Record, reason string) {
 	m.givenUp.WithLabelValues(projection).Inc()
+	m.totals.givenUp.Add(1)
 	id := rec.DynamoDB.SequenceNumber
 	if id == "" {
 		id = rec.EventID
 	}
 	f := Failure{Time: m.now(), Projection: projection, Stream: stream, Shard: shard, Identifier: id, Reason: reason}
+	if id != "" {
+		f.EntryID = quarantine.EntryID(quarantine.Entry{Projection: projection, Stream: stream, Shard: shard, Record: rec})
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.recent) < m.keep {

@@ -48,6 +48,8 @@ type Status struct {
 	Failures []Failure         // the recent given-up records, newest first
 	Leases   map[string]int    // stream → leases held by this worker
 	Total    map[string]int    // stream → shards known
+	Counters Counters          // what this process counted
+	Swaps    []SwapEvent       // the hot-swapped plugins' events, newest first
 }
 
 // Status returns a snapshot of the shards, plugins and recent failures.
@@ -80,6 +82,7 @@ func (m *Metrics) Status() Status {
 	if m.versions != nil {
 		st.Plugins = m.versions()
 	}
+	st.Counters, st.Swaps = m.Counters(), m.swapEvents(m.swaps)
 	for i := range m.recent {
 		st.Failures = append(st.Failures, m.recent[(m.next+len(m.recent)-1-i)%len(m.recent)])
 	}

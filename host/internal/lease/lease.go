@@ -58,6 +58,10 @@ type Lease struct {
 	Parents    []string // parent shard ids
 	Stream     string   // the stream's ARN
 	StealBy    string   // a worker that asked the owner to hand the lease over
+	// Heartbeat is the time of the lease's last write by the writer's
+	// clock (zero when never written so): for people and the fleet view,
+	// never compared by the workers themselves.
+	Heartbeat time.Time
 }
 
 // Finished reports whether the shard was processed to its end.
@@ -106,6 +110,7 @@ func (t *Table) List(ctx context.Context) ([]Lease, error) {
 func (t *Table) Create(ctx context.Context, stream, shard string, parents []string) (bool, error) {
 	it := map[string]types.AttributeValue{
 		AttrKey: s(shard), AttrCounter: n(0), AttrCheckpoint: s(TrimHorizon), AttrStream: s(stream),
+		AttrHeartbeat: n(t.now().UnixMilli()),
 	}
 	if len(parents) > 0 {
 		it[AttrParents] = &types.AttributeValueMemberSS{Value: parents}
@@ -193,7 +198,8 @@ type write struct {
 // incrementing the counter and setting the heartbeat.
 func (t *Table) update(ctx context.Context, l Lease, w write, apply func(*Lease)) (Lease, error) {
 	names := map[string]string{"#n": AttrCounter, "#h": AttrHeartbeat, "#o": AttrOwner, "#c": AttrCheckpoint, "#s": AttrStealBy}
-	vals := map[string]types.AttributeValue{":old": n(l.Counter), ":one": n(1), ":hb": n(t.now().UnixMilli())}
+	hb := t.now()
+	vals := map[string]types.AttributeValue{":old": n(l.Counter), ":one": n(1), ":hb": n(hb.UnixMilli())}
 	for k, v := range w.vals {
 		vals[k] = v
 	}
@@ -222,6 +228,7 @@ func (t *Table) update(ctx context.Context, l Lease, w write, apply func(*Lease)
 		return l, fmt.Errorf("writing the lease of shard %s in table %s: %w", l.Key, t.name, err)
 	}
 	l.Counter++
+	l.Heartbeat = time.UnixMilli(hb.UnixMilli())
 	if apply != nil {
 		apply(&l)
 	}
@@ -252,6 +259,11 @@ func fromItem(it map[string]types.AttributeValue) Lease {
 	}
 	if v, ok := it[AttrParents].(*types.AttributeValueMemberSS); ok {
 		l.Parents = v.Value
+	}
+	if v, ok := it[AttrHeartbeat].(*types.AttributeValueMemberN); ok {
+		if ms, err := strconv.ParseInt(v.Value, 10, 64); err == nil {
+			l.Heartbeat = time.UnixMilli(ms)
+		}
 	}
 	return l
 }

@@ -97,16 +97,8 @@ func (d *DB) EnsureTable(ctx context.Context, spec TableSpec) (TableState, error
 	case err != nil:
 		return st, mapError("DescribeTable "+spec.Name, err)
 	default:
-		var have []string
-		for _, k := range out.Table.KeySchema {
-			if k.KeyType == types.KeyTypeHash {
-				have = append([]string{aws.ToString(k.AttributeName)}, have...)
-			} else {
-				have = append(have, aws.ToString(k.AttributeName))
-			}
-		}
-		if fmt.Sprint(have) != fmt.Sprint(spec.KeyAttrs) {
-			return st, fmt.Errorf("table %s exists keyed by %v, but the configuration keys it by %v: fix the configuration's key, or use another table", spec.Name, have, spec.KeyAttrs)
+		if err := checkKeys(spec, out.Table); err != nil {
+			return st, err
 		}
 		ss := out.Table.StreamSpecification
 		if spec.Stream && (ss == nil || !aws.ToBool(ss.StreamEnabled)) {

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/sidecar"
+	"github.com/dynafold/dynafold/internal/ddbclient"
+)
+
+func init() {
+	commands = append(commands, command{"status",
+		"print the fleet of `host run` workers from the lease table: every shard (owner, checkpoint, parent, state, lag) and worker; exit 1 when a shard has no owner (status --config F [--json])", runStatus})
+}
+
+// statusOut is where `host status` prints (a variable for tests).
+var statusOut io.Writer = os.Stdout
+
+const statusHelp = `usage: host status --config FILE [--json] [--no-lag]
+
+Reads the lease table of the configuration's "sidecar" section and the event
+table's stream, and prints every shard (state, owner, checkpoint, parent,
+lag, last lease write) and every worker the lease table names (the shards
+it holds, its last renewal). A shard's state is open or closed (read by a
+live worker), finished (read to its end), waiting (its parents are not
+finished yet) or unowned (readable, and no live worker holds it).
+
+It exits 1, naming the shard and for how long, when a readable shard has
+had no owner for longer than sidecar.leaseDuration: nobody reads it. Times
+in the lease table are by the clocks of the workers that wrote them.
+
+Lag is the age of the oldest record after the shard's checkpoint (one
+GetRecords call per shard; --no-lag skips it).
+
+Example:
+
+  host status --config dynafold.json
+  host status --config dynafold.json --json | jq '.shards[] | select(.state == "unowned")'
+
+flags:`
+
+func runStatus(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(statusOut)
+	cfgPath := fs.String("config", "dynafold.json", "configuration file; it needs a \"sidecar\" section with \"leaseTable\"")
+	asJSON := fs.Bool("json", false, "print the view as one JSON object")
+	noLag := fs.Bool("no-lag", false, "do not read the shards for their lag")
+	fs.Usage = func() {
+		fmt.Fprintln(statusOut, statusHelp)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: host status takes flags only", fs.Args())
+	}
+	cfg, err := host.LoadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if cfg.Sidecar == nil {
+		return fmt.Errorf(`%s has no "sidecar" section: there is no lease table to read; add {"sidecar": {"leaseTable": "dynafold-leases"}}`, *cfgPath)
+	}
+	client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Effective().Region)
+	if err != nil {
+		return fmt.Errorf("DynamoDB client: %w", err)
+	}
+	f, err := sidecar.ReadFleet(ctx, cfg, client, nil, sidecar.FleetOptions{Lag: !*noLag})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := json.NewEncoder(statusOut).Encode(fleetJSONOf(f)); err != nil {
+			return err
+		}
+	} else if err := printFleet(statusOut, f); err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range f.Problems() {
+		errs = append(errs, p)
+	}
+	return errors.Join(errs...)
+}
+
+// printFleet writes the fleet view as two tables.
+func printFleet(w io.Writer, f sidecar.Fleet) error {
+	fmt.Fprintf(w, "stream %s\nlease table %s, lease duration %s, read %s\n", dash(f.Stream), f.LeaseTable, f.LeaseDuration, f.At.UTC().Format(time.RFC3339))
+	if f.StreamErr != nil {
+		fmt.Fprintf(w, "the stream could not be listed (only the leases are shown): %v\n", f.StreamErr)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nSHARD\tSTATE\tOWNER\tCHECKPOINT\tPARENT\tLAG\tLAST WRITE")
+	for _, s := range f.Shards {
+		owner := dash(s.Owner)
+		switch {
+		case s.Expired:
+			owner += " (expired)"
+		case s.StealBy != "":
+			owner += " (asked by " + s.StealBy + ")"
+		}
+		state := s.State
+		if s.State == sidecar.ShardUnowned && s.UnownedKnown {
+			state += " " + s.UnownedFor.Round(time.Second).String()
+		}
+		lag := "-"
+		if s.LagKnown {
+			lag = s.Lag.Round(time.Millisecond).String()
+		}
+		ckpt := s.Checkpoint
+		if !s.HasLease {
+			ckpt = "(no lease yet)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, state, owner, ckpt, dash(strings.Join(s.Parents, ",")), lag, ago(f.At, s.Heartbeat))
+	}
+	fmt.Fprintln(tw, "\nWORKER\tSHARDS\tLAST RENEWAL\tALIVE\t\t\t")
+	for _, wk := range f.Workers {
+		alive := "no"
+		if wk.Alive {
+			alive = "yes"
+		}
+		held := dash(strings.Join(wk.Shards, ","))
+		if len(wk.Asking) > 0 {
+			held += " (asking for " + strings.Join(wk.Asking, ",") + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t\t\n", wk.ID, held, ago(f.At, wk.LastRenewal), alive)
+	}
+	if len(f.Workers) == 0 {
+		fmt.Fprintln(tw, "(none: no worker holds or asks for a lease)\t\t\t\t\t\t")
+	}
+	return tw.Flush()
+}
+
+// ago is how long before now t was, "-" for a zero t.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return now.Sub(t).Round(time.Millisecond).String() + " ago"
+}
+
+// fleetJSON is the JSON form of `host status --json`: durations in
+// milliseconds, times in RFC 3339.
+type fleetJSON struct {
+	Stream          string       `json:"stream"`
+	LeaseTable      string       `json:"leaseTable"`
+	LeaseDurationMS int64        `json:"leaseDurationMillis"`
+	At              time.Time    `json:"at"`
+	StreamError     string       `json:"streamError,omitempty"`
+	Shards          []shardJSON  `json:"shards"`
+	Workers         []workerJSON `json:"workers"`
+	Problems        []string     `json:"problems"`
+}
+
+type shardJSON struct {
+	Shard        string     `json:"shard"`
+	Parents      []string   `json:"parents,omitempty"`
+	State        string     `json:"state"`
+	Closed       bool       `json:"closed"`
+	Listed       bool       `json:"listed"`
+	Lease        bool       `json:"lease"`
+	Owner        string     `json:"owner,omitempty"`
+	Expired      bool       `json:"ownerExpired,omitempty"`
+	StealBy      string     `json:"stealRequestedBy,omitempty"`
+	Checkpoint   string     `json:"checkpoint,omitempty"`
+	Heartbeat    *time.Time `json:"lastWrite,omitempty"`
+	LagMS        *int64     `json:"lagMillis,omitempty"`
+	UnownedForMS *int64     `json:"unownedForMillis,omitempty"`
+}
+
+type workerJSON struct {
+	Worker      string     `json:"worker"`
+	Shards      []string   `json:"shards"`
+	Asking      []string   `json:"asking,omitempty"`
+	LastRenewal *time.Time `json:"lastRenewal,omitempty"`
+	Alive       bool       `json:"alive"`
+}
+
+func fleetJSONOf(f sidecar.Fleet) fleetJSON {
+	out := fleetJSON{Stream: f.Stream, LeaseTable: f.LeaseTable, LeaseDurationMS: f.LeaseDuration.Milliseconds(), At: f.At.UTC(),
+		Shards: []shardJSON{}, Workers: []workerJSON{}, Problems: []string{}}
+	if f.StreamErr != nil {
+		out.StreamError = f.StreamErr.Error()
+	}
+	ms := func(d time.Duration, ok bool) *int64 {
+		if !ok {
+			return nil
+		}
+		v := d.Milliseconds()
+		return &v
+	}
+	tp := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		u := t.UTC()
+		return &u
+	}
+	for _, s := range f.Shards {
+		out.Shards = append(out.Shards, shardJSON{Shard: s.ID, Parents: s.Parents, State: s.State, Closed: s.Closed, Listed: s.Listed,
+			Lease: s.HasLease, Owner: s.Owner, Expired: s.Expired, StealBy: s.StealBy, Checkpoint: s.Checkpoint, Heartbeat: tp(s.Heartbeat),
+			LagMS: ms(s.Lag, s.LagKnown), UnownedForMS: ms(s.UnownedFor, s.UnownedKnown)})
+	}
+	for _, w := range f.Workers {
+		shards := w.Shards
+		if shards == nil {
+			shards = []string{}
+		}
+		out.Workers = append(out.Workers, workerJSON{Worker: w.ID, Shards: shards, Asking: w.Asking, LastRenewal: tp(w.LastRenewal), Alive: w.Alive})
+	}
+	for _, p := range f.Problems() {
+		out.Problems = append(out.Problems, p.Error())
+	}
+	return out
+}
