@@ -172,6 +172,7 @@ var consumers = map[string]map[string]string{
 		"dynamodb:UpdateItem":       "host/internal/lease",
 		"dynamodb:DeleteItem":       "host/internal/lease",
 		"dynamodb:Scan":             "host/internal/lease",
+		"dynamodb:DescribeTable":    "host/internal/store/dynamo",
 	},
 	"drain": {
 		"dynamodb:DeleteItem": "host/internal/outbox",
