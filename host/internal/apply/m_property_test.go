@@ -183,10 +183,10 @@ func TestM1_PropertyThreeSourcesOneRowWithFaults(t *testing.T) {
 			f := newFixture(t)
 			logic := &threeSources{flaky: map[string]int{}}
 			e, err := apply.New(apply.Projection{Name: "three", Table: f.table, KeyAttrs: []string{"pk", "sk"},
-				Sources:    []apply.Source{{Name: "order", Stream: testlogic.Stream}, {Name: "scan", Stream: testlogic.Stream, Mode: abi.ModeLatest}, {Name: "weigh", Stream: testlogic.Stream}},
+				Sources: []apply.Source{{Name: "order", Stream: testlogic.Stream}, {Name: "scan", Stream: testlogic.Stream, Mode: abi.ModeLatest}, {Name: "weigh", Stream: testlogic.Stream}},
 				Checkpoint: apply.Checkpoint{Field: "orderVersion", InstanceField: "orderId", Map: "checkpoints", Sources: map[string]apply.Scalar{
 					"weigh": {Field: "weighVersion", Offset: -1, InstanceField: "weighSession"}}},
-				Revision:   &apply.Revision{Field: "rev"}, Removal: &apply.Removal{EntityType: "Three"},
+				Revision: &apply.Revision{Field: "rev"}, Removal: &apply.Removal{EntityType: "Three"},
 				Retry: apply.Retry{Attempts: 40}, Logic: logic}, f.db, reader{f})
 			require.NoError(t, err)
 
