@@ -92,7 +92,7 @@ func (e *Engine) assign(runs []*run, row *rowState, rebuild bool, pl *placement)
 //
 // A candidate that read the field's checkpoint (non-zero) but does not
 // adopt it is planned again against its own (none yet).
-func (e *Engine) settle(runs []*run, row *rowState, f *folded, pl *placement) bool {
+func (e *Engine) settle(runs []*run, f *folded, pl *placement) bool {
 	again := false
 	for idx := range e.scal {
 		var adopter *run

@@ -83,7 +83,7 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 		if err != nil {
 			return e.failed(w, err), false
 		}
-		if !e.settle(runs, row, f, pl) {
+		if !e.settle(runs, f, pl) {
 			break
 		}
 	}
