@@ -21,6 +21,12 @@ import (
 // DefaultOutboxKey is the key of an outbox table of its own.
 var DefaultOutboxKey = []string{"pk", "sk"}
 
+// DefaultOutboxIndexBuckets is outbox.indexBuckets when absent.
+const DefaultOutboxIndexBuckets = apply.DefaultIndexBuckets
+
+// MaxOutboxIndexBuckets bounds outbox.indexBuckets.
+const MaxOutboxIndexBuckets = apply.MaxIndexBuckets
+
 // DefaultClaimFor is how long a drainer holds an effect it is delivering
 // before another drainer may take it over.
 const DefaultClaimFor = outbox.DefaultClaimFor
@@ -43,6 +49,14 @@ type OutboxConfig struct {
 	// __edd_ob_sk, which only effects carry) that drain-pending reads to
 	// find rows with pending effects. `host tables create` creates it.
 	Index string `json:"index,omitempty"`
+	// IndexBuckets is how many index hash keys the projection's pending
+	// effects are spread over (default DefaultOutboxIndexBuckets, at most
+	// MaxOutboxIndexBuckets), so that no one index partition takes every
+	// effect write; a row's effects share one bucket. drain-pending
+	// queries every bucket in parallel. Raise it freely; lower it only
+	// while no effects are pending (those in the dropped buckets would wait
+	// for their rows' next write or an explicit drain).
+	IndexBuckets int `json:"indexBuckets,omitempty"`
 	// ClaimFor is how long a drainer holds the effect it is delivering
 	// (default DefaultClaimFor): a crashed drainer's effect is delivered
 	// again once its claim expires.
@@ -95,7 +109,7 @@ func (o *OutboxConfig) claimFor() time.Duration {
 
 // engineOutbox returns the engine's outbox configuration.
 func (o *OutboxConfig) engineOutbox(entityType string) *apply.Outbox {
-	out := &apply.Outbox{EntityType: entityType, Table: o.Table, Index: o.Index}
+	out := &apply.Outbox{EntityType: entityType, Table: o.Table, Index: o.Index, IndexBuckets: o.IndexBuckets}
 	if o.Table != "" {
 		out.KeyAttrs = slices.Clone(o.Key)
 		if len(out.KeyAttrs) == 0 {
@@ -120,6 +134,12 @@ func (o *OutboxConfig) validate(ps *problems, path string, p *ProjectionConfig, 
 		ps.add(path+".key", "lists %d attributes: an outbox table is keyed by 2, hash then range (absent: %q)", len(o.Key), DefaultOutboxKey)
 	}
 	checkNames(ps, path+".key", o.Key)
+	switch {
+	case o.IndexBuckets < 0 || o.IndexBuckets > MaxOutboxIndexBuckets:
+		ps.add(path+".indexBuckets", "%d is out of range: use 1 to %d index hash keys (absent or 0: %d)", o.IndexBuckets, MaxOutboxIndexBuckets, DefaultOutboxIndexBuckets)
+	case o.IndexBuckets != 0 && o.Index == "":
+		ps.add(path+".indexBuckets", "is set but outbox.index is not: the buckets spread the sparse index's hash key; name outbox.index or remove outbox.indexBuckets")
+	}
 	if o.ClaimFor < 0 {
 		ps.add(path+".claimFor", "%s is negative: use a duration longer than a delivery takes, such as \"30s\" (absent: %s)", o.ClaimFor, DefaultClaimFor)
 	}

@@ -441,8 +441,11 @@ func validateSourceCheckpoints(ps *problems, at func(string) string, cp Checkpoi
 		if o := sc.Offset; o > MaxCheckpointOffset || o < -MaxCheckpointOffset {
 			ps.add(at(path+".offset"), "%d is out of range: use -%d to %d", o, int64(MaxCheckpointOffset), int64(MaxCheckpointOffset))
 		}
-		if cp.Map != "" && sc.InstanceField == "" {
+		switch {
+		case cp.Map != "" && sc.InstanceField == "":
 			ps.add(at(path+".instanceField"), "is required with checkpoint.map: it records which stream instance the field follows (the others go to the map); name a string attribute, e.g. %q", n+"Instance")
+		case sc.InstanceField == "":
+			ps.add(at(path+".instanceField"), "is required without checkpoint.map: [EDD-9081] without it the row does not record which stream instance the field follows, so a second instance's events would be compared with the first one's checkpoint and reported already applied; name a string attribute, e.g. %q, and set checkpoint.map to give every other instance a checkpoint of its own", n+"Instance")
 		}
 		claim(path+".instanceField", sc.InstanceField)
 	}

@@ -125,7 +125,11 @@ type Instance struct {
 	// the one applied: never folded, covered by the checkpoint.
 	Superseded []abi.Event
 	Version    uint64 // the instance's checkpoint after the call
-	Err        error  // set when this instance failed
+	// Positions are the record positions of the instance's events in the
+	// batch, ascending: when the instance failed (Err set) in a row that
+	// did not, its earliest is reported failed.
+	Positions []int
+	Err       error // set when this instance failed
 }
 
 // Rejection is an event that evolve failed on and terminal accepted.
@@ -231,7 +235,7 @@ func outcomeOf(o apply.Outcome) Outcome {
 		Enqueued: o.Enqueued, Delivered: o.Delivered, Undelivered: o.Undelivered}
 	for _, in := range o.Instances {
 		x := Instance{Source: in.Source, StreamID: in.StreamID, Applied: in.Applied, AlreadyApplied: in.AlreadyApplied,
-			Skipped: in.Skipped, Superseded: in.Superseded, Version: in.Version, Err: in.Err}
+			Skipped: in.Skipped, Superseded: in.Superseded, Version: in.Version, Positions: in.Positions, Err: in.Err}
 		for _, rj := range in.Rejected {
 			x.Rejected = append(x.Rejected, Rejection{Event: rj.Event, Error: rj.Error})
 		}

@@ -65,8 +65,15 @@ func failureOf(res *host.Result) string {
 	}
 	for name, pr := range res.Projections {
 		for i := range pr.Rows {
-			if row := &pr.Rows[i]; row.Failed() {
+			row := &pr.Rows[i]
+			if row.Failed() {
 				why = append(why, fmt.Sprintf("projection %s: %v", name, row.Err))
+				continue
+			}
+			for _, in := range row.Instances {
+				if in.Err != nil {
+					why = append(why, fmt.Sprintf("projection %s: stream instance %s#%s: %v", name, in.Source, in.StreamID, in.Err))
+				}
 			}
 		}
 		for _, kf := range pr.KeyFailures {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/quarantine"
+	"github.com/dynafold/dynafold/internal/keys"
 )
 
 // attempt is what the shard's reader knows of a record that failed.
@@ -196,6 +197,15 @@ func failureAt(res *host.Result, pos int) failure {
 			if o.Failed() && slices.Contains(o.Positions, pos) {
 				f.projections = append(f.projections, name)
 				reasons = append(reasons, o.Err.Error()) // it names the projection and the row
+				continue
+			}
+			// A row written without some of its stream instances: each
+			// failed instance is its projection's failure, for its records.
+			for _, in := range o.Instances {
+				if in.Err != nil && slices.Contains(in.Positions, pos) {
+					f.projections = append(f.projections, name)
+					reasons = append(reasons, fmt.Sprintf("projection %s: row %s: stream instance %s#%s: %v", name, keys.String(o.Key), in.Source, in.StreamID, in.Err))
+				}
 			}
 		}
 		for _, kf := range pr.KeyFailures {

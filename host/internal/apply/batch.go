@@ -189,6 +189,19 @@ func (e *Engine) failed(w *rowWork, err error) Outcome {
 	return o
 }
 
+// failedRuns is the outcome of a row whose every instance failed: nothing
+// is written; the row's error is its first instance's (in fold order), and
+// each instance reports its own.
+func (e *Engine) failedRuns(w *rowWork, runs []*run) Outcome {
+	o := Outcome{Key: w.key, Positions: w.positions()}
+	o.Err = &RowError{Projection: e.p.Name, Key: w.keyStr, Cause: runs[0].failed}
+	for _, r := range runs {
+		o.Instances = append(o.Instances, Instance{Source: r.id.source, StreamID: r.id.streamID, AlreadyApplied: r.already,
+			Positions: instancePositions(w.instances[r.id]), Err: r.failed})
+	}
+	return o
+}
+
 // instancePositions returns the record positions of an instance's events,
 // ascending.
 func instancePositions(ins []Input) []int {

@@ -22,18 +22,13 @@ type folded struct {
 // fold calls evolve once for the row's runs, in fold order: sources in
 // declaration order, then stream id, then version. An instance whose event
 // fails (not accepted by terminal) leaves the fold, which is recomputed
-// without it; the row fails when no instance is left.
+// without it. Instances that failed are the caller's to report: the row
+// fails when every instance did (allFailed). The error is the call's own
+// (the plugin could not be called, or broke the protocol).
 func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*run) (*folded, error) {
 	state := row.item
 	if w.rebuild {
 		state = nil
-	}
-	// An instance that failed before the fold (a source conflict) fails
-	// the row when no other instance has events to fold.
-	for _, r := range runs {
-		if r.failed != nil && remaining(runs) == 0 {
-			return nil, r.failed
-		}
 	}
 	for {
 		// The engine stores the plugin's Item; of the state it needs only
@@ -70,9 +65,6 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 			r := owner[n-1]
 			ev := req.Events[n-1].Event
 			r.failed = &EventError{Event: ev, Err: resp.Decisions[n-1].Error}
-			if remaining(runs) == 0 {
-				return nil, r.failed
-			}
 			continue
 		}
 		if fallBack(runs, resp.Decisions, owner) {
@@ -159,14 +151,15 @@ func fallBack(runs []*run, ds []abi.Decision, owner []*run) bool {
 	return moved
 }
 
-func remaining(runs []*run) int {
-	n := 0
+// allFailed reports whether every instance of the row failed: the row
+// fails. An instance whose events were all applied already has not.
+func allFailed(runs []*run) bool {
 	for _, r := range runs {
-		if r.failed == nil && len(r.fold) > 0 {
-			n++
+		if r.failed == nil {
+			return false
 		}
 	}
-	return n
+	return len(runs) > 0
 }
 
 // checkDecisions validates the shape of an evolve response.

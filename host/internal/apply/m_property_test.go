@@ -26,10 +26,26 @@ import (
 // mode) and weigh over the test stream, whose fold does not depend on how
 // the instances interleave: order and weigh add n to total and keep a log
 // of applied versions per instance; scan sets scan_<id> = n (each scan
-// carries the whole part). Close (order only) removes the row.
+// carries the whole part). Close (order only) removes the row. Flaky adds
+// n like Add, but, when flaky is set, its evolve fails the first two times
+// it is tried (an instance failure that a redelivery gets past).
 type threeSources struct {
 	ledger   testlogic.Ledger // for Key
 	onEvolve func()
+	mu       sync.Mutex
+	flaky    map[string]int // tries so far, by "<streamId>/<version>"; nil: Flaky never fails
+}
+
+// fails reports whether this try of a Flaky event fails.
+func (l *threeSources) fails(ev abi.Event) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.flaky == nil {
+		return false
+	}
+	k := fmt.Sprint(ev.StreamID, "/", ev.Version)
+	l.flaky[k]++
+	return l.flaky[k] <= 2
 }
 
 func (l *threeSources) Describe() abi.Description {
@@ -66,6 +82,11 @@ func (l *threeSources) Evolve(_ context.Context, req *abi.EvolveRequest) (*abi.E
 		case "Reject":
 			resp.Decisions = append(resp.Decisions, abi.Decision{Outcome: abi.Rejected, Error: &abi.Error{Tag: "Rejected", Message: "no"}})
 			continue
+		case "Flaky":
+			if l.fails(ev) {
+				resp.Decisions = append(resp.Decisions, abi.Decision{Outcome: abi.Failed, Error: &abi.Error{Tag: "Flaky", Message: "not yet"}})
+				return resp, nil
+			}
 		}
 		next := abi.Item{"total": abi.N("0")}
 		if state != nil {
@@ -148,16 +169,24 @@ func domainOf(it abi.Item) abi.Item {
 // source among them: every row equals the sequential fold of its events in
 // declaration order, and no event is applied twice. Then a row is removed,
 // and redelivering everything never brings it back.
+//
+// The weigh source keeps its checkpoint in a field of its own with an
+// instance field (the others in the map), so its instances race to adopt
+// it: w0 only ever skips and must never adopt it (nor get a map entry), and
+// the owner must be an instance that applied or rejected an event of the
+// row. Flaky events fail their instance twice before they fold: the other
+// instances of the row are written meanwhile.
 func TestM1_PropertyThreeSourcesOneRowWithFaults(t *testing.T) {
 	for seed := uint64(1); seed <= 2; seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))
 			f := newFixture(t)
-			logic := &threeSources{}
+			logic := &threeSources{flaky: map[string]int{}}
 			e, err := apply.New(apply.Projection{Name: "three", Table: f.table, KeyAttrs: []string{"pk", "sk"},
-				Sources:    []apply.Source{{Name: "order", Stream: testlogic.Stream}, {Name: "scan", Stream: testlogic.Stream, Mode: abi.ModeLatest}, {Name: "weigh", Stream: testlogic.Stream}},
-				Checkpoint: apply.Checkpoint{Field: "orderVersion", InstanceField: "orderId", Map: "checkpoints"},
-				Revision:   &apply.Revision{Field: "rev"}, Removal: &apply.Removal{EntityType: "Three"},
+				Sources: []apply.Source{{Name: "order", Stream: testlogic.Stream}, {Name: "scan", Stream: testlogic.Stream, Mode: abi.ModeLatest}, {Name: "weigh", Stream: testlogic.Stream}},
+				Checkpoint: apply.Checkpoint{Field: "orderVersion", InstanceField: "orderId", Map: "checkpoints", Sources: map[string]apply.Scalar{
+					"weigh": {Field: "weighVersion", Offset: -1, InstanceField: "weighSession"}}},
+				Revision: &apply.Revision{Field: "rev"}, Removal: &apply.Removal{EntityType: "Three"},
 				Retry: apply.Retry{Attempts: 40}, Logic: logic}, f.db, reader{f})
 			require.NoError(t, err)
 
@@ -165,15 +194,17 @@ func TestM1_PropertyThreeSourcesOneRowWithFaults(t *testing.T) {
 			for _, id := range []string{"o1", "o2", "w1", "w2", "w3"} {
 				var specs []string
 				for range 2 + rng.IntN(8) {
-					specs = append(specs, []string{"Add:", "Add:", "Add:", "Skip", "Reject"}[rng.IntN(5)]+"@"+[]string{"x", "y"}[rng.IntN(2)])
+					specs = append(specs, []string{"Add:", "Add:", "Add:", "Skip", "Reject", "Flaky:"}[rng.IntN(6)]+"@"+[]string{"x", "y"}[rng.IntN(2)])
 				}
 				for i, s := range specs {
-					if strings.HasPrefix(s, "Add:") {
-						specs[i] = "Add:" + fmt.Sprint(1+rng.IntN(9)) + s[4:]
+					if tag, rest, ok := strings.Cut(s, ":"); ok {
+						specs[i] = tag + ":" + fmt.Sprint(1+rng.IntN(9)) + rest
 					}
 				}
 				all = append(all, f.append(t, id, specs...)...)
 			}
+			// w0 comes first in fold order and only ever skips.
+			all = append(all, f.append(t, "w0", "Skip@x", "Skip@y", "Skip@x")...)
 			for _, row := range []string{"x", "y"} {
 				var specs []string
 				for range 3 + rng.IntN(8) {
@@ -225,6 +256,7 @@ func TestM1_PropertyThreeSourcesOneRowWithFaults(t *testing.T) {
 				want := sequentialFold(logic, row, all)
 				got := f.row(t, row)
 				assert.True(t, abi.ItemsEqual(domainOf(want), domainOf(got)), "row %s:\nwant %v\ngot  %v", row, domainOf(want), domainOf(got))
+				checkWeighOwner(t, row, got, all)
 			}
 
 			// Remove x; every redelivery afterwards finds it already applied.
@@ -249,6 +281,35 @@ func TestM1_PropertyThreeSourcesOneRowWithFaults(t *testing.T) {
 			assert.Equal(t, yBefore, domainOf(f.row(t, "y")), "row y is unchanged by redeliveries")
 		})
 	}
+}
+
+// checkWeighOwner checks the weigh source's field of a row: it follows an
+// instance that applied or rejected an event of the row (never w0, which
+// only skips), that instance has no map entry besides, w0 has none at all,
+// and the field's checkpoint covers the owner's last event written to the
+// row without passing the owner's head.
+func checkWeighOwner(t *testing.T, row string, got abi.Item, all []abi.Event) {
+	t.Helper()
+	owner := got["weighSession"].Str
+	writes, head := map[string]uint64{}, map[string]uint64{}
+	for _, ev := range all {
+		head[ev.StreamID] = max(head[ev.StreamID], ev.Version)
+		if sourceOf(ev.StreamID) == "weigh" && rowOf(ev) == row && ev.Type != "Skip" {
+			writes[ev.StreamID] = max(writes[ev.StreamID], ev.Version)
+		}
+	}
+	if len(writes) == 0 {
+		assert.Empty(t, owner, "row %s: no weigh instance wrote it", row)
+		return
+	}
+	require.Contains(t, writes, owner, "row %s: weighSession %q is an instance that wrote the row (w0 only skips)", row, owner)
+	v, err := strconv.ParseUint(got["weighVersion"].Str, 10, 64)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, v+1, writes[owner], "row %s: weighVersion %d (offset -1) covers %s's last event written to the row", row, v, owner)
+	assert.LessOrEqual(t, v+1, head[owner], "row %s: weighVersion %d (offset -1) is a version of %s", row, v, owner)
+	cps := got["checkpoints"].Map
+	assert.NotContains(t, cps, "weigh#"+owner, "row %s: the owner keeps its checkpoint in the field only", row)
+	assert.NotContains(t, cps, "weigh#w0", "row %s: an instance that only skips gets no map entry", row)
 }
 
 // deliverThree sends every event at least once, some twice, shuffled, in

@@ -20,7 +20,10 @@ import (
 // marker MarkerAttr = "<EntityType>#outbox"), which needs a table with a
 // sort key; or, with Table, in another table keyed by KeyAttrs. Every item
 // also carries the sparse index key attributes OutboxIndexPK / OutboxIndexSK,
-// so an index on them lists the rows with pending effects.
+// so an index on them lists the rows with pending effects. The index's hash
+// key spreads the projection's pending effects over IndexBuckets
+// partitions (IndexBucket), so that no single index partition takes every
+// effect write.
 //
 // The outbox needs a revision: it orders a row's items across writes.
 type Outbox struct {
@@ -28,6 +31,10 @@ type Outbox struct {
 	Table      string   // "": the read-model table, in the row's partition
 	KeyAttrs   []string // the outbox table's key attributes, hash then range (default pk, sk); only with Table
 	Index      string   // the sparse index on OutboxIndexPK / OutboxIndexSK ("" : none)
+	// IndexBuckets is how many index hash keys the projection's pending
+	// effects are spread over (0: DefaultIndexBuckets). A row's effects
+	// all go to one bucket, chosen by its key.
+	IndexBuckets int
 	// Drain, when set, is called for each row a call wrote with effects,
 	// right after its write (delivery on ApplyBatch). It delivers the row's
 	// pending effects in order and says how many it delivered and how many
@@ -53,7 +60,7 @@ const (
 	OutboxAttrValue    = "__edd_ob_val"    // the effect as the plugin returned it
 	OutboxAttrOwner    = "__edd_ob_owner"  // S: the drainer holding the claim
 	OutboxAttrUntil    = "__edd_ob_until"  // N: the claim's end, Unix milliseconds
-	OutboxIndexPK      = "__edd_ob_pk"     // S: the sparse index's hash key: the projection's name
+	OutboxIndexPK      = "__edd_ob_pk"     // S: the sparse index's hash key: the projection's bucket (IndexBucket)
 	OutboxIndexSK      = "__edd_ob_sk"     // S: the sparse index's range key: row key, revision, index
 )
 
@@ -71,6 +78,7 @@ type OutboxLayout struct {
 	RowAttrs   []string // the read-model table's key attributes
 	Marker     string   // "<entityType>#outbox"
 	Index      string
+	Buckets    int // the index hash keys pending effects are spread over
 }
 
 // OutboxLayout returns where the projection's outbox items live; ok is
@@ -80,7 +88,10 @@ func (p Projection) OutboxLayout() (OutboxLayout, bool) {
 	if o == nil {
 		return OutboxLayout{}, false
 	}
-	l := OutboxLayout{Projection: p.Name, Table: o.Table, KeyAttrs: o.KeyAttrs, RowAttrs: p.KeyAttrs, Marker: o.EntityType + OutboxSuffix, Index: o.Index}
+	l := OutboxLayout{Projection: p.Name, Table: o.Table, KeyAttrs: o.KeyAttrs, RowAttrs: p.KeyAttrs, Marker: o.EntityType + OutboxSuffix, Index: o.Index, Buckets: o.IndexBuckets}
+	if l.Buckets <= 0 {
+		l.Buckets = DefaultIndexBuckets
+	}
 	if o.Table == "" {
 		l.Table, l.InRow, l.KeyAttrs = p.Table, true, p.KeyAttrs
 	} else if len(l.KeyAttrs) == 0 {
@@ -181,7 +192,7 @@ func (e *Engine) put(ctx context.Context, w *rowWork, runs []*run, f *folded, it
 		item[OutboxAttrIndex] = abi.N(strconv.Itoa(x.index))
 		item[OutboxAttrRevision] = abi.N(strconv.FormatInt(revision, 10))
 		item[OutboxAttrValue] = x.value
-		item[OutboxIndexPK] = abi.S(e.p.Name)
+		item[OutboxIndexPK] = abi.S(l.IndexBucket(w.keyStr))
 		item[OutboxIndexSK] = abi.S(w.keyStr + "#" + seq(revision, i))
 		writes = append(writes, store.Write{Put: &store.Put{Table: l.Table, Item: item}})
 	}
@@ -242,6 +253,8 @@ func (p *Projection) validateOutbox() error {
 		return bad("key attributes %v are set, but no outbox table: they key an outbox table of its own", o.KeyAttrs)
 	case o.Table != "" && len(o.KeyAttrs) != 0 && len(o.KeyAttrs) != 2:
 		return bad("table %s needs 2 key attributes (hash, range), got %v", o.Table, o.KeyAttrs)
+	case o.IndexBuckets < 0 || o.IndexBuckets > MaxIndexBuckets:
+		return bad("%d index buckets: use 1 to %d (0: %d)", o.IndexBuckets, MaxIndexBuckets, DefaultIndexBuckets)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/internal/keys"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
@@ -57,13 +58,15 @@ func TestO1_EffectsCommitWithTheRowInOneTransaction(t *testing.T) {
 	assert.Zero(t, counts["PutItem"])
 	items := outboxItems(t, f, f.table, "Ledger#x", "L#outbox#")
 	require.Len(t, items, 4)
+	layout, _ := e.Projection().OutboxLayout()
 	var got []string
 	for _, it := range items {
 		assert.Equal(t, "LedgerRow#outbox", it[apply.MarkerAttr].Str)
 		assert.Equal(t, "a", it[apply.OutboxAttrStreamID].Str)
 		assert.Equal(t, testlogic.Stream, it[apply.OutboxAttrStream].Str)
 		assert.Equal(t, "1", it[apply.OutboxAttrRevision].Str)
-		assert.Equal(t, "ledger", it[apply.OutboxIndexPK].Str)
+		assert.Equal(t, layout.IndexBucket(keys.String(testlogic.RowKey("x"))), it[apply.OutboxIndexPK].Str, "the row's bucket of the index")
+		assert.True(t, strings.HasPrefix(it[apply.OutboxIndexPK].Str, "ledger#"))
 		assert.Equal(t, testlogic.RowKey("x"), it[apply.OutboxAttrRowKey].Map)
 		got = append(got, it[apply.OutboxAttrVersion].Str+"."+it[apply.OutboxAttrIndex].Str+"="+it[apply.OutboxAttrValue].Map["version"].Str)
 	}

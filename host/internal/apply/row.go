@@ -24,7 +24,8 @@ type run struct {
 	other   map[uint64]bool
 	older   []abi.Event // latest mode: events not tried yet, ascending; the next to try is the last
 	failed  error
-	slot    int // where the instance's checkpoint is kept: slotField or slotMap
+	slot    int  // where the instance's checkpoint is kept: slotField, slotMap or slotNone
+	adopts  bool // the slot is an unowned field this instance may adopt, if it writes first
 }
 
 // applyRow runs the per-row step with its lost-race retries.
@@ -63,13 +64,31 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	if err != nil {
 		return e.failed(w, err), false
 	}
-	runs, err := e.plan(ctx, w, row, present, gaps)
-	if err != nil {
-		return e.failed(w, err), false
+	// Where each instance's checkpoint goes may depend on the fold: an
+	// unowned field goes to the first instance that writes it, and an
+	// instance with no place for its checkpoint fails only when it writes.
+	// When the fold settles a place differently from the plan, the row is
+	// planned and folded again (at most once per instance and source).
+	var (
+		runs []*run
+		f    *folded
+		pl   = newPlacement()
+	)
+	for {
+		runs, err = e.plan(ctx, w, row, present, gaps, pl)
+		if err != nil {
+			return e.failed(w, err), false
+		}
+		f, err = e.fold(ctx, w, row, runs)
+		if err != nil {
+			return e.failed(w, err), false
+		}
+		if !e.settle(runs, f, pl) {
+			break
+		}
 	}
-	f, err := e.fold(ctx, w, row, runs)
-	if err != nil {
-		return e.failed(w, err), false
+	if allFailed(runs) {
+		return e.failedRuns(w, runs), false
 	}
 	o := Outcome{Key: w.key, Positions: w.positions(), State: row.item, Revision: row.revision, Removed: row.tombstone}
 	for _, r := range runs {
@@ -105,7 +124,7 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 // plan sorts and de-duplicates each instance's events, gives each instance
 // its checkpoint (the field or the map), splits off the events the row
 // already has and fills gaps from the event store.
-func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead) ([]*run, error) {
+func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead, pl *placement) ([]*run, error) {
 	var runs []*run
 	for id, ins := range w.instances {
 		r := &run{id: id, other: map[uint64]bool{}}
@@ -123,7 +142,7 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 		}
 		return runs[i].id.streamID < runs[j].id.streamID
 	})
-	if err := e.assign(runs, row, w.rebuild); err != nil {
+	if err := e.assign(runs, row, w.rebuild, pl); err != nil {
 		return nil, err
 	}
 	for _, r := range runs {
@@ -132,7 +151,7 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 		}
 		var c uint64
 		switch {
-		case w.rebuild:
+		case w.rebuild, r.slot == slotNone:
 		case r.slot == slotField:
 			var err error
 			if c, err = row.fieldCheckpoint(e.scal[r.srcIdx]); err != nil {
@@ -166,75 +185,6 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 		}
 	}
 	return runs, nil
-}
-
-// The place of an instance's checkpoint in the row.
-const (
-	slotField = iota // the checkpoint field
-	slotMap          // its entry in the checkpoint map
-)
-
-// assign gives each run (in fold order) its checkpoint's place. A source
-// with a checkpoint field of its own: the field follows one instance of the
-// source, the one its instance field names, or, when it names none (or on a
-// rebuild), the first such instance to arrive that the map does not keep
-// already. The other instances go to the map; without a map they fail with
-// ErrProjectionSourceConflict. Without an instance field the row does not
-// say which instance its field follows, so a second instance of the source
-// fails the row.
-func (e *Engine) assign(runs []*run, row *rowState, rebuild bool) error {
-	owners := append([]string(nil), row.owners...)
-	if rebuild {
-		clear(owners)
-	}
-	for _, r := range runs {
-		sc := e.scal[r.srcIdx]
-		switch {
-		case sc.Field == "":
-			r.slot = slotMap
-		case sc.InstanceField == "":
-			if n := countSource(runs, r.srcIdx); n > 1 {
-				return fmt.Errorf("%w: stream instances %s feed one row, but its checkpoint field %q can follow only one and the row does not record which; set checkpoint.instanceField and checkpoint.map to give each instance its own checkpoint, or key rows by stream instance", ErrProjectionSourceConflict, describeRuns(runs), sc.Field)
-			}
-			r.slot = slotField
-		case owners[r.srcIdx] != "" && r.id.streamID == owners[r.srcIdx]:
-			r.slot = slotField
-		case owners[r.srcIdx] == "" && (rebuild || !hasEntry(row, r.id)):
-			r.slot, owners[r.srcIdx] = slotField, r.id.streamID
-		case e.p.Checkpoint.Map != "":
-			r.slot = slotMap
-		default:
-			r.slot = slotMap
-			r.failed = fmt.Errorf("%w: %s feeds a row whose checkpoint field %q follows %s (instance field %q), and the projection has no checkpoint map for another instance; set checkpoint.map to give each instance its own checkpoint, or key rows by stream instance", ErrProjectionSourceConflict, describeRuns([]*run{r}), sc.Field, owners[r.srcIdx], sc.InstanceField)
-		}
-	}
-	return nil
-}
-
-func countSource(runs []*run, idx int) int {
-	n := 0
-	for _, r := range runs {
-		if r.srcIdx == idx {
-			n++
-		}
-	}
-	return n
-}
-
-func hasEntry(row *rowState, id instanceID) bool {
-	_, ok := row.entries[mapKey(id)]
-	return ok
-}
-
-func describeRuns(runs []*run) string {
-	s := ""
-	for i, r := range runs {
-		if i > 0 {
-			s += ", "
-		}
-		s += r.id.source + "#" + r.id.streamID
-	}
-	return s
 }
 
 func sortedUnique(ins []Input) []abi.Event {

@@ -47,6 +47,8 @@ func (p *Projection) validateScalars(bad func(string, ...any) error) error {
 			return bad("checkpoint of source %q: no field; name the numeric field that holds the last applied version", name)
 		case sc.InstanceField == "" && p.Checkpoint.Map != "":
 			return bad("checkpoint of source %q: with a checkpoint map, a row must record which stream instance the field %q follows: name the instance field (a string attribute)", name, sc.Field)
+		case sc.InstanceField == "":
+			return bad("[EDD-9081] %s: name checkpoint.sources.%s.instanceField (a string attribute recording which instance owns the field), and checkpoint.map to give every other instance a checkpoint of its own", cannotTell(sc.Field, name), name)
 		case len(p.Sources) > 0 && name == p.Sources[0].Name && p.Checkpoint.Field != "":
 			return bad("the checkpoint field %q already follows the first source %q: give its checkpoint either as the checkpoint field or under sources, not both", p.Checkpoint.Field, name)
 		}
@@ -57,8 +59,17 @@ func (p *Projection) validateScalars(bad func(string, ...any) error) error {
 				return bad("a multi-source projection keeps a checkpoint per source instance: name the checkpoint map (source %q has no checkpoint field of its own)", p.Sources[i].Name)
 			}
 		}
+		if cp := p.Checkpoint; cp.Field != "" && cp.InstanceField == "" {
+			return bad("[EDD-9081] %s: name checkpoint.instanceField (a string attribute recording which instance owns the field), and checkpoint.map to give every other instance a checkpoint of its own", cannotTell(cp.Field, p.Sources[0].Name))
+		}
 	}
 	return nil
+}
+
+// cannotTell says why a checkpoint field of a multi-source projection
+// without an instance field and without a map cannot work.
+func cannotTell(field, source string) string {
+	return fmt.Sprintf("the checkpoint field %q of source %q cannot tell its stream instances apart: without an instance field the row does not record which instance the field follows, and without a map there is no other place, so a second instance's events would be compared with the first one's checkpoint and reported already applied", field, source)
 }
 
 // scalarAttrs lists the attributes of the per-source checkpoint fields

@@ -121,6 +121,14 @@ func TestM3_PerSourceCheckpointConfigurationsThatCannotWorkAreRefused(t *testing
 		{"field is the revision", func(p *apply.Projection) {
 			p.Checkpoint.Sources = map[string]apply.Scalar{"weigh": {Field: "revision", InstanceField: "s"}}
 		}, `[EDD-9081]`},
+		{"a source's field without instance field or map", func(p *apply.Projection) {
+			p.Checkpoint.Map = ""
+			p.Checkpoint.Sources = map[string]apply.Scalar{"weigh": {Field: "weighVersion"}}
+		}, `[EDD-9081] the checkpoint field "weighVersion" of source "weigh" cannot tell its stream instances apart`},
+		{"multi-source: the first source's field without instance field or map", func(p *apply.Projection) {
+			p.Checkpoint = apply.Checkpoint{Field: "orderVersion", Sources: map[string]apply.Scalar{"scan": {Field: "sv", InstanceField: "si"}}}
+			p.Sources = []apply.Source{{Name: "order", Stream: "Order"}, {Name: "scan", Stream: "Scan"}}
+		}, `[EDD-9081] the checkpoint field "orderVersion" of source "order" cannot tell its stream instances apart`},
 		{"multi-source without map and a source without field", func(p *apply.Projection) {
 			p.Checkpoint.Map = ""
 			p.Sources = append(p.Sources, apply.Source{Name: "scan", Stream: "Scan"})

@@ -18,7 +18,12 @@ import (
 //     TransactWriteItems of the row and K items);
 //   - commit and commit+deliver: effects/s committed (10 per write), and
 //     committed then delivered (drained to a Go callback right after each
-//     write: query, claim, deliver, delete per effect).
+//     write: query, claim, deliver, delete per effect);
+//   - drain-pending/rows=R: one sweep of the sparse index that finds R rows
+//     with one pending effect each and delivers them (the effects are
+//     committed before each sweep, off the clock);
+//   - pending/rows=R: listing the R rows with pending effects through the
+//     sparse index alone (what a sweep reads before it drains).
 func BenchmarkOutbox(b *testing.B) {
 	for _, k := range []int{0, 1, 10, 99} {
 		b.Run(fmt.Sprintf("write/effects=%d", k), func(b *testing.B) {
@@ -38,6 +43,59 @@ func BenchmarkOutbox(b *testing.B) {
 			f.apply(b, e, "c", i)
 		}
 		b.ReportMetric(float64(10*b.N)/b.Elapsed().Seconds(), "effects/s")
+	})
+	for _, rows := range []int{200, 1000} {
+		b.Run(fmt.Sprintf("drain-pending/rows=%d", rows), func(b *testing.B) {
+			f := newFixture(b, 1)
+			e := f.benchEngine(b, nil)
+			target := deliver.Func(func(context.Context, deliver.Effect) error { return nil })
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				in := make([]apply.Input, rows)
+				for r := range in {
+					in[r] = apply.Input{Pos: r, Event: abi.Event{Stream: testlogic.Stream, StreamID: fmt.Sprint("p", r), Version: uint64(i + 1), Type: "Add", Data: abi.Item{"n": abi.N("1")}}}
+				}
+				for _, o := range e.ApplyBatch(ctx, in).Rows {
+					if o.Err != nil || o.Enqueued != 1 {
+						b.Fatalf("commit: %v, %d effects", o.Err, o.Enqueued)
+					}
+				}
+				b.StartTimer()
+				reps, err := f.drain.DrainPending(ctx, target)
+				if err != nil {
+					b.Fatal(err)
+				}
+				delivered := 0
+				for _, rep := range reps {
+					delivered += len(rep.Delivered)
+				}
+				if delivered != rows {
+					b.Fatalf("sweep %d delivered %d effects, want %d", i, delivered, rows)
+				}
+			}
+			b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "effects/s")
+		})
+	}
+	b.Run("pending/rows=1000", func(b *testing.B) {
+		f := newFixture(b, 1)
+		e := f.benchEngine(b, nil)
+		in := make([]apply.Input, 1000)
+		for r := range in {
+			in[r] = apply.Input{Pos: r, Event: abi.Event{Stream: testlogic.Stream, StreamID: fmt.Sprint("p", r), Version: 1, Type: "Add", Data: abi.Item{"n": abi.N("1")}}}
+		}
+		for _, o := range e.ApplyBatch(ctx, in).Rows {
+			if o.Err != nil {
+				b.Fatal(o.Err)
+			}
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			rows, err := f.drain.Pending(ctx)
+			if err != nil || len(rows) != 1000 {
+				b.Fatalf("pending: %d rows, %v", len(rows), err)
+			}
+		}
 	})
 	b.Run("commit+deliver/effects=10", func(b *testing.B) {
 		f := newFixture(b, 10)

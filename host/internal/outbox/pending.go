@@ -17,50 +17,52 @@ import (
 // Drainer.Rows is 0.
 const DefaultRows = 10
 
+// maxSweeps bounds the index buckets queried at once by a sweep.
+const maxSweeps = 32
+
 // ErrNoIndex is the error of DrainPending on an outbox without a sparse
 // index to find its pending rows.
 var ErrNoIndex = errors.New("the outbox has no index")
 
 // Pending lists the keys of the rows with pending effects, through the
 // layout's sparse index (eventually consistent: an effect committed a
-// moment ago may be missing, one delivered a moment ago may show), each row
-// once, in index order.
+// moment ago may be missing, one delivered a moment ago may show). Every
+// bucket of the index is queried, in parallel, and so is the hash key of
+// effects committed before the index was bucketed; each row is listed
+// once, bucket by bucket, in index order.
 func (d *Drainer) Pending(ctx context.Context) ([]abi.Item, error) {
-	if d.Layout.Index == "" {
-		return nil, fmt.Errorf("%w: projection %s: name the sparse index on %s / %s (outbox.index) to find rows with pending effects", ErrNoIndex, d.Layout.Projection, apply.OutboxIndexPK, apply.OutboxIndexSK)
+	hashes, err := d.indexKeys()
+	if err != nil {
+		return nil, err
 	}
-	q := store.Query{Table: d.Layout.Table, Index: d.Layout.Index, KeyCond: "#p = :p",
-		Names: map[string]string{"#p": apply.OutboxIndexPK}, Values: map[string]abi.Value{":p": abi.S(d.Layout.Projection)}}
+	lists := make([][]abi.Item, len(hashes))
+	var mu sync.Mutex
+	err = d.sweep(ctx, hashes, func(i int, rk abi.Item) bool {
+		mu.Lock()
+		lists[i] = append(lists[i], rk)
+		mu.Unlock()
+		return true
+	})
 	seen := map[string]bool{}
 	var rows []abi.Item
-	for {
-		page, err := d.DB.Query(ctx, q)
-		if err != nil {
-			return rows, fmt.Errorf("listing pending outbox effects through index %s of %s: %w", d.Layout.Index, d.Layout.Table, err)
-		}
-		for _, it := range page.Items {
-			rk, ok := it[apply.OutboxAttrRowKey]
-			if !ok || rk.Kind != abi.KindM {
-				return rows, fmt.Errorf("%w: index %s of %s projects no %s; the index must project all attributes (or include %s)", ErrNoRowKey, d.Layout.Index, d.Layout.Table, apply.OutboxAttrRowKey, apply.OutboxAttrRowKey)
-			}
-			if k := keys.String(rk.Map); !seen[k] {
+	for _, l := range lists {
+		for _, rk := range l {
+			if k := keys.String(rk); !seen[k] {
 				seen[k] = true
-				rows = append(rows, rk.Map)
+				rows = append(rows, rk)
 			}
 		}
-		if page.LastKey == nil {
-			return rows, nil
-		}
-		q.StartKey = page.LastKey
 	}
+	return rows, err
 }
 
-// DrainPending drains every row with pending effects (Pending), Rows rows
-// at a time (default DefaultRows), and returns a report per row in the
-// order Pending lists them. A DynamoDB error stops the sweep (the rows
-// already started finish); a failed delivery only stops its own row.
+// DrainPending drains every row with pending effects, Rows rows at a time
+// (default DefaultRows), while the sweep of every index bucket (in
+// parallel) is still finding them, and returns a report per row drained,
+// in the order the drains finished. A DynamoDB error stops the sweep (the
+// rows already started finish); a failed delivery only stops its own row.
 func (d *Drainer) DrainPending(ctx context.Context, target deliver.Target) ([]Report, error) {
-	rows, err := d.Pending(ctx)
+	hashes, err := d.indexKeys()
 	if err != nil {
 		return nil, err
 	}
@@ -70,31 +72,129 @@ func (d *Drainer) DrainPending(ctx context.Context, target deliver.Target) ([]Re
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	out := make([]Report, len(rows))
-	errs := make([]error, len(rows))
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	for i, k := range rows {
-		sem <- struct{}{}
-		if ctx.Err() != nil {
-			<-sem
-			break
-		}
+	var (
+		mu      sync.Mutex
+		reports []Report
+		errs    []error
+		seen    = map[string]bool{}
+		wg      sync.WaitGroup
+	)
+	rows := make(chan abi.Item)
+	for range n {
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = d.Drain(ctx, k, target)
-			if errs[i] != nil {
+			defer wg.Done()
+			for k := range rows {
+				rep, err := d.Drain(ctx, k, target)
+				mu.Lock()
+				reports = append(reports, rep)
+				if err != nil {
+					errs = append(errs, err)
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	sweepErr := d.sweep(ctx, hashes, func(_ int, rk abi.Item) bool {
+		k := keys.String(rk)
+		mu.Lock()
+		dup := seen[k]
+		seen[k] = true
+		mu.Unlock()
+		if dup {
+			return true
+		}
+		select {
+		case rows <- rk:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	})
+	close(rows)
+	wg.Wait()
+	if sweepErr != nil && len(errs) == 0 {
+		errs = append(errs, sweepErr) // else the sweep stopped because a drain failed
+	}
+	return reports, errors.Join(errs...)
+}
+
+// indexKeys returns the index hash keys a sweep reads: every bucket, then
+// the key of effects committed before the index was bucketed.
+func (d *Drainer) indexKeys() ([]string, error) {
+	l := d.Layout
+	if l.Index == "" {
+		return nil, fmt.Errorf("%w: projection %s: name the sparse index on %s / %s (outbox.index) to find rows with pending effects", ErrNoIndex, l.Projection, apply.OutboxIndexPK, apply.OutboxIndexSK)
+	}
+	n := max(l.Buckets, 1)
+	out := make([]string, 0, n+1)
+	for b := range n {
+		out = append(out, l.BucketKey(b))
+	}
+	return append(out, l.LegacyIndexKey()), nil
+}
+
+// sweep queries every index hash key, at most maxSweeps at once, page by
+// page, and calls found (concurrently) with the key's position and the row
+// key of each item, each row once per hash key. A found that returns false
+// stops the sweep; so does the first error, which sweep returns.
+func (d *Drainer) sweep(ctx context.Context, hashes []string, found func(i int, rowKey abi.Item) bool) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(hashes))
+	sem := make(chan struct{}, maxSweeps)
+	var wg sync.WaitGroup
+	for i, h := range hashes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			if errs[i] = d.sweepKey(ctx, h, func(rk abi.Item) bool { return found(i, rk) }); errs[i] != nil {
 				cancel()
 			}
 		}()
 	}
 	wg.Wait()
-	done := out[:0]
-	for i := range out {
-		if out[i].Key != nil {
-			done = append(done, out[i])
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
 		}
 	}
-	return done, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// sweepKey pages through one index hash key.
+func (d *Drainer) sweepKey(ctx context.Context, hash string, found func(abi.Item) bool) error {
+	l := d.Layout
+	q := store.Query{Table: l.Table, Index: l.Index, KeyCond: "#p = :p",
+		Names: map[string]string{"#p": apply.OutboxIndexPK}, Values: map[string]abi.Value{":p": abi.S(hash)}}
+	seen := map[string]bool{}
+	for {
+		page, err := d.DB.Query(ctx, q)
+		if err != nil {
+			return fmt.Errorf("listing pending outbox effects through index %s of %s: %w", l.Index, l.Table, err)
+		}
+		for _, it := range page.Items {
+			rk, ok := it[apply.OutboxAttrRowKey]
+			if !ok || rk.Kind != abi.KindM {
+				return fmt.Errorf("%w: index %s of %s projects no %s; the index must project all attributes (or include %s)", ErrNoRowKey, l.Index, l.Table, apply.OutboxAttrRowKey, apply.OutboxAttrRowKey)
+			}
+			if k := keys.String(rk.Map); !seen[k] {
+				seen[k] = true
+				if !found(rk.Map) {
+					return ctx.Err()
+				}
+			}
+		}
+		if page.LastKey == nil {
+			return nil
+		}
+		q.StartKey = page.LastKey
+	}
 }
