@@ -20,12 +20,16 @@ const StepSource = "source"
 // StepSource.
 var ErrSourceRefused = errors.New("module file refused")
 
-// racyWindow is how recent a file's times may be for a DirSource to read
-// it again even though its identity did not change: file times come from
-// a coarse clock (a few milliseconds on Linux, a second or two on some
-// file systems), so a write within one tick of the last read leaves them
-// as they were.
-const racyWindow = 2 * time.Second
+// File times come from a coarse clock: a write within one tick of the
+// last read can leave a file's identity as it was. A DirSource reads a
+// file again, whatever its identity, while its times are within the
+// window of the last read: racyWindow on file systems with sub-second
+// times (a tick is a few milliseconds on Linux), racyWindowCoarse on
+// those that keep whole seconds (some keep two).
+const (
+	racyWindow       = 50 * time.Millisecond
+	racyWindowCoarse = 2 * time.Second
+)
 
 // fileID is what identifies a version of a file without reading it.
 type fileID struct {
@@ -47,7 +51,11 @@ func (r *refusedFile) Error() string { return r.why }
 // cannot be set back (Chtimes sets it to now), so a write after the read
 // gives a change time of at least the read's time less one tick.
 func (d *DirSource) racy(id fileID) bool {
-	edge := d.readAt.Add(-racyWindow)
+	window := racyWindow
+	if id.ctime.Nanosecond() == 0 && id.mtime.Nanosecond() == 0 {
+		window = racyWindowCoarse
+	}
+	edge := d.readAt.Add(-window)
 	return !id.ctime.Before(edge) || !id.mtime.Before(edge)
 }
 

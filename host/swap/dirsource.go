@@ -37,8 +37,9 @@ const DefaultMaxModuleBytes = 64 << 20
 // Every replacement is seen: the file is read again when its identity
 // (device, inode, size, modification and change times) differs from the
 // last read, and also while its times are too recent to tell a later write
-// apart (within racyWindow of that read), since file times come from a
-// coarse clock; a module is returned only when its digest changed.
+// apart (within a window of that read: 50 ms, or 2 s on a file system that
+// keeps whole seconds), since file times come from a coarse clock; a
+// module is returned only when its digest changed.
 type DirSource struct {
 	path    string // the module's absolute path
 	dir     string // the watched directory
@@ -115,6 +116,9 @@ func (d *DirSource) Path() string { return d.path }
 // returned once until the file changes.
 func (d *DirSource) Check(ctx context.Context) (*Candidate, error) {
 	start := d.now()
+	if d.unchanged() {
+		return nil, nil
+	}
 	f, err := d.open()
 	if errors.Is(err, fs.ErrNotExist) {
 		d.refusedKey = ""
@@ -138,7 +142,7 @@ func (d *DirSource) Check(ctx context.Context) (*Candidate, error) {
 		return d.refuse(&refusedFile{id: id, why: fmt.Sprintf("it is not a regular file (%s)", st.Mode().Type())})
 	case st.Size() > d.max:
 		return d.refuse(d.tooLarge(id, st.Size()))
-	case d.sha != "" && id == d.id && !d.racy(id):
+	case d.sha != "" && id == d.id && !d.racy(id): // replaced between the stat and the open, and back
 		return nil, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(f, d.max+1))
@@ -156,6 +160,16 @@ func (d *DirSource) Check(ctx context.Context) (*Candidate, error) {
 	}
 	d.sha = c.SHA256()
 	return c, nil
+}
+
+// unchanged reports whether the file is, from its identity alone, the one
+// the last Check read (one stat through the root, no open).
+func (d *DirSource) unchanged() bool {
+	if d.sha == "" || d.refusedKey != "" {
+		return false
+	}
+	st, err := d.root.Stat(d.name)
+	return err == nil && st.Mode().IsRegular() && identity(st) == d.id && !d.racy(d.id)
 }
 
 // refuse returns the refusal of the file as a *CandidateError, or nothing
