@@ -1,8 +1,10 @@
 package host
 
 import (
+	"fmt"
 	"net"
 	"strconv"
+	"strings"
 )
 
 // AdminConfig is the "admin" section: the operations HTTP server of a
@@ -19,6 +21,13 @@ type AdminConfig struct {
 	// authentication, so anyone who can reach it reads the metrics and
 	// the status page.
 	AllowNonLoopback bool `json:"allowNonLoopback,omitempty"`
+	// Hosts lists the names (or addresses) clients may address the server
+	// by besides localhost, 127.0.0.1, [::1] and the address a request
+	// arrives on: a request whose Host header names anything else is
+	// answered 421 Misdirected Request, so that a web page cannot read
+	// the server through a browser by giving its own name this machine's
+	// address. Ports are not compared.
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // validateAdmin checks the admin section: an address of the form
@@ -36,5 +45,10 @@ func (c *Config) validateAdmin(ps *problems) {
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		ps.add("admin.addr", "%q has no valid port: use an address such as \"127.0.0.1:9100\"", a.Addr)
+	}
+	for i, h := range a.Hosts {
+		if h == "" || strings.ContainsAny(h, "/ @?#") {
+			ps.add(fmt.Sprintf("admin.hosts[%d]", i), "%q is not a host name: write the name or address clients use, such as \"dynafold.internal\" or \"10.0.0.5\" (no scheme, no path)", h)
+		}
 	}
 }

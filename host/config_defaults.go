@@ -33,6 +33,7 @@ import (
 //	projections[].hotSwap.settle       DefaultSettle ("100ms")
 //	projections[].hotSwap.s3.interval  DefaultS3Interval ("30s")
 //	projections[].hotSwap.s3.region    DefaultRegion ("us-east-1")
+//	projections[].hotSwap.maxModuleBytes DefaultMaxModuleBytes (64 MiB), with watch or s3
 const (
 	// DefaultRegion is the AWS region of DynamoDB and of S3 sources.
 	DefaultRegion = "us-east-1"
@@ -82,6 +83,9 @@ const (
 	DefaultSettle = 100 * time.Millisecond
 	// DefaultS3Interval is how often an S3 plugin source is polled.
 	DefaultS3Interval = 30 * time.Second
+	// DefaultMaxModuleBytes is the largest module a hot-swap source reads
+	// (64 MiB).
+	DefaultMaxModuleBytes = 64 << 20
 )
 
 // DefaultKey is the read-model table's key attributes (hash, range) when a

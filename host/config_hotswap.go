@@ -13,7 +13,9 @@ import (
 //	            "fixture": {"events": "fx/events.json", "rows": "fx/rows.json"}}
 //	"hotSwap": {"s3": {"bucket": "plugins", "key": "orders/order-summary.wasm", "interval": "30s"}}
 //
-// Without watch or s3 the plugin file is loaded once, through the same
+// A watched file is opened through its directory: a symlink out of the
+// directory, anything but a regular file and a module over MaxModuleBytes
+// are refused, with the reason in the log and the swap history. Without watch or s3 the plugin file is loaded once, through the same
 // pipeline (pins, fixture).
 type HotSwapConfig struct {
 	// Watch watches the projection's plugin file and swaps in every new
@@ -33,6 +35,11 @@ type HotSwapConfig struct {
 	// accepted modules are kept for `host plugin rollback` of a watched
 	// file.
 	Archive string `json:"archive,omitempty"`
+	// MaxModuleBytes is the largest module read from the source, a
+	// watched file or an S3 object (default DefaultMaxModuleBytes, 64
+	// MiB); a larger one is refused unread, as is a watched file that is
+	// a symlink out of its directory.
+	MaxModuleBytes int64 `json:"maxModuleBytes,omitempty"`
 }
 
 // S3SourceConfig locates a plugin module in a versioned S3 bucket or an
@@ -88,6 +95,9 @@ func (h *HotSwapConfig) effective() *HotSwapConfig {
 	if e.Watch && e.Settle == 0 {
 		e.Settle = Duration(DefaultSettle)
 	}
+	if e.Enabled() && e.MaxModuleBytes == 0 {
+		e.MaxModuleBytes = DefaultMaxModuleBytes
+	}
 	if h.S3 != nil {
 		s := *h.S3
 		if s.Interval == 0 {
@@ -115,7 +125,7 @@ func (h *HotSwapConfig) SourceConfig() *swap.SourceConfig {
 	if e == nil {
 		return nil
 	}
-	sc := &swap.SourceConfig{Watch: e.Watch, SHA256: e.SHA256, Archive: e.Archive}
+	sc := &swap.SourceConfig{Watch: e.Watch, SHA256: e.SHA256, Archive: e.Archive, MaxModuleBytes: e.MaxModuleBytes}
 	if e.Watch {
 		sc.Settle = e.Settle.String()
 	}

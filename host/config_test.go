@@ -403,6 +403,7 @@ func TestH4_MinimalConfigGetsDocumentedDefaults(t *testing.T) {
 	check("hotSwap.s3.interval", time.Duration(pb.HotSwap.S3.Interval), 30*time.Second)
 	check("hotSwap.s3.region", pb.HotSwap.S3.Region, "us-east-1")
 	check("hotSwap.settle", time.Duration(c.HotSwap.Settle), 100*time.Millisecond)
+	check("hotSwap.maxModuleBytes", c.HotSwap.MaxModuleBytes, int64(64<<20))
 	check("hotSwap check interval (s3)", pb.HotSwap.CheckEvery(), 30*time.Second)
 	check("hotSwap check interval (watch)", c.HotSwap.CheckEvery(), time.Duration(0))
 
@@ -420,6 +421,7 @@ func TestH4_MinimalConfigGetsDocumentedDefaults(t *testing.T) {
 	check("plugin.DefaultGuestLogBurst", plugin.DefaultGuestLogBurst, DefaultGuestLogBurst)
 	check("swap.DefaultPollInterval", swap.DefaultPollInterval, DefaultS3Interval)
 	check("swap.DefaultSettle", swap.DefaultSettle, DefaultSettle)
+	check("swap.DefaultMaxModuleBytes", swap.DefaultMaxModuleBytes, DefaultMaxModuleBytes)
 	eng, err := apply.New(apply.Projection{Name: "a", Table: "rows", KeyAttrs: DefaultKey, Sources: []apply.Source{{Stream: testlogic.Stream}},
 		Logic: &testlogic.Ledger{}, Checkpoint: apply.Checkpoint{Field: "version"}, Revision: &apply.Revision{Field: "rev"}}, nil, nil)
 	if err != nil {
@@ -448,7 +450,7 @@ func TestH4_HotSwapConfigIsTheHostsOwn(t *testing.T) {
 		t.Fatalf("hotSwap = %+v", p.HotSwap)
 	}
 	want := &swap.SourceConfig{S3: &swap.S3Config{Bucket: "plugins", Key: "p.wasm", Interval: "1m30s", Endpoint: "http://127.0.0.1:9000", Region: "us-east-1"},
-		SHA256: []string{pin}, Archive: "arch", Fixture: &swap.FixtureFiles{Events: "e.json", Rows: "r.json"}}
+		SHA256: []string{pin}, Archive: "arch", Fixture: &swap.FixtureFiles{Events: "e.json", Rows: "r.json"}, MaxModuleBytes: DefaultMaxModuleBytes}
 	sc := p.HotSwap.SourceConfig()
 	if !reflect.DeepEqual(sc, want) {
 		t.Errorf("swap form =\n%+v %+v, want\n%+v %+v", sc, sc.S3, want, want.S3)

@@ -399,6 +399,12 @@ func (h *HotSwapConfig) validate(ps *problems, path string) bool {
 		}
 		checkEndpoint(ps, path+".s3.endpoint", s.Endpoint)
 	}
+	if h.MaxModuleBytes < 0 {
+		ps.add(path+".maxModuleBytes", "%d is negative: use a size in bytes such as %d (absent: %d, 64 MiB)", h.MaxModuleBytes, int64(DefaultMaxModuleBytes), int64(DefaultMaxModuleBytes))
+	}
+	if h.MaxModuleBytes != 0 && !h.Enabled() {
+		ps.add(path+".maxModuleBytes", "is set but neither watch nor s3 is: it bounds the modules read from a hot-swap source; set one or remove maxModuleBytes")
+	}
 	for i, pin := range h.SHA256 {
 		if b, err := hex.DecodeString(pin); err != nil || len(b) != 32 {
 			ps.add(fmt.Sprintf("%s.sha256[%d]", path, i), "%q is not a SHA-256 digest: write 64 hexadecimal digits", pin)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/ddbclient"
+	"github.com/dynafold/dynafold/internal/privfile"
 )
 
 func runCapture(ctx context.Context, args []string) error {
@@ -69,10 +71,11 @@ flags:`)
 	}
 	w := os.Stdout
 	if *out != "-" {
-		f, err := os.Create(*out)
+		f, loose, err := privfile.Create(*out) // 0600: the records hold whole events
 		if err != nil {
 			return err
 		}
+		loose.Log(slog.Default())
 		defer f.Close()
 		w = f
 	}

@@ -83,7 +83,7 @@ func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logg
 	if addr != "" {
 		c := host.AdminConfig{Addr: addr}
 		if ac != nil {
-			c.AllowNonLoopback = ac.AllowNonLoopback
+			c.AllowNonLoopback, c.Hosts = ac.AllowNonLoopback, ac.Hosts
 		}
 		ac = &c
 	}

@@ -45,6 +45,17 @@ type Options struct {
 	// error that refuses a non-loopback address (default
 	// "admin.allowNonLoopback").
 	AllowFlag string
+	// Hosts lists the names (or addresses) the server answers besides
+	// the loopback names (localhost, 127.0.0.1, [::1]) and the address a
+	// request arrives on: the Host a client sends must be one of them,
+	// with or without a port, else the answer is 421 Misdirected Request.
+	// A web page cannot then read the server through a browser by giving
+	// its own name this machine's address (DNS rebinding). List the names
+	// a proxy or a scraper uses to reach the server.
+	Hosts []string
+	// HostsFlag is how the 421 answer tells the client to list a name, a
+	// format with one %s for the name (default "Options.Hosts: [\"%s\"]").
+	HostsFlag string
 	// Metrics is what /metrics and the status page show. Required.
 	Metrics *telemetry.Metrics
 	// Ready reports whether the host is ready (nil error) for /readyz; nil
@@ -132,13 +143,18 @@ func (s *Server) Close() error {
 }
 
 // Handler returns the admin routes without a listener, for callers that
-// mount them on a server of their own.
+// mount them on a server of their own. Requests whose Host is not a
+// loopback name, the address they arrived on or one of o.Hosts are
+// answered 421 Misdirected Request.
 func Handler(o Options) http.Handler {
 	if o.Title == "" {
 		o.Title = "dynafold"
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.HostsFlag == "" {
+		o.HostsFlag = `Options.Hosts: ["%s"]`
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.Metrics.Handler())
@@ -158,7 +174,7 @@ func Handler(o Options) http.Handler {
 		fmt.Fprintln(w, "ready")
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { statusPage(w, r, o) })
-	return mux
+	return checkHost(o, mux)
 }
 
 // ReadyAfterLeaseRound is a readiness function for Options.Ready: ready
@@ -180,12 +196,14 @@ func ReadyAfterLeaseRound(m *telemetry.Metrics, started func() bool, leases bool
 // describes; it returns nil and no error when the section or its address
 // is absent (the server is off unless configured).
 //
-// The options' Addr, AllowNonLoopback and AllowFlag come from c; set the
-// others in base (Metrics, Ready, Logger, Fleet, ...).
+// The options' Addr, AllowNonLoopback, Hosts and the settings the errors
+// name come from c; set the others in base (Metrics, Ready, Logger, Fleet,
+// ...).
 func StartConfig(ctx context.Context, c *host.AdminConfig, base Options) (*Server, error) {
 	if c == nil || c.Addr == "" {
 		return nil, nil
 	}
 	base.Addr, base.AllowNonLoopback, base.AllowFlag = c.Addr, c.AllowNonLoopback, `"admin": {"allowNonLoopback": true}`
+	base.Hosts, base.HostsFlag = c.Hosts, `"admin": {"hosts": ["%s"]} in the configuration`
 	return Start(ctx, base)
 }

@@ -8,19 +8,36 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
+
+	"github.com/dynafold/dynafold/internal/privfile"
 )
 
 // File is a Destination appending one JSON line per entry to a file, synced
-// before Send returns.
+// before Send returns. The entries hold whole record images, so the file
+// is created readable by its owner only (0600), and a file open to other
+// users (one an earlier version created 0644) is made 0600 at the first
+// entry, with a warning.
 type File struct {
-	path string
-	mu   sync.Mutex
+	path   string
+	log    *slog.Logger
+	mu     sync.Mutex
+	warned bool // a file that stays open to others is reported once
 }
 
 // NewFile returns a destination appending to path (created when absent).
-func NewFile(path string) *File { return &File{path: path} }
+func NewFile(path string) *File { return &File{path: path, log: slog.Default()} }
+
+// WithLogger sets where File reports a file whose mode it tightened or could
+// not tighten (default slog.Default()) and returns f.
+func (f *File) WithLogger(l *slog.Logger) *File {
+	if l != nil {
+		f.log = l
+	}
+	return f
+}
 
 // Send appends e as one JSON line and syncs the file.
 func (f *File) Send(_ context.Context, e Entry) error {
@@ -35,9 +52,13 @@ func (f *File) Send(_ context.Context, e Entry) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fh, err := os.OpenFile(f.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	fh, loose, err := privfile.OpenAppend(f.path)
 	if err != nil {
 		return fmt.Errorf("quarantine file: %w; check the path and its directory's permissions", err)
+	}
+	if loose != nil && (loose.Err == nil || !f.warned) {
+		loose.Log(f.log)
+		f.warned = true
 	}
 	_, err = fh.Write(append(line, '\n'))
 	err = errors.Join(err, fh.Sync(), fh.Close())

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/dynafold/dynafold/host/internal/feed"
 	"github.com/dynafold/dynafold/host/internal/lease"
 	"github.com/dynafold/dynafold/internal/backoff"
+	"github.com/dynafold/dynafold/internal/privfile"
 )
 
 // retryDelay is the wait before a failed record is delivered again.
@@ -174,7 +174,8 @@ func (r *Reader) flagRebuild(te *feed.TrimmedError, projections []string) {
 		"stream": te.Stream, "shard": te.Shard, "position": te.Position.String(), "projections": projections})
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f, err := os.OpenFile(r.sc.StateFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, loose, err := privfile.OpenAppend(r.sc.StateFile) // 0600: it names shards and positions of the stream
+	loose.Log(r.log)
 	if err == nil {
 		_, err = f.Write(append(line, '\n'))
 		err = errors.Join(err, f.Close())

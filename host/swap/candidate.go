@@ -58,15 +58,19 @@ type CandidateError struct {
 	Origin string // Candidate.Origin
 	SHA256 string // the module's digest
 	Plugin string // "name@version" when the module loaded, else ""
-	Step   string // StepPin, StepLoad, StepCompat or StepSmoke
+	Step   string // StepPin, StepLoad, StepCompat, StepSmoke or StepSource
 	Err    error  // the cause
 }
 
 // Error implements error.
 func (e *CandidateError) Error() string {
 	who := e.Plugin
-	if who == "" {
+	switch {
+	case who != "":
+	case e.SHA256 != "":
 		who = "sha256:" + short(e.SHA256)
+	default: // refused before it was read
+		who = "module"
 	}
 	return fmt.Sprintf("plugin candidate %s from %s refused at %s: %v", who, e.Origin, e.Step, e.Err)
 }

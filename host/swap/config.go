@@ -39,6 +39,10 @@ type SourceConfig struct {
 	// Archive is a directory where accepted modules are kept for `host
 	// plugin rollback` of a watched file.
 	Archive string `json:"archive,omitempty"`
+	// MaxModuleBytes is the largest module the source reads, a watched
+	// file or an S3 object (0: DefaultMaxModuleBytes); a larger one is
+	// refused unread.
+	MaxModuleBytes int64 `json:"maxModuleBytes,omitempty"`
 }
 
 // S3Config locates a plugin module in an S3-compatible store.
@@ -81,6 +85,9 @@ func (c *SourceConfig) Validate() error {
 		if _, err := parseDuration("hotSwap.s3.interval", c.S3.Interval, DefaultPollInterval); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if c.MaxModuleBytes < 0 {
+		errs = append(errs, fmt.Errorf("hotSwap.maxModuleBytes: %d is negative: use a size in bytes such as %d (absent: %d, 64 MiB)", c.MaxModuleBytes, DefaultMaxModuleBytes, DefaultMaxModuleBytes))
 	}
 	if c.Fixture != nil && (c.Fixture.Events == "" || c.Fixture.Rows == "") {
 		errs = append(errs, fmt.Errorf("hotSwap.fixture: events and rows are both required"))
@@ -144,13 +151,13 @@ func (c *SourceConfig) Source(ctx context.Context, pluginPath string) (Source, e
 		if err != nil {
 			return nil, err
 		}
-		return NewS3Source(client, c.S3.Bucket, c.S3.Key, interval), nil
+		return NewS3Source(client, c.S3.Bucket, c.S3.Key, interval, WithMaxObjectBytes(c.MaxModuleBytes)), nil
 	case c.Watch:
 		settle, err := parseDuration("hotSwap.settle", c.Settle, DefaultSettle)
 		if err != nil {
 			return nil, err
 		}
-		return NewDirSource(pluginPath, settle)
+		return NewDirSource(pluginPath, settle, WithMaxModuleBytes(c.MaxModuleBytes))
 	}
 	return nil, nil
 }

@@ -14,9 +14,15 @@ import (
 // offered at start is refused and no archived version passes either.
 var ErrNoAccepted = errors.New("no accepted plugin version to serve instead")
 
-// OpenOrArchived is Open with NewOrArchived's fallback.
+// OpenOrArchived is Open with NewOrArchived's fallback, which also serves
+// a module file the source refused unread (StepSource).
 func OpenOrArchived(ctx context.Context, src Source, cfg Config) (*Swapper, error) {
-	return openWith(ctx, src, cfg, NewOrArchived)
+	s, err := openWith(ctx, src, cfg, NewOrArchived)
+	var ce *CandidateError
+	if errors.As(err, &ce) && ce.Step == StepSource {
+		return archivedInstead(ctx, err, "", ce.Origin, cfg)
+	}
+	return s, err
 }
 
 // NewOrArchived is New that never lets a broken module replace a working
@@ -33,6 +39,13 @@ func NewOrArchived(ctx context.Context, first Candidate, cfg Config) (*Swapper, 
 	if err == nil || !errors.As(err, &ce) {
 		return s, err
 	}
+	return archivedInstead(ctx, err, first.SHA256(), first.Origin, cfg)
+}
+
+// archivedInstead starts a Swapper on the newest archived module that
+// passes, the module at origin (digest sha, "" when it was not read)
+// having been refused with err.
+func archivedInstead(ctx context.Context, err error, sha, origin string, cfg Config) (*Swapper, error) {
 	names, lerr := archived(cfg.Archive)
 	if cfg.Archive == "" || lerr != nil || len(names) == 0 {
 		why := "hotSwap.archive is not set, so no accepted version is kept"
@@ -42,12 +55,12 @@ func NewOrArchived(ctx context.Context, first Candidate, cfg Config) (*Swapper, 
 		case cfg.Archive != "":
 			why = fmt.Sprintf("the archive %s holds no accepted version yet", cfg.Archive)
 		}
-		return nil, fmt.Errorf("%w; %w: %s; fix the module at %s, or put back an accepted one (`host plugin rollback`)", err, ErrNoAccepted, why, first.Origin)
+		return nil, fmt.Errorf("%w; %w: %s; fix the module at %s, or put back an accepted one (`host plugin rollback`)", err, ErrNoAccepted, why, origin)
 	}
 	var tried []error
 	for _, n := range names {
 		path := filepath.Join(cfg.Archive, n)
-		if strings.HasSuffix(n, "-"+short(first.SHA256())+".wasm") {
+		if sha != "" && strings.HasSuffix(n, "-"+short(sha)+".wasm") {
 			continue // the module refused
 		}
 		b, rerr := os.ReadFile(path)
@@ -65,11 +78,11 @@ func NewOrArchived(ctx context.Context, first Candidate, cfg Config) (*Swapper, 
 		cur := s.Current()
 		s.hist.add(Event{Result: ResultFallback, Plugin: cur.Plugin, SHA256: cur.SHA256, Origin: path, Reason: err.Error()})
 		s.cfg.Logger.Error("plugin module refused at start; serving the last accepted version from the archive instead",
-			"refused", first.Origin, "err", err.Error(), "serving", cur.Plugin, "archived", path,
-			"fix", fmt.Sprintf("write a fixed module to %s, or put the accepted one back with `host plugin rollback --file %s --archive %s`", first.Origin, first.Origin, cfg.Archive))
+			"refused", origin, "err", err.Error(), "serving", cur.Plugin, "archived", path,
+			"fix", fmt.Sprintf("write a fixed module to %s, or put the accepted one back with `host plugin rollback --file %s --archive %s`", origin, origin, cfg.Archive))
 		return s, nil
 	}
-	return nil, fmt.Errorf("%w; %w: no archived version in %s passes either (%w); fix the module at %s", err, ErrNoAccepted, cfg.Archive, errors.Join(tried...), first.Origin)
+	return nil, fmt.Errorf("%w; %w: no archived version in %s passes either (%w); fix the module at %s", err, ErrNoAccepted, cfg.Archive, errors.Join(tried...), origin)
 }
 
 // archived lists the archive's modules, newest acceptance first.

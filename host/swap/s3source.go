@@ -30,8 +30,9 @@ type S3Source struct {
 	bucket   string
 	key      string
 	interval time.Duration
+	max      int64
 
-	etag      string // of the last module downloaded
+	etag      string // of the last module downloaded, or refused for its size
 	versionID string
 
 	polls, downloads, notModified atomic.Uint64
@@ -39,12 +40,30 @@ type S3Source struct {
 
 var _ Source = (*S3Source)(nil)
 
+// S3Option configures an S3Source.
+type S3Option func(*S3Source)
+
+// WithMaxObjectBytes sets the largest object the source downloads (0 or
+// less: DefaultMaxModuleBytes); a larger one is refused (StepSource)
+// without being read, once per version of the object.
+func WithMaxObjectBytes(n int64) S3Option {
+	return func(s *S3Source) {
+		if n > 0 {
+			s.max = n
+		}
+	}
+}
+
 // NewS3Source polls s3://bucket/key every interval (0: DefaultPollInterval).
-func NewS3Source(client *s3.Client, bucket, key string, interval time.Duration) *S3Source {
+func NewS3Source(client *s3.Client, bucket, key string, interval time.Duration, opts ...S3Option) *S3Source {
 	if interval <= 0 {
 		interval = DefaultPollInterval
 	}
-	return &S3Source{client: client, bucket: bucket, key: key, interval: interval}
+	s := &S3Source{client: client, bucket: bucket, key: key, interval: interval, max: DefaultMaxModuleBytes}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // S3Stats are an S3Source's counters.
@@ -85,19 +104,28 @@ func (s *S3Source) Check(ctx context.Context) (*Candidate, error) {
 		return nil, fmt.Errorf("swap: GetObject %s: %w", s.URL(), err)
 	}
 	defer out.Body.Close()
-	b, err := io.ReadAll(out.Body)
-	if err != nil {
-		return nil, fmt.Errorf("swap: reading %s: %w", s.URL(), err)
+	size := aws.ToInt64(out.ContentLength)
+	var b []byte
+	if size <= s.max { // a larger object is not read at all
+		if b, err = io.ReadAll(io.LimitReader(out.Body, s.max+1)); err != nil {
+			return nil, fmt.Errorf("swap: reading %s: %w", s.URL(), err)
+		}
+		size = max(size, int64(len(b)))
+		s.downloads.Add(1)
 	}
-	s.downloads.Add(1)
 	etag, version := aws.ToString(out.ETag), aws.ToString(out.VersionId)
 	if etag == s.etag && version == s.versionID {
 		return nil, nil // a store that ignores If-None-Match
 	}
-	s.etag, s.versionID = etag, version
+	s.etag, s.versionID = etag, version // a refused version is not downloaded again
 	origin := s.URL()
 	if version != "" {
 		origin += "?versionId=" + version
+	}
+	if size > s.max {
+		return nil, &CandidateError{Origin: origin, Step: StepSource, Err: fmt.Errorf(
+			"%w: the object is %d bytes or more, over the limit of %d bytes: a module that large is no plugin; raise hotSwap.maxModuleBytes if it is one",
+			ErrSourceRefused, size, s.max)}
 	}
 	return &Candidate{Wasm: b, Origin: origin}, nil
 }

@@ -48,9 +48,18 @@ func openWith(ctx context.Context, src Source, cfg Config, start func(context.Co
 // CheckOnce checks src once and offers a changed module to s: for
 // cmd/lambda, between two invocations (never during one). It reports the
 // version serving afterwards and whether it changed; a refused module is an
-// error (a *CandidateError) and leaves the current version serving.
+// error (a *CandidateError) and leaves the current version serving. A
+// module file the source itself refused (StepSource) is logged, counted
+// and kept in Events like a module the pipeline refused.
 func CheckOnce(ctx context.Context, s *Swapper, src Source) (Info, bool, error) {
 	c, err := src.Check(ctx)
+	var ce *CandidateError
+	if errors.As(err, &ce) {
+		s.refused(err)
+		s.cfg.Logger.Error("plugin candidate refused; the current version keeps serving",
+			"current", s.Current().Plugin, "origin", ce.Origin, "err", err)
+		return s.Current(), false, err
+	}
 	if err != nil {
 		return s.Current(), false, fmt.Errorf("swap: checking the plugin source: %w", err)
 	}

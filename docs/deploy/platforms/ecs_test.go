@@ -3,6 +3,7 @@ package platforms
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"net/url"
 	"os"
 	"slices"
@@ -79,7 +80,11 @@ func TestX6_ECSTaskDefinition(t *testing.T) {
 	if u.Path != "/healthz" {
 		t.Errorf("health check path %s: want the liveness route /healthz (readiness waits for a lease round)", u.Path)
 	}
-	assertAdminRoute(t, u.Path)
+	local, err := net.ResolveTCPAddr("tcp", u.Host)
+	if err != nil {
+		t.Fatalf("health check URL %s: %v", u, err)
+	}
+	assertAdminRoute(t, u.Path, u.Host, local)
 	ok := false
 	for _, d := range app.DependsOn {
 		ok = ok || *d.ContainerName == "dynafold" && d.Condition == types.ContainerConditionHealthy

@@ -195,7 +195,7 @@ func TestX6_KubernetesNativeSidecar(t *testing.T) {
 		if p.HTTPGet.Path != wantPath[name] {
 			t.Errorf("%s probe path %s, want %s", name, p.HTTPGet.Path, wantPath[name])
 		}
-		assertAdminRoute(t, p.HTTPGet.Path)
+		assertAdminRoute(t, p.HTTPGet.Path, kubeletHost(p.HTTPGet, port), podIP)
 	}
 	if g := pod.TerminationGracePeriodSeconds; g == nil || *g < 30 {
 		t.Errorf("terminationGracePeriodSeconds %v: leave SIGTERM time to finish the batch in flight and release the leases (30 s or more)", g)
@@ -249,14 +249,35 @@ func containerPort(t *testing.T, c *corev1.Container, p intstr.IntOrString) stri
 	return ""
 }
 
-// assertAdminRoute checks that the admin server serves path: /healthz
+// podIP stands for the pod's address: the kubelet probes it.
+var podIP = &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 9100}
+
+// kubeletHost is the Host header the kubelet sends for a probe: a Host
+// among its httpHeaders, else its host (default: the pod's IP) and port.
+func kubeletHost(g *corev1.HTTPGetAction, port string) string {
+	for _, h := range g.HTTPHeaders {
+		if strings.EqualFold(h.Name, "Host") {
+			return h.Value
+		}
+	}
+	h := g.Host
+	if h == "" {
+		h = podIP.IP.String()
+	}
+	return net.JoinHostPort(h, port)
+}
+
+// assertAdminRoute checks that the admin server serves path to a client
+// sending Host host over a connection that arrived on local: /healthz
 // answers 200 and /readyz answers (503 before the first lease round), not
-// 404.
-func assertAdminRoute(t *testing.T, path string) {
+// 404, nor 421 (a Host the admin server does not answer).
+func assertAdminRoute(t *testing.T, path, host string, local net.Addr) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	adminHandler(t).ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1:9100"+path, nil))
-	if rec.Code == http.StatusNotFound || rec.Code/100 == 3 {
-		t.Errorf("the admin server answers %s with %d: the probe names no route of it (%s)", path, rec.Code, bytes.TrimSpace(rec.Body.Bytes()))
+	ctx := context.WithValue(context.Background(), http.LocalAddrContextKey, local)
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://"+host+path, nil)
+	adminHandler(t).ServeHTTP(rec, req)
+	if rec.Code == http.StatusNotFound || rec.Code == http.StatusMisdirectedRequest || rec.Code/100 == 3 {
+		t.Errorf("the admin server answers %s with Host %s with %d: the probe names no route of it, or a host it does not answer (%s)", path, host, rec.Code, bytes.TrimSpace(rec.Body.Bytes()))
 	}
 }
