@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"sort"
 	"sync"
 	"time"
 
@@ -47,6 +49,10 @@ type shardMeta struct {
 	Start, End, Last  uint64
 	Count             int
 	Trimmed           uint64
+	// Hash is the range of partition-key hashes the shard takes; absent
+	// in data files written before streams had several shards, whose
+	// shards took every key.
+	Hash *[2]uint64 `json:",omitempty"`
 }
 
 type recordDisk struct {
@@ -291,36 +297,14 @@ func writeStream(all *bbolt.Bucket, sn streamSnap) error {
 	return nil
 }
 
-// writeRecordTx writes one record in tx, with the stream's meta and every
-// shard's meta as they are now, so the stored stream is always the one
-// the record was appended to (s.mu held).
+// writeRecordTx writes one record in tx, with the stream's meta and the
+// meta of its shard and of every shard changed since it was last stored,
+// so the stored stream is always the one the record was appended to (s.mu
+// held).
 func writeRecordTx(tx *bbolt.Tx, s *stream, sh *shard, rec *record, seq uint64) error {
-	root, err := tx.CreateBucketIfNotExists(rootBucket)
+	b, err := writeShardsTx(tx, s, sh, seq)
 	if err != nil {
 		return err
-	}
-	if err := root.Put(seqKey, seqBytes(seq)); err != nil {
-		return err
-	}
-	all, err := root.CreateBucketIfNotExists(streamsBucket)
-	if err != nil {
-		return err
-	}
-	b, err := all.CreateBucketIfNotExists([]byte(s.arn))
-	if err != nil {
-		return err
-	}
-	if err := b.Put(metaKey, s.metaJSON()); err != nil {
-		return err
-	}
-	shards, err := b.CreateBucketIfNotExists(shardsBucket)
-	if err != nil {
-		return err
-	}
-	for _, x := range s.shards {
-		if err := shards.Put([]byte(x.id), x.metaJSON()); err != nil {
-			return err
-		}
 	}
 	recs, err := b.CreateBucketIfNotExists(recordsBucket)
 	if err != nil {
@@ -335,6 +319,63 @@ func writeRecordTx(tx *bbolt.Tx, s *stream, sh *shard, rec *record, seq uint64) 
 		return err
 	}
 	return rb.Put(seqBytes(rec.seq), v)
+}
+
+// writeShardsTx writes in tx the sequence counter, the stream's meta, and
+// the meta of shard also (nil: none) and of every shard changed since it
+// was last stored (s.mu held). It returns the stream's bucket.
+func writeShardsTx(tx *bbolt.Tx, s *stream, also *shard, seq uint64) (*bbolt.Bucket, error) {
+	root, err := tx.CreateBucketIfNotExists(rootBucket)
+	if err != nil {
+		return nil, err
+	}
+	if err := root.Put(seqKey, seqBytes(seq)); err != nil {
+		return nil, err
+	}
+	all, err := root.CreateBucketIfNotExists(streamsBucket)
+	if err != nil {
+		return nil, err
+	}
+	b, err := all.CreateBucketIfNotExists([]byte(s.arn))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Put(metaKey, s.metaJSON()); err != nil {
+		return nil, err
+	}
+	shards, err := b.CreateBucketIfNotExists(shardsBucket)
+	if err != nil {
+		return nil, err
+	}
+	if also != nil && also.gen == also.saved {
+		if err := shards.Put([]byte(also.id), also.metaJSON()); err != nil {
+			return nil, err
+		}
+	}
+	type stored struct {
+		sh  *shard
+		gen uint64
+	}
+	var done []stored
+	for _, x := range s.shards {
+		if x.gen == x.saved {
+			continue
+		}
+		if err := shards.Put([]byte(x.id), x.metaJSON()); err != nil {
+			return nil, err
+		}
+		done = append(done, stored{x, x.gen})
+	}
+	if len(done) > 0 {
+		tx.OnCommit(func() {
+			s.mu.Lock()
+			for _, d := range done {
+				d.sh.saved = max(d.sh.saved, d.gen)
+			}
+			s.mu.Unlock()
+		})
+	}
+	return b, nil
 }
 
 func recordJSON(rec *record) ([]byte, error) {
@@ -355,7 +396,7 @@ func (s *stream) metaJSON() []byte {
 func (sh *shard) metaJSON() []byte {
 	m, _ := json.Marshal(shardMeta{ // plain struct: never fails
 		Parent: sh.parent, Created: unixNano(sh.created), ClosedAt: unixNano(sh.closedAt),
-		Start: sh.start, End: sh.end, Last: sh.last, Count: sh.count, Trimmed: sh.trimmed,
+		Start: sh.start, End: sh.end, Last: sh.last, Count: sh.count, Trimmed: sh.trimmed, Hash: &[2]uint64{sh.lo, sh.hi},
 	})
 	return m
 }
@@ -399,6 +440,8 @@ func (r *Registry) load() error {
 				return fmt.Errorf("stream %s: %w", arn, err)
 			}
 			maxSeq = max(maxSeq, top)
+			s.noteRoll(r)
+			s.nextTrim = 0 // the first read trims, and learns when to next
 			r.streams[s.arn] = s
 			return nil
 		})
@@ -435,6 +478,7 @@ func loadStream(arn string, b *bbolt.Bucket) (*stream, uint64, error) {
 	s := &stream{
 		arn: arn, label: m.Label, table: m.Table, viewType: m.ViewType, keySchema: m.KeySchema,
 		created: fromNano(m.Created), status: m.Status, disabledAt: fromNano(m.DisabledAt), lastMs: m.LastMs,
+		byID: map[string]*shard{}, nextRoll: math.MaxInt64, nextTrim: math.MaxInt64,
 	}
 	top := uint64(0)
 	recs := b.Bucket(recordsBucket)
@@ -450,6 +494,10 @@ func loadStream(arn string, b *bbolt.Bucket) (*stream, uint64, error) {
 		sh := &shard{
 			id: string(id), parent: sm.Parent, created: fromNano(sm.Created), closedAt: fromNano(sm.ClosedAt),
 			start: sm.Start, end: sm.End, last: sm.Last, count: sm.Count, trimmed: sm.Trimmed,
+			hi: math.MaxUint64, gen: 1, saved: 1,
+		}
+		if sm.Hash != nil {
+			sh.lo, sh.hi = sm.Hash[0], sm.Hash[1]
 		}
 		top = max(top, sh.start, sh.end, sh.last)
 		if recs == nil {
@@ -481,6 +529,39 @@ func loadStream(arn string, b *bbolt.Bucket) (*stream, uint64, error) {
 		s.shards = append(s.shards, sh)
 		return nil
 	})
+	if err != nil {
+		return nil, 0, err
+	}
 	sortShards(s.shards)
-	return s, top, err
+	if err := s.index(); err != nil {
+		return nil, 0, err
+	}
+	return s, top, nil
+}
+
+// index rebuilds what a loaded stream derives from its shards: the shards
+// by id, the open shards by hash range (which must cover every hash once
+// while the stream is enabled), and when to roll over and trim next.
+func (s *stream) index() error {
+	s.open = nil
+	for _, sh := range s.shards {
+		s.byID[sh.id] = sh
+		if sh.end == 0 {
+			s.open = append(s.open, sh)
+		}
+	}
+	sort.Slice(s.open, func(i, j int) bool { return s.open[i].lo < s.open[j].lo })
+	if s.status == StatusEnabled {
+		next := uint64(0)
+		for i, sh := range s.open {
+			if sh.lo != next || sh.hi < sh.lo || (i > 0 && s.open[i-1].hi == math.MaxUint64) {
+				return fmt.Errorf("the open shards do not cover every partition key once (shard %s takes hashes %d to %d, expected from %d)", sh.id, sh.lo, sh.hi, next)
+			}
+			next = sh.hi + 1
+		}
+		if len(s.open) == 0 || s.open[len(s.open)-1].hi != math.MaxUint64 {
+			return fmt.Errorf("the open shards do not cover every partition key (%d open)", len(s.open))
+		}
+	}
+	return nil
 }
