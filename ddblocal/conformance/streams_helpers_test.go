@@ -149,3 +149,38 @@ func recordSummary(recs []st.Record) []string {
 	}
 	return out
 }
+
+// shardHolding returns the id of the one shard of the stream that holds
+// records (the test wrote a single item, whose records stay in one shard).
+func shardHolding(t testing.TB, arn string) *string {
+	t.Helper()
+	c := streams(t)
+	_, shards := shardsOf(t, c, arn)
+	var found *string
+	for _, sh := range shards {
+		it, err := c.GetShardIterator(ctx(t), &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId,
+			ShardIteratorType: st.ShardIteratorTypeTrimHorizon})
+		noErr(t, err, "GetShardIterator TRIM_HORIZON")
+		if recs, _ := readShard(t, c, it.ShardIterator, 0); len(recs) > 0 {
+			if found != nil {
+				t.Fatalf("the records of one item are in shards %s and %s", *found, *sh.ShardId)
+			}
+			found = sh.ShardId
+		}
+	}
+	if found == nil {
+		t.Fatalf("no shard of %s holds a record", arn)
+	}
+	return found
+}
+
+// versions renders records as the list of their NewImage's v attributes.
+func versions(recs []st.Record) string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		if v, ok := r.Dynamodb.NewImage["v"].(*st.AttributeValueMemberN); ok {
+			out[i] = v.Value
+		}
+	}
+	return fmt.Sprint(out)
+}
