@@ -1,0 +1,122 @@
+package streams
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+)
+
+// describe lists the stream's shards as "id[parent]:open|closed".
+func describe(t *testing.T, c *dynamodbstreams.Client, arn string) []string {
+	t.Helper()
+	var out []string
+	for _, sh := range shards(t, c, arn) {
+		state := "open"
+		if sh.SequenceNumberRange.EndingSequenceNumber != nil {
+			state = "closed"
+		}
+		out = append(out, fmt.Sprintf("%s[%s]:%s", *sh.ShardId, aws.ToString(sh.ParentShardId), state))
+	}
+	return out
+}
+
+// A rollover caused by a record written in a transaction shows only once
+// the transaction commits: until then readers see the parent open, read its
+// committed records and get a NextShardIterator, and see no child; so a
+// reader never finishes a shard whose closing a crash could undo.
+func TestC5_ARolloverShowsOnlyOnceItsTransactionCommits(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "ddb.bolt"))
+	r := newRegistry(t, Options{DB: db, Shards: 1, ShardMaxRecords: 1})
+	c := serve(t, r)
+	arn, _ := r.Enable("T", ViewNewImage, []string{"pk"})
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	record := func(v int) *bboltTx {
+		tx, err := db.Begin(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback() }) // before the registry's Close, which waits for the writer
+		if err := r.RecordTx(tx, arn, modify("a", v-1, v)); err != nil {
+			t.Fatal(err)
+		}
+		return &bboltTx{t, tx}
+	}
+	record(1).commit()
+	before := describe(t, c, arn)
+	if len(before) != 1 {
+		t.Fatalf("shards %v, want one", before)
+	}
+	pending := record(2) // rolls the shard over: the record goes to a child
+	if got := describe(t, c, arn); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Fatalf("before the commit, readers see %v; want %v (the parent open, no child)", got, before)
+	}
+	recs, next := readShard(t, c, arn, *shards(t, c, arn)[0].ShardId, types.ShardIteratorTypeTrimHorizon)
+	if len(recs) != 1 || next == nil {
+		t.Fatalf("before the commit the parent gives %d records and next %v; want its 1 record and an iterator", len(recs), next)
+	}
+	pending.commit()
+	parent := *shards(t, c, arn)[0].ShardId
+	after := shards(t, c, arn)
+	if len(after) != 2 || *after[0].ShardId != parent || after[0].SequenceNumberRange.EndingSequenceNumber == nil ||
+		aws.ToString(after[1].ParentShardId) != parent || after[1].SequenceNumberRange.EndingSequenceNumber != nil {
+		t.Fatalf("after the commit, readers see %v; want the parent closed and its open child", describe(t, c, arn))
+	}
+	_, next = drain(t, c, next)
+	if next != nil {
+		t.Fatal("the parent's iterator did not end once its closing committed")
+	}
+	if got := readAll(t, c, arn); len(got) != 2 {
+		t.Fatalf("%d records across the lineage, want 2", len(got))
+	}
+}
+
+type bboltTx struct {
+	t  *testing.T
+	tx interface{ Commit() error }
+}
+
+func (b *bboltTx) commit() {
+	if err := b.tx.Commit(); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// A rollover by age that a reader brings about, and a split, are stored at
+// once: a registry reopened on the database without any flush (a crash)
+// has them, so no reader saw a shard closed that the crash reopens.
+func TestC5_RolloverByAgeAndSplitAreStoredAtOnce(t *testing.T) {
+	clk := newClock()
+	db := openDB(t, filepath.Join(t.TempDir(), "ddb.bolt"))
+	r := newRegistry(t, Options{DB: db, Now: clk.Now, ShardMaxAge: time.Hour, FlushDelay: time.Hour})
+	c := serve(t, r)
+	arn, _ := r.Enable("T", ViewNewImage, []string{"pk"})
+	if err := r.Flush(); err != nil { // as ddblocal stores a stream it enables
+		t.Fatal(err)
+	}
+	clk.Advance(time.Hour)
+	rolled := describe(t, c, arn)
+	infos, err := r.Shards(arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := r.Split(arn, infos[len(infos)-1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := describe(t, c, arn)
+	if len(rolled) != 8 || len(want) != 10 || len(kids) != 2 {
+		t.Fatalf("after an hour %d shards, after a split %d (children %v); want 8 and 10", len(rolled), len(want), kids)
+	}
+
+	reopened := newRegistry(t, Options{DB: db, Now: clk.Now, ShardMaxAge: time.Hour})
+	if got := describe(t, serve(t, reopened), arn); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("reopened without a flush:\n%v\nwant\n%v", got, want)
+	}
+}
