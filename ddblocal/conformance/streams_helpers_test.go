@@ -111,8 +111,16 @@ func readShard(t testing.TB, c *dynamodbstreams.Client, iter *string, limit int3
 // before children.
 func readStream(t testing.TB, arn string) []st.Record {
 	t.Helper()
-	c := streams(t)
+	recs, _ := readStreamWith(t, streams(t), arn)
+	return recs
+}
+
+// readStreamWith is readStream through c; it also returns the shard each
+// record was read from, by position.
+func readStreamWith(t testing.TB, c *dynamodbstreams.Client, arn string) ([]st.Record, []string) {
+	t.Helper()
 	_, shards := shardsOf(t, c, arn)
+	var from []string
 	done := map[string]bool{}
 	var recs []st.Record
 	for len(done) < len(shards) {
@@ -129,8 +137,14 @@ func readStream(t testing.TB, arn string) []st.Record {
 			it, err := c.GetShardIterator(ctx(t), &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId,
 				ShardIteratorType: st.ShardIteratorTypeTrimHorizon})
 			noErr(t, err, "GetShardIterator TRIM_HORIZON")
-			r, _ := readShard(t, c, it.ShardIterator, 0)
+			r, next := readShard(t, c, it.ShardIterator, 0)
+			if sh.SequenceNumberRange.EndingSequenceNumber != nil && next != nil {
+				t.Fatalf("closed shard %s read to its last record still answers a NextShardIterator", id)
+			}
 			recs = append(recs, r...)
+			for range r {
+				from = append(from, id)
+			}
 			done[id] = true
 			progressed = true
 		}
@@ -138,7 +152,7 @@ func readStream(t testing.TB, arn string) []st.Record {
 			t.Fatalf("shard lineage has a cycle: %+v", shards)
 		}
 	}
-	return recs
+	return recs, from
 }
 
 // recordSummary renders records as "EVENT key" strings.
