@@ -1,7 +1,9 @@
 package streams
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"go.etcd.io/bbolt"
 )
 
 // describe lists the stream's shards as "id[parent]:open|closed".
@@ -118,5 +121,67 @@ func TestC5_RolloverByAgeAndSplitAreStoredAtOnce(t *testing.T) {
 	reopened := newRegistry(t, Options{DB: db, Now: clk.Now, ShardMaxAge: time.Hour})
 	if got := describe(t, serve(t, reopened), arn); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("reopened without a flush:\n%v\nwant\n%v", got, want)
+	}
+}
+
+// A data file written before streams had several shards (shards without a
+// hash range) still loads: its shards take every key, and records keep
+// going to its open shard.
+func TestC5_ADataFileOfOneShardStreamsStillLoads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ddb.bolt")
+	db := openDB(t, path)
+	r, err := NewRegistry(Options{DB: db, Shards: 1, ShardMaxRecords: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn, _ := r.Enable("T", ViewNewImage, []string{"pk"})
+	for v := 1; v <= 3; v++ {
+		r.Record(arn, modify("a", v-1, v))
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// as the previous version stored shards: no "Hash"
+	if err := db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(rootBucket).Bucket(streamsBucket).Bucket([]byte(arn)).Bucket(shardsBucket)
+		var ks, vs [][]byte
+		if err := b.ForEach(func(k, v []byte) error {
+			var m map[string]any
+			if err := json.Unmarshal(v, &m); err != nil {
+				return err
+			}
+			if _, ok := m["Hash"]; !ok {
+				return fmt.Errorf("shard %s stored without its hash range", k)
+			}
+			delete(m, "Hash")
+			nv, _ := json.Marshal(m)
+			ks, vs = append(ks, append([]byte(nil), k...)), append(vs, nv)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for i := range ks {
+			if err := b.Put(ks[i], vs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	r2 := newRegistry(t, Options{DB: db, ShardMaxRecords: 2})
+	c := serve(t, r2)
+	r2.Record(arn, modify("b", 0, 1))
+	all := shards(t, c, arn)
+	if len(all) != 2 || all[1].SequenceNumberRange.EndingSequenceNumber != nil {
+		t.Fatalf("shards %v; want the old two, the second open", describe(t, c, arn))
+	}
+	infos, _ := r2.Shards(arn)
+	if infos[1].HashStart != 0 || infos[1].HashEnd != math.MaxUint64 || infos[1].Records != 2 {
+		t.Fatalf("the old open shard %+v: want every hash, and the new record", infos[1])
+	}
+	if got := readAll(t, c, arn); len(got) != 4 {
+		t.Fatalf("%d records, want 4", len(got))
 	}
 }
