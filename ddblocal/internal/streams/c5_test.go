@@ -1,10 +1,13 @@
 package streams
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -183,5 +186,145 @@ func TestC5_ADataFileOfOneShardStreamsStillLoads(t *testing.T) {
 	}
 	if got := readAll(t, c, arn); len(got) != 4 {
 		t.Fatalf("%d records, want 4", len(got))
+	}
+}
+
+// Writers, splits on demand and lineage readers race on one stream, in
+// memory and with a database: afterwards every item's records are there
+// once, in write order, read parents first.
+func TestC5_RecordSplitAndReadConcurrently(t *testing.T) {
+	for _, persist := range []bool{false, true} {
+		t.Run(fmt.Sprintf("persist=%v", persist), func(t *testing.T) {
+			opts := Options{Shards: 2, SplitAfterRecords: 40, MaxShards: 16}
+			var db *bbolt.DB
+			if persist {
+				db = openDB(t, filepath.Join(t.TempDir(), "ddb.bolt"))
+				db.NoSync = true // about concurrency, not durability
+				opts.DB = db
+			}
+			r := newRegistry(t, opts)
+			c := serve(t, r)
+			arn, _ := r.Enable("T", ViewNewImage, []string{"pk"})
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			const writers, items, versions = 4, 6, 40
+			record := func(ch Change) error {
+				if db == nil {
+					r.Record(arn, ch)
+					return nil
+				}
+				return db.Update(func(tx *bbolt.Tx) error { return r.RecordTx(tx, arn, ch) })
+			}
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			errs := make(chan error, writers+2)
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for v := 1; v <= versions; v++ {
+						for i := range items {
+							if err := record(modify(fmt.Sprintf("w%d-%d", w, i), v-1, v)); err != nil {
+								errs <- err
+								return
+							}
+						}
+					}
+				}()
+			}
+			var bg sync.WaitGroup
+			bg.Add(2)
+			go func() { // splits on demand
+				defer bg.Done()
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					infos, err := r.Shards(arn)
+					if err != nil {
+						errs <- err
+						return
+					}
+					open := infos[:0]
+					for _, in := range infos {
+						if in.Open() {
+							open = append(open, in)
+						}
+					}
+					if len(open) < 24 {
+						if _, err := r.Split(arn, open[n%len(open)].ID); err != nil && !errors.Is(err, ErrShardClosed) {
+							errs <- err
+							return
+						}
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}()
+			go func() { // a reader following the lineage while it grows
+				defer bg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_ = readAllQuiet(c, arn)
+				}
+			}()
+			wg.Wait()
+			close(stop)
+			bg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			last := map[string]int{}
+			for _, rec := range readAll(t, c, arn) {
+				id := rec.Dynamodb.Keys["pk"].(*types.AttributeValueMemberS).Value
+				var v int
+				fmt.Sscan(rec.Dynamodb.NewImage["v"].(*types.AttributeValueMemberN).Value, &v)
+				if v != last[id]+1 {
+					t.Fatalf("item %s: version %d after %d", id, v, last[id])
+				}
+				last[id] = v
+			}
+			if len(last) != writers*items {
+				t.Fatalf("%d items read, want %d", len(last), writers*items)
+			}
+			for id, v := range last {
+				if v != versions {
+					t.Fatalf("item %s: last version %d, want %d", id, v, versions)
+				}
+			}
+		})
+	}
+}
+
+// readAllQuiet is readAll for a reader racing the writers: it stops at the
+// first error instead of failing the test (a shard may be listed open and
+// close while it is read).
+func readAllQuiet(c *dynamodbstreams.Client, arn string) error {
+	ctx := context.Background()
+	var start *string
+	for {
+		d, err := c.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: &arn, ExclusiveStartShardId: start})
+		if err != nil {
+			return err
+		}
+		for _, sh := range d.StreamDescription.Shards {
+			it, err := c.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: &arn, ShardId: sh.ShardId, ShardIteratorType: types.ShardIteratorTypeTrimHorizon})
+			if err != nil {
+				return err
+			}
+			if _, err := c.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it.ShardIterator}); err != nil {
+				return err
+			}
+		}
+		if start = d.StreamDescription.LastEvaluatedShardId; start == nil {
+			return nil
+		}
 	}
 }
