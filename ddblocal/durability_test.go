@@ -210,6 +210,20 @@ func (m *model) add(item, token string, acked bool) {
 	}
 }
 
+func (m *model) ackedCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.acked
+}
+
+// waitAcked waits until more than n writes were acknowledged, or for at
+// most d.
+func (m *model) waitAcked(n int, d time.Duration) {
+	for deadline := time.Now().Add(d); m.ackedCount() <= n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // lastAckedPut reports whether the item's last write is an acknowledged put
 // (so the item exists for sure and a delete changes it).
 func (m *model) lastAckedPut(item string) bool {
@@ -313,6 +327,7 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 				return nil
 			}
 		}
+		ackedBefore := m.ackedCount()
 		var wg sync.WaitGroup
 		for g := range writers {
 			wseed := rng.Uint64()
@@ -328,6 +343,12 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 				defer wg.Done()
 				lr.follow(sc) // until the kill
 			}()
+		}
+		if rng.IntN(4) != 0 {
+			// Most kills come after the cycle's first acknowledged write,
+			// so that a loaded machine, where the first write can take
+			// longer than the whole window, still exercises the server.
+			m.waitAcked(ackedBefore, 10*time.Second)
 		}
 		time.Sleep(time.Duration(1000+rng.IntN(window)) * time.Microsecond)
 		c.kill()
