@@ -161,7 +161,9 @@ func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	if t.meta.StreamArn != "" && t.meta.Stream != nil && t.meta.Stream.StreamEnabled {
-		s.streams.Disable(t.meta.StreamArn)
+		if err := s.streams.Disable(t.meta.StreamArn); err != nil {
+			s.log.Warn("ddblocal: storing the disabled stream of a deleted table", "table", in.TableName, "err", err)
+		}
 		if err := s.streams.Flush(); err != nil {
 			s.log.Warn("ddblocal: storing the disabled stream of a deleted table", "table", in.TableName, "err", err)
 		}
@@ -326,7 +328,11 @@ func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 		if sp.StreamEnabled {
 			s.enableStream(t, sp.StreamViewType)
 		} else {
-			s.streams.Disable(t.meta.StreamArn)
+			if err := s.streams.Disable(t.meta.StreamArn); err != nil {
+				s.failStore(err) // memory holds a disabling the data file may lack
+				t.setMeta(old)
+				return nil, storeErr(err)
+			}
 			t.meta.Stream = &streamSpec{StreamEnabled: false}
 		}
 	}

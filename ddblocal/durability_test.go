@@ -1,175 +1,26 @@
 package ddblocal
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/big"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/smithy-go"
-	"github.com/dynafold/dynafold/internal/syncbuf"
 )
-
-// The child process of the durability tests: a ddblocal on the data dir
-// named by durabilityDirEnv, its endpoint printed on stdout, serving until
-// it is killed or its stdin closes (the parent test died).
-const (
-	durabilityDirEnv  = "DDBLOCAL_DURABILITY_CHILD_DIR"
-	durabilitySeedEnv = "DDBLOCAL_DURABILITY_SEED"
-	helperTest        = "TestDurability_HelperProcess"
-)
-
-func TestDurability_HelperProcess(t *testing.T) {
-	dir := os.Getenv(durabilityDirEnv)
-	if dir == "" {
-		t.Skip("the child process of the durability tests (runs only with " + durabilityDirEnv + " set)")
-	}
-	srv, err := Start(context.Background(), Options{
-		DataDir:     dir,
-		TTLInterval: -1,
-		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	if err != nil {
-		fmt.Printf("ERROR %v\n", err)
-		os.Exit(3)
-	}
-	fmt.Printf("ENDPOINT %s\n", srv.Endpoint())
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	os.Exit(0)
-}
-
-// child is a running ddblocal child process.
-type child struct {
-	cmd      *exec.Cmd
-	stdin    io.WriteCloser
-	endpoint chan string // the endpoint, or "" if the child exited first
-	stderr   *syncbuf.Buffer
-	exited   chan struct{}
-	failure  string // "ERROR ..." line of a child that could not start
-}
-
-// startChild re-executes the test binary as a ddblocal child on dir.
-func startChild(t *testing.T, dir string) *child {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatalf("finding the test binary to re-execute: %v", err)
-	}
-	cmd := exec.Command(exe, "-test.run=^"+helperTest+"$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(os.Environ(), durabilityDirEnv+"="+dir)
-	c := &child{cmd: cmd, endpoint: make(chan string, 1), stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
-	cmd.Stderr = c.stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting the ddblocal child: %v", err)
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			if ep, ok := strings.CutPrefix(line, "ENDPOINT "); ok && !sent {
-				c.endpoint <- ep
-				sent = true
-			}
-			if strings.HasPrefix(line, "ERROR ") {
-				c.failure = line
-			}
-		}
-		if !sent {
-			c.endpoint <- ""
-		}
-		_ = cmd.Wait()
-		close(c.exited)
-	}()
-	return c
-}
-
-// wait returns the child's endpoint, or fails the test if it exited first.
-func (c *child) wait(t *testing.T) string {
-	t.Helper()
-	select {
-	case ep := <-c.endpoint:
-		if ep == "" {
-			<-c.exited
-			t.Fatalf("the ddblocal child exited before serving: %s\nstderr:\n%s", c.failure, c.stderr.String())
-		}
-		return ep
-	case <-time.After(20 * time.Second):
-		c.kill()
-		t.Fatalf("the ddblocal child did not start within 20s; stderr:\n%s", c.stderr.String())
-	}
-	return ""
-}
-
-// kill sends SIGKILL and waits for the child to be gone.
-func (c *child) kill() {
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	<-c.exited
-	_ = c.stdin.Close()
-}
-
-// verifyClients are the clients of the verifying reads: reads are
-// idempotent, so they retry a read on a connection the client's own
-// transport closed (net.ErrClosed: a client-side race of net/http and the
-// SDK, aws/aws-sdk-go-v2#2737), which a verification must not mistake for a
-// lost record. Nothing the server answers is retried.
-func verifyClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 10 * time.Second}
-	creds := credentials.NewStaticCredentialsProvider("AKID", "secret", "")
-	retryer := func() aws.Retryer {
-		return retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = 3
-			so.RateLimiter = ratelimit.None
-			so.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
-				if errors.Is(err, net.ErrClosed) {
-					return aws.TrueTernary
-				}
-				return aws.FalseTernary
-			})}
-		})
-	}
-	return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, Retryer: retryer(), HTTPClient: hc}),
-		dynamodbstreams.New(dynamodbstreams.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, Retryer: retryer(), HTTPClient: hc})
-}
-
-func durabilityClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 10 * time.Second}
-	creds := credentials.NewStaticCredentialsProvider("AKID", "secret", "")
-	// One attempt: a retried write could be applied twice, and the test
-	// must know exactly which writes the server acknowledged.
-	return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, RetryMaxAttempts: 1, HTTPClient: hc}),
-		dynamodbstreams.New(dynamodbstreams.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, RetryMaxAttempts: 1, HTTPClient: hc})
-}
 
 // histEntry is one write to one item: its token ("P:<w>" for a put or
 // update that sets attribute w, "D" for a delete), and whether the server
@@ -199,6 +50,20 @@ func (m *model) add(item, token string, acked bool) {
 	}
 }
 
+func (m *model) ackedCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.acked
+}
+
+// waitAcked waits until more than n writes were acknowledged, or for at
+// most d.
+func (m *model) waitAcked(n int, d time.Duration) {
+	for deadline := time.Now().Add(d); m.ackedCount() <= n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // lastAckedPut reports whether the item's last write is an acknowledged put
 // (so the item exists for sure and a delete changes it).
 func (m *model) lastAckedPut(item string) bool {
@@ -214,10 +79,25 @@ func (m *model) lastAckedPut(item string) bool {
 // SDK, restarts it on the same file and checks that every acknowledged write
 // is in the table and exactly once in the stream, in write order per item;
 // an unacknowledged write may be there or not, but a write in the table is in
-// the stream exactly once, and a transaction is all there or not at all.
+// the stream exactly once, and a transaction is all there or not at all. The
+// stream has the default four shards.
 func TestDurability_KillAtRandomPointsLosesNoStreamRecord(t *testing.T) {
+	runDurability(t, durabilityCase{cycles: 220})
+}
+
+// durabilityCase is one kill-at-random-points run.
+type durabilityCase struct {
+	cycles int
+	// splits makes the child split shards by itself and at random, roll
+	// them over by age, and a lineage-aware reader follow the stream
+	// through the kills (durability_shards_test.go).
+	splits bool
+}
+
+// runDurability runs a case and returns the shards of the last check.
+func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 	if testing.Short() {
-		t.Skip("kills a child process 200+ times")
+		t.Skip("kills a child process 100+ times")
 	}
 	seed := uint64(20250609)
 	if v := os.Getenv(durabilitySeedEnv); v != "" {
@@ -232,17 +112,25 @@ func TestDurability_KillAtRandomPointsLosesNoStreamRecord(t *testing.T) {
 		}
 	})
 	const (
-		cycles      = 220
 		writers     = 4
 		itemsPer    = 3
 		verifyEvery = 20
 	)
+	cycles := dc.cycles
+	window := 40_000 // µs of writing before a kill, at most
+	var env []string
+	var lr *liveReader
+	if dc.splits {
+		env = []string{durabilitySplitsEnv + "=1"}
+		lr = newLiveReader()
+		window = 80_000 // the reader takes its share of the child's time
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	dir := t.TempDir()
 	m := &model{items: map[string][]histEntry{}}
 
 	// The first run creates the table.
-	c := startChild(t, dir)
+	c := startChild(t, dir, env...)
 	ep := c.wait(t)
 	db, _ := durabilityClients(ep)
 	ctx := ctxT(t)
@@ -261,7 +149,7 @@ func TestDurability_KillAtRandomPointsLosesNoStreamRecord(t *testing.T) {
 	start := time.Now()
 	earlyKills := 0
 	for cycle := 0; cycle < cycles; cycle++ {
-		c := startChild(t, dir)
+		c := startChild(t, dir, env...)
 		if rng.IntN(8) == 0 {
 			// Kill while the child opens the store and loads it.
 			time.Sleep(time.Duration(rng.IntN(15_000)) * time.Microsecond)
@@ -270,15 +158,16 @@ func TestDurability_KillAtRandomPointsLosesNoStreamRecord(t *testing.T) {
 			continue
 		}
 		ep := c.wait(t)
-		db, _ := durabilityClients(ep)
+		db, sc := durabilityClients(ep)
 		if cycle%verifyEvery == 0 {
 			vdb, vsc := verifyClients(ep)
-			verifyDurability(t, m, vdb, vsc, cycle)
+			verifyDurability(t, m, vdb, vsc, cycle, lr)
 			if t.Failed() {
 				c.kill()
-				return
+				return nil
 			}
 		}
+		ackedBefore := m.ackedCount()
 		var wg sync.WaitGroup
 		for g := range writers {
 			wseed := rng.Uint64()
@@ -288,20 +177,37 @@ func TestDurability_KillAtRandomPointsLosesNoStreamRecord(t *testing.T) {
 				runWriter(t, m, db, rand.New(rand.NewPCG(wseed, uint64(g))), cycle, g, itemsPer)
 			}()
 		}
-		time.Sleep(time.Duration(1000+rng.IntN(40_000)) * time.Microsecond)
+		if lr != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lr.follow(sc) // until the kill
+			}()
+		}
+		if rng.IntN(4) != 0 {
+			// Most kills come after the cycle's first acknowledged write,
+			// so that a loaded machine, where the first write can take
+			// longer than the whole window, still exercises the server.
+			m.waitAcked(ackedBefore, 10*time.Second)
+		}
+		time.Sleep(time.Duration(1000+rng.IntN(window)) * time.Microsecond)
 		c.kill()
 		wg.Wait()
 	}
-	c = startChild(t, dir)
+	c = startChild(t, dir, env...)
 	ep = c.wait(t)
 	vdb, vsc := verifyClients(ep)
-	verifyDurability(t, m, vdb, vsc, cycles)
+	shards := verifyDurability(t, m, vdb, vsc, cycles, lr)
 	c.kill()
 	t.Logf("%d kill points (%d while starting), %d acknowledged writes, %d in flight at a kill, %d unacknowledged transactions, in %v",
 		cycles+1, earlyKills, m.acked, m.failed, len(m.txs), time.Since(start).Round(time.Millisecond))
+	if lr != nil {
+		t.Logf("the live reader read %d records and finished %d shards", len(lr.seen), len(lr.finished))
+	}
 	if m.acked < cycles {
 		t.Errorf("only %d writes were acknowledged in %d cycles: the test did not exercise the server", m.acked, cycles)
 	}
+	return shards
 }
 
 // runWriter writes to its own items until a write fails (the child was
@@ -374,15 +280,39 @@ type streamRec struct {
 	token string
 }
 
+// streamRecOf is what the test keeps of a stream record.
+func streamRecOf(r stypes.Record) (streamRec, error) {
+	seq, ok := new(big.Int).SetString(aws.ToString(r.Dynamodb.SequenceNumber), 10)
+	if !ok {
+		return streamRec{}, fmt.Errorf("record with sequence number %q", aws.ToString(r.Dynamodb.SequenceNumber))
+	}
+	pk, _ := r.Dynamodb.Keys["pk"].(*stypes.AttributeValueMemberS)
+	if pk == nil {
+		return streamRec{}, fmt.Errorf("record %s has no pk key", seq)
+	}
+	rec := streamRec{seq: seq, item: pk.Value}
+	switch r.EventName {
+	case stypes.OperationTypeRemove:
+		rec.token = "D"
+	default:
+		w, _ := r.Dynamodb.NewImage["w"].(*stypes.AttributeValueMemberS)
+		if w == nil {
+			return streamRec{}, fmt.Errorf("%s record %s of %s has no NewImage.w", r.EventName, seq, pk.Value)
+		}
+		rec.token = "P:" + w.Value
+	}
+	return rec, nil
+}
+
 // readWholeStream reads every record of the table's stream through the
 // DynamoDB Streams API, ordered by sequence number.
-func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstreams.Client) ([]streamRec, error) {
+func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstreams.Client) ([]streamRec, []stypes.Shard, error) {
 	ls, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: aws.String("dur")})
 	if err != nil {
-		return nil, fmt.Errorf("ListStreams: %w", err)
+		return nil, nil, fmt.Errorf("ListStreams: %w", err)
 	}
 	if len(ls.Streams) != 1 {
-		return nil, fmt.Errorf("ListStreams: %d streams for table dur, want 1", len(ls.Streams))
+		return nil, nil, fmt.Errorf("ListStreams: %d streams for table dur, want 1", len(ls.Streams))
 	}
 	arn := ls.Streams[0].StreamArn
 	var shards []stypes.Shard
@@ -390,7 +320,7 @@ func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstrea
 	for {
 		ds, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn, ExclusiveStartShardId: last})
 		if err != nil {
-			return nil, fmt.Errorf("DescribeStream: %w", err)
+			return nil, nil, fmt.Errorf("DescribeStream: %w", err)
 		}
 		shards = append(shards, ds.StreamDescription.Shards...)
 		if last = ds.StreamDescription.LastEvaluatedShardId; last == nil {
@@ -401,32 +331,17 @@ func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstrea
 	for _, sh := range shards {
 		gi, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: arn, ShardId: sh.ShardId, ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon})
 		if err != nil {
-			return nil, fmt.Errorf("GetShardIterator %s: %w", aws.ToString(sh.ShardId), err)
+			return nil, nil, fmt.Errorf("GetShardIterator %s: %w", aws.ToString(sh.ShardId), err)
 		}
 		for iter := gi.ShardIterator; iter != nil; {
 			gr, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
 			if err != nil {
-				return nil, fmt.Errorf("GetRecords %s: %w", aws.ToString(sh.ShardId), err)
+				return nil, nil, fmt.Errorf("GetRecords %s: %w", aws.ToString(sh.ShardId), err)
 			}
 			for _, r := range gr.Records {
-				seq, ok := new(big.Int).SetString(aws.ToString(r.Dynamodb.SequenceNumber), 10)
-				if !ok {
-					return nil, fmt.Errorf("record with sequence number %q", aws.ToString(r.Dynamodb.SequenceNumber))
-				}
-				pk, _ := r.Dynamodb.Keys["pk"].(*stypes.AttributeValueMemberS)
-				if pk == nil {
-					return nil, fmt.Errorf("record %s has no pk key", seq)
-				}
-				rec := streamRec{seq: seq, item: pk.Value}
-				switch r.EventName {
-				case stypes.OperationTypeRemove:
-					rec.token = "D"
-				default:
-					w, _ := r.Dynamodb.NewImage["w"].(*stypes.AttributeValueMemberS)
-					if w == nil {
-						return nil, fmt.Errorf("%s record %s of %s has no NewImage.w", r.EventName, seq, pk.Value)
-					}
-					rec.token = "P:" + w.Value
+				rec, err := streamRecOf(r)
+				if err != nil {
+					return nil, nil, err
 				}
 				out = append(out, rec)
 			}
@@ -437,16 +352,22 @@ func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstrea
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].seq.Cmp(out[j].seq) < 0 })
-	return out, nil
+	return out, shards, nil
 }
 
 // verifyDurability checks the table and its stream against the model.
-func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbstreams.Client, cycle int) {
+// With a live reader, it also checks what that reader saw survived: every
+// shard it finished is still closed at the same end, and every record it
+// read is still there.
+func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbstreams.Client, cycle int, lr *liveReader) []stypes.Shard {
 	t.Helper()
 	ctx := ctxT(t)
-	recs, err := readWholeStream(ctx, db, sc)
+	recs, shards, err := readWholeStream(ctx, db, sc)
 	if err != nil {
 		t.Fatalf("cycle %d: reading the stream: %v", cycle, err)
+	}
+	if lr != nil {
+		lr.check(t, cycle, recs, shards)
 	}
 	table := map[string]string{}
 	var startKey map[string]types.AttributeValue
@@ -493,7 +414,7 @@ func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbs
 				j++
 			case h.acked:
 				t.Errorf("cycle %d: item %s: the acknowledged write %s is not in the stream where expected (stream %v, history %v)", cycle, it, h.token, got, hist)
-				return
+				return shards
 			}
 		}
 		if j != len(got) {
@@ -518,4 +439,5 @@ func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbs
 			t.Errorf("cycle %d: transaction half applied: %s present=%v, %s present=%v", cycle, tx[0], present[tx[0]], tx[1], present[tx[1]])
 		}
 	}
+	return shards
 }

@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"context"
+	"sort"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,8 +38,9 @@ func readStream(t *testing.T, srv *Server, c *dynamodb.Client, table string) ([]
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	var ids []*stypes.Identity
+	// ddblocal numbers the records of all shards from one counter, so
+	// sorting every shard's records by sequence number gives write order.
+	var recs []stypes.Record
 	for _, sh := range ds.StreamDescription.Shards {
 		it, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: d.Table.LatestStreamArn, ShardId: sh.ShardId, ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon})
 		if err != nil {
@@ -50,15 +52,19 @@ func readStream(t *testing.T, srv *Server, c *dynamodb.Client, table string) ([]
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range out.Records {
-				names = append(names, string(r.EventName))
-				ids = append(ids, r.UserIdentity)
-			}
+			recs = append(recs, out.Records...)
 			if len(out.Records) == 0 {
 				break
 			}
 			iter = out.NextShardIterator
 		}
+	}
+	sort.Slice(recs, func(i, j int) bool { return *recs[i].Dynamodb.SequenceNumber < *recs[j].Dynamodb.SequenceNumber })
+	var names []string
+	var ids []*stypes.Identity
+	for _, r := range recs {
+		names = append(names, string(r.EventName))
+		ids = append(ids, r.UserIdentity)
 	}
 	return names, ids
 }

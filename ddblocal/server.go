@@ -71,6 +71,19 @@ type StreamOptions struct {
 	Retention time.Duration
 	// IteratorTTL expires shard iterators after this (default 15m).
 	IteratorTTL time.Duration
+
+	// Shards is how many open shards a new stream has (default 4), each
+	// taking the records of one range of partition-key hashes, so an
+	// item's records stay in one shard, in order.
+	Shards int
+	// SplitAfterRecords, when positive, splits a shard that has taken this
+	// many records into two children, each taking half of its keys, as
+	// DynamoDB splits a growing partition (default 0: only SplitShard
+	// splits).
+	SplitAfterRecords int
+	// MaxShards stops automatic splits while a stream has this many open
+	// shards (default 64).
+	MaxShards int
 }
 
 // Server is a running ddblocal.
@@ -144,9 +157,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		ShardMaxAge:     opts.Streams.ShardMaxAge,
 		Retention:       opts.Streams.Retention,
 		IteratorTTL:     opts.Streams.IteratorTTL,
-		Now:             opts.Now,
-		Region:          opts.Region,
-		AccountID:       opts.AccountID,
+
+		Shards:            opts.Streams.Shards,
+		SplitAfterRecords: opts.Streams.SplitAfterRecords,
+		MaxShards:         opts.Streams.MaxShards,
+		Now:               opts.Now,
+		Region:            opts.Region,
+		AccountID:         opts.AccountID,
 	})
 	if err != nil {
 		s.closeStores()

@@ -246,9 +246,10 @@ func (r *Registry) describeStream(in describeStreamIn) (any, error) {
 	if s == nil {
 		return nil, streamNotFound(*in.StreamArn)
 	}
-	now := r.now()
-	s.mu.Lock()
-	changed := s.maintain(r, now)
+	r.housekeep(s, r.now())
+	upTo := r.visibleUpTo()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	d := streamDescription{
 		StreamArn:               s.arn,
 		StreamLabel:             s.label,
@@ -262,11 +263,12 @@ func (r *Registry) describeStream(in describeStreamIn) (any, error) {
 	for _, k := range s.keySchema {
 		d.KeySchema = append(d.KeySchema, keySchemaOut{AttributeName: k.Name, KeyType: k.Type})
 	}
-	for _, sh := range s.shards {
-		if childOf != nil && sh.parent != *childOf {
-			continue
-		}
-		if in.ExclusiveStartShardId != nil && sh.id <= *in.ExclusiveStartShardId {
+	from := 0
+	if in.ExclusiveStartShardId != nil { // ids sort in listing order
+		from = sort.Search(len(s.shards), func(i int) bool { return s.shards[i].id > *in.ExclusiveStartShardId })
+	}
+	for _, sh := range s.shards[from:] {
+		if !sh.listed(upTo) || (childOf != nil && sh.parent != *childOf) {
 			continue
 		}
 		if len(d.Shards) == limit {
@@ -275,14 +277,10 @@ func (r *Registry) describeStream(in describeStreamIn) (any, error) {
 		}
 		o := shardOut{ShardId: sh.id, ParentShardId: sh.parent}
 		o.SequenceNumberRange.StartingSequenceNumber = formatSeq(sh.start)
-		if sh.end != 0 {
+		if sh.closedFor(upTo) {
 			o.SequenceNumberRange.EndingSequenceNumber = formatSeq(sh.end)
 		}
 		d.Shards = append(d.Shards, o)
-	}
-	s.mu.Unlock()
-	if changed {
-		r.markDirty(s)
 	}
 	return describeStreamOut{StreamDescription: d}, nil
 }
@@ -327,13 +325,10 @@ func (r *Registry) getShardIterator(in getShardIteratorIn) (any, error) {
 		return nil, streamNotFound(*in.StreamArn)
 	}
 	now := r.now()
-	s.mu.Lock()
-	changed := s.maintain(r, now)
+	r.housekeep(s, now)
+	s.mu.RLock()
 	it, err := r.position(s, *in.ShardId, typ, in.SequenceNumber)
-	s.mu.Unlock()
-	if changed {
-		r.markDirty(s)
-	}
+	s.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
@@ -343,22 +338,24 @@ func (r *Registry) getShardIterator(in getShardIteratorIn) (any, error) {
 
 // position resolves where an iterator of the given type starts (s.mu held).
 func (r *Registry) position(s *stream, shardID, typ string, seqText *string) (iterator, error) {
+	upTo := r.visibleUpTo()
 	sh := s.shard(shardID)
-	if sh == nil {
+	if sh == nil || !sh.listed(upTo) {
 		return iterator{}, apierr.NotFound("Requested resource not found: Shard %s does not exist in stream %s", shardID, s.arn)
 	}
+	closed := sh.closedFor(upTo)
 	switch typ {
 	case IterTrimHorizon:
 		return iterator{Pos: sh.start, Horizon: true}, nil
 	case IterLatest:
-		if sh.end != 0 {
+		if closed {
 			return iterator{Pos: sh.end + 1}, nil
 		}
 		return iterator{Pos: r.seq.Load() + 1}, nil
 	}
 	n, ok := parseSeq(*seqText)
 	upper := sh.end
-	if upper == 0 {
+	if !closed {
 		upper = r.seq.Load()
 	}
 	if !ok || n < sh.start || n > upper {
@@ -373,10 +370,4 @@ func (r *Registry) position(s *stream, shardID, typ string, seqText *string) (it
 			"Attempted to access a sequence number (%s) that has been trimmed from shard %s: records beyond the retention period are removed", *seqText, shardID)
 	}
 	return iterator{Pos: pos}, nil
-}
-
-// sortShards keeps shards in id order; ids are increasing by construction,
-// so this only matters for shards loaded from a database.
-func sortShards(shs []*shard) {
-	sort.SliceStable(shs, func(i, j int) bool { return shs[i].id < shs[j].id })
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func TestC1_ShardLineageParentsBeforeChildren(t *testing.T) {
-	r := newRegistry(t, Options{ShardMaxRecords: 3})
+	r := newRegistry(t, Options{Shards: 1, ShardMaxRecords: 3})
 	c := serve(t, r)
 	ctx := context.Background()
 	arn, _ := r.Enable("T", ViewNewImage, []string{"pk"})
@@ -85,7 +85,7 @@ func TestC1_ShardLineageParentsBeforeChildren(t *testing.T) {
 
 func TestC1_ShardRollsOverWithAge(t *testing.T) {
 	clk := newClock()
-	r := newRegistry(t, Options{Now: clk.Now, ShardMaxAge: time.Hour})
+	r := newRegistry(t, Options{Shards: 1, Now: clk.Now, ShardMaxAge: time.Hour})
 	c := serve(t, r)
 	arn, _ := r.Enable("T", ViewKeysOnly, []string{"pk"})
 	r.Record(arn, insert("a", 1))
@@ -109,7 +109,7 @@ func TestC1_ShardRollsOverWithAge(t *testing.T) {
 
 func TestC1_IteratorExpiresAfterFifteenMinutes(t *testing.T) {
 	clk := newClock()
-	r := newRegistry(t, Options{Now: clk.Now})
+	r := newRegistry(t, Options{Shards: 1, Now: clk.Now})
 	c := serve(t, r)
 	ctx := context.Background()
 	arn, _ := r.Enable("T", ViewKeysOnly, []string{"pk"})
@@ -149,7 +149,7 @@ func TestC1_IteratorExpiresAfterFifteenMinutes(t *testing.T) {
 
 func TestC1_TrimmedDataAfterRetention(t *testing.T) {
 	clk := newClock()
-	r := newRegistry(t, Options{Now: clk.Now, ShardMaxRecords: 2, ShardMaxAge: 1000 * time.Hour})
+	r := newRegistry(t, Options{Shards: 1, Now: clk.Now, ShardMaxRecords: 2, ShardMaxAge: 1000 * time.Hour})
 	c := serve(t, r)
 	ctx := context.Background()
 	arn, _ := r.Enable("T", ViewKeysOnly, []string{"pk"})

@@ -116,7 +116,7 @@ func TestConformance_Streams_AllValueTypesRoundTrip(t *testing.T) {
 }
 
 func TestConformance_Streams_SequenceNumbersIncreaseAndKeepItemOrder(t *testing.T) {
-	r := newRegistry(t, Options{ShardMaxRecords: 7})
+	r := newRegistry(t, Options{Shards: 1, ShardMaxRecords: 7})
 	c := serve(t, r)
 	arn, _ := r.Enable("T", ViewNewImage, []string{"pk"})
 	for v := 1; v <= 20; v++ {
@@ -189,7 +189,7 @@ func TestConformance_Streams_LatestVersusTrimHorizon(t *testing.T) {
 }
 
 func TestConformance_Streams_AtAndAfterSequenceNumber(t *testing.T) {
-	r := newRegistry(t, Options{ShardMaxRecords: 5})
+	r := newRegistry(t, Options{Shards: 1, ShardMaxRecords: 5})
 	c := serve(t, r)
 	ctx := context.Background()
 	arn, _ := r.Enable("T", ViewKeysOnly, []string{"pk"})
@@ -238,7 +238,7 @@ func TestConformance_Streams_AtAndAfterSequenceNumber(t *testing.T) {
 }
 
 func TestConformance_Streams_GetRecordsLimitAndMegabyteCap(t *testing.T) {
-	r := newRegistry(t, Options{})
+	r := newRegistry(t, Options{Shards: 1})
 	c := serve(t, r)
 	ctx := context.Background()
 	arn, _ := r.Enable("T", ViewNewImage, []string{"pk"})
@@ -295,7 +295,7 @@ func TestConformance_Streams_GetRecordsLimitAndMegabyteCap(t *testing.T) {
 
 func TestConformance_Streams_DescribeAndListStreams(t *testing.T) {
 	clk := newClock()
-	r := newRegistry(t, Options{Now: clk.Now, ShardMaxRecords: 1})
+	r := newRegistry(t, Options{Shards: 1, Now: clk.Now, ShardMaxRecords: 1})
 	c := serve(t, r)
 	ctx := context.Background()
 	arnA, label := r.Enable("Alpha", ViewNewAndOldImages, []string{"pk", "sk"})

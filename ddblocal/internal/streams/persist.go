@@ -47,6 +47,10 @@ type shardMeta struct {
 	Start, End, Last  uint64
 	Count             int
 	Trimmed           uint64
+	// Hash is the range of partition-key hashes the shard takes; absent
+	// in data files written before streams had several shards, whose
+	// shards took every key.
+	Hash *[2]uint64 `json:",omitempty"`
 }
 
 type recordDisk struct {
@@ -291,36 +295,14 @@ func writeStream(all *bbolt.Bucket, sn streamSnap) error {
 	return nil
 }
 
-// writeRecordTx writes one record in tx, with the stream's meta and every
-// shard's meta as they are now, so the stored stream is always the one
-// the record was appended to (s.mu held).
+// writeRecordTx writes one record in tx, with the stream's meta and the
+// meta of its shard and of every shard changed since it was last stored,
+// so the stored stream is always the one the record was appended to (s.mu
+// held).
 func writeRecordTx(tx *bbolt.Tx, s *stream, sh *shard, rec *record, seq uint64) error {
-	root, err := tx.CreateBucketIfNotExists(rootBucket)
+	b, err := writeShardsTx(tx, s, sh, seq)
 	if err != nil {
 		return err
-	}
-	if err := root.Put(seqKey, seqBytes(seq)); err != nil {
-		return err
-	}
-	all, err := root.CreateBucketIfNotExists(streamsBucket)
-	if err != nil {
-		return err
-	}
-	b, err := all.CreateBucketIfNotExists([]byte(s.arn))
-	if err != nil {
-		return err
-	}
-	if err := b.Put(metaKey, s.metaJSON()); err != nil {
-		return err
-	}
-	shards, err := b.CreateBucketIfNotExists(shardsBucket)
-	if err != nil {
-		return err
-	}
-	for _, x := range s.shards {
-		if err := shards.Put([]byte(x.id), x.metaJSON()); err != nil {
-			return err
-		}
 	}
 	recs, err := b.CreateBucketIfNotExists(recordsBucket)
 	if err != nil {
@@ -335,6 +317,63 @@ func writeRecordTx(tx *bbolt.Tx, s *stream, sh *shard, rec *record, seq uint64) 
 		return err
 	}
 	return rb.Put(seqBytes(rec.seq), v)
+}
+
+// writeShardsTx writes in tx the sequence counter, the stream's meta, and
+// the meta of shard also (nil: none) and of every shard changed since it
+// was last stored (s.mu held). It returns the stream's bucket.
+func writeShardsTx(tx *bbolt.Tx, s *stream, also *shard, seq uint64) (*bbolt.Bucket, error) {
+	root, err := tx.CreateBucketIfNotExists(rootBucket)
+	if err != nil {
+		return nil, err
+	}
+	if err := root.Put(seqKey, seqBytes(seq)); err != nil {
+		return nil, err
+	}
+	all, err := root.CreateBucketIfNotExists(streamsBucket)
+	if err != nil {
+		return nil, err
+	}
+	b, err := all.CreateBucketIfNotExists([]byte(s.arn))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Put(metaKey, s.metaJSON()); err != nil {
+		return nil, err
+	}
+	shards, err := b.CreateBucketIfNotExists(shardsBucket)
+	if err != nil {
+		return nil, err
+	}
+	if also != nil && also.gen == also.saved {
+		if err := shards.Put([]byte(also.id), also.metaJSON()); err != nil {
+			return nil, err
+		}
+	}
+	type stored struct {
+		sh  *shard
+		gen uint64
+	}
+	var done []stored
+	for _, x := range s.shards {
+		if x.gen == x.saved {
+			continue
+		}
+		if err := shards.Put([]byte(x.id), x.metaJSON()); err != nil {
+			return nil, err
+		}
+		done = append(done, stored{x, x.gen})
+	}
+	if len(done) > 0 {
+		tx.OnCommit(func() {
+			s.mu.Lock()
+			for _, d := range done {
+				d.sh.saved = max(d.sh.saved, d.gen)
+			}
+			s.mu.Unlock()
+		})
+	}
+	return b, nil
 }
 
 func recordJSON(rec *record) ([]byte, error) {
@@ -355,7 +394,7 @@ func (s *stream) metaJSON() []byte {
 func (sh *shard) metaJSON() []byte {
 	m, _ := json.Marshal(shardMeta{ // plain struct: never fails
 		Parent: sh.parent, Created: unixNano(sh.created), ClosedAt: unixNano(sh.closedAt),
-		Start: sh.start, End: sh.end, Last: sh.last, Count: sh.count, Trimmed: sh.trimmed,
+		Start: sh.start, End: sh.end, Last: sh.last, Count: sh.count, Trimmed: sh.trimmed, Hash: &[2]uint64{sh.lo, sh.hi},
 	})
 	return m
 }
@@ -376,111 +415,4 @@ func trimBucket(b *bbolt.Bucket, upTo uint64) error {
 		}
 	}
 	return nil
-}
-
-// load reads every persisted stream into the registry.
-func (r *Registry) load() error {
-	maxSeq := uint64(0)
-	err := r.opts.DB.View(func(tx *bbolt.Tx) error {
-		root := tx.Bucket(rootBucket)
-		if root == nil {
-			return nil
-		}
-		if v := root.Get(seqKey); len(v) == 8 {
-			maxSeq = binary.BigEndian.Uint64(v)
-		}
-		all := root.Bucket(streamsBucket)
-		if all == nil {
-			return nil
-		}
-		return all.ForEachBucket(func(arn []byte) error {
-			s, top, err := loadStream(string(arn), all.Bucket(arn))
-			if err != nil {
-				return fmt.Errorf("stream %s: %w", arn, err)
-			}
-			maxSeq = max(maxSeq, top)
-			r.streams[s.arn] = s
-			return nil
-		})
-	})
-	if err != nil {
-		return err
-	}
-	// Sequence numbers handed out after the last flush of a previous run
-	// that crashed were never persisted: skip past them, and record the new
-	// floor at once so a second crash cannot reuse numbers either.
-	if maxSeq > 0 {
-		maxSeq += seqRestartGap
-	}
-	r.seq.Store(maxSeq)
-	r.visible.Store(maxSeq)
-	return r.opts.DB.Update(func(tx *bbolt.Tx) error {
-		root, err := tx.CreateBucketIfNotExists(rootBucket)
-		if err != nil {
-			return err
-		}
-		return root.Put(seqKey, seqBytes(maxSeq))
-	})
-}
-
-// seqRestartGap is how far sequence numbers jump when a Registry reopens a
-// database: more than a run can hand out between two flushes.
-const seqRestartGap = 1 << 20
-
-func loadStream(arn string, b *bbolt.Bucket) (*stream, uint64, error) {
-	var m streamMeta
-	if err := json.Unmarshal(b.Get(metaKey), &m); err != nil {
-		return nil, 0, fmt.Errorf("meta: %w", err)
-	}
-	s := &stream{
-		arn: arn, label: m.Label, table: m.Table, viewType: m.ViewType, keySchema: m.KeySchema,
-		created: fromNano(m.Created), status: m.Status, disabledAt: fromNano(m.DisabledAt), lastMs: m.LastMs,
-	}
-	top := uint64(0)
-	recs := b.Bucket(recordsBucket)
-	shards := b.Bucket(shardsBucket)
-	if shards == nil {
-		return s, 0, nil
-	}
-	err := shards.ForEach(func(id, v []byte) error {
-		var sm shardMeta
-		if err := json.Unmarshal(v, &sm); err != nil {
-			return fmt.Errorf("shard %s: %w", id, err)
-		}
-		sh := &shard{
-			id: string(id), parent: sm.Parent, created: fromNano(sm.Created), closedAt: fromNano(sm.ClosedAt),
-			start: sm.Start, end: sm.End, last: sm.Last, count: sm.Count, trimmed: sm.Trimmed,
-		}
-		top = max(top, sh.start, sh.end, sh.last)
-		if recs == nil {
-			s.shards = append(s.shards, sh)
-			return nil
-		}
-		if rb := recs.Bucket(id); rb != nil {
-			if err := rb.ForEach(func(k, v []byte) error {
-				var d recordDisk
-				if err := json.Unmarshal(v, &d); err != nil {
-					return fmt.Errorf("record: %w", err)
-				}
-				rec := &record{
-					seq: binary.BigEndian.Uint64(k), eventName: d.N, at: time.Unix(0, d.T),
-					keys: d.K, oldImage: d.O, newImage: d.I, identity: d.U, size: d.Z,
-				}
-				if rec.seq > sh.trimmed {
-					sh.records = append(sh.records, rec)
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-		}
-		if n := len(sh.records); n > 0 {
-			sh.persist = sh.records[n-1].seq
-			top = max(top, sh.persist)
-		}
-		s.shards = append(s.shards, sh)
-		return nil
-	})
-	sortShards(s.shards)
-	return s, top, err
 }

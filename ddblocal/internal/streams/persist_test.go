@@ -220,7 +220,7 @@ func TestConformance_Streams_ConcurrentRecordAndRead(t *testing.T) {
 // must not be handed out again.
 func TestConformance_Streams_NoSequenceReuseAfterCrash(t *testing.T) {
 	db := openDB(t, filepath.Join(t.TempDir(), "ddb.bolt"))
-	r1 := newRegistry(t, Options{DB: db, FlushDelay: time.Hour})
+	r1 := newRegistry(t, Options{Shards: 1, DB: db, FlushDelay: time.Hour})
 	arn, _ := r1.Enable("T", ViewKeysOnly, []string{"pk"})
 	r1.Record(arn, insert("flushed", 1))
 	if err := r1.Flush(); err != nil {
@@ -232,7 +232,7 @@ func TestConformance_Streams_NoSequenceReuseAfterCrash(t *testing.T) {
 		t.Fatalf("first run read %d records", len(lost))
 	}
 
-	r2 := newRegistry(t, Options{DB: db})
+	r2 := newRegistry(t, Options{Shards: 1, DB: db})
 	c2 := serve(t, r2)
 	if got := readAll(t, c2, arn); len(got) != 1 {
 		t.Fatalf("after the crash %d records, want the 1 flushed", len(got))

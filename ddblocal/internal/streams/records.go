@@ -77,14 +77,11 @@ func (r *Registry) getRecords(in getRecordsIn) (any, error) {
 		return nil, err
 	}
 
-	s.mu.Lock()
-	changed := s.maintain(r, now)
+	r.housekeep(s, now)
+	s.mu.RLock()
 	recs, next, err := s.read(it, limit, r.visibleUpTo())
 	view := s.viewType
-	s.mu.Unlock()
-	if changed {
-		r.markDirty(s)
-	}
+	s.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +131,9 @@ func (r *Registry) throttle(it iterator, now time.Time) error {
 
 // read returns the records an iterator reaches, at most limit of them and
 // at most 1 MB (always at least one), and the iterator to continue with, nil
-// once a closed shard has been read to its end (s.mu held). Records past
-// upTo (not yet committed to the database) are not read.
+// once a closed shard has been read to its end (s.mu held, for reading at
+// least). Records past upTo (not yet committed to the database) are not
+// read, nor is a closing past upTo seen.
 func (s *stream) read(it iterator, limit int, upTo uint64) ([]*record, *iterator, error) {
 	sh := s.shard(it.Shard)
 	if sh == nil {
@@ -166,7 +164,7 @@ func (s *stream) read(it iterator, limit int, upTo uint64) ([]*record, *iterator
 	if j > i {
 		pos = recs[len(recs)-1].seq + 1
 	}
-	if sh.end != 0 && j == len(sh.records) {
+	if sh.closedFor(upTo) && j == len(sh.records) {
 		// every record of the closed shard is read (and committed)
 		return recs, nil, nil
 	}

@@ -2,18 +2,19 @@
 // changes the table engine reports into per-table streams made of shards, and
 // serves the four DynamoDB Streams operations (ListStreams, DescribeStream,
 // GetShardIterator, GetRecords) over them with the wire shapes of the real
-// service: shard lineage and rollover, 24-hour retention with trimming,
-// shard iterators that expire after 15 minutes.
+// service: several open shards per stream, each taking the partition keys
+// of one range of hash values (so an item's records stay in one shard, in
+// order), shard rollover and partition splits with their lineage, 24-hour
+// retention with trimming, shard iterators that expire after 15 minutes.
 //
-// Records live in memory; when Options.DB is set they are also written behind
-// to bbolt buckets of this package's own, so a Registry reopened on the same
+// Records live in memory; when Options.DB is set they are also stored in
+// bbolt buckets of this package's own, so a Registry reopened on the same
 // database serves the same streams, shards and sequence numbers.
 package streams
 
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,8 @@ const (
 
 // Defaults applied to zero Options fields.
 const (
+	DefaultShards          = 4
+	DefaultMaxShards       = 64
 	DefaultShardMaxRecords = 10000
 	DefaultShardMaxAge     = 4 * time.Hour
 	DefaultRetention       = 24 * time.Hour
@@ -51,14 +54,27 @@ const (
 
 // Options configures a Registry. Zero fields take the defaults above.
 type Options struct {
-	DB              *bbolt.DB     // nil: in memory; else streams, shards and records persist in buckets of their own
-	ShardMaxRecords int           // a shard closes and a child opens after this many records
-	ShardMaxAge     time.Duration // ... or after this age
-	Retention       time.Duration // records older than this are trimmed
-	IteratorTTL     time.Duration // shard iterators expire after this
-	Now             func() time.Time
-	Region          string
-	AccountID       string
+	DB *bbolt.DB // nil: in memory; else streams, shards and records persist in buckets of their own
+	// Shards is the number of open shards a new stream starts with, each
+	// taking an equal range of partition-key hashes (default 4).
+	Shards int
+	// ShardMaxRecords closes a shard after this many records; a child with
+	// the same key range takes its partition on.
+	ShardMaxRecords int
+	// ShardMaxAge closes a shard at this age, the same way.
+	ShardMaxAge time.Duration
+	// SplitAfterRecords, when positive, splits a shard that has taken this
+	// many records: it closes and two children open, each taking half of
+	// its key range (0: shards never split by themselves; see Split).
+	SplitAfterRecords int
+	// MaxShards stops automatic splits while a stream has this many open
+	// shards (default 64); Split is not bounded by it.
+	MaxShards   int
+	Retention   time.Duration // records older than this are trimmed
+	IteratorTTL time.Duration // shard iterators expire after this
+	Now         func() time.Time
+	Region      string
+	AccountID   string
 	// FlushDelay is how long the write-behind persister waits to batch
 	// records into one bbolt transaction (0: 10ms). Only with DB.
 	FlushDelay time.Duration
@@ -88,16 +104,16 @@ type Change struct {
 // concurrent use.
 type Registry struct {
 	opts Options
-	seq  atomic.Uint64 // last sequence number handed out (shard starts and records)
+	seq  atomic.Uint64 // last sequence number handed out (shard starts, records, shard changes)
 
 	mu      sync.RWMutex
 	streams map[string]*stream // by ARN
 
 	p *persister // nil without DB
 
-	// visible is the highest record sequence number readers may see when
-	// DB is set: records written by RecordTx become visible when their
-	// transaction commits.
+	// visible is the highest sequence number readers may see when DB is
+	// set: records written by RecordTx, and shards opened or closed in a
+	// transaction, become visible when their transaction commits.
 	visible atomic.Uint64
 
 	rateMu sync.Mutex
@@ -121,25 +137,16 @@ type stream struct {
 	created    time.Time
 	status     string
 	disabledAt time.Time
-	shards     []*shard // creation order: parents before children
-	lastMs     int64    // last shard-id timestamp, kept increasing
+	shards     []*shard          // creation order: parents before children, ids increasing
+	byID       map[string]*shard // the shards, by id
+	open       []*shard          // the open shards, by hash range: together they cover every hash
+	lastMs     int64             // last shard-id timestamp, kept increasing
 	dirty      atomic.Bool
 	removed    []string // shard ids removed since the last flush
-}
-
-type shard struct {
-	id       string
-	parent   string
-	created  time.Time
-	start    uint64
-	end      uint64 // 0 while open
-	closedAt time.Time
-	last     uint64 // last record sequence number appended (0: none)
-	count    int    // records ever appended
-	trimmed  uint64 // highest sequence number trimmed away (0: none)
-	records  []*record
-	dead     int    // trimmed records still held by the records array
-	persist  uint64 // highest record sequence number persisted
+	// nextRoll is the earliest time an open shard reaches ShardMaxAge;
+	// nextTrim the earliest time trim can drop anything (Unix nanoseconds,
+	// math.MaxInt64: never). Reads check them before taking the write lock.
+	nextRoll, nextTrim int64
 }
 
 // record is one stream record; immutable once appended.
@@ -157,6 +164,12 @@ type record struct {
 // NewRegistry returns a Registry; with opts.DB set it loads the streams
 // persisted there and starts the write-behind persister.
 func NewRegistry(opts Options) (*Registry, error) {
+	if opts.Shards <= 0 {
+		opts.Shards = DefaultShards
+	}
+	if opts.MaxShards <= 0 {
+		opts.MaxShards = DefaultMaxShards
+	}
 	if opts.ShardMaxRecords <= 0 {
 		opts.ShardMaxRecords = DefaultShardMaxRecords
 	}
@@ -213,7 +226,8 @@ func (r *Registry) now() time.Time { return r.opts.Now() }
 // Enable creates a new stream for a table and returns its ARN and label.
 // Each enabling gets a new ARN:
 // arn:aws:dynamodb:<region>:<account>:table/<table>/stream/<label>, the label
-// being an ISO-8601 timestamp with milliseconds.
+// being an ISO-8601 timestamp with milliseconds. The stream starts with
+// Options.Shards open shards.
 func (r *Registry) Enable(table, viewType string, keyAttrs []string) (arn, label string) {
 	now := r.now().UTC()
 	r.mu.Lock()
@@ -227,7 +241,8 @@ func (r *Registry) Enable(table, viewType string, keyAttrs []string) (arn, label
 		}
 		at = at.Add(time.Millisecond)
 	}
-	s := &stream{arn: arn, label: label, table: table, viewType: viewType, created: now, status: StatusEnabled}
+	s := &stream{arn: arn, label: label, table: table, viewType: viewType, created: now, status: StatusEnabled,
+		byID: map[string]*shard{}, nextRoll: math.MaxInt64, nextTrim: math.MaxInt64}
 	for i, a := range keyAttrs {
 		t := "HASH"
 		if i > 0 {
@@ -235,30 +250,43 @@ func (r *Registry) Enable(table, viewType string, keyAttrs []string) (arn, label
 		}
 		s.keySchema = append(s.keySchema, keyElem{a, t})
 	}
-	s.openShard(r, now, "")
+	for _, rg := range hashRanges(r.opts.Shards) {
+		s.open = append(s.open, s.openShard(r, now, "", rg[0], rg[1]))
+	}
+	s.noteRoll(r)
 	r.streams[arn] = s
 	r.markDirty(s)
 	return arn, label
 }
 
 // Disable stops recording into a stream. It stays readable (StreamStatus
-// DISABLED, its shards closed) until its records pass retention.
-func (r *Registry) Disable(arn string) {
+// DISABLED, its shards closed) until its records pass retention. With DB,
+// the change is stored before Disable returns.
+func (r *Registry) Disable(arn string) error {
 	s := r.lookup(arn)
 	if s == nil {
-		return
+		return nil
 	}
 	now := r.now()
-	s.mu.Lock()
-	if s.status == StatusEnabled {
+	err := r.restructure(s, func() []*shard {
+		if s.status != StatusEnabled {
+			return nil
+		}
 		s.status = StatusDisabled
 		s.disabledAt = now
-		if sh := s.open(); sh != nil {
-			sh.close(now)
+		closed := s.open
+		for _, sh := range closed {
+			sh.close(s, r, now)
 		}
-	}
-	s.mu.Unlock()
+		s.open = nil
+		s.nextRoll = math.MaxInt64
+		if len(closed) == 0 {
+			return []*shard{} // the status changed: store it all the same
+		}
+		return closed
+	})
 	r.markDirty(s)
+	return err
 }
 
 // Record appends one change to a stream; changes to a disabled or unknown
@@ -266,12 +294,12 @@ func (r *Registry) Disable(arn string) {
 // records arrive in write order. With Options.DB set, use RecordTx instead:
 // a record appended by Record is only written behind.
 func (r *Registry) Record(arn string, c Change) {
-	s, rec := r.prepare(arn, c)
+	s, rec, h := r.prepare(arn, c)
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
-	_, _, ok := s.appendLocked(r, rec)
+	_, _, ok := s.appendLocked(r, rec, h)
 	s.mu.Unlock()
 	if ok {
 		r.publish(rec.seq)
@@ -287,21 +315,25 @@ func (r *Registry) visibleUpTo() uint64 {
 	return r.visible.Load()
 }
 
-// prepare returns the stream of arn (nil: unknown) and the record of c,
-// its sequence number not yet assigned.
-func (r *Registry) prepare(arn string, c Change) (*stream, *record) {
+// prepare returns the stream of arn (nil: unknown), the record of c, its
+// sequence number not yet assigned, and the hash of its partition key.
+func (r *Registry) prepare(arn string, c Change) (*stream, *record, uint64) {
 	r.mu.RLock()
 	s := r.streams[arn] // a stream past its retention is disabled: dropped by appendLocked
 	r.mu.RUnlock()
 	if s == nil {
-		return nil, nil
+		return nil, nil, 0
 	}
 	rec := &record{eventName: c.EventName, at: c.At, identity: c.UserIdentity}
 	clone := abi.CloneItem
 	if r.opts.NoCopy {
 		clone = func(it abi.Item) abi.Item { return it }
 	}
-	view := s.viewType // immutable after Enable
+	view := s.viewType // immutable after Enable, as keySchema
+	var h uint64
+	if len(s.keySchema) > 0 {
+		h = keyHash(c.Keys[s.keySchema[0].Name])
+	}
 	rec.keys = clone(c.Keys)
 	rec.size = max(1, itemSize(c.Keys)) // SizeBytes is at least 1
 	if (view == ViewNewImage || view == ViewNewAndOldImages) && c.NewImage != nil {
@@ -319,51 +351,65 @@ func (r *Registry) prepare(arn string, c Change) (*stream, *record) {
 	if rec.at.IsZero() {
 		rec.at = r.now()
 	}
-	return s, rec
+	return s, rec, h
 }
 
 // appendLocked assigns rec its sequence number and appends it to the open
-// shard, rolling the shard over when it is full or old (s.mu held). It
-// returns the shard written to, the shard closed by a rollover (nil: none),
-// and false when the stream is not enabled (the record is dropped).
-func (s *stream) appendLocked(r *Registry, rec *record) (sh, closed *shard, ok bool) {
+// shard whose key range holds h, first rolling that shard over when it is
+// full or old, or splitting it when it has taken Options.SplitAfterRecords
+// (s.mu held). It returns the shard written to, the shards a rollover or
+// split closed or opened (nil: none; they show once rec does), and false
+// when the stream is not enabled (the record is dropped).
+func (s *stream) appendLocked(r *Registry, rec *record, h uint64) (sh *shard, changed []*shard, ok bool) {
 	if s.status != StatusEnabled {
 		return nil, nil, false
 	}
 	now := r.now()
-	sh = s.open()
-	if sh.count >= r.opts.ShardMaxRecords || now.Sub(sh.created) >= r.opts.ShardMaxAge {
-		sh.close(now)
-		closed = sh
-		sh = s.openShard(r, now, sh.id)
+	i := s.route(h)
+	sh = s.open[i]
+	switch {
+	case r.opts.SplitAfterRecords > 0 && sh.count >= r.opts.SplitAfterRecords && len(s.open) < r.opts.MaxShards && sh.hi > sh.lo:
+		changed = s.split(r, now, i)
+	case sh.count >= r.opts.ShardMaxRecords || now.Sub(sh.created) >= r.opts.ShardMaxAge:
+		changed = s.roll(r, now, i)
+	}
+	if changed != nil {
+		sh = s.open[s.route(h)]
 		s.trim(r, now)
 	}
 	rec.seq = r.seq.Add(1)
+	for _, x := range changed {
+		x.show(rec.seq)
+	}
 	sh.records = append(sh.records, rec)
 	sh.last = rec.seq
 	sh.count++
-	return sh, closed, true
+	if t := rec.at.Add(r.opts.Retention).UnixNano(); t < s.nextTrim {
+		s.nextTrim = t
+	}
+	return sh, changed, true
 }
 
 // RecordTx appends one change to a stream like Record and writes the record,
 // with the stream and shard state it changes, in tx: the record is durable
 // exactly when tx commits, so a caller that writes the item in the same tx
-// can never lose the record nor store it twice. Readers see the record once
-// tx has committed. If tx does not commit, the registry holds a record that
-// was never stored: the caller must stop writing and reopen the database.
-// Without Options.DB, RecordTx is Record (tx is ignored).
+// can never lose the record nor store it twice. Readers see the record, and
+// a rollover or split it caused, once tx has committed. If tx does not
+// commit, the registry holds a record that was never stored: the caller
+// must stop writing and reopen the database. Without Options.DB, RecordTx
+// is Record (tx is ignored).
 func (r *Registry) RecordTx(tx *bbolt.Tx, arn string, c Change) error {
 	if r.opts.DB == nil {
 		r.Record(arn, c)
 		return nil
 	}
-	s, rec := r.prepare(arn, c)
+	s, rec, h := r.prepare(arn, c)
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sh, closed, ok := s.appendLocked(r, rec)
+	sh, changed, ok := s.appendLocked(r, rec, h)
 	if !ok {
 		return nil
 	}
@@ -373,14 +419,14 @@ func (r *Registry) RecordTx(tx *bbolt.Tx, arn string, c Change) error {
 	sh.persist = max(sh.persist, rec.seq)
 	seq := rec.seq
 	tx.OnCommit(func() { r.publish(seq) })
-	if closed != nil {
+	if changed != nil {
 		r.markDirty(s) // trimming of the rollover is written behind
 	}
 	return nil
 }
 
-// publish makes records up to seq visible to readers (persistent registries
-// only show committed records).
+// publish makes sequence numbers up to seq visible to readers (persistent
+// registries only show what is committed).
 func (r *Registry) publish(seq uint64) {
 	for {
 		cur := r.visible.Load()
@@ -447,100 +493,4 @@ func (r *Registry) sortedStreams() []*stream {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].arn < out[j].arn })
 	return out
-}
-
-// open returns the stream's open shard, or nil (s.mu held).
-func (s *stream) open() *shard {
-	if n := len(s.shards); n > 0 && s.shards[n-1].end == 0 {
-		return s.shards[n-1]
-	}
-	return nil
-}
-
-// openShard starts a new shard (s.mu held, or s not yet shared). Its
-// starting sequence number is taken from the registry's counter, so every
-// record of the shard has a greater one.
-func (s *stream) openShard(r *Registry, now time.Time, parent string) *shard {
-	ms := now.UnixMilli()
-	if ms <= s.lastMs {
-		ms = s.lastMs + 1
-	}
-	s.lastMs = ms
-	sh := &shard{
-		id:      fmt.Sprintf("shardId-%020d-%08x", ms, rand.Uint32()),
-		parent:  parent,
-		created: now,
-		start:   r.seq.Add(1),
-	}
-	s.shards = append(s.shards, sh)
-	return sh
-}
-
-// close ends a shard: its EndingSequenceNumber is its last record's, or its
-// start when it never got one.
-func (sh *shard) close(now time.Time) {
-	sh.end = sh.last
-	if sh.end == 0 {
-		sh.end = sh.start
-	}
-	sh.closedAt = now
-}
-
-// maintain rolls an aged open shard over and trims expired records (s.mu
-// held for writing). It reports whether anything changed.
-func (s *stream) maintain(r *Registry, now time.Time) bool {
-	changed := false
-	if sh := s.open(); sh != nil && s.status == StatusEnabled && now.Sub(sh.created) >= r.opts.ShardMaxAge {
-		sh.close(now)
-		s.openShard(r, now, sh.id)
-		changed = true
-	}
-	return s.trim(r, now) || changed
-}
-
-// trim drops records older than the retention period and closed shards
-// that are empty and were closed longer than the retention period ago.
-func (s *stream) trim(r *Registry, now time.Time) bool {
-	cutoff := now.Add(-r.opts.Retention)
-	changed := false
-	kept := s.shards[:0]
-	for _, sh := range s.shards {
-		n := 0
-		for n < len(sh.records) && sh.records[n].at.Before(cutoff) {
-			n++
-		}
-		if n > 0 {
-			sh.trimmed = sh.records[n-1].seq
-			// Readers may hold sub-slices of the array: never overwrite it,
-			// re-slice, and copy once the dead prefix outgrows the rest.
-			sh.records = sh.records[n:]
-			sh.dead += n
-			if sh.dead > len(sh.records)+64 {
-				sh.records = append([]*record(nil), sh.records...)
-				sh.dead = 0
-			}
-			changed = true
-		}
-		if sh.end != 0 && len(sh.records) == 0 && sh.closedAt.Before(cutoff) {
-			s.removed = append(s.removed, sh.id)
-			changed = true
-			continue
-		}
-		kept = append(kept, sh)
-	}
-	for i := len(kept); i < len(s.shards); i++ {
-		s.shards[i] = nil
-	}
-	s.shards = kept
-	return changed
-}
-
-// shard returns the shard with the given id, or nil (s.mu held).
-func (s *stream) shard(id string) *shard {
-	for _, sh := range s.shards {
-		if sh.id == id {
-			return sh
-		}
-	}
-	return nil
 }
