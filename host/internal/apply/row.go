@@ -63,18 +63,34 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	if err != nil {
 		return e.failed(w, err), false
 	}
+	o := Outcome{Key: w.key, Positions: w.positions(), State: row.item, Revision: row.revision, Removed: row.tombstone}
+	if w.repair != nil {
+		// a rebuild or catch-up: the instances to fold follow the row as read
+		nothing, err := e.prepare(ctx, w, row, present)
+		if err != nil || nothing {
+			if err != nil {
+				o = e.failed(w, err)
+			}
+			return o, false
+		}
+	}
 	runs, err := e.plan(ctx, w, row, present, gaps)
 	if err != nil {
 		return e.failed(w, err), false
 	}
 	f, err := e.fold(ctx, w, row, runs)
+	if err == nil && w.rebuild {
+		err = e.settleRebuild(w, row, runs, f)
+	}
 	if err != nil {
 		return e.failed(w, err), false
 	}
-	o := Outcome{Key: w.key, Positions: w.positions(), State: row.item, Revision: row.revision, Removed: row.tombstone}
 	for _, r := range runs {
 		in := f.instance(r)
 		in.Positions = instancePositions(w.instances[r.id])
+		if w.rebuild {
+			w.rebuildOutcome(&in)
+		}
 		o.Instances = append(o.Instances, in)
 	}
 	if !f.write {
