@@ -19,10 +19,12 @@ var ErrRebuildFoldsNoRow = errors.New("the rebuild folds no row")
 //   - the events up to the checkpoint the row holds (its bound): applied
 //     before, so folded again without committing their effects and without
 //     being reported;
-//   - the events after it, up to the head as read: applied as a delivery
-//     would apply them, effects included, and reported;
-//   - every event of an instance the row holds no checkpoint for: history
-//     (a new read model, a new table), folded without effects.
+//   - the events after it (every event, for an instance the row holds no
+//     checkpoint for), up to the head as read: applied as a delivery would
+//     apply them, effects included, and reported;
+//   - when the table holds no row for the key (not even a tombstone), every
+//     event: history (a new read model, a new table), folded without
+//     effects and not reported.
 //
 // A lost race re-reads the row and decides again, so the rebuild never
 // writes a checkpoint below what the live feed wrote meanwhile, and no
@@ -47,10 +49,7 @@ func (e *Engine) settleRebuild(w *rowWork, row *rowState, runs []*run, f *folded
 		return nil
 	}
 	for _, r := range runs {
-		c := f.checkpoint[r.id]
-		if b := w.repair.bounds[r.id]; b.known {
-			c = max(c, b.c)
-		}
+		c := max(f.checkpoint[r.id], w.repair.bounds[r.id].c)
 		f.checkpoint[r.id], f.moved[r.id] = c, c > 0
 	}
 	return nil

@@ -44,10 +44,12 @@ var ErrNoInstances = errors.New("no stream instance is known for the row")
 //
 // Events the row had already considered (up to the checkpoint it holds for
 // their instance) are folded without committing their effects and are not
-// reported; events after that checkpoint are applied as a delivery would
-// apply them, effects included, and reported in the outcome; the events of
-// an instance the row holds no checkpoint for are history, folded without
-// effects. No checkpoint is written below the one the row held.
+// reported; events after that checkpoint (all of them, for an instance the
+// row holds no checkpoint for) are applied as a delivery would apply them,
+// effects included, and reported in the outcome. When the table holds no
+// row for the key, not even a tombstone, the rebuild is history (a new
+// read model or table): every event is folded without effects and none is
+// reported. No checkpoint is written below the one the row held.
 //
 // When the fold makes no row (every event skipped or rejected) while the
 // table holds one, nothing is written and the error matches

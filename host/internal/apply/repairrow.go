@@ -29,18 +29,18 @@ type repairWork struct {
 	bounds map[instanceID]bound
 }
 
-// bound is an instance's checkpoint as read by a rebuild. Events at or
-// below it were applied before: the rebuild folds them again without
-// committing their effects or reporting them. Events above it are applied
-// as a delivery would apply them. An instance the row does not know (known
-// false) is history: every event read is folded silently.
+// bound is an instance's checkpoint as read by a rebuild (0 when the row
+// holds none). Events at or below it were applied before: the rebuild
+// folds them again without committing their effects or reporting them.
+// Events above it are applied as a delivery would apply them. When the
+// table holds no row at all (history), every event is folded silently.
 type bound struct {
-	c     uint64
-	known bool
+	c       uint64
+	history bool
 }
 
 // silent reports whether a rebuild folds version v without effects.
-func (b bound) silent(v uint64) bool { return !b.known || v <= b.c }
+func (b bound) silent(v uint64) bool { return b.history || v <= b.c }
 
 // readEvents are the events of one instance read so far: versions
 // (after, to], and which of them address the row.
@@ -127,7 +127,7 @@ func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present
 		after := stored
 		if w.rebuild {
 			after = 0
-			rw.bounds[id] = bound{c: stored, known: known}
+			rw.bounds[id] = bound{c: stored, history: row.stored == nil}
 		}
 		rd, err := e.readInstance(ctx, w, id, after, stored)
 		if err != nil {
