@@ -308,3 +308,23 @@ func TestM9_AnInstanceTheRowDoesNotKnowIsAppliedAsADeliveryWould(t *testing.T) {
 	assert.False(t, late.Written, "the delivery finds them applied")
 	assert.Len(t, outboxItems(t, f, f.table, "Ledger#x", "L#outbox#"), 3, "one effect per event")
 }
+
+// A rebuild with a plugin that now skips an event an older one applied
+// keeps the checkpoint the row held: it never steps back, so the event is
+// not decided (and its effects committed) again by a later delivery.
+func TestM9_ARebuildNeverWritesACheckpointBelowTheRowsOne(t *testing.T) {
+	f := newFixture(t)
+	e := f.engine(t, withMap)
+	f.append(t, "a", "Add:1@x", "Skip@x")
+	// v2 was applied by an older plugin.
+	older := abi.Item{"pk": abi.S("Ledger#x"), "sk": abi.S("L"), "total": abi.N("5"), "rev": abi.N("2"),
+		"checkpoints": abi.M(abi.Item{"Acct#a": abi.N("2")})}
+	require.NoError(t, f.db.PutItem(ctx, putOf(f.table, older)))
+
+	_, err := e.Rebuild(ctx, "a")
+
+	require.NoError(t, err)
+	row := f.row(t, "x")
+	assert.Equal(t, "1", attr(row, "total"))
+	assert.Equal(t, "2", mapEntry(row, "checkpoints", "Acct#a"))
+}
