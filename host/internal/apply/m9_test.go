@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -327,4 +328,41 @@ func TestM9_ARebuildNeverWritesACheckpointBelowTheRowsOne(t *testing.T) {
 	row := f.row(t, "x")
 	assert.Equal(t, "1", attr(row, "total"))
 	assert.Equal(t, "2", mapEntry(row, "checkpoints", "Acct#a"))
+}
+
+// The rows of one stream instance are rebuilt concurrently; each reads
+// what it lacks on its own after a lost race (run with -race: they share
+// no events slice).
+func TestM9_TheRowsOfOneInstanceAreRebuiltIndependently(t *testing.T) {
+	f := newFixture(t)
+	e := f.engine(t, withMap)
+	evs := f.append(t, "a", "Add:1@x", "Add:2@y", "Add:3@x") // three: the slice read has room to grow
+	require.Len(t, e.ApplyBatch(ctx, inputs(evs...)).Rows, 2)
+	var mu sync.Mutex
+	live := map[string]bool{}
+	f.logic.OnEvolve = func(req *abi.EvolveRequest) {
+		if req.State != nil {
+			return // the live feed's own evolve
+		}
+		row := rowOf(req.Events[0].Event)
+		mu.Lock()
+		defer mu.Unlock()
+		if live[row] {
+			return
+		}
+		live[row] = true // the live feed moves the row on before the rebuild writes
+		more := f.append(t, "a", "Add:10@"+row)
+		require.NoError(t, e.ApplyBatch(ctx, inputs(more...)).Rows[0].Err)
+	}
+
+	outs, err := e.Rebuild(ctx, "a")
+
+	require.NoError(t, err)
+	require.Len(t, outs, 2)
+	for _, o := range outs {
+		assert.Greater(t, o.Attempts, 1)
+	}
+	x, y := f.row(t, "x"), f.row(t, "y")
+	assert.Equal(t, "14", attr(x, "total"), "x holds its 1 and 3 and the 10 the live feed applied")
+	assert.Equal(t, "12", attr(y, "total"), "y holds its 2 and the 10 the live feed applied")
 }

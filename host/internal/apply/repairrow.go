@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -59,7 +60,9 @@ func newRepair(named []InstanceRef, known bool) *repairWork {
 // seed gives the repair of the row keyStr an instance's events already
 // read from version 1, with their keys.
 func (rw *repairWork) seed(ref InstanceRef, evs []abi.Event, ks []abi.KeyResult, keyStr string) {
-	rd := &readEvents{evs: evs, mine: make([]bool, len(evs))}
+	// Clipped: the rows of one instance share its events, and a later read
+	// appends to each row's own copy.
+	rd := &readEvents{evs: slices.Clip(evs), mine: make([]bool, len(evs))}
 	for i, k := range ks {
 		rd.mine[i] = k.Key != nil && k.Error == nil && keyString(k.Key) == keyStr
 	}
