@@ -53,6 +53,19 @@ type SourceRef struct {
 	Stream string
 }
 
+// OneInstancePerRow reports whether every row of a projection is fed by
+// one stream instance at most: one source whose checkpoint is a field
+// without an instance field or map. A backfill can then rebuild stream by
+// stream; otherwise it first finds every instance that feeds each row.
+func (h *Host) OneInstancePerRow(projection string) (bool, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return false, err
+	}
+	p := e.Projection()
+	return len(p.Sources) == 1 && p.Checkpoint.Map == "" && p.Checkpoint.InstanceField == "" && len(p.Checkpoint.Sources) == 0, nil
+}
+
 // ProjectionSources returns the sources of a projection, in declaration
 // order.
 func (h *Host) ProjectionSources(projection string) ([]SourceRef, error) {

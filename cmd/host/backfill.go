@@ -140,13 +140,25 @@ func progressFor(w io.Writer) backfill.Progress {
 
 // bar is a backfill.Progress drawn with progressbar.
 type bar struct {
-	w io.Writer
-	b *progressbar.ProgressBar
+	w    io.Writer
+	b    *progressbar.ProgressBar
+	unit string
+}
+
+// Unit sets what the bar counts: "streams" or "rows".
+func (b *bar) Unit(unit string) {
+	b.unit = "streams"
+	if unit == "rows" {
+		b.unit = unit
+	}
 }
 
 func (b *bar) Start(total int) {
+	if b.unit == "" {
+		b.unit = "streams"
+	}
 	b.b = progressbar.NewOptions(total, progressbar.OptionSetWriter(b.w), progressbar.OptionSetDescription("backfill"),
-		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("streams"),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(b.unit),
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(b.w) }))
 }

@@ -1,22 +1,28 @@
 // Package backfill rebuilds a whole read model from the event store: a
 // parallel Scan of the event table finds the instances of every stream the
-// projection's sources read, and each row they feed is rebuilt once, from
-// every instance that feeds it (Host.RebuildRowAll), by a pool of workers,
-// while the live change feed may keep writing the same rows.
+// projection's sources read, and a pool of workers rebuilds every row they
+// feed, while the live change feed may keep writing the same rows. When one
+// instance feeds each row (one source, a checkpoint field), the rows are
+// rebuilt instance by instance (Host.RebuildInstance). Otherwise the
+// backfill first finds every instance that feeds each row (the rows each
+// instance's events address), then rebuilds each row once, from all of them
+// and every other instance the row names (Host.RebuildRowAll): no source's
+// part or checkpoint is lost, and a row that only the second or third
+// source feeds is found too.
 //
 // The live feed and the backfill never fight, and no effect is committed
 // twice. Each row's rebuild is one write conditioned on the row as read
 // (its revision): a live write between the rebuild's read and its write
 // makes the rebuild read the row again and redo its fold. The rebuild folds
-// the events the row has already considered (up to its checkpoints: the
-// watermark, per instance, as the row holds it when the write is decided)
-// without their effects, and applies the events after them as a delivery
-// would, effects included, so an event the live feed applies meanwhile is
-// never applied twice and a checkpoint never steps back. After the
-// rebuild, when an instance's head has moved past what was folded, its rows
-// are caught up from the checkpoints they hold then (Host.CatchUpRow),
-// through the same guarded path. A row the table does not hold yet (a new
-// table, a new read model) is history: rebuilt without effects.
+// the events the row has already considered (up to its checkpoints, as the
+// row holds them when the write is decided: the watermark) without their
+// effects, and applies the events after them as a delivery would, effects
+// included, so an event the live feed applies meanwhile is never applied
+// twice and a checkpoint never steps back. After the rebuild, the row is
+// caught up from the checkpoints it holds then (Host.CatchUpRow) when events
+// arrived meanwhile, through the same guarded path. A row the table does
+// not hold yet (a new table, a new read model) is history: rebuilt without
+// effects.
 //
 // For a versioned cutover, build a host whose configuration names a new
 // table for the projection, backfill it while the old table keeps serving,
@@ -46,7 +52,10 @@ const (
 )
 
 // Progress is told how far a backfill is: Start once the scan has found
-// every stream instance, Add after each is rebuilt, Finish at the end.
+// the work (the stream instances, or the rows of a projection whose rows
+// several instances feed), Add after each is rebuilt, Finish at the end. A
+// Progress with a method Unit(string) is told first what Start's total
+// counts ("stream instances" or "rows").
 type Progress interface {
 	Start(total int)
 	Add(n int)
@@ -94,7 +103,7 @@ type Report struct {
 	Started  time.Time
 	Streams  int // stream instances found (an instance read by two sources counts twice)
 	Rows     int // rows written
-	CaughtUp int // instances whose head moved during their rows' rebuild, brought up to it
+	CaughtUp int // rows brought up to their head after their rebuild (events arrived meanwhile)
 	Failed   []Failure
 	Took     time.Duration
 }
@@ -132,37 +141,48 @@ func Run(ctx context.Context, h *host.Host, o Options) (Report, error) {
 		}
 	}
 	rep.Streams = len(refs)
+	one, err := h.OneInstancePerRow(o.Projection)
+	if err != nil {
+		return rep, err
+	}
+	var r run
+	if one {
+		r = byInstance(h, o, sources, refs)
+	} else {
+		r, err = byRow(ctx, h, o, refs)
+		if err != nil {
+			return rep, err
+		}
+	}
 	if o.Progress != nil {
-		o.Progress.Start(len(refs))
+		if u, ok := o.Progress.(interface{ Unit(string) }); ok {
+			u.Unit(r.unit)
+		}
+		o.Progress.Start(r.total)
 		defer o.Progress.Finish()
 	}
 	var (
 		next         atomic.Int64
 		rows, caught atomic.Int64
-		claimed      sync.Map // rows rebuilt (or being rebuilt) by this run
 		mu           sync.Mutex
 		wg           sync.WaitGroup
 	)
-	for range min(o.Workers, max(len(refs), 1)) {
+	for range min(o.Workers, max(r.total, 1)) {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
-				if i >= len(refs) {
+				if i >= r.total {
 					return
 				}
-				ref := refs[i]
-				stream := streamOf(sources, ref.Source)
-				n, up, err := one(ctx, h, o.Projection, stream, ref, &claimed)
+				n, up, fails := r.do(ctx, i)
 				rows.Add(int64(n))
-				if up {
-					caught.Add(1)
+				caught.Add(int64(up))
+				for _, f := range fails {
+					o.Logger.Warn("backfill: stream instance failed", "projection", o.Projection, "source", f.Source, "id", f.StreamID, "err", f.Err.Error())
 				}
-				if err != nil {
-					o.Logger.Warn("backfill: stream instance failed", "projection", o.Projection, "source", ref.Source, "stream", stream, "id", ref.StreamID, "err", err.Error())
-					mu.Lock()
-					rep.Failed = append(rep.Failed, Failure{Source: ref.Source, StreamID: ref.StreamID, Err: err})
-					mu.Unlock()
-				}
+				mu.Lock()
+				rep.Failed = append(rep.Failed, fails...)
+				mu.Unlock()
 				if o.Progress != nil {
 					o.Progress.Add(1)
 				}
@@ -180,6 +200,131 @@ func Run(ctx context.Context, h *host.Host, o Options) (Report, error) {
 			ErrFailed, len(rep.Failed), rep.Streams, rep.Scanned, f.Source, f.StreamID, f.Err)
 	}
 	return rep, nil
+}
+
+// run is the work of a backfill: total units (of unit), done one by one by
+// do, which returns the rows it wrote, those it caught up and what failed.
+type run struct {
+	unit  string
+	total int
+	do    func(ctx context.Context, i int) (written, caughtUp int, failed []Failure)
+}
+
+// byInstance rebuilds the rows of each instance in turn: for projections
+// whose rows one instance feeds, the rows of two instances never overlap.
+func byInstance(h *host.Host, o Options, sources []host.SourceRef, refs []host.InstanceRef) run {
+	return run{unit: "stream instances", total: len(refs), do: func(ctx context.Context, i int) (int, int, []Failure) {
+		ref := refs[i]
+		outs, err := h.RebuildInstance(ctx, o.Projection, ref)
+		written, caught := 0, 0
+		var watermark uint64
+		for _, out := range outs {
+			if out.Written {
+				written++
+			}
+			for _, in := range out.Instances {
+				if in.Source == ref.Source && in.StreamID == ref.StreamID {
+					watermark = max(watermark, in.Version)
+				}
+			}
+		}
+		if err != nil {
+			return written, 0, []Failure{{Source: ref.Source, StreamID: ref.StreamID, Err: err}}
+		}
+		head, err := h.Head(ctx, streamOf(sources, ref.Source), ref.StreamID)
+		if err != nil {
+			return written, 0, []Failure{{Source: ref.Source, StreamID: ref.StreamID, Err: err}}
+		}
+		if head <= watermark {
+			return written, 0, nil
+		}
+		// Events arrived past what the rebuild folded: bring the rows up
+		// from the checkpoints they hold now.
+		for _, out := range outs {
+			c, err := h.CatchUpRow(ctx, o.Projection, out.Key, ref)
+			if err != nil {
+				return written, caught, []Failure{{Source: ref.Source, StreamID: ref.StreamID, Err: err}}
+			}
+			if c.Written {
+				written++
+				caught++
+			}
+		}
+		return written, caught, nil
+	}}
+}
+
+// byRow first finds, for every row, the instances that feed it (the rows
+// each instance's events address), then rebuilds each row once from all of
+// them, and catches it up from the checkpoints it holds then.
+func byRow(ctx context.Context, h *host.Host, o Options, refs []host.InstanceRef) (run, error) {
+	type rowRefs struct {
+		key  abi.Item
+		refs []host.InstanceRef
+	}
+	var (
+		mu    sync.Mutex
+		index = map[string]int{}
+		rows  []*rowRefs
+		fails []Failure
+		next  atomic.Int64
+		wg    sync.WaitGroup
+	)
+	for range min(o.Workers, max(len(refs), 1)) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(refs) {
+					return
+				}
+				ref := refs[i]
+				keys, err := h.RowsOf(ctx, o.Projection, ref)
+				mu.Lock()
+				if err != nil {
+					fails = append(fails, Failure{Source: ref.Source, StreamID: ref.StreamID, Err: err})
+				}
+				for _, k := range keys {
+					ks := keyString(k)
+					j, ok := index[ks]
+					if !ok {
+						j, index[ks] = len(rows), len(rows)
+						rows = append(rows, &rowRefs{key: k})
+					}
+					rows[j].refs = append(rows[j].refs, ref)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return run{}, fmt.Errorf("backfill of %s interrupted: %w", o.Projection, err)
+	}
+	return run{unit: "rows", total: len(rows) + len(fails), do: func(ctx context.Context, i int) (int, int, []Failure) {
+		if i >= len(rows) { // an instance whose rows could not be found
+			return 0, 0, fails[i-len(rows) : i-len(rows)+1]
+		}
+		r := rows[i]
+		failed := func(err error) []Failure {
+			return []Failure{{Source: r.refs[0].Source, StreamID: r.refs[0].StreamID, Err: fmt.Errorf("row %s: %w", keyString(r.key), err)}}
+		}
+		out, err := h.RebuildRowAll(ctx, o.Projection, r.key, r.refs...)
+		if err != nil {
+			return 0, 0, failed(err)
+		}
+		written := 0
+		if out.Written {
+			written++
+		}
+		c, err := h.CatchUpRow(ctx, o.Projection, r.key)
+		if err != nil {
+			return written, 0, failed(err)
+		}
+		if c.Written {
+			return written + 1, 1, nil
+		}
+		return written, 0, nil
+	}}, nil
 }
 
 // streamsOf returns the distinct streams of the sources, in declaration
@@ -203,56 +348,6 @@ func streamOf(sources []host.SourceRef, name string) string {
 		}
 	}
 	return ""
-}
-
-// one rebuilds every row the stream instance feeds that no other instance
-// of this run has claimed, each from all of its instances, then catches
-// those rows up when the instance's head moved past what was folded.
-func one(ctx context.Context, h *host.Host, projection, stream string, ref host.InstanceRef, claimed *sync.Map) (written int, caughtUp bool, err error) {
-	keys, err := h.RowsOf(ctx, projection, ref)
-	if err != nil {
-		return 0, false, err
-	}
-	var mine []abi.Item
-	var watermark uint64
-	var errs []error
-	for _, key := range keys {
-		if _, dup := claimed.LoadOrStore(keyString(key), true); dup {
-			continue
-		}
-		mine = append(mine, key)
-		o, err := h.RebuildRowAll(ctx, projection, key, ref)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if o.Written {
-			written++
-		}
-		for _, in := range o.Instances {
-			if in.Source == ref.Source && in.StreamID == ref.StreamID {
-				watermark = max(watermark, in.Version)
-			}
-		}
-	}
-	if len(errs) > 0 || len(mine) == 0 {
-		return written, false, errors.Join(errs...)
-	}
-	head, err := h.Head(ctx, stream, ref.StreamID)
-	if err != nil || head <= watermark {
-		return written, false, err
-	}
-	for _, key := range mine {
-		o, err := h.CatchUpRow(ctx, projection, key, ref)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if o.Written {
-			written++
-		}
-	}
-	return written, true, errors.Join(errs...)
 }
 
 // keyString is a row key's one form, for the set of rows claimed.
