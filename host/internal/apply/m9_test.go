@@ -366,3 +366,16 @@ func TestM9_TheRowsOfOneInstanceAreRebuiltIndependently(t *testing.T) {
 	assert.Equal(t, "14", attr(x, "total"), "x holds its 1 and 3 and the 10 the live feed applied")
 	assert.Equal(t, "12", attr(y, "total"), "y holds its 2 and the 10 the live feed applied")
 }
+
+// A row whose checkpoint field records no instance names none: RebuildRow
+// without instances says so, and names what to give.
+func TestM8_RebuildRowOfARowThatNamesNoInstanceAsksForThem(t *testing.T) {
+	f := newFixture(t)
+	e := f.engine(t, withRevision)
+	require.NoError(t, e.ApplyBatch(ctx, inputs(f.append(t, "a", "Add:1@x")...)).Rows[0].Err)
+
+	_, err := e.RebuildRow(ctx, testlogic.RowKey("x"), nil)
+
+	require.ErrorIs(t, err, apply.ErrNoInstances)
+	assert.ErrorContains(t, err, "--instance")
+}

@@ -113,11 +113,14 @@ func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present
 	ids := e.repairInstances(rw, row)
 	if w.rebuild && rw.known {
 		if err := e.checkUnnamed(row, ids); err != nil {
+			if len(ids) == 0 {
+				return false, fmt.Errorf("%w: %w", ErrNoInstances, err)
+			}
 			return false, err
 		}
 	}
 	if len(ids) == 0 {
-		return false, fmt.Errorf("%w: name the instances (<source>#<streamId>)", ErrNoInstances)
+		return false, fmt.Errorf("%w: name the instances (<source>#<streamId>; on the command line --instance)", ErrNoInstances)
 	}
 	w.instances = map[instanceID][]Input{}
 	rw.bounds = map[instanceID]bound{}
