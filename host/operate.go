@@ -26,10 +26,9 @@ func (h *Host) engine(projection string) (*apply.Engine, error) {
 	return e, nil
 }
 
-// CatchUp brings the row of a stream instance's latest event that addresses
-// a row up to the stream's head: for a stream whose last event was set
-// aside (dead-lettered). It returns that row's outcome; ErrNoRow when no
-// event of the stream addresses a row.
+// CatchUp brings the row of the latest event of the projection's first
+// source's stream instance streamID that addresses a row up to the head:
+// CatchUpInstance of that instance.
 func (h *Host) CatchUp(ctx context.Context, projection, streamID string) (Outcome, error) {
 	e, err := h.engine(projection)
 	if err != nil {
@@ -39,11 +38,22 @@ func (h *Host) CatchUp(ctx context.Context, projection, streamID string) (Outcom
 	return outcomeOf(o), err
 }
 
-// Rebuild re-derives every row of a stream instance from version 1,
-// ignoring the rows' state: for backfills, a new read model over existing
-// streams, or a changed plugin. Each row is written once, conditioned on
-// what was read. The outcomes carry no events, so a rebuild never replays
-// side effects.
+// CatchUpInstance brings the row of a stream instance's latest event that
+// addresses a row up to the head: for a stream whose last event was set
+// aside (dead-lettered). The row is caught up as CatchUpRow does, from
+// every instance its checkpoints know and this one. It returns that row's
+// outcome; ErrNoRow when no event of the instance addresses a row.
+func (h *Host) CatchUpInstance(ctx context.Context, projection string, ref InstanceRef) (Outcome, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o, err := e.CatchUpInstance(ctx, apply.InstanceRef{Source: ref.Source, StreamID: ref.StreamID})
+	return outcomeOf(o), err
+}
+
+// Rebuild re-derives every row that the projection's first source's stream
+// instance streamID feeds: RebuildInstance of that instance.
 func (h *Host) Rebuild(ctx context.Context, projection, streamID string) ([]Outcome, error) {
 	e, err := h.engine(projection)
 	if err != nil {
@@ -51,6 +61,36 @@ func (h *Host) Rebuild(ctx context.Context, projection, streamID string) ([]Outc
 	}
 	rows, err := e.Rebuild(ctx, streamID)
 	return outcomesOf(rows), err
+}
+
+// RebuildInstance re-derives every row a stream instance feeds (the rows
+// its events address): for backfills, a new read model over existing
+// streams, or a changed plugin. Each row is rebuilt as RebuildRowAll does,
+// from every instance that feeds it, so the other sources of a row keep
+// their part and their checkpoints; a row whose instances cannot all be
+// named is refused (ErrUnnamedInstance) while the others are rebuilt. Each
+// row is written once, conditioned on what was read; events the row had
+// already considered are folded without their effects and not reported,
+// so a rebuild never replays side effects, and events after its
+// checkpoints are applied as a delivery would (see RebuildRow).
+func (h *Host) RebuildInstance(ctx context.Context, projection string, ref InstanceRef) ([]Outcome, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := e.RebuildInstance(ctx, apply.InstanceRef{Source: ref.Source, StreamID: ref.StreamID})
+	return outcomesOf(rows), err
+}
+
+// RowsOf returns the keys of the rows of a projection that a stream
+// instance feeds: the rows its events address, in the order of the first
+// event addressing each.
+func (h *Host) RowsOf(ctx context.Context, projection string, ref InstanceRef) ([]abi.Item, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return nil, err
+	}
+	return e.RowsOf(ctx, apply.InstanceRef{Source: ref.Source, StreamID: ref.StreamID})
 }
 
 // Row reads a projection's row by key, strongly consistent; false when
@@ -75,15 +115,17 @@ type WrittenByReport struct {
 	Table     string    // the projection's table
 	WrittenBy string    // name@version whose rows were looked for
 	Rows      int       // rows of the table that version wrote
-	Streams   []string  // stream instances feeding those rows, rebuilt (or to rebuild, on a dry run)
+	Streams   []string  // stream instances feeding those rows, rebuilt (or to rebuild, on a dry run): the stream id, or "<source>#<streamId>" for a projection with several sources
 	Outcomes  []Outcome // the rebuilt rows (none on a dry run)
 }
 
 // RebuildWrittenBy rebuilds the rows of a projection that a given plugin
-// version wrote (the projection's writtenBy attribute records it): every
-// stream instance whose events address such a row is rebuilt from version
-// 1 with the plugin now serving. version is "1.0.0" (the plugin's name is
-// added) or "name@1.0.0". With dryRun, it only finds them.
+// version wrote (the projection's writtenBy attribute records it) with the
+// plugin now serving: the stream instances whose events address such a
+// row are found over every source, and each row is rebuilt once, as
+// RebuildRowAll does, from those instances and every other the row names.
+// version is "1.0.0" (the plugin's name is added) or "name@1.0.0". With
+// dryRun, it only finds them.
 func (h *Host) RebuildWrittenBy(ctx context.Context, projection, version string, dryRun bool) (WrittenByReport, error) {
 	e, err := h.engine(projection)
 	if err != nil {
@@ -125,38 +167,54 @@ func (h *Host) RebuildWrittenBy(ctx context.Context, projection, version string,
 	if len(rows) == 0 {
 		return rep, nil
 	}
-	src := p.Sources[0]
-	ids, err := h.streamIDs(ctx, src.Stream)
-	if err != nil {
-		return rep, err
-	}
-	for _, id := range ids {
-		evs, err := h.ReadStream(ctx, src.Stream, id, 0, 0)
-		if err != nil || len(evs) == 0 {
-			if err != nil {
+	// The instances whose events address those rows, over every source;
+	// each row is rebuilt once, from every instance that feeds it.
+	var order []string
+	hits := map[string][]InstanceRef{}
+	keyOf := map[string]abi.Item{}
+	ids := map[string][]string{} // by stream, scanned once
+	for _, src := range p.Sources {
+		if _, ok := ids[src.Stream]; !ok {
+			if ids[src.Stream], err = h.streamIDs(ctx, src.Stream); err != nil {
 				return rep, err
 			}
-			continue
 		}
-		keys, err := p.Logic.Key(ctx, &abi.KeyRequest{Source: src.Name, Events: evs})
+		for _, id := range ids[src.Stream] {
+			ref := InstanceRef{Source: src.Name, StreamID: id}
+			keys, err := e.RowsOf(ctx, apply.InstanceRef{Source: src.Name, StreamID: id})
+			if err != nil {
+				return rep, fmt.Errorf("rows of %s %s: %w", src.Stream, id, err)
+			}
+			hit := false
+			for _, k := range keys {
+				ks := swap.KeyString(k)
+				if !rows[ks] {
+					continue
+				}
+				hit = true
+				if _, ok := keyOf[ks]; !ok {
+					keyOf[ks] = k
+					order = append(order, ks)
+				}
+				hits[ks] = append(hits[ks], ref)
+			}
+			if hit {
+				name := id
+				if len(p.Sources) > 1 {
+					name = ref.String()
+				}
+				rep.Streams = append(rep.Streams, name)
+			}
+		}
+	}
+	if dryRun {
+		return rep, nil
+	}
+	for _, ks := range order {
+		o, err := e.RebuildRowAll(ctx, keyOf[ks], engineRefs(hits[ks]))
+		rep.Outcomes = append(rep.Outcomes, outcomeOf(o))
 		if err != nil {
-			return rep, fmt.Errorf("key of %s %s: %w", src.Stream, id, err)
-		}
-		hit := false
-		for _, k := range keys.Keys {
-			hit = hit || (k.Key != nil && rows[swap.KeyString(k.Key)])
-		}
-		if !hit {
-			continue
-		}
-		rep.Streams = append(rep.Streams, id)
-		if dryRun {
-			continue
-		}
-		outs, err := e.Rebuild(ctx, id)
-		rep.Outcomes = append(rep.Outcomes, outcomesOf(outs)...)
-		if err != nil {
-			return rep, fmt.Errorf("rebuild of %s %s: %w", src.Stream, id, err)
+			return rep, fmt.Errorf("rebuild of row %s: %w", ks, err)
 		}
 	}
 	return rep, nil

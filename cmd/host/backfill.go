@@ -30,10 +30,12 @@ var (
 const backfillUsage = `usage: host backfill --config FILE [--projection NAME] [--segments N] [--workers N] [--to-table NEW] [--since TIME]
 
 Rebuilds every row of a projection from the event store: a parallel scan of
-the event table finds the projection's streams, and each is re-derived from
-its first event with the plugin of the configuration. The live change feed
-may keep running: a row it moves on during the rebuild is brought up to its
-stream's head afterwards, never folded twice.
+the event table finds the instances of every stream the projection's
+sources read, and each row they feed is re-derived once, from every
+instance that feeds it, with the plugin of the configuration. The live
+change feed may keep running: a row it moves on during the rebuild is
+rebuilt again from what it wrote, and no event is folded, nor its effects
+committed, twice.
 
 --to-table writes into a new table (created if needed) instead of the
 projection's table, for a versioned cutover: the old table keeps serving,
@@ -138,13 +140,25 @@ func progressFor(w io.Writer) backfill.Progress {
 
 // bar is a backfill.Progress drawn with progressbar.
 type bar struct {
-	w io.Writer
-	b *progressbar.ProgressBar
+	w    io.Writer
+	b    *progressbar.ProgressBar
+	unit string
+}
+
+// Unit sets what the bar counts: "streams" or "rows".
+func (b *bar) Unit(unit string) {
+	b.unit = "streams"
+	if unit == "rows" {
+		b.unit = unit
+	}
 }
 
 func (b *bar) Start(total int) {
+	if b.unit == "" {
+		b.unit = "streams"
+	}
 	b.b = progressbar.NewOptions(total, progressbar.OptionSetWriter(b.w), progressbar.OptionSetDescription("backfill"),
-		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("streams"),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(b.unit),
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(b.w) }))
 }

@@ -54,8 +54,9 @@ func runPluginRollback(ctx context.Context, args []string) error {
 
 // rebuildWrittenBy rebuilds every row of a projection whose writtenBy
 // attribute names a plugin version: a Scan of the read model finds the rows,
-// a Scan of the event store the stream instances, and each instance whose
-// events fold into one of those rows is rebuilt by the current plugin.
+// a Scan of the event store the stream instances whose events fold into
+// one of those rows, and each row is rebuilt by the current plugin from
+// every instance that feeds it.
 func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry bool) error {
 	rep, err := h.RebuildWrittenBy(ctx, proj, by, dry)
 	fmt.Fprintf(pluginOut, "%d rows of %s written by %s\n", rep.Rows, rep.Table, rep.WrittenBy)

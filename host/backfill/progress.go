@@ -13,6 +13,7 @@ type Lines struct {
 	w        io.Writer
 	every    time.Duration
 	mu       sync.Mutex
+	unit     string
 	total    int
 	done     int
 	start    time.Time
@@ -29,12 +30,22 @@ func NewLines(w io.Writer, every time.Duration) *Lines {
 	return &Lines{w: w, every: every}
 }
 
+// Unit sets what Start's total counts (default "stream instances").
+func (l *Lines) Unit(unit string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.unit = unit
+}
+
 // Start implements Progress.
 func (l *Lines) Start(total int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total, l.start, l.last = total, time.Now(), time.Now()
-	fmt.Fprintf(l.w, "backfill: %d stream instances to rebuild\n", total)
+	if l.unit == "" {
+		l.unit = "stream instances"
+	}
+	fmt.Fprintf(l.w, "backfill: %d %s to rebuild\n", total, l.unit)
 }
 
 // Add implements Progress.

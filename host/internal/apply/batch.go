@@ -21,8 +21,9 @@ type rowWork struct {
 	key       abi.Item
 	keyStr    string
 	instances map[instanceID][]Input
-	rebuild   bool // fold from version 1 and initial, ignoring the row's state
-	enqueued  int  // the effects the row's write committed (outbox)
+	rebuild   bool        // fold from version 1 and initial, ignoring the row's state (rebuild.go)
+	repair    *repairWork // a rebuild or catch-up of the row (nil: a delivery)
+	enqueued  int         // the effects the row's write committed (outbox)
 }
 
 // ApplyBatch applies decoded events to the projection's rows:
@@ -30,10 +31,6 @@ type rowWork struct {
 // checkpoints, fills gaps, folds once and writes once. It never fails as a
 // whole; each row has its own outcome.
 func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
-	return e.applyBatch(ctx, inputs, false)
-}
-
-func (e *Engine) applyBatch(ctx context.Context, inputs []Input, rebuild bool) Result {
 	res := Result{Projection: e.p.Name}
 	// present holds, per source instance, the versions the batch brings
 	// whose row is known (this row, another row or none): a gap-fill needs
@@ -82,7 +79,7 @@ func (e *Engine) applyBatch(ctx context.Context, inputs []Input, rebuild bool) R
 				}
 				w := rows[k]
 				if w == nil {
-					w = &rowWork{key: keys[i].Key, keyStr: k, instances: map[instanceID][]Input{}, rebuild: rebuild}
+					w = &rowWork{key: keys[i].Key, keyStr: k, instances: map[instanceID][]Input{}}
 					rows[k] = w
 					order = append(order, k)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -12,63 +13,147 @@ import (
 // addresses a row.
 var ErrNoRow = errors.New("no event of the stream addresses a row")
 
-// CatchUp brings the row of the stream instance's latest event that
-// addresses a row up to the stream's head: for a stream whose last
-// event was dead-lettered. It returns that row's outcome.
+// CatchUp brings the row of the latest event of the first source's stream
+// instance streamID that addresses a row up to its head: CatchUpInstance
+// of that instance.
 func (e *Engine) CatchUp(ctx context.Context, streamID string) (Outcome, error) {
-	src := e.p.Sources[0]
-	evs, err := e.events.ReadFrom(ctx, src.Stream, streamID, 0, 0)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("catch-up of %s %s: %w", src.Stream, streamID, err)
-	}
-	keys, err := e.keys(ctx, src.Name, evs)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("catch-up of %s %s: %w", src.Stream, streamID, err)
-	}
-	for i := len(evs) - 1; i >= 0; i-- {
-		if keys[i].Key == nil || keys[i].Error != nil {
-			continue
-		}
-		res := e.ApplyBatch(ctx, []Input{{Source: src.Name, Event: evs[i], Pos: -1}})
-		if len(res.Rows) != 1 {
-			return Outcome{}, fmt.Errorf("catch-up of %s %s v%d: %d rows", src.Stream, streamID, evs[i].Version, len(res.Rows))
-		}
-		return res.Rows[0], res.Rows[0].Err
-	}
-	return Outcome{}, fmt.Errorf("catch-up of %s %s: %w", src.Stream, streamID, ErrNoRow)
+	return e.CatchUpInstance(ctx, InstanceRef{Source: e.p.Sources[0].Name, StreamID: streamID})
 }
 
-// Rebuild re-derives every row of the stream instance from version 1,
-// ignoring the rows' state: for backfills, a new read model over
-// existing streams, or a changed evolve. Each row is written once,
-// conditioned on what was read (its checkpoint, or its revision). The
-// outcomes carry no events, so a rebuild never replays side effects.
-func (e *Engine) Rebuild(ctx context.Context, streamID string) ([]Outcome, error) {
-	src := e.p.Sources[0]
-	evs, err := e.events.ReadFrom(ctx, src.Stream, streamID, 0, 0)
+// CatchUpInstance brings the row of the stream instance's latest event
+// that addresses a row up to the head: for a stream whose last event was
+// dead-lettered. The row is caught up as CatchUpRow does, from every
+// instance its checkpoints know and this one, so the row's other sources
+// are brought up too and never lose anything. It returns that row's
+// outcome; ErrNoRow when no event of the instance addresses a row.
+func (e *Engine) CatchUpInstance(ctx context.Context, ref InstanceRef) (Outcome, error) {
+	evs, ks, err := e.keyedEvents(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("rebuild of %s %s: %w", src.Stream, streamID, err)
+		return Outcome{}, fmt.Errorf("catch-up of %s: %w", ref, err)
 	}
-	inputs := make([]Input, len(evs))
-	for i, ev := range evs {
-		inputs[i] = Input{Source: src.Name, Event: ev, Pos: -1}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if ks[i].Key == nil || ks[i].Error != nil {
+			continue
+		}
+		keyStr, err := e.checkKey(ks[i].Key)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("catch-up of %s v%d: %w", ref, evs[i].Version, err)
+		}
+		rw := newRepair([]InstanceRef{ref}, true)
+		rw.seed(ref, evs, ks, keyStr)
+		o := e.repairRow(ctx, ks[i].Key, keyStr, rw, false)
+		return o, o.Err
 	}
-	res := e.applyBatch(ctx, inputs, true)
+	return Outcome{}, fmt.Errorf("catch-up of %s: %w", ref, ErrNoRow)
+}
+
+// Rebuild re-derives every row of the first source's stream instance
+// streamID: RebuildInstance of that instance.
+func (e *Engine) Rebuild(ctx context.Context, streamID string) ([]Outcome, error) {
+	return e.RebuildInstance(ctx, InstanceRef{Source: e.p.Sources[0].Name, StreamID: streamID})
+}
+
+// RebuildInstance re-derives every row the stream instance feeds (the rows
+// its events address through the source's key): for backfills, a new read
+// model over existing streams, or a changed evolve. Each row is rebuilt as
+// RebuildRowAll does, from every instance that feeds it (its checkpoints,
+// Projection.SourcesOf and this one), so the row's other sources keep their
+// part and their checkpoints; a row whose instances cannot all be named is
+// refused (ErrUnnamedInstance), and the others are still rebuilt.
+//
+// Each row is written once, conditioned on the row as read; events the
+// row had already considered are folded without their effects and not
+// reported, so a rebuild never replays side effects, and no checkpoint is
+// written below the one the row held (see RebuildRow).
+func (e *Engine) RebuildInstance(ctx context.Context, ref InstanceRef) ([]Outcome, error) {
+	evs, ks, err := e.keyedEvents(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild of %s: %w", ref, err)
+	}
+	rows, errs := e.rowsOf(ref, evs, ks)
+	outs := make([]Outcome, len(rows))
+	sem := make(chan struct{}, e.p.Rows)
+	var wg sync.WaitGroup
+	for i, key := range rows {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			keyStr := keyString(key)
+			rw, err := e.allInstances(ctx, key, keyStr, []InstanceRef{ref})
+			if err != nil {
+				outs[i] = e.failed(&rowWork{key: key, keyStr: keyStr}, err)
+				return
+			}
+			rw.seed(ref, evs, ks, keyStr)
+			outs[i] = e.repairRow(ctx, key, keyStr, rw, true)
+		}()
+	}
+	wg.Wait()
+	for i := range outs {
+		if outs[i].Err != nil {
+			errs = append(errs, outs[i].Err)
+		}
+	}
+	return outs, errors.Join(errs...)
+}
+
+// RowsOf returns the keys of the rows the stream instance feeds, in the
+// order of its first event addressing each.
+func (e *Engine) RowsOf(ctx context.Context, ref InstanceRef) ([]abi.Item, error) {
+	evs, ks, err := e.keyedEvents(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("rows of %s: %w", ref, err)
+	}
+	rows, errs := e.rowsOf(ref, evs, ks)
+	return rows, errors.Join(errs...)
+}
+
+// keyedEvents reads every event of the instance and keys them.
+func (e *Engine) keyedEvents(ctx context.Context, ref InstanceRef) ([]abi.Event, []abi.KeyResult, error) {
+	if err := e.checkRefs([]InstanceRef{ref}); err != nil {
+		return nil, nil, err
+	}
+	src := e.p.Sources[e.sourceIndex(ref.Source)]
+	evs, err := e.events.ReadFrom(ctx, src.Stream, ref.StreamID, 0, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s %s: %w", src.Stream, ref.StreamID, err)
+	}
+	if len(evs) == 0 {
+		return nil, nil, nil
+	}
+	ks, err := e.keys(ctx, src.Name, evs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("keying %s %s: %w", src.Stream, ref.StreamID, err)
+	}
+	return evs, ks, nil
+}
+
+// rowsOf returns the distinct rows the events address, and an error for
+// each event whose key failed.
+func (e *Engine) rowsOf(ref InstanceRef, evs []abi.Event, ks []abi.KeyResult) ([]abi.Item, []error) {
+	var rows []abi.Item
 	var errs []error
-	for i := range res.Rows {
-		o := &res.Rows[i]
-		for j := range o.Instances {
-			in := &o.Instances[j]
-			in.Applied, in.AlreadyApplied, in.Skipped, in.Rejected = nil, nil, nil, nil
+	seen := map[string]bool{}
+	for i, k := range ks {
+		if k.Error != nil {
+			errs = append(errs, fmt.Errorf("key failed on %s v%d: %w", ref, evs[i].Version, k.Error))
+			continue
 		}
-		if o.Err != nil {
-			errs = append(errs, o.Err)
+		if k.Key == nil {
+			continue
+		}
+		s, err := e.checkKey(k.Key)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s v%d: %w", ref, evs[i].Version, err))
+			continue
+		}
+		if !seen[s] {
+			seen[s] = true
+			rows = append(rows, k.Key)
 		}
 	}
-	for _, kf := range res.KeyFailures {
-		errs = append(errs, fmt.Errorf("key failed on %s %s v%d: %w", kf.Event.Stream, kf.Event.StreamID, kf.Event.Version, kf.Err))
-	}
-	return res.Rows, errors.Join(errs...)
+	return rows, errs
 }
 
 // Apply applies one event: ApplyBatch of that event, with the

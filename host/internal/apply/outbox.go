@@ -137,19 +137,17 @@ type effect struct {
 
 // effects returns the effects of the events the fold applied, in fold
 // order: sources in declaration order, then stream id, then version.
-// A rebuild commits none: the events' effects were committed when they
-// were first applied.
+// A rebuild commits only those of the events it applies after the row's
+// checkpoints: the others' were committed when they were first applied
+// (rebuild.go).
 func effects(w *rowWork, runs []*run, f *folded) []effect {
-	if w.rebuild {
-		return nil
-	}
 	var out []effect
 	for _, r := range runs {
 		if r.failed != nil {
 			continue
 		}
 		for i, d := range f.decided[r.id] {
-			if d.Outcome != abi.Applied || i >= len(r.fold) {
+			if d.Outcome != abi.Applied || i >= len(r.fold) || w.silentEffect(r.id, r.fold[i]) {
 				continue
 			}
 			for j, v := range d.Effects {

@@ -31,51 +31,94 @@ var ErrNoInstances = errors.New("no stream instance is known for the row")
 
 // RebuildRow re-derives a row from the named stream instances: it folds
 // each instance's events keyed to the row from initial (ignoring the row's
-// state and checkpoints), and writes every checkpoint from scratch with
-// the next revision, conditioned on the row as read. A field-mapped
-// checkpoint goes to the first instance in fold order, which repairs a row
-// adopted by the wrong instance. Without instances, Projection.SourcesOf
-// finds them, or else the row's own checkpoints (InstancesOf).
+// state) and writes every checkpoint from scratch with the next revision,
+// in one write conditioned on the row as read; a lost race reads the row
+// again and redoes the fold. A field-mapped checkpoint goes to the first
+// instance in fold order, which repairs a row adopted by the wrong
+// instance. An instance the row does not name loses its part and its
+// checkpoint: name every instance that feeds the row.
 //
-// As with Rebuild, the outcome carries no events, so a rebuild never
-// replays side effects.
+// Without instances, Projection.SourcesOf finds them, or else the row's own
+// checkpoints (read again by every attempt, so an instance the live feed
+// adds meanwhile is folded too).
+//
+// Events the row had already considered (up to the checkpoint it holds for
+// their instance) are folded without committing their effects and are not
+// reported; events after that checkpoint (all of them, for an instance the
+// row holds no checkpoint for) are applied as a delivery would apply them,
+// effects included, and reported in the outcome. When the table holds no
+// row for the key, not even a tombstone, the rebuild is history (a new
+// read model or table): every event is folded without effects and none is
+// reported. No checkpoint is written below the one the row held.
+//
+// When the fold makes no row (every event skipped or rejected) while the
+// table holds one, nothing is written and the error matches
+// ErrRebuildFoldsNoRow.
 func (e *Engine) RebuildRow(ctx context.Context, key abi.Item, instances []InstanceRef) (Outcome, error) {
 	keyStr, err := e.checkKey(key)
 	if err != nil {
 		return Outcome{}, err
 	}
+	rw := newRepair(instances, false)
 	if len(instances) == 0 {
 		if e.p.SourcesOf != nil {
-			instances, err = e.p.SourcesOf(ctx, key)
+			if rw.named, err = e.p.SourcesOf(ctx, key); err != nil {
+				return Outcome{}, fmt.Errorf("rebuild of row %s: finding its stream instances: %w", keyStr, err)
+			}
 		} else {
-			instances, _, err = e.InstancesOf(ctx, key)
-		}
-		if err != nil {
-			return Outcome{}, fmt.Errorf("rebuild of row %s: finding its stream instances: %w", keyStr, err)
+			rw.known = true
 		}
 	}
-	o, err := e.repair(ctx, key, keyStr, instances, nil, true)
-	for j := range o.Instances {
-		in := &o.Instances[j]
-		in.Applied, in.AlreadyApplied, in.Skipped, in.Rejected, in.Superseded = nil, nil, nil, nil, nil
-	}
-	return o, err
+	o := e.repairRow(ctx, key, keyStr, rw, true)
+	return o, o.Err
 }
 
-// CatchUpRow brings every stream instance the row's checkpoints know (its
-// map entries and the owners of its checkpoint fields) up to the
-// instance's head: it reads each one's events after its checkpoint and
-// applies those keyed to the row, as a delivery would.
-func (e *Engine) CatchUpRow(ctx context.Context, key abi.Item) (Outcome, error) {
+// RebuildRowAll re-derives a row from every stream instance that feeds it,
+// as RebuildRow does: those its checkpoints name (read again by every
+// attempt), those Projection.SourcesOf finds, and those given. A row fed by
+// a source whose checkpoint field records no instance, when no instance of
+// that source is given or found, is refused (ErrUnnamedInstance): the
+// rebuild would drop that source's part.
+func (e *Engine) RebuildRowAll(ctx context.Context, key abi.Item, also []InstanceRef) (Outcome, error) {
 	keyStr, err := e.checkKey(key)
 	if err != nil {
 		return Outcome{}, err
 	}
-	instances, after, err := e.InstancesOf(ctx, key)
+	rw, err := e.allInstances(ctx, key, keyStr, also)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("catch-up of row %s: %w", keyStr, err)
+		return Outcome{}, err
 	}
-	return e.repair(ctx, key, keyStr, instances, after, false)
+	o := e.repairRow(ctx, key, keyStr, rw, true)
+	return o, o.Err
+}
+
+// allInstances is the repair of a row from every instance that feeds it.
+func (e *Engine) allInstances(ctx context.Context, key abi.Item, keyStr string, also []InstanceRef) (*repairWork, error) {
+	named := append([]InstanceRef(nil), also...)
+	if e.p.SourcesOf != nil {
+		found, err := e.p.SourcesOf(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("rebuild of row %s: finding its stream instances: %w", keyStr, err)
+		}
+		named = append(named, found...)
+	}
+	return newRepair(named, true), nil
+}
+
+// CatchUpRow brings every stream instance the row's checkpoints know (its
+// map entries and the owners of its checkpoint fields), and the instances
+// given, up to the instance's head: it reads each one's events after its
+// checkpoint and applies those keyed to the row, in one write, as a
+// delivery would. Every attempt starts from the checkpoints the row holds
+// then, so an event the live feed applied meanwhile is never applied
+// twice.
+func (e *Engine) CatchUpRow(ctx context.Context, key abi.Item, also ...InstanceRef) (Outcome, error) {
+	keyStr, err := e.checkKey(key)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o := e.repairRow(ctx, key, keyStr, newRepair(also, true), false)
+	return o, o.Err
 }
 
 // InstancesOf reads the row and returns the stream instances its
@@ -135,64 +178,4 @@ func (e *Engine) sourceIndex(name string) int {
 		}
 	}
 	return -1
-}
-
-// repair reads each instance's events after its checkpoint in after (all,
-// on a rebuild), keeps those keyed to the row and runs the per-row step
-// on them.
-func (e *Engine) repair(ctx context.Context, key abi.Item, keyStr string, instances []InstanceRef, after map[InstanceRef]uint64, rebuild bool) (Outcome, error) {
-	if len(instances) == 0 {
-		return Outcome{}, fmt.Errorf("row %s: %w: name the instances (<source>#<streamId>)", keyStr, ErrNoInstances)
-	}
-	w := &rowWork{key: key, keyStr: keyStr, instances: map[instanceID][]Input{}, rebuild: rebuild}
-	present := map[instanceID]map[uint64]bool{}
-	for _, ref := range instances {
-		i := e.sourceIndex(ref.Source)
-		if i < 0 {
-			var names []string
-			for _, s := range e.p.Sources {
-				names = append(names, s.Name)
-			}
-			return Outcome{}, fmt.Errorf("row %s: instance %s: the projection has no source %q; its sources are %v", keyStr, ref, ref.Source, names)
-		}
-		src := e.p.Sources[i]
-		evs, err := e.events.ReadFrom(ctx, src.Stream, ref.StreamID, after[ref], 0)
-		if err != nil {
-			return Outcome{}, fmt.Errorf("row %s: reading %s %s: %w", keyStr, src.Stream, ref.StreamID, err)
-		}
-		if len(evs) == 0 {
-			continue
-		}
-		ks, err := e.keys(ctx, src.Name, evs)
-		if err != nil {
-			return Outcome{}, fmt.Errorf("row %s: keying %s %s: %w", keyStr, src.Stream, ref.StreamID, err)
-		}
-		id := instanceID{src.Name, ref.StreamID}
-		present[id] = map[uint64]bool{}
-		for j, k := range ks {
-			if k.Error != nil {
-				return Outcome{}, fmt.Errorf("row %s: key failed on %s %s v%d: %w", keyStr, src.Stream, ref.StreamID, evs[j].Version, k.Error)
-			}
-			present[id][evs[j].Version] = true
-			if k.Key != nil && keyString(k.Key) == keyStr {
-				w.instances[id] = append(w.instances[id], Input{Source: src.Name, Event: evs[j], Pos: -1})
-			}
-		}
-	}
-	item, err := e.db.GetItem(ctx, e.p.Table, key)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("row %s: reading the row: %w", keyStr, err)
-	}
-	if len(w.instances) == 0 {
-		if rebuild {
-			return Outcome{Key: key}, fmt.Errorf("row %s: no event of %v addresses the row; check the instances", keyStr, instances)
-		}
-		row, err := e.readRow(item)
-		if err != nil {
-			return Outcome{}, err
-		}
-		return Outcome{Key: key, State: row.item, Revision: row.revision, Removed: row.tombstone}, nil
-	}
-	o := e.applyRow(ctx, w, item, present)
-	return o, o.Err
 }

@@ -64,6 +64,17 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	if err != nil {
 		return e.failed(w, err), false
 	}
+	o := Outcome{Key: w.key, Positions: w.positions(), State: row.item, Revision: row.revision, Removed: row.tombstone}
+	if w.repair != nil {
+		// a rebuild or catch-up: the instances to fold follow the row as read
+		nothing, err := e.prepare(ctx, w, row, present)
+		if err != nil || nothing {
+			if err != nil {
+				o = e.failed(w, err)
+			}
+			return o, false
+		}
+	}
 	// Where each instance's checkpoint goes may depend on the fold: an
 	// unowned field goes to the first instance that writes it, and an
 	// instance with no place for its checkpoint fails only when it writes.
@@ -87,13 +98,20 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 			break
 		}
 	}
+	if w.rebuild {
+		if err := e.settleRebuild(w, row, runs, f); err != nil {
+			return e.failed(w, err), false
+		}
+	}
 	if allFailed(runs) {
 		return e.failedRuns(w, runs), false
 	}
-	o := Outcome{Key: w.key, Positions: w.positions(), State: row.item, Revision: row.revision, Removed: row.tombstone}
 	for _, r := range runs {
 		in := f.instance(r)
 		in.Positions = instancePositions(w.instances[r.id])
+		if w.rebuild {
+			w.rebuildOutcome(&in)
+		}
 		o.Instances = append(o.Instances, in)
 	}
 	if !f.write {
