@@ -25,7 +25,8 @@ func TestW6_StateFileIsPrivate(t *testing.T) {
 	old := syscall.Umask(0o022)
 	t.Cleanup(func() { syscall.Umask(old) })
 	state := filepath.Join(t.TempDir(), "state.jsonl")
-	e := start(t, ddblocal.StreamOptions{Retention: 400 * time.Millisecond}, host.SidecarConfig{OnTrimmed: host.TrimmedContinue, StateFile: state, BatchSize: 2})
+	// one shard: the trimmed records must fall in the shard w1 checkpointed
+	e := start(t, ddblocal.StreamOptions{Shards: 1, Retention: 400 * time.Millisecond}, host.SidecarConfig{OnTrimmed: host.TrimmedContinue, StateFile: state, BatchSize: 2})
 	h := e.host(t, &testlogic.Ledger{})
 	appendAdds(t, h, "a", 0, 2)
 	var spans []span
