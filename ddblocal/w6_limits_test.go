@@ -123,4 +123,3 @@ func TestW6_BodyOverLimitIsRefusedBeforeItIsRead(t *testing.T) {
 		t.Fatalf("status %d, want 413", resp.StatusCode)
 	}
 }
-
