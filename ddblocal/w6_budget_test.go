@@ -232,3 +232,56 @@ func TestW6_ClientGoneAfterItsBodyWasReadWritesNothing(t *testing.T) {
 		t.Fatalf("a PutItem whose client went away wrote its item: %v %v", out, err)
 	}
 }
+
+// TestW6_RequestMemoryLetsSmallOnesPastAndLargeOnesInOrder: the semaphore
+// itself. Large requests never take the last eighth and are admitted in
+// arrival order (one that would fit waits behind an earlier one that does
+// not); small ones pass whenever they fit.
+func TestW6_RequestMemoryLetsSmallOnesPastAndLargeOnesInOrder(t *testing.T) {
+	b := newMemBudget(1000) // reserve 125
+	ctx := context.Background()
+	if err := b.acquire(ctx, 600, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan int64, 4)
+	wait := func(n int64) {
+		go func() {
+			if err := b.acquire(ctx, n, time.Minute); err != nil {
+				t.Errorf("acquire %d: %v", n, err)
+			}
+			got <- n
+		}()
+	}
+	waiting := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, w := b.state(); w == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("never %d waiting", n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	wait(300) // 600+300 > 1000-125: waits
+	waiting(1)
+	wait(200) // would fit (600+200 <= 875) but arrives after 300: waits
+	waiting(2)
+	if err := b.acquire(ctx, 100, 0); err != nil { // small: fits in what is left
+		t.Fatalf("a small request waited behind large ones: %v", err)
+	}
+	if err := b.acquire(ctx, 126, -1); !errors.Is(err, errRequestMemory) {
+		t.Fatalf("a large request jumped the queue: %v", err)
+	}
+	if _, w := b.state(); w != 2 {
+		t.Fatalf("%d waiting; want the 300 and, behind it, the 200 that would fit", w)
+	}
+	b.release(600)
+	<-got
+	<-got
+	if used, w := b.state(); used != 600 || w != 0 {
+		t.Fatalf("used %d, %d waiting; want 600 (100+300+200), 0", used, w)
+	}
+}
