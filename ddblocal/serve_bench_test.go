@@ -67,3 +67,41 @@ func BenchmarkServeHTTP(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRefuseHugeList measures what refusing the 15 MB, 1.5-million-
+// element PutItem costs (ServeHTTP, no network), and what one pass over
+// such a body costs (checkShape, which skips the item): the price a
+// separate pre-pass before decoding would add to every body.
+func BenchmarkRefuseHugeList(b *testing.B) {
+	srv, err := Start(context.Background(), Options{TTLInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	body := hugeListBody("mem", 1_500_000)
+	req := func(op, body string) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		r.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
+		return r
+	}
+	srv.ServeHTTP(httptest.NewRecorder(), req("CreateTable", `{"TableName":"mem","BillingMode":"PAY_PER_REQUEST","AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}]}`))
+	b.Run("ServeHTTP", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			w := httptest.NewRecorder()
+			srv.ServeHTTP(w, req("PutItem", string(body)))
+			if w.Code != 400 {
+				b.Fatalf("%d %s", w.Code, w.Body)
+			}
+		}
+	})
+	b.Run("OnePass", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if err := checkShape(context.Background(), body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
