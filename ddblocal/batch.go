@@ -21,7 +21,7 @@ const (
 )
 
 type keysAndAttrs struct {
-	Keys                     []wire.Item
+	Keys                     []wire.RequestItem
 	ConsistentRead           bool
 	ProjectionExpression     *string
 	AttributesToGet          []string
@@ -44,7 +44,7 @@ func sortedNames[T any](m map[string]T) []string {
 
 func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in batchGetInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	if len(in.RequestItems) == 0 {
@@ -189,10 +189,10 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 
 type writeRequest struct {
 	PutRequest *struct {
-		Item wire.Item
+		Item wire.RequestItem
 	} `json:",omitempty"`
 	DeleteRequest *struct {
-		Key wire.Item
+		Key wire.RequestItem
 	} `json:",omitempty"`
 }
 
@@ -203,7 +203,7 @@ type batchWriteInput struct {
 
 func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in batchWriteInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	if len(in.RequestItems) == 0 {

@@ -122,7 +122,7 @@ type tableNameInput struct {
 
 func describeTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in tableNameInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	if err := checkDescribeName(in.TableName); err != nil {
@@ -142,7 +142,7 @@ func describeTable(s *Server, ctx context.Context, body []byte) (any, error) {
 
 func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in tableNameInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	if err := checkDescribeName(in.TableName); err != nil {
@@ -181,7 +181,7 @@ type listTablesInput struct {
 
 func listTables(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in listTablesInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	limit := 100
@@ -227,7 +227,7 @@ type updateTableInput struct {
 
 func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in updateTableInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	t, err := s.lookupControl(in.TableName)

@@ -24,7 +24,7 @@ func init() { register("CreateTable", createTable) }
 
 func createTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in createTableInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	if err := validateCreateTable(&in); err != nil {

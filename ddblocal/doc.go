@@ -17,8 +17,12 @@
 // stream log itself is internal/streams); commit.go applies a set of item changes atomically (items and
 // their stream records in one bbolt transaction, then memory); persist.go
 // is the bbolt layout; store.go opens the data file and refuses a damaged or
-// locked one; utf8.go refuses strings that are not UTF-8; faults.go the
-// fault injection; capacity.go the ConsumedCapacity arithmetic.
+// locked one; utf8.go refuses strings that are not UTF-8; budget.go is the
+// request memory (Options.RequestMemory) every request is charged before
+// its body is read; shape.go counts a body's lists outside its attribute
+// values before it is decoded (internal/wire decodes attribute values
+// within DynamoDB's item limits); faults.go the fault injection;
+// capacity.go the ConsumedCapacity arithmetic.
 //
 // # Durability
 //

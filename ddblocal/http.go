@@ -36,29 +36,84 @@ func register(op string, h handler) { handlers[op] = h }
 // ServeHTTP implements http.Handler: the AWS JSON 1.0 protocol.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reqID := newRequestID()
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		s.writeError(w, reqID, apierr.New("SerializationException", 400, "could not read the request body"))
-		return
-	}
-	if len(body) > maxBody {
-		s.writeError(w, reqID, apierr.New("RequestEntityTooLarge", 413, "Request entity too large"))
+	ctx := r.Context()
+	if r.ContentLength > maxBody {
+		// refused before a byte of it is read
+		s.writeError(w, reqID, errTooLarge)
 		return
 	}
 	if r.Method != http.MethodPost {
 		s.writeError(w, reqID, apierr.New("UnknownOperationException", 400, "Only POST is supported"))
 		return
 	}
+	charge := s.mem.cost(r.ContentLength)
+	if err := s.mem.acquire(ctx, charge, s.memWait); err != nil {
+		if errors.Is(err, errRequestMemory) {
+			s.log.Debug("ddblocal request refused: request memory busy", "id", reqID, "bytes", r.ContentLength)
+			s.writeError(w, reqID, s.mem.busyError(charge))
+		}
+		return // otherwise the client went away while it waited
+	}
+	defer func() { s.mem.release(charge) }()
+	s.hook("admitted", r)
+	body, err := readBody(r)
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			s.writeError(w, reqID, errTooLarge)
+		} else if ctx.Err() == nil {
+			s.writeError(w, reqID, apierr.New("SerializationException", 400, "could not read the request body"))
+		}
+		return
+	}
+	if r.ContentLength < 0 { // charged as the largest body: keep what it needs
+		if c := s.mem.cost(int64(len(body))); c < charge {
+			s.mem.release(charge - c)
+			charge = c
+		}
+	}
+	s.hook("read", r)
 	target := r.Header.Get("X-Amz-Target")
 	start := time.Now()
-	resp, err := s.dispatch(r.Context(), target, body)
+	resp, err := s.dispatch(ctx, target, body)
 	if err != nil {
+		if errors.Is(err, errClientGone) {
+			s.log.Debug("ddblocal request abandoned: the client went away", "target", target, "id", reqID, "took", time.Since(start))
+			return
+		}
 		s.log.Debug("ddblocal request", "target", target, "id", reqID, "err", err, "took", time.Since(start))
 		s.writeError(w, reqID, err)
 		return
 	}
 	s.log.Debug("ddblocal request", "target", target, "id", reqID, "took", time.Since(start))
 	s.writeBody(w, reqID, http.StatusOK, resp)
+}
+
+func (s *Server) hook(stage string, r *http.Request) {
+	if h := s.testHook.Load(); h != nil {
+		(*h)(stage, r)
+	}
+}
+
+var errTooLarge = apierr.New("RequestEntityTooLarge", 413, "Request entity too large")
+
+// readBody reads a request body of at most maxBody bytes, into a buffer of
+// its declared length when it has one.
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n >= 0 {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > maxBody {
+		return nil, errTooLarge
+	}
+	return body, nil
 }
 
 func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp []byte, err error) {
@@ -85,6 +140,9 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if err := checkUTF8(body); err != nil {
 			return nil, err
 		}
+		if err := checkShape(ctx, body); err != nil {
+			return nil, err
+		}
 		out, err := h(s, ctx, body)
 		if err != nil {
 			return nil, err
@@ -102,6 +160,9 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if err := checkUTF8(body); err != nil {
 			return nil, err
 		}
+		if err := checkShape(ctx, body); err != nil {
+			return nil, err
+		}
 		return s.streams.Handle(ctx, op, body)
 	}
 	return nil, unknownOp()
@@ -116,8 +177,9 @@ func serialization(msg string) error {
 }
 
 // decode unmarshals a request body; wire errors keep their code, anything
-// else is a SerializationException.
-func decode(body []byte, v any) error {
+// else is a SerializationException. Once it is decoded, a request whose
+// client went away goes no further (errClientGone).
+func decode(ctx context.Context, body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		var ae *apierr.Error
 		if errors.As(err, &ae) {
@@ -125,7 +187,7 @@ func decode(body []byte, v any) error {
 		}
 		return serialization(err.Error())
 	}
-	return nil
+	return clientGone(ctx)
 }
 
 func (s *Server) writeError(w http.ResponseWriter, reqID string, err error) {

@@ -18,7 +18,7 @@ func init() {
 
 type getItemInput struct {
 	TableName            string
-	Key                  wire.Item
+	Key                  wire.RequestItem
 	ConsistentRead       bool
 	ProjectionExpression *string
 	AttributesToGet      []string
@@ -28,7 +28,7 @@ type getItemInput struct {
 
 func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in getItemInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	var c constraintErrors
@@ -84,7 +84,7 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 
 type putItemInput struct {
 	TableName                           string
-	Item                                wire.Item
+	Item                                wire.RequestItem
 	ConditionExpression                 *string
 	ReturnValues                        string
 	ReturnValuesOnConditionCheckFailure string
@@ -94,7 +94,7 @@ type putItemInput struct {
 }
 
 // preparePut validates a Put (single or in a transaction / batch).
-func (s *Server) preparePut(tableName string, raw wire.Item, cond *string, ei exprInput, rvFail string) (*writeOp, error) {
+func (s *Server) preparePut(tableName string, raw wire.RequestItem, cond *string, ei exprInput, rvFail string) (*writeOp, error) {
 	var c constraintErrors
 	c.checkTableName("tableName", tableName)
 	if raw == nil {
@@ -133,7 +133,7 @@ func (s *Server) preparePut(tableName string, raw wire.Item, cond *string, ei ex
 
 func putItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in putItemInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	if err := in.legacyInput.check(); err != nil {
@@ -187,7 +187,7 @@ func (s *Server) runSingle(w *writeOp, rv, rcc string) (any, error) {
 
 type deleteItemInput struct {
 	TableName                           string
-	Key                                 wire.Item
+	Key                                 wire.RequestItem
 	ConditionExpression                 *string
 	ReturnValues                        string
 	ReturnValuesOnConditionCheckFailure string
@@ -197,7 +197,7 @@ type deleteItemInput struct {
 }
 
 // prepareKeyOp validates a Delete, ConditionCheck or Update (upd set).
-func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.Item, cond, upd *string, ei exprInput, rvFail string) (*writeOp, error) {
+func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.RequestItem, cond, upd *string, ei exprInput, rvFail string) (*writeOp, error) {
 	var c constraintErrors
 	c.checkTableName("tableName", tableName)
 	if raw == nil {
@@ -253,7 +253,7 @@ func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.Item, cond
 
 func deleteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in deleteItemInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	if err := in.legacyInput.check(); err != nil {

@@ -13,7 +13,7 @@ import (
 // exprInput is the expression parameters shared by most requests.
 type exprInput struct {
 	ExpressionAttributeNames  map[string]string
-	ExpressionAttributeValues wire.Item
+	ExpressionAttributeValues wire.RequestValues
 }
 
 // legacyInput is the pre-expression parameters; ddblocal refuses them.

@@ -20,7 +20,7 @@ type queryInput struct {
 
 func query(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in queryInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	if in.KeyConditionExpression == nil {

@@ -18,7 +18,7 @@ type readInput struct {
 	Select                 string
 	Limit                  *int
 	ConsistentRead         bool
-	ExclusiveStartKey      wire.Item
+	ExclusiveStartKey      wire.RequestItem
 	ProjectionExpression   *string
 	AttributesToGet        []string
 	FilterExpression       *string

@@ -20,7 +20,7 @@ type scanInput struct {
 
 func scan(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in scanInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	var c constraintErrors

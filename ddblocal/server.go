@@ -57,6 +57,19 @@ type Options struct {
 	// "000000000000".
 	Region    string
 	AccountID string
+
+	// RequestMemory bounds the memory of the requests being read, decoded
+	// and served at once: each is charged, before its body is read, the
+	// most decoding a body of its length can take (24 times its length,
+	// at most seven eighths of the limit), until its response is written.
+	// A request that does not fit waits; small ones (charges up to an
+	// eighth of the limit) pass while large ones wait. Default 512 MiB; a
+	// negative value means no limit.
+	RequestMemory int64
+	// RequestMemoryWait is how long a request waits for RequestMemory
+	// before it is refused with a ThrottlingException (which the AWS SDKs
+	// retry); default 10s, a negative value refuses at once.
+	RequestMemoryWait time.Duration
 }
 
 // StreamOptions tunes the stream log; zero fields take the streams
@@ -107,6 +120,13 @@ type Server struct {
 	closeMu  sync.Mutex
 	closed   bool
 	serveErr chan error
+
+	mem     *memBudget    // Options.RequestMemory
+	memWait time.Duration // Options.RequestMemoryWait
+	// testHook, when set (by tests), runs at each stage of a request:
+	// "admitted" once it holds its request memory (before its body is
+	// read), "read" once its body is read (before it is dispatched).
+	testHook atomic.Pointer[func(stage string, r *http.Request)]
 }
 
 // Start starts a server listening on opts.Addr and returns once it accepts
@@ -140,6 +160,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		tables:   map[string]*table{},
 		serveErr: make(chan error, 1),
 	}
+	s.mem, s.memWait = newMemBudget(requestMemory(opts.RequestMemory)), timeoutOr(opts.RequestMemoryWait, defaultRequestMemoryWait)
 	if opts.DataDir != "" {
 		if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("ddblocal: data dir: %w", err)

@@ -31,7 +31,7 @@ type updateTTLInput struct {
 
 func updateTimeToLive(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in updateTTLInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	var c constraintErrors
@@ -81,7 +81,7 @@ func updateTimeToLive(s *Server, ctx context.Context, body []byte) (any, error) 
 
 func describeTimeToLive(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in tableNameInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	t, err := s.lookupControl(in.TableName)

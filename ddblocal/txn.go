@@ -29,7 +29,7 @@ const (
 
 type txPut struct {
 	TableName                           string
-	Item                                wire.Item
+	Item                                wire.RequestItem
 	ConditionExpression                 *string
 	ReturnValuesOnConditionCheckFailure string
 	exprInput
@@ -37,7 +37,7 @@ type txPut struct {
 
 type txKeyOp struct {
 	TableName                           string
-	Key                                 wire.Item
+	Key                                 wire.RequestItem
 	ConditionExpression                 *string
 	UpdateExpression                    *string
 	ReturnValuesOnConditionCheckFailure string
@@ -97,7 +97,7 @@ func lockTables(ts []*table, write bool) func() {
 
 func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in transactWriteInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	var c constraintErrors

@@ -12,7 +12,7 @@ type transactGetInput struct {
 	TransactItems []struct {
 		Get *struct {
 			TableName            string
-			Key                  wire.Item
+			Key                  wire.RequestItem
 			ProjectionExpression *string
 			exprInput
 		}
@@ -28,7 +28,7 @@ type preparedGet struct {
 
 func transactGetItems(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in transactGetInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	var c constraintErrors

@@ -13,7 +13,7 @@ func init() { register("UpdateItem", updateItem) }
 
 type updateItemInput struct {
 	TableName                           string
-	Key                                 wire.Item
+	Key                                 wire.RequestItem
 	UpdateExpression                    *string
 	ConditionExpression                 *string
 	ReturnValues                        string
@@ -27,7 +27,7 @@ var updateRV = map[string]bool{"": true, "NONE": true, "ALL_OLD": true, "UPDATED
 
 func updateItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in updateItemInput
-	if err := decode(body, &in); err != nil {
+	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
 	if err := in.legacyInput.check(); err != nil {

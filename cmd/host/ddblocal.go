@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/dynafold/dynafold/ddblocal"
 )
@@ -27,6 +28,8 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	shards := fs.Int("stream-shards", 4, "open shards of each new stream; an item's records stay in one shard, in order")
 	split := fs.Int("split-after", 0, "split a shard into two children once it has taken this many records, as a growing partition splits (0: never by itself)")
 	latency := fs.Duration("latency", 0, "delay every request by this much, as a network round trip to DynamoDB would (e.g. 5ms)")
+	memMiB := fs.Int64("request-memory-mib", 512, "memory (MiB) the requests being read, decoded and served may take together; a request that does not fit waits (negative: no limit)")
+	memWait := fs.Duration("request-memory-wait", 10*time.Second, "how long a request waits for request memory before it is refused with a ThrottlingException")
 	if err := fs.Parse(args); err != nil {
 		return ddblocal.Options{}, err
 	}
@@ -36,7 +39,17 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	if *split < 0 || *latency < 0 {
 		return ddblocal.Options{}, fmt.Errorf("--split-after and --latency cannot be negative (got %d and %s)", *split, *latency)
 	}
-	return ddblocal.Options{Addr: *addr, DataDir: *data, AllowNonLoopback: *allow,
+	opts := ddblocal.Options{Addr: *addr, DataDir: *data, AllowNonLoopback: *allow, RequestMemoryWait: *memWait,
 		Streams: ddblocal.StreamOptions{Shards: *shards, SplitAfterRecords: *split},
-		Faults:  ddblocal.FaultConfig{Latency: *latency}}, nil
+		Faults:  ddblocal.FaultConfig{Latency: *latency}}
+	switch {
+	case *memMiB < 0:
+		opts.RequestMemory = -1
+	case *memMiB > 0:
+		opts.RequestMemory = *memMiB << 20
+	}
+	if *memWait <= 0 {
+		opts.RequestMemoryWait = -1 // refuse at once
+	}
+	return opts, nil
 }

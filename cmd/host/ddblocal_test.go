@@ -143,3 +143,23 @@ func TestC5_DdblocalStreamShardsFlagSetsTheOpenShardsOfANewStream(t *testing.T) 
 		t.Errorf("--stream-shards 0: err %v, want a refusal", err)
 	}
 }
+
+func TestW6_DDBLocalCommandSetsTheRequestMemory(t *testing.T) {
+	opts, err := ddblocalOptions([]string{"--request-memory-mib", "64", "--request-memory-wait", "2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.RequestMemory != 64<<20 || opts.RequestMemoryWait != 2*time.Second {
+		t.Fatalf("--request-memory-mib 64 --request-memory-wait 2s: RequestMemory %d, RequestMemoryWait %v", opts.RequestMemory, opts.RequestMemoryWait)
+	}
+	opts, err = ddblocalOptions([]string{"--request-memory-mib", "-1", "--request-memory-wait", "0s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.RequestMemory >= 0 || opts.RequestMemoryWait >= 0 {
+		t.Fatalf("--request-memory-mib -1 --request-memory-wait 0s: RequestMemory %d, RequestMemoryWait %v; want no limit and no wait", opts.RequestMemory, opts.RequestMemoryWait)
+	}
+	if opts, _ := ddblocalOptions(nil); opts.RequestMemory != 512<<20 {
+		t.Fatalf("default RequestMemory %d, want 512 MiB", opts.RequestMemory)
+	}
+}

@@ -32,6 +32,8 @@ const (
 	MultipleTypes                      // more than one type descriptor
 	UnknownType                        // a descriptor that is no DynamoDB type
 	NullFalse                          // {"NULL": false}
+	TooLarge                           // over Limits.MaxItemSize or MaxValueSize
+	TooDeep                            // nested deeper than Limits.MaxDepth
 )
 
 // DecodeError is a value that does not decode. It matches
@@ -40,6 +42,7 @@ type DecodeError struct {
 	Kind ErrorKind
 	Type string // the type descriptor, where there is one
 	Err  error  // the JSON error behind a Syntax error
+	Attr string // the attribute whose value broke a limit (TooLarge, TooDeep)
 }
 
 // Error implements error.
@@ -58,6 +61,10 @@ func (e *DecodeError) Error() string {
 		return fmt.Sprintf("unknown type descriptor %q", e.Type)
 	case NullFalse:
 		return "NULL must be true"
+	case TooLarge:
+		return fmt.Sprintf("the item is over its size limit (attribute %q)", e.Attr)
+	case TooDeep:
+		return fmt.Sprintf("the item is nested over its depth limit (attribute %q)", e.Attr)
 	}
 	return "bad attribute value"
 }
@@ -91,128 +98,11 @@ func syntax(t string, err error) error { return &DecodeError{Kind: Syntax, Type:
 // DecodeValue decodes one attribute value. Numbers stay text, binaries are
 // base64; an empty value, several type descriptors, an unknown one and
 // {"NULL": false} are errors, as DynamoDB has them.
-func DecodeValue(b []byte) (abi.Value, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return abi.Value{}, syntax("", err)
-	}
-	switch {
-	case len(raw) == 0:
-		return abi.Value{}, &DecodeError{Kind: Empty}
-	case len(raw) > 1:
-		return abi.Value{}, &DecodeError{Kind: MultipleTypes}
-	}
-	for t, r := range raw {
-		return decodeTyped(t, r)
-	}
-	panic("unreachable")
-}
+func DecodeValue(b []byte) (abi.Value, error) { return DecodeValueLimits(b, Limits{}) }
 
 // DecodeItem decodes a JSON object of attribute values (null: an empty,
 // non-nil item).
-func DecodeItem(b []byte) (abi.Item, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, syntax("", err)
-	}
-	out := make(abi.Item, len(raw))
-	for k, r := range raw {
-		v, err := DecodeValue(r)
-		if err != nil {
-			return nil, err
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
-func decodeTyped(t string, r json.RawMessage) (abi.Value, error) {
-	switch t {
-	case "S", "N":
-		var s string
-		if err := json.Unmarshal(r, &s); err != nil {
-			return abi.Value{}, syntax(t, err)
-		}
-		if t == "S" {
-			return abi.S(s), nil
-		}
-		return abi.N(s), nil
-	case "B":
-		b, err := decodeBlob(r)
-		return abi.B(b), err
-	case "BOOL", "NULL":
-		var x bool
-		if err := json.Unmarshal(r, &x); err != nil {
-			return abi.Value{}, syntax(t, err)
-		}
-		if t == "BOOL" {
-			return abi.Bool(x), nil
-		}
-		if !x {
-			return abi.Value{}, &DecodeError{Kind: NullFalse, Type: t}
-		}
-		return abi.Null(), nil
-	case "M":
-		it, err := DecodeItem(r)
-		if err != nil {
-			return abi.Value{}, err
-		}
-		return abi.M(it), nil
-	case "L":
-		var raws []json.RawMessage
-		if err := json.Unmarshal(r, &raws); err != nil {
-			return abi.Value{}, syntax(t, err)
-		}
-		l := make([]abi.Value, len(raws))
-		for i, x := range raws {
-			v, err := DecodeValue(x)
-			if err != nil {
-				return abi.Value{}, err
-			}
-			l[i] = v
-		}
-		return abi.L(l...), nil
-	case "SS", "NS":
-		var ss []string
-		if err := json.Unmarshal(r, &ss); err != nil {
-			return abi.Value{}, syntax(t, err)
-		}
-		if ss == nil {
-			ss = []string{}
-		}
-		if t == "SS" {
-			return abi.SS(ss...), nil
-		}
-		return abi.NS(ss...), nil
-	case "BS":
-		var raws []json.RawMessage
-		if err := json.Unmarshal(r, &raws); err != nil {
-			return abi.Value{}, syntax(t, err)
-		}
-		bs := make([][]byte, len(raws))
-		for i, x := range raws {
-			b, err := decodeBlob(x)
-			if err != nil {
-				return abi.Value{}, err
-			}
-			bs[i] = b
-		}
-		return abi.BS(bs...), nil
-	}
-	return abi.Value{}, &DecodeError{Kind: UnknownType, Type: t}
-}
-
-func decodeBlob(r json.RawMessage) ([]byte, error) {
-	var s string
-	if err := json.Unmarshal(r, &s); err != nil {
-		return nil, syntax("B", err)
-	}
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return nil, syntax("B", fmt.Errorf("not valid base64: %w", err))
-	}
-	return b, nil
-}
+func DecodeItem(b []byte) (abi.Item, error) { return DecodeItemLimits(b, Limits{}) }
 
 // ValueFromJSON decodes one attribute value (DecodeValue).
 func ValueFromJSON(raw json.RawMessage) (abi.Value, error) { return DecodeValue(raw) }

@@ -1,0 +1,601 @@
+package ddbjson
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/dynafold/dynafold/abi"
+)
+
+// decoder decodes DynamoDB JSON in one pass over its input, building each
+// value once. Before it decodes a list, a set or a map it counts the
+// members (a scan that allocates nothing), so every slice and map is made
+// at its final size, and a container with more members than the limits
+// leave room for is refused before any of them is built.
+type decoder struct {
+	b     []byte
+	pos   int
+	lim   Limits
+	size  int // running size of the item
+	vsize int // running size of the current attribute's value
+	attr  string
+	jsonD int // JSON nesting depth
+}
+
+// errSyntax marks input that is not JSON; fail replaces it with
+// encoding/json's own error for the whole input.
+var errSyntax = errors.New("ddbjson: invalid JSON")
+
+// fail turns a decoding error into the error DecodeItem would return for
+// the same input: limits as they are; anything else only if the whole
+// input is valid JSON (encoding/json checks it before decoding anything),
+// otherwise encoding/json's syntax error.
+func (d *decoder) fail(err error) error {
+	if de, ok := err.(*DecodeError); ok && (de.Kind == TooLarge || de.Kind == TooDeep) {
+		return err
+	}
+	if err != errSyntax && json.Valid(d.b) {
+		return err
+	}
+	var raw json.RawMessage
+	if jerr := json.Unmarshal(d.b, &raw); jerr != nil {
+		return syntax("", jerr)
+	}
+	return err // not reached: the input was found invalid
+}
+
+var (
+	typeString = reflect.TypeFor[string]()
+	typeBool   = reflect.TypeFor[bool]()
+	typeRaws   = reflect.TypeFor[[]json.RawMessage]()
+	typeStrs   = reflect.TypeFor[[]string]()
+	typeObject = reflect.TypeFor[map[string]json.RawMessage]()
+)
+
+// mismatch is encoding/json's error for a JSON value of the wrong kind,
+// which it reports only once the whole input is known to be valid; the
+// value is skipped so the caller can go on.
+func (d *decoder) mismatch(t reflect.Type) error {
+	kind := ""
+	switch c := d.peek(); {
+	case c == '{':
+		kind = "object"
+	case c == '[':
+		kind = "array"
+	case c == '"':
+		kind = "string"
+	case c == 't' || c == 'f':
+		kind = "bool"
+	default:
+		kind = "number"
+	}
+	off := d.pos
+	if err := d.skip(); err != nil {
+		return err
+	}
+	return &json.UnmarshalTypeError{Value: kind, Type: t, Offset: int64(off)}
+}
+
+// item decodes a JSON object of attribute values at level (0: a whole
+// item; its values are at level 1). A null is not allowed here (callers
+// handle it).
+func (d *decoder) item(level int) (abi.Item, error) {
+	if d.peek() != '{' {
+		return nil, d.wrapMismatch("", d.mismatch(typeObject))
+	}
+	n, err := d.members(level > 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.push(); err != nil {
+		return nil, err
+	}
+	d.pos++
+	out := make(abi.Item, n)
+	// errs holds the errors of members a later duplicate may replace
+	// (encoding/json keeps the last of duplicate names).
+	var errs []memberErr
+	d.ws()
+	if d.peek() == '}' {
+		d.pos++
+		d.jsonD--
+		return out, nil
+	}
+	for {
+		d.ws()
+		if d.peek() != '"' {
+			return nil, errSyntax
+		}
+		k, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		if err := d.colon(); err != nil {
+			return nil, err
+		}
+		old, dup := out[k]
+		bad := -1
+		for i := range errs {
+			if errs[i].name == k {
+				bad, dup = i, true
+			}
+		}
+		if dup {
+			// the earlier value no longer counts
+			n := len(k) + valueSize(old)
+			if level > 0 {
+				n++
+				d.vsize -= n
+			}
+			d.size -= n
+		}
+		if level == 0 {
+			// a name counts in the item's size, not in its value's
+			d.attr, d.vsize = k, -len(k)
+		}
+		if err := d.count(len(k)); err != nil {
+			return nil, err
+		}
+		if level > 0 {
+			if err := d.count(1); err != nil {
+				return nil, err
+			}
+		}
+		v, err := d.value(level + 1)
+		switch {
+		case err == nil:
+			out[k] = v
+			if bad >= 0 {
+				errs = append(errs[:bad], errs[bad+1:]...)
+			}
+		case !recoverable(err):
+			return nil, err
+		default:
+			delete(out, k)
+			if bad >= 0 {
+				errs[bad].err = err
+			} else {
+				errs = append(errs, memberErr{k, err})
+			}
+		}
+		d.ws()
+		switch d.peek() {
+		case ',':
+			d.pos++
+			continue
+		case '}':
+			d.pos++
+		default:
+			return nil, errSyntax
+		}
+		break
+	}
+	d.jsonD--
+	if len(errs) > 0 {
+		return nil, errs[0].err
+	}
+	return out, nil
+}
+
+type memberErr struct {
+	name string
+	err  error
+}
+
+// wrapMismatch wraps a type mismatch as DecodeValue does (syntax(t, ...));
+// other errors pass.
+func (d *decoder) wrapMismatch(t string, err error) error {
+	if _, ok := err.(*json.UnmarshalTypeError); ok {
+		return syntax(t, err)
+	}
+	return err
+}
+
+// recoverable reports whether decoding can go on after err to find what
+// encoding/json would report instead: a later duplicate, several types.
+func recoverable(err error) bool {
+	de, ok := err.(*DecodeError)
+	return ok && de.Kind != TooLarge && de.Kind != TooDeep
+}
+
+// value decodes one attribute value at level: a JSON object with one type
+// descriptor.
+func (d *decoder) value(level int) (abi.Value, error) {
+	if d.lim.MaxDepth > 0 && level > d.lim.MaxDepth {
+		return abi.Value{}, &DecodeError{Kind: TooDeep, Attr: d.attr}
+	}
+	switch d.peek() {
+	case '{':
+	case 'n':
+		if err := d.literal("null"); err != nil {
+			return abi.Value{}, err
+		}
+		return abi.Value{}, &DecodeError{Kind: Empty}
+	default:
+		return abi.Value{}, d.wrapMismatch("", d.mismatch(typeObject))
+	}
+	if err := d.push(); err != nil {
+		return abi.Value{}, err
+	}
+	d.pos++
+	d.ws()
+	if d.peek() == '}' {
+		d.pos++
+		d.jsonD--
+		return abi.Value{}, &DecodeError{Kind: Empty}
+	}
+	var (
+		first    string
+		seen     bool
+		v        abi.Value
+		verr     error
+		multiple bool
+		mark     = d.size
+		vmark    = d.vsize
+	)
+	for {
+		d.ws()
+		if d.peek() != '"' {
+			return abi.Value{}, errSyntax
+		}
+		t, err := d.descriptor()
+		if err != nil {
+			return abi.Value{}, err
+		}
+		if err := d.colon(); err != nil {
+			return abi.Value{}, err
+		}
+		switch {
+		case multiple || (seen && t != first):
+			multiple = true
+			if err := d.skip(); err != nil {
+				return abi.Value{}, err
+			}
+		default:
+			// the first descriptor, or a duplicate of it: the last wins
+			first, seen = t, true
+			d.size, d.vsize = mark, vmark
+			vstart, vdepth := d.pos, d.jsonD
+			v, verr = d.typed(t, level)
+			if verr != nil {
+				if !recoverable(verr) {
+					return abi.Value{}, verr
+				}
+				// go on past the value: a duplicate or a second type
+				// may change what is reported
+				d.pos, d.jsonD = vstart, vdepth
+				d.size, d.vsize = mark, vmark
+				if err := d.skip(); err != nil {
+					return abi.Value{}, err
+				}
+			}
+		}
+		d.ws()
+		switch d.peek() {
+		case ',':
+			d.pos++
+			continue
+		case '}':
+			d.pos++
+		default:
+			return abi.Value{}, errSyntax
+		}
+		break
+	}
+	d.jsonD--
+	if multiple {
+		return abi.Value{}, &DecodeError{Kind: MultipleTypes}
+	}
+	return v, verr
+}
+
+// descriptor reads a type descriptor key, without allocating for the
+// ten that exist.
+func (d *decoder) descriptor() (string, error) {
+	start := d.pos + 1
+	for i := start; i < len(d.b) && i <= start+4; i++ {
+		if c := d.b[i]; c == '\\' || c >= 0x80 || c < 0x20 {
+			break
+		} else if c != '"' {
+			continue
+		}
+		if t := knownType(d.b[start:i]); t != "" {
+			d.pos = i + 1
+			return t, nil
+		}
+		break
+	}
+	return d.str()
+}
+
+func knownType(b []byte) string {
+	switch string(b) {
+	case "S":
+		return "S"
+	case "N":
+		return "N"
+	case "B":
+		return "B"
+	case "BOOL":
+		return "BOOL"
+	case "NULL":
+		return "NULL"
+	case "M":
+		return "M"
+	case "L":
+		return "L"
+	case "SS":
+		return "SS"
+	case "NS":
+		return "NS"
+	case "BS":
+		return "BS"
+	}
+	return ""
+}
+
+// typed decodes the value of type descriptor t.
+func (d *decoder) typed(t string, level int) (abi.Value, error) {
+	switch t {
+	case "S", "N":
+		s, err := d.strOrNull(typeString)
+		if err != nil {
+			return abi.Value{}, d.wrapMismatch(t, err)
+		}
+		if t == "S" {
+			return abi.S(s), d.count(len(s))
+		}
+		n := 0
+		if s != "" {
+			n = 1
+		}
+		return abi.N(s), d.count(n)
+	case "B":
+		b, err := d.blob()
+		if err != nil {
+			return abi.Value{}, err
+		}
+		return abi.B(b), d.count(len(b))
+	case "BOOL", "NULL":
+		x, err := d.boolOrNull()
+		if err != nil {
+			return abi.Value{}, d.wrapMismatch(t, err)
+		}
+		if err := d.count(1); err != nil {
+			return abi.Value{}, err
+		}
+		if t == "BOOL" {
+			return abi.Bool(x), nil
+		}
+		if !x {
+			return abi.Value{}, &DecodeError{Kind: NullFalse, Type: t}
+		}
+		return abi.Null(), nil
+	case "M":
+		if err := d.count(3); err != nil {
+			return abi.Value{}, err
+		}
+		if d.peek() == 'n' {
+			if err := d.literal("null"); err != nil {
+				return abi.Value{}, err
+			}
+			return abi.M(abi.Item{}), nil
+		}
+		it, err := d.item(level)
+		if err != nil {
+			return abi.Value{}, err
+		}
+		return abi.M(it), nil
+	case "L":
+		return d.list(level)
+	case "SS", "NS":
+		return d.strs(t)
+	case "BS":
+		return d.blobs()
+	}
+	if err := d.skip(); err != nil {
+		return abi.Value{}, err
+	}
+	return abi.Value{}, &DecodeError{Kind: UnknownType, Type: t}
+}
+
+func (d *decoder) list(level int) (abi.Value, error) {
+	if err := d.count(3); err != nil {
+		return abi.Value{}, err
+	}
+	switch d.peek() {
+	case '[':
+	case 'n':
+		if err := d.literal("null"); err != nil {
+			return abi.Value{}, err
+		}
+		return abi.L(), nil
+	default:
+		return abi.Value{}, d.wrapMismatch("L", d.mismatch(typeRaws))
+	}
+	n, err := d.members(true)
+	if err != nil {
+		return abi.Value{}, err
+	}
+	if err := d.push(); err != nil {
+		return abi.Value{}, err
+	}
+	d.pos++
+	l := make([]abi.Value, 0, n)
+	d.ws()
+	if d.peek() == ']' {
+		d.pos++
+		d.jsonD--
+		return abi.Value{Kind: abi.KindL, List: l}, nil
+	}
+	for {
+		d.ws()
+		if err := d.count(1); err != nil {
+			return abi.Value{}, err
+		}
+		v, err := d.value(level + 1)
+		if err != nil {
+			return abi.Value{}, err
+		}
+		l = append(l, v)
+		d.ws()
+		switch d.peek() {
+		case ',':
+			d.pos++
+			continue
+		case ']':
+			d.pos++
+		default:
+			return abi.Value{}, errSyntax
+		}
+		break
+	}
+	d.jsonD--
+	return abi.Value{Kind: abi.KindL, List: l}, nil
+}
+
+// strs decodes an SS or NS: a JSON array of strings (null members are "").
+func (d *decoder) strs(t string) (abi.Value, error) {
+	kind := abi.KindSS
+	if t == "NS" {
+		kind = abi.KindNS
+	}
+	switch d.peek() {
+	case '[':
+	case 'n':
+		if err := d.literal("null"); err != nil {
+			return abi.Value{}, err
+		}
+		return abi.Value{Kind: kind, Strs: []string{}}, nil
+	default:
+		return abi.Value{}, d.wrapMismatch(t, d.mismatch(typeStrs))
+	}
+	n, err := d.members(false)
+	if err != nil {
+		return abi.Value{}, err
+	}
+	if err := d.push(); err != nil {
+		return abi.Value{}, err
+	}
+	d.pos++
+	ss := make([]string, 0, n)
+	d.ws()
+	if d.peek() != ']' {
+		for {
+			d.ws()
+			s, err := d.strOrNull(typeString)
+			if err != nil {
+				return abi.Value{}, d.wrapMismatch(t, err)
+			}
+			n := len(s)
+			if kind == abi.KindNS && n > 0 {
+				n = 1
+			}
+			if err := d.count(n); err != nil {
+				return abi.Value{}, err
+			}
+			ss = append(ss, s)
+			d.ws()
+			if d.peek() == ',' {
+				d.pos++
+				continue
+			}
+			if d.peek() != ']' {
+				return abi.Value{}, errSyntax
+			}
+			break
+		}
+	}
+	d.pos++
+	d.jsonD--
+	return abi.Value{Kind: kind, Strs: ss}, nil
+}
+
+// blobs decodes a BS: a JSON array of base64 strings.
+func (d *decoder) blobs() (abi.Value, error) {
+	switch d.peek() {
+	case '[':
+	case 'n':
+		if err := d.literal("null"); err != nil {
+			return abi.Value{}, err
+		}
+		return abi.Value{Kind: abi.KindBS, Blobs: [][]byte{}}, nil
+	default:
+		return abi.Value{}, d.wrapMismatch("BS", d.mismatch(typeRaws))
+	}
+	n, err := d.members(false)
+	if err != nil {
+		return abi.Value{}, err
+	}
+	if err := d.push(); err != nil {
+		return abi.Value{}, err
+	}
+	d.pos++
+	bs := make([][]byte, 0, n)
+	d.ws()
+	if d.peek() != ']' {
+		for {
+			d.ws()
+			b, err := d.blob()
+			if err != nil {
+				return abi.Value{}, err
+			}
+			if err := d.count(len(b)); err != nil {
+				return abi.Value{}, err
+			}
+			bs = append(bs, b)
+			d.ws()
+			if d.peek() == ',' {
+				d.pos++
+				continue
+			}
+			if d.peek() != ']' {
+				return abi.Value{}, errSyntax
+			}
+			break
+		}
+	}
+	d.pos++
+	d.jsonD--
+	return abi.Value{Kind: abi.KindBS, Blobs: bs}, nil
+}
+
+// blob decodes a base64 string (null: empty).
+func (d *decoder) blob() ([]byte, error) {
+	s, err := d.strOrNull(typeString)
+	if err != nil {
+		return nil, d.wrapMismatch("B", err)
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, syntax("B", fmt.Errorf("not valid base64: %w", err))
+	}
+	return b, nil
+}
+
+// strOrNull decodes a JSON string, or null as "" (encoding/json leaves a
+// string unset for null); anything else is a type mismatch with t.
+func (d *decoder) strOrNull(t reflect.Type) (string, error) {
+	switch d.peek() {
+	case '"':
+		return d.str()
+	case 'n':
+		return "", d.literal("null")
+	}
+	return "", d.mismatch(t)
+}
+
+func (d *decoder) boolOrNull() (bool, error) {
+	switch d.peek() {
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	case 'n':
+		return false, d.literal("null")
+	}
+	return false, d.mismatch(typeBool)
+}

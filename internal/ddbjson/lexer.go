@@ -1,0 +1,340 @@
+package ddbjson
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// The decoder's lexical side: whitespace, strings, literals, numbers,
+// skipping a value, and counting a container's members.
+
+// end checks that nothing but whitespace follows the decoded value.
+func (d *decoder) end() error {
+	d.ws()
+	if d.pos != len(d.b) {
+		return errSyntax
+	}
+	return nil
+}
+
+func (d *decoder) ws() {
+	for d.pos < len(d.b) {
+		switch d.b[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) peek() byte {
+	if d.pos < len(d.b) {
+		return d.b[d.pos]
+	}
+	return 0
+}
+
+// members counts the members of the array or object at pos, without
+// checking its syntax (decoding does). Every member of a list or map
+// (nested) takes at least its own byte, so with limits one with more
+// members than the item has bytes left is too large, which members
+// reports before anything is built.
+func (d *decoder) members(nested bool) (int, error) {
+	room := -1
+	if !nested {
+		// members of sets and items can be empty
+	} else if d.lim.MaxItemSize > 0 {
+		room = d.lim.MaxItemSize - d.size
+	}
+	if nested && d.lim.MaxValueSize > 0 && (room < 0 || d.lim.MaxValueSize-d.vsize < room) {
+		room = d.lim.MaxValueSize - d.vsize
+	}
+	n, depth, content := 0, 0, false
+	b := d.b
+	for i := d.pos; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			content = content || depth == 1
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			content = content || depth == 1
+			depth++
+		case ']', '}':
+			depth--
+			if depth == 0 {
+				if content {
+					n++
+				}
+				if room >= 0 && n > room {
+					return 0, &DecodeError{Kind: TooLarge, Attr: d.attr}
+				}
+				return n, nil
+			}
+		case ',':
+			if depth == 1 {
+				n++
+				if room >= 0 && n > room {
+					return 0, &DecodeError{Kind: TooLarge, Attr: d.attr}
+				}
+			}
+		case ' ', '\t', '\n', '\r':
+		default:
+			content = content || depth == 1
+		}
+	}
+	return n, nil // not JSON: decoding finds out where
+}
+
+func (d *decoder) push() error {
+	d.jsonD++
+	if d.jsonD > maxJSONDepth {
+		return errSyntax
+	}
+	return nil
+}
+
+func (d *decoder) colon() error {
+	d.ws()
+	if d.peek() != ':' {
+		return errSyntax
+	}
+	d.pos++
+	d.ws()
+	return nil
+}
+
+func (d *decoder) literal(lit string) error {
+	if len(d.b)-d.pos < len(lit) || string(d.b[d.pos:d.pos+len(lit)]) != lit {
+		return errSyntax
+	}
+	d.pos += len(lit)
+	return nil
+}
+
+// str decodes the JSON string at pos as encoding/json does: escapes
+// resolved, invalid UTF-8 and lone surrogates replaced by U+FFFD.
+func (d *decoder) str() (string, error) {
+	start := d.pos + 1
+	plain := true // no escape and valid ASCII so far
+	i := start
+	for ; i < len(d.b); i++ {
+		c := d.b[i]
+		switch {
+		case c == '"':
+			span := d.b[start:i]
+			d.pos = i + 1
+			if plain || utf8.Valid(span) {
+				return string(span), nil
+			}
+			return d.slowStr(start-1, i+1)
+		case c == '\\':
+			end, ok := d.strEnd(i)
+			if !ok {
+				return "", errSyntax
+			}
+			d.pos = end
+			return d.slowStr(start-1, end)
+		case c < 0x20:
+			return "", errSyntax
+		case c >= 0x80:
+			plain = false
+		}
+	}
+	return "", errSyntax
+}
+
+// strEnd returns the offset just past the closing quote of the string
+// whose first backslash is at i.
+func (d *decoder) strEnd(i int) (int, bool) {
+	for ; i < len(d.b); i++ {
+		switch c := d.b[i]; {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			i++
+			if i >= len(d.b) {
+				return 0, false
+			}
+			switch d.b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(d.b) {
+					return 0, false
+				}
+				for _, h := range d.b[i+1 : i+5] {
+					if !isHex(h) {
+						return 0, false
+					}
+				}
+				i += 4
+			default:
+				return 0, false
+			}
+		case c < 0x20:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// slowStr decodes the quoted string b[from:to] with encoding/json (escapes
+// or non-UTF-8 bytes: rare in DynamoDB JSON).
+func (d *decoder) slowStr(from, to int) (string, error) {
+	var s string
+	if err := json.Unmarshal(d.b[from:to], &s); err != nil {
+		return "", errSyntax
+	}
+	return s, nil
+}
+
+// skip passes over one JSON value, checking its syntax.
+func (d *decoder) skip() error {
+	d.ws()
+	switch c := d.peek(); {
+	case c == '{':
+		if err := d.push(); err != nil {
+			return err
+		}
+		d.pos++
+		d.ws()
+		if d.peek() == '}' {
+			d.pos++
+			d.jsonD--
+			return nil
+		}
+		for {
+			d.ws()
+			if d.peek() != '"' {
+				return errSyntax
+			}
+			if err := d.skipStr(); err != nil {
+				return err
+			}
+			if err := d.colon(); err != nil {
+				return err
+			}
+			if err := d.skip(); err != nil {
+				return err
+			}
+			d.ws()
+			switch d.peek() {
+			case ',':
+				d.pos++
+				continue
+			case '}':
+				d.pos++
+				d.jsonD--
+				return nil
+			}
+			return errSyntax
+		}
+	case c == '[':
+		if err := d.push(); err != nil {
+			return err
+		}
+		d.pos++
+		d.ws()
+		if d.peek() == ']' {
+			d.pos++
+			d.jsonD--
+			return nil
+		}
+		for {
+			if err := d.skip(); err != nil {
+				return err
+			}
+			d.ws()
+			switch d.peek() {
+			case ',':
+				d.pos++
+				continue
+			case ']':
+				d.pos++
+				d.jsonD--
+				return nil
+			}
+			return errSyntax
+		}
+	case c == '"':
+		return d.skipStr()
+	case c == 't':
+		return d.literal("true")
+	case c == 'f':
+		return d.literal("false")
+	case c == 'n':
+		return d.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	}
+	return errSyntax
+}
+
+func (d *decoder) skipStr() error {
+	for i := d.pos + 1; i < len(d.b); i++ {
+		switch c := d.b[i]; {
+		case c == '"':
+			d.pos = i + 1
+			return nil
+		case c == '\\':
+			end, ok := d.strEnd(i)
+			if !ok {
+				return errSyntax
+			}
+			d.pos = end
+			return nil
+		case c < 0x20:
+			return errSyntax
+		}
+	}
+	return errSyntax
+}
+
+// number passes over a JSON number.
+func (d *decoder) number() error {
+	i := d.pos
+	if i < len(d.b) && d.b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d.b) && d.b[i] == '0':
+		i++
+	case i < len(d.b) && d.b[i] >= '1' && d.b[i] <= '9':
+		for i < len(d.b) && d.b[i] >= '0' && d.b[i] <= '9' {
+			i++
+		}
+	default:
+		return errSyntax
+	}
+	if i < len(d.b) && d.b[i] == '.' {
+		i++
+		if i >= len(d.b) || d.b[i] < '0' || d.b[i] > '9' {
+			return errSyntax
+		}
+		for i < len(d.b) && d.b[i] >= '0' && d.b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(d.b) && (d.b[i] == 'e' || d.b[i] == 'E') {
+		i++
+		if i < len(d.b) && (d.b[i] == '+' || d.b[i] == '-') {
+			i++
+		}
+		if i >= len(d.b) || d.b[i] < '0' || d.b[i] > '9' {
+			return errSyntax
+		}
+		for i < len(d.b) && d.b[i] >= '0' && d.b[i] <= '9' {
+			i++
+		}
+	}
+	d.pos = i
+	return nil
+}

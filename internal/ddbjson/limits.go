@@ -1,0 +1,67 @@
+package ddbjson
+
+import "github.com/dynafold/dynafold/abi"
+
+// Limits bounds what DecodeItemLimits builds, so that a hostile input is
+// refused after building about as much as the limit allows, not after
+// building all of it. A zero field means no limit.
+type Limits struct {
+	// MaxItemSize is the largest size of the whole item, by DynamoDB's
+	// rules (see expr.ItemSize in ddblocal): attribute names, values, 3
+	// bytes per list or map and 1 per element. While decoding, a number
+	// counts 1 byte (its true size needs it parsed), so an item refused is
+	// surely over the limit, and an item accepted can still be over it by
+	// its numbers' share.
+	MaxItemSize int
+	// MaxValueSize is the largest size of each attribute's value, counted
+	// the same way.
+	MaxValueSize int
+	// MaxDepth is the deepest nesting of values: an attribute's value is
+	// at level 1, an element of a list or map one level below its parent.
+	MaxDepth int
+}
+
+// maxJSONDepth is encoding/json's own nesting limit; deeper input is a
+// syntax error there, and so here.
+const maxJSONDepth = 10000
+
+// DecodeItemLimits decodes a JSON object of attribute values as DecodeItem
+// does, and stops with a TooLarge or TooDeep *DecodeError as soon as the
+// item passes one of lim's limits (Attr names the attribute). Other errors
+// are DecodeItem's, for the same input.
+func DecodeItemLimits(b []byte, lim Limits) (abi.Item, error) {
+	d := &decoder{b: b, lim: lim}
+	d.ws()
+	if d.pos < len(d.b) && d.b[d.pos] == 'n' {
+		if err := d.literal("null"); err != nil {
+			return nil, d.fail(err)
+		}
+		if err := d.end(); err != nil {
+			return nil, d.fail(err)
+		}
+		return abi.Item{}, nil
+	}
+	it, err := d.item(0)
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		return nil, d.fail(err)
+	}
+	return it, nil
+}
+
+// DecodeValueLimits decodes one attribute value as DecodeValue does, with
+// lim's MaxValueSize and MaxDepth.
+func DecodeValueLimits(b []byte, lim Limits) (abi.Value, error) {
+	d := &decoder{b: b, lim: lim}
+	d.ws()
+	v, err := d.value(1)
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		return abi.Value{}, d.fail(err)
+	}
+	return v, nil
+}
