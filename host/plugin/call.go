@@ -75,6 +75,13 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 		}
 		return p.classify(ctx, fn, nil, nil, fmt.Errorf("instantiate a new instance: %w", err))
 	}
+	return p.callOn(ctx, in, fn, encode, decode)
+}
+
+// callOn runs one call on in, an instance the caller acquired from the
+// pool, and gives it back: released after a success or a guest error,
+// discarded after any other failure.
+func (p *Plugin) callOn(ctx context.Context, in *instance, fn string, encode func([]byte) []byte, decode func([]byte) error) error {
 	in.scratch = encode(in.scratch[:0])
 	in.armLoopBudget(loopBudgetTicks(p.cfg.MaxLoopIterations))
 	var out []byte

@@ -30,7 +30,9 @@ func (p *Plugin) FillPoolForTest(ctx context.Context, req *abi.EvolveRequest) er
 	var held []*instance
 	defer func() {
 		for _, in := range held {
-			p.pool.Release(ctx, in)
+			if in != nil {
+				p.pool.Release(ctx, in)
+			}
 		}
 	}()
 	for range p.cfg.PoolSize {
@@ -64,4 +66,37 @@ func (p *Plugin) FillPoolForTest(ctx context.Context, req *abi.EvolveRequest) er
 // instance (as when a new instance could not be started).
 func (p *Plugin) ClassifyForTest(ctx context.Context, fn string, err error) error {
 	return p.classify(ctx, fn, nil, nil, err)
+}
+
+// CallEveryInstanceForTest checks out every instance of p's pool at once
+// (creating the missing ones, so they are all distinct), then calls fn with
+// input on each, through the same path as Call, and returns the responses
+// in the order of the instances.
+func (p *Plugin) CallEveryInstanceForTest(ctx context.Context, fn string, input []byte) ([][]byte, error) {
+	var held []*instance
+	defer func() {
+		for _, in := range held {
+			if in != nil {
+				p.pool.Release(ctx, in)
+			}
+		}
+	}()
+	for range p.cfg.PoolSize {
+		in, err := p.pool.Acquire(ctx, ErrClosed)
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, in)
+	}
+	outs := make([][]byte, len(held))
+	for i, in := range held {
+		held[i] = nil // callOn gives it back
+		err := p.callOn(ctx, in, fn,
+			func(dst []byte) []byte { return append(dst, input...) },
+			func(body []byte) error { outs[i] = append([]byte(nil), body...); return nil })
+		if err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
 }
