@@ -100,3 +100,12 @@ func (p *Plugin) CallEveryInstanceForTest(ctx context.Context, fn string, input 
 	}
 	return outs, nil
 }
+
+// SetWatchdogFiredHookForTest makes f run each time a call's watchdog
+// fires (after it set the interrupt flag) and returns a function restoring
+// the previous hook.
+func SetWatchdogFiredHookForTest(f func()) (restore func()) {
+	old := firedHook
+	firedHook = f
+	return func() { firedHook = old }
+}

@@ -38,8 +38,8 @@ const yieldEvery = 4096
 // at the head of every loop, code that decrements the countdown and, every
 // yieldEvery iterations, resets it, calls the module's own import of
 // wasi_snapshot_preview1.sched_yield, decrements the budget if it is
-// non-zero and traps (unreachable) if that made it zero, and traps if the
-// flag is set. Setting the flag from another goroutine makes a running call trap
+// non-zero and traps (unreachable) if that made it zero, and, if the flag is
+// set, sets it to interrupted and traps. Setting the flag from another goroutine makes a running call trap
 // within yieldEvery loop iterations: that is how the host enforces
 // CallTimeout and the caller's context.
 //
@@ -147,7 +147,8 @@ func instrument(wasm []byte) ([]byte, error) {
 
 // loopCheck is the code instrument puts at the head of every loop. The loop
 // budget costs nothing per iteration: it is read only in the branch taken
-// once per yieldEvery iterations.
+// once per yieldEvery iterations. A set interrupt flag traps, after setting
+// the flag to interrupted.
 func loopCheck(flag, countdown, budget, yieldFn uint32) []byte {
 	c := []byte{0x23} // global.get countdown
 	c = appendU32(c, countdown)
@@ -172,8 +173,15 @@ func loopCheck(flag, countdown, budget, yieldFn uint32) []byte {
 	c = append(c, 0x45, 0x04, 0x40, 0x00, 0x0b, 0x0b) // i32.eqz, if, unreachable, end, end
 	c = append(c, 0x23)                               // global.get flag
 	c = appendU32(c, flag)
-	return append(c, 0x04, 0x40, 0x00, 0x0b, 0x0b) // if, unreachable, end, end
+	c = append(c, 0x04, 0x40, 0x41, interrupted, 0x24) // if, i32.const interrupted, global.set flag
+	c = appendU32(c, flag)
+	return append(c, 0x00, 0x0b, 0x0b) // unreachable, end, end
 }
+
+// interrupted is the value the guest leaves in the interrupt flag when it
+// traps because the flag was set: the host tells that trap from the
+// guest's own (an unreachable of its code, a fault) by it.
+const interrupted = 2
 
 // instrumentCode rewrites the code section: each function body gets check
 // after every loop instruction.

@@ -9,7 +9,7 @@ import (
 
 // instrumentVersion names the rewrite in cached files; bump it whenever
 // instrument's output changes.
-const instrumentVersion = 2
+const instrumentVersion = 3
 
 // instrumentCached is instrumentFor with the result kept in cacheDir (next
 // to wazero's compiled code), so a warm cold start skips the rewrite too. The

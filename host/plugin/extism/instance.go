@@ -23,6 +23,9 @@ type instance struct {
 	kernelBase uint32
 	busy       atomic.Bool // set while a call holds the instance
 	fn         string      // the export being called, for guest log records
+	// ctx is the running call's context (with its CallTimeout), which guest
+	// log records carry; nil between calls.
+	ctx context.Context
 }
 
 // newInstance instantiates the compiled plugin in the sandbox: no
@@ -62,8 +65,9 @@ func (in *instance) Busy() *atomic.Bool { return &in.busy }
 func (p *Plugin) abiVersion(ctx context.Context, in *instance) (major, minor uint32, err error) {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
-	in.fn = exportVersion
+	in.fn, in.ctx = exportVersion, cctx
 	rc, _, err := in.p.CallWithContext(cctx, exportVersion, nil)
+	in.ctx = nil
 	if err != nil {
 		return 0, 0, p.classify(ctx, cctx, exportVersion, in, err)
 	}
@@ -82,8 +86,9 @@ func (p *Plugin) invoke(ctx context.Context, in *instance, fn string, input []by
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	in.rnd.Reset()
-	in.fn = fn
+	in.fn, in.ctx = fn, cctx
 	rc, out, err := in.p.CallWithContext(cctx, fn, input)
+	in.ctx = nil
 	if err != nil {
 		err = p.classify(ctx, cctx, fn, in, err)
 	}
