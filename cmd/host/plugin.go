@@ -168,6 +168,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plugin validate", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cache := fs.String("cache", "", "compilation-cache directory to use")
+	timeout := fs.Duration("timeout", plugin.DefaultCallTimeout, "bound on each call into the module, its start function and _initialize included")
 	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration")
 	proj := fs.String("projection", "", "with --config: the projection (default: the only one)")
 	files, err := parseInterspersed(fs, args)
@@ -175,15 +176,18 @@ func runPluginValidate(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(files) != 1 {
-		return fmt.Errorf("usage: host plugin validate FILE [--json] [--config F [--projection P]]")
+		return fmt.Errorf("usage: host plugin validate FILE [--json] [--timeout D] [--config F [--projection P]]")
 	}
 	wasm, err := os.ReadFile(files[0])
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	p, tr, err := transport.Load(ctx, wasm, plugin.Config{CacheDir: *cache, PoolSize: 1})
+	p, tr, err := transport.Load(ctx, wasm, plugin.Config{CacheDir: *cache, PoolSize: 1, CallTimeout: *timeout})
 	if err != nil {
+		if errors.Is(err, plugin.ErrTimeout) {
+			return fmt.Errorf("%s was refused: it ran past --timeout %s: %w", files[0], *timeout, err)
+		}
 		return fmt.Errorf("%s does not follow the ABI: %w", files[0], err)
 	}
 	defer p.Close(ctx)

@@ -148,7 +148,10 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 		return p.wrap(fn, c)
 	}
 	if fired == nil && errors.Is(err, ErrTimeout) {
-		fired = ErrTimeout // a new instance's _initialize ran out of time
+		fired = ErrTimeout // a new instance's start function or _initialize ran out of time
+	}
+	if fired == nil && errors.Is(err, ErrCanceled) {
+		fired = ErrCanceled // the caller gave up while a new instance started
 	}
 	var reason string
 	if in != nil {

@@ -14,6 +14,9 @@ type RawPlugin struct {
 	Yield bool
 	// StartLoop gives the module a start function that never returns.
 	StartLoop bool
+	// StartSetsDescribe gives the module a start function that changes
+	// the version describe answers to 0.0.2.
+	StartSetsDescribe bool
 	// InitializeLoop exports an _initialize that never returns.
 	InitializeLoop bool
 	// EvolveLogTrap makes evolve log one message through dynafold.log and
@@ -75,6 +78,12 @@ func (r RawPlugin) Bytes() []byte {
 	}
 	if r.StartLoop {
 		m.Start(m.Func(nil, nil, nil, Forever()))
+	}
+	if r.StartSetsDescribe {
+		// The version's last byte: the status byte, name's length and
+		// bytes, version's length, "0.0." (names are shorter than 128).
+		last := rawDescribe + 1 + 1 + len(name) + 1 + 4
+		m.Start(m.Func(nil, nil, nil, I32Const(int32(last)), I32Const('2'), I32Store8()))
 	}
 	return m.Bytes()
 }

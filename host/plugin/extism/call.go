@@ -70,7 +70,14 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 		if ctx.Err() != nil {
 			return p.wrap(fn, newCause(ErrCanceled, err, "canceled while waiting for an instance: %v", err))
 		}
-		return p.wrap(fn, newCause(ErrTrap, err, "instantiate a new instance: %v", err))
+		kind := ErrTrap
+		switch {
+		case errors.Is(err, ErrTimeout):
+			kind = ErrTimeout
+		case errors.Is(err, ErrCanceled):
+			kind = ErrCanceled
+		}
+		return p.wrap(fn, newCause(kind, err, "instantiate a new instance: %v", err))
 	}
 	in.scratch = encode(in.scratch[:0])
 	body, err := p.invoke(ctx, in, fn, in.scratch)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,4 +50,53 @@ func TestW6_ExtismTrapIsATrapAfterTheDeadline(t *testing.T) {
 	loop := load(t, testGuest(t, "misbehave"), extism.Config{PoolSize: 1, CallTimeout: timeout})
 	_, err = loop.Evolve(context.Background(), misbehaveRun("Loop"))
 	wantCallError(t, err, "misbehave@0.1.0", "evolve", extism.ErrTimeout, "timeout after 150ms")
+}
+
+// TestW6_ExtismStartFunctionThatNeverReturnsIsRefused: an Extism module
+// whose start function never returns is refused once the call timeout is
+// over (a *LoadError matching ErrTimeout that names the start function),
+// and Load honours its context (ErrCanceled); before, Load never returned.
+func TestW6_ExtismStartFunctionThatNeverReturnsIsRefused(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	wasm := wasmtest.ExtismPlugin{StartLoop: true}.Bytes()
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration // the call timeout
+		ctx     time.Duration // Load's context; 0: none
+		want    error
+	}{
+		{"call timeout", timeout, 0, extism.ErrTimeout},
+		{"Load's context", time.Hour, timeout, extism.ErrCanceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.ctx > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.ctx)
+				defer cancel()
+			}
+			done := make(chan error, 1)
+			go func() {
+				p, err := extism.Load(ctx, wasm, extism.Config{Name: "looper", PoolSize: 1, CallTimeout: tc.timeout})
+				if p != nil {
+					p.Close(context.Background())
+				}
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("Load still running after a minute")
+			}
+			t.Logf("error: %v", err)
+			var le *extism.LoadError
+			if !errors.As(err, &le) || le.Plugin != "looper" {
+				t.Fatalf("error %v is not a *LoadError naming the plugin", err)
+			}
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), "start function") {
+				t.Errorf("error %v, want one matching %v naming the start function", err, tc.want)
+			}
+		})
+	}
 }
