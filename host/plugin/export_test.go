@@ -20,9 +20,9 @@ func SetGuestLogEveryForTest(d time.Duration) (restore func()) {
 	return func() { guestLogEvery = old }
 }
 
-// CacheDirInUse returns the directory of the wazero file cache p was
-// compiled with; "" when it compiled in memory.
-func CacheDirInUse(p *Plugin) string { return p.rt.key.cacheDir }
+// CacheDirInUse returns the cache directory whose code served p, or that
+// keeps the code compiled for it; "" when it compiled in memory.
+func CacheDirInUse(p *Plugin) string { return p.cacheDir }
 
 // FillPoolForTest creates every instance of p's pool, holding them all at
 // once, and folds req once on each (the memory benchmark's pool).
@@ -109,3 +109,6 @@ func SetWatchdogFiredHookForTest(f func()) (restore func()) {
 	firedHook = f
 	return func() { firedHook = old }
 }
+
+// CacheHit reports whether p's compiled code came from its cache.
+func CacheHit(p *Plugin) bool { return p.cacheHit }
