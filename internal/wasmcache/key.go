@@ -88,12 +88,38 @@ func generateKey(path string) (*Key, error) {
 	if _, err := rand.Read(raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoKey, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	// Written whole into a temporary file (0600), then linked to its name,
+	// which fails if another process made the key first: a reader never
+	// sees a partial key file.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".dynafold-key-*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("%w: create %s: %v", ErrNoKey, path, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.WriteString(hex.EncodeToString(raw) + "\n")
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("%w: write %s: %v", ErrNoKey, path, werr)
+	}
+	err = os.Link(tmp.Name(), path)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		err = createExclusive(path, raw) // a file system without hard links
+	}
 	if errors.Is(err, fs.ErrExist) {
 		return readKeyFile(path) // another process made it first
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: create %s: %v", ErrNoKey, path, err)
+	}
+	return deriveKey(raw, path), nil
+}
+
+func createExclusive(path string, raw []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
 	}
 	_, werr := f.WriteString(hex.EncodeToString(raw) + "\n")
 	if cerr := f.Close(); werr == nil {
@@ -101,9 +127,8 @@ func generateKey(path string) (*Key, error) {
 	}
 	if werr != nil {
 		os.Remove(path)
-		return nil, fmt.Errorf("%w: write %s: %v", ErrNoKey, path, werr)
 	}
-	return deriveKey(raw, path), nil
+	return werr
 }
 
 func readKeyFile(path string) (*Key, error) {
