@@ -105,9 +105,8 @@ func (p *Plugin) CallEveryInstanceForTest(ctx context.Context, fn string, input 
 // fires (after it set the interrupt flag) and returns a function restoring
 // the previous hook.
 func SetWatchdogFiredHookForTest(f func()) (restore func()) {
-	old := firedHook
-	firedHook = f
-	return func() { firedHook = old }
+	old := firedHook.Swap(&f)
+	return func() { firedHook.Store(old) }
 }
 
 // CacheHit reports whether p's compiled code came from its cache.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
@@ -29,7 +30,13 @@ type watchdog struct {
 
 // firedHook, when set (by tests), runs each time a watchdog fires, after it
 // set the interrupt flag.
-var firedHook func()
+var firedHook atomic.Pointer[func()]
+
+func runFiredHook() {
+	if f := firedHook.Load(); f != nil {
+		(*f)()
+	}
+}
 
 // onTimer is the timer's callback.
 func (w *watchdog) onTimer() {
@@ -41,8 +48,8 @@ func (w *watchdog) onTimer() {
 		fired = true
 	}
 	w.mu.Unlock()
-	if fired && firedHook != nil {
-		firedHook()
+	if fired {
+		runFiredHook()
 	}
 }
 
@@ -56,8 +63,8 @@ func (w *watchdog) onDone() {
 		fired = true
 	}
 	w.mu.Unlock()
-	if fired && firedHook != nil {
-		firedHook()
+	if fired {
+		runFiredHook()
 	}
 }
 

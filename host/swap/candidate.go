@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/plugin/extism/transport"
@@ -179,14 +180,14 @@ func CheckPin(sha string, pins []string) error {
 }
 
 // prepareHook, when set (by tests), runs as a candidate enters prepare.
-var prepareHook func(Candidate)
+var prepareHook atomic.Pointer[func(Candidate)]
 
 // prepare runs the pipeline on a candidate and returns the loaded version,
 // not yet current. skipCompat is set for the first version when nothing is
 // expected yet. It holds no lock: Close ends it through s.life.
 func (s *Swapper) prepare(ctx context.Context, c Candidate, skipCompat bool) (*version, error) {
-	if prepareHook != nil {
-		prepareHook(c)
+	if f := prepareHook.Load(); f != nil {
+		(*f)(c)
 	}
 	sha := c.SHA256()
 	refuse := func(step, who string, err error) error {

@@ -4,7 +4,6 @@ package swap
 // pipeline (Offer, Rollback), before it is loaded, and returns a function
 // restoring the previous hook.
 func SetPrepareHookForTest(f func(Candidate)) (restore func()) {
-	old := prepareHook
-	prepareHook = f
-	return func() { prepareHook = old }
+	old := prepareHook.Swap(&f)
+	return func() { prepareHook.Store(old) }
 }
