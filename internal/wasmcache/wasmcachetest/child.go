@@ -100,6 +100,10 @@ type Child struct {
 	RSSMB, HWMMB float64
 	// Log is what the child logged (LoadInChild only).
 	Log string
+	// CPU is the child's CPU time, user and system: steadier than
+	// FirstFold on a loaded machine, and the whole process's (it exits
+	// right after its first fold).
+	CPU time.Duration
 }
 
 // LoadInChild starts this test binary as a child (see RunChild) that loads
@@ -161,6 +165,7 @@ func startChild(tb testing.TB, wasmPath, cacheDir string, readOnly bool, pool in
 	if err := cmd.Wait(); err != nil {
 		tb.Fatalf("child: %v\n%s", err, stderr.String())
 	}
+	c.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if c.FirstFold == 0 || (rss && c.RSSMB == 0) {
 		tb.Fatalf("the child reported no first fold or memory:\n%s", stderr.String())
 	}
@@ -191,15 +196,19 @@ func Cases(b *testing.B, load, precompile func(dir string) error) []Case {
 
 // BenchStartProcess is the body of a transport's BenchmarkColdStartProcess:
 // for each case, each iteration starts a child on the module file at path
-// and reports ms/start, the wall time from exec to its first fold.
+// and reports ms/start, the wall time from exec to its first fold, and
+// cpu-ms/start, the child's CPU time (it exits after its first fold).
 func BenchStartProcess(b *testing.B, path string, cases []Case) {
 	for _, tc := range cases {
 		b.Run(tc.Name, func(b *testing.B) {
-			var total time.Duration
+			var total, cpu time.Duration
 			for b.Loop() {
-				total += StartChild(b, path, tc.Dir, tc.ReadOnly, 0, false).FirstFold
+				c := StartChild(b, path, tc.Dir, tc.ReadOnly, 0, false)
+				total += c.FirstFold
+				cpu += c.CPU
 			}
 			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/start")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N)/1000, "cpu-ms/start")
 		})
 	}
 }
