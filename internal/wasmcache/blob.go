@@ -55,8 +55,12 @@ func (c *Cache) ReadBlob(kind string, subject [32]byte) ([]byte, error) {
 	if err := checkFile(f, path); err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(f)
+	fi, err := f.Stat()
 	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, fi.Size()) // one allocation: a module runs to MBs
+	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, err
 	}
 	refuse := func(why string) error { return fmt.Errorf("%s: %w: %s", path, ErrRefused, why) }
