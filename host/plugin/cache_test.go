@@ -201,3 +201,23 @@ func TestW6_CacheWrittenWithAnotherKeyIsRefused(t *testing.T) {
 		t.Errorf("another key: hit %v, log:\n%s", plugin.CacheHit(p), logs)
 	}
 }
+
+// TestW5_RelativeCacheDirServesTheNextLoad: a cache directory given
+// relative to the working directory (the demo's ".cache/wazero") serves
+// the next load from the code the first one kept.
+func TestW5_RelativeCacheDirServesTheNextLoad(t *testing.T) {
+	ctx := context.Background()
+	wasm := testGuest(t, "good") // built from testdata, before leaving it
+	t.Chdir(t.TempDir())
+	for i, want := range []bool{false, true} {
+		p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: filepath.Join(".cache", "wazero"), PoolSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustServe(t, p)
+		p.Close(ctx)
+		if plugin.CacheHit(p) != want {
+			t.Errorf("load %d: cache hit %v, want %v", i+1, plugin.CacheHit(p), want)
+		}
+	}
+}

@@ -27,6 +27,12 @@ func (c *Cache) Writable() bool { return c.writable }
 // found unwritable (ReadOnly), refused (ErrUnsafe) when someone other than
 // this user or root could change it, with its key (LoadKey; ErrNoKey).
 func Open(dir string, configuredReadOnly bool, keyFile string) (*Cache, error) {
+	// Absolute: the private directory wazero reads links to the entries.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	dir = abs
 	writable := !ReadOnly(dir, configuredReadOnly)
 	if err := CheckPath(dir); err != nil {
 		return nil, err
