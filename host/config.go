@@ -168,6 +168,11 @@ type PluginDefaults struct {
 	// container image): it serves the plugins `host plugin precompile`
 	// compiled into it and is never written (see plugin.Config).
 	CacheReadOnly bool `json:"cacheReadOnly,omitempty"`
+	// CacheKeyFile is the file holding the key that authenticates the
+	// cache's compiled code, relative to the configuration file; empty:
+	// $DYNAFOLD_CACHE_KEY, else dynafold-cache.key in CacheDir (see
+	// plugin.Config.CacheKeyFile).
+	CacheKeyFile string `json:"cacheKeyFile,omitempty"`
 	// PoolSize is the maximum number of instances of a plugin (default
 	// DefaultPoolSize); a projection's pool holds at least its concurrency.
 	PoolSize int `json:"poolSize,omitempty"`
@@ -207,7 +212,7 @@ func (c *Config) pluginConfig(projection string, concurrency int, log *slog.Logg
 	return plugin.Config{
 		PoolSize: max(pd.PoolSize, concurrency), MemoryLimitPages: pd.MemoryLimitPages,
 		CallTimeout: time.Duration(pd.CallTimeout), MaxLoopIterations: pd.MaxLoopIterations,
-		CacheDir: c.rel(pd.CacheDir), CacheReadOnly: pd.CacheReadOnly,
+		CacheDir: c.rel(pd.CacheDir), CacheReadOnly: pd.CacheReadOnly, CacheKeyFile: c.rel(pd.CacheKeyFile),
 		Logger: log, GuestLog: c.guestLog(projection),
 	}
 }

@@ -87,7 +87,7 @@ func TestW4_GuestLogConfigDefaultsAndOverride(t *testing.T) {
 // row concurrency and the cache directory is relative to the file.
 func TestW4_PluginsSandboxFromTheConfiguration(t *testing.T) {
 	s := strings.Replace(baseConfig, "%s", "", 1)
-	s = strings.Replace(s, `"projections"`, `"plugins": {"cacheDir": "cache", "cacheReadOnly": true, "poolSize": 2,
+	s = strings.Replace(s, `"projections"`, `"plugins": {"cacheDir": "cache", "cacheReadOnly": true, "cacheKeyFile": "cache.key", "poolSize": 2,
 		"memoryLimitPages": 300, "callTimeout": "750ms", "maxLoopIterations": 5000000,
 		"guestLog": {"enabled": true}}, "projections"`, 1)
 	cfg, err := ParseConfig([]byte(s))
@@ -97,7 +97,7 @@ func TestW4_PluginsSandboxFromTheConfiguration(t *testing.T) {
 	cfg.dir = "/etc/dynafold"
 	got := cfg.pluginConfig("summaries", 8, nil)
 	want := plugin.Config{PoolSize: 8, MemoryLimitPages: 300, CallTimeout: 750 * time.Millisecond, MaxLoopIterations: 5000000,
-		CacheDir: "/etc/dynafold/cache", CacheReadOnly: true, GuestLog: plugin.GuestLog{Enabled: true}}
+		CacheDir: "/etc/dynafold/cache", CacheReadOnly: true, CacheKeyFile: "/etc/dynafold/cache.key", GuestLog: plugin.GuestLog{Enabled: true}}
 	if got != want {
 		t.Errorf("pluginConfig =\n%+v, want\n%+v", got, want)
 	}

@@ -196,6 +196,9 @@ func (pd *PluginDefaults) validate(ps *problems) {
 	if pd.CacheReadOnly && pd.CacheDir == "" {
 		ps.add("plugins.cacheReadOnly", "is true but plugins.cacheDir names no cache directory")
 	}
+	if pd.CacheKeyFile != "" && pd.CacheDir == "" {
+		ps.add("plugins.cacheKeyFile", "is set but plugins.cacheDir names no cache directory")
+	}
 	pd.GuestLog.validate(ps, "plugins")
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/dynafold/dynafold/host/plugin/extism/transport"
 	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/ddbjson"
+	"github.com/dynafold/dynafold/internal/wasmcache"
 )
 
 // pluginOut is where the plugin commands print (tests replace it).
@@ -80,10 +81,43 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// precompileUsage is the help of `host plugin precompile`.
+const precompileUsage = `usage: host plugin precompile (--cache DIR FILE... | --config F) [--key-file F] [--memory-pages N]
+
+Compiles each module into DIR for this host binary's wazero version, CPU
+architecture and OS, as a later load would, so that hosts skip compiling it
+(a Lambda zip or a container image ships DIR read-only).
+
+Compiled code is native code the host runs, so DIR is verified, not
+trusted. For each module precompile writes a manifest listing its compiled
+code with the size and a keyed digest (AES-GMAC) of each file, and the
+manifest is authenticated (HMAC-SHA256) with the cache key. A host checks
+the manifest and every file before it uses them; code changed after
+precompile, or written with another key, is refused with a warning and the
+module compiles in memory. The key is --key-file, else $DYNAFOLD_CACHE_KEY,
+else DIR/dynafold-cache.key, generated (0600) when missing.
+
+By default that key file ships inside DIR: the deployment package is then
+the unit of trust, as for the binary beside it, and the key must be
+readable by the host's user (a Lambda function runs as another user than
+the one that built its zip). To verify a cache built or stored apart from
+the package, give precompile and the hosts the same key from outside DIR
+($DYNAFOLD_CACHE_KEY, or plugins.cacheKeyFile) and leave the key file out.
+
+DIR and the key file must be owned by this user (or root) and not writable
+by group or others (chmod 700 DIR).
+
+Flags:`
+
 func runPluginPrecompile(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plugin precompile", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), precompileUsage)
+		fs.PrintDefaults()
+	}
 	cache := fs.String("cache", "", "compilation-cache directory to fill (default: the configuration's plugins.cacheDir)")
 	cfgPath := fs.String("config", "", "precompile every projection's plugin of this configuration")
+	keyFile := fs.String("key-file", "", "file holding the cache key (default: the configuration's plugins.cacheKeyFile, else $"+wasmcache.KeyEnv+", else DIR/"+wasmcache.KeyFileName+", generated when missing)")
 	pages := fs.Uint("memory-pages", 0, "memory limit in 64 KiB pages, as the host will load the plugins (default: the configuration's, else 512)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -104,6 +138,9 @@ func runPluginPrecompile(ctx context.Context, args []string) error {
 		if *cache == "" && cfg.Plugins.CacheDir != "" {
 			*cache = relTo(dir, cfg.Plugins.CacheDir)
 		}
+		if *keyFile == "" && cfg.Plugins.CacheKeyFile != "" {
+			*keyFile = relTo(dir, cfg.Plugins.CacheKeyFile)
+		}
 		if limit == 0 {
 			limit = cfg.Plugins.MemoryLimitPages
 		}
@@ -114,7 +151,7 @@ func runPluginPrecompile(ctx context.Context, args []string) error {
 	if len(files) == 0 {
 		return fmt.Errorf("no module to precompile: name .wasm files or a --config")
 	}
-	if err := os.MkdirAll(*cache, 0o755); err != nil {
+	if err := os.MkdirAll(*cache, 0o700); err != nil {
 		return err
 	}
 	for _, f := range files {
@@ -123,7 +160,7 @@ func runPluginPrecompile(ctx context.Context, args []string) error {
 			return err
 		}
 		start := time.Now()
-		if err := transport.Precompile(ctx, wasm, plugin.Config{CacheDir: *cache, MemoryLimitPages: limit}); err != nil {
+		if err := transport.Precompile(ctx, wasm, plugin.Config{CacheDir: *cache, CacheKeyFile: *keyFile, MemoryLimitPages: limit}); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		c := swap.Candidate{Wasm: wasm}
@@ -133,7 +170,22 @@ func runPluginPrecompile(ctx context.Context, args []string) error {
 	// same OS and architecture (and wazero version) only.
 	fmt.Fprintf(pluginOut, "the cache serves %s/%s hosts; for another target, run a host binary built for it (e.g. GOARCH=arm64 for Graviton)\n", runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(pluginOut, "ship %s read-only beside the binary (plugins.cacheReadOnly, or the host finds it unwritable): hosts read it and never write it\n", *cache)
+	fmt.Fprintln(pluginOut, precompileKeyNote(*cache, *keyFile))
 	return nil
+}
+
+// precompileKeyNote says which key authenticates what precompile wrote and
+// what a host needs to verify it.
+func precompileKeyNote(cache, keyFile string) string {
+	switch {
+	case keyFile != "":
+		return fmt.Sprintf("its compiled code is authenticated with the key in %s: give hosts the same key (plugins.cacheKeyFile or $%s); they refuse code written with another", keyFile, wasmcache.KeyEnv)
+	case os.Getenv(wasmcache.KeyEnv) != "":
+		return fmt.Sprintf("its compiled code is authenticated with $%s: give hosts the same value; they refuse code written with another", wasmcache.KeyEnv)
+	}
+	return fmt.Sprintf("its compiled code is authenticated with the key in %s, which ships with it and must be readable by the host's user "+
+		"(a Lambda function runs as another user than the one that built the zip: chmod 0444 it, or set $%s in the function's environment to its content and leave it out)",
+		filepath.Join(cache, wasmcache.KeyFileName), wasmcache.KeyEnv)
 }
 
 func relTo(dir, p string) string {
@@ -168,6 +220,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plugin validate", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cache := fs.String("cache", "", "compilation-cache directory to use")
+	timeout := fs.Duration("timeout", plugin.DefaultCallTimeout, "bound on each call into the module, its start function and _initialize included")
 	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration")
 	proj := fs.String("projection", "", "with --config: the projection (default: the only one)")
 	files, err := parseInterspersed(fs, args)
@@ -175,15 +228,18 @@ func runPluginValidate(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(files) != 1 {
-		return fmt.Errorf("usage: host plugin validate FILE [--json] [--config F [--projection P]]")
+		return fmt.Errorf("usage: host plugin validate FILE [--json] [--timeout D] [--config F [--projection P]]")
 	}
 	wasm, err := os.ReadFile(files[0])
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	p, tr, err := transport.Load(ctx, wasm, plugin.Config{CacheDir: *cache, PoolSize: 1})
+	p, tr, err := transport.Load(ctx, wasm, plugin.Config{CacheDir: *cache, PoolSize: 1, CallTimeout: *timeout})
 	if err != nil {
+		if errors.Is(err, plugin.ErrTimeout) {
+			return fmt.Errorf("%s was refused: it ran past --timeout %s: %w", files[0], *timeout, err)
+		}
 		return fmt.Errorf("%s does not follow the ABI: %w", files[0], err)
 	}
 	defer p.Close(ctx)

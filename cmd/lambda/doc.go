@@ -10,7 +10,14 @@
 // `host plugin precompile --config dynafold.json` (a host binary built for
 // the same GOARCH) and "plugins": {"cacheDir": "cache", "cacheReadOnly":
 // true}: the package is read-only, and without a precompiled cache every
-// cold start compiles the plugins (about a second for a Go plugin). The host is built once, at cold start, and reused by
+// cold start compiles the plugins (about a second for a Go plugin). The
+// function verifies the cache's compiled code against the manifests
+// precompile wrote, authenticated with the cache key: the key file
+// precompile leaves in the cache (dynafold-cache.key, which must be
+// readable by the function's user: chmod 0444 it before zipping), or
+// DYNAFOLD_CACHE_KEY in the function's environment, with the same value
+// precompile ran with. Code that does not verify is refused (logged) and
+// compiled in memory. The host is built once, at cold start, and reused by
 // every invocation; an error building it fails the init (logged), and
 // Lambda retries it on the next invocation.
 //
@@ -25,6 +32,8 @@
 //     eventID). Overrides the configuration's "source"; default "lambda".
 //   - DYNAFOLD_PLUGIN_DIR: the directory of relative plugin paths (default:
 //     the configuration file's directory).
+//   - DYNAFOLD_CACHE_KEY: the key of the precompiled cache (64 hex
+//     digits), when it does not ship as a file in the cache.
 //   - AWS_ENDPOINT_URL_DYNAMODB: the DynamoDB endpoint, overriding the
 //     configuration's "endpoint" (a loopback endpoint, such as ddblocal's,
 //     gets dummy credentials).

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 
@@ -11,31 +10,28 @@ import (
 	"github.com/dynafold/dynafold/internal/wasmcache"
 )
 
-// compileKey names compiled code in the cache's markers: its SHA-256 and
-// whether wazero adds its own termination checks, which changes wazero's
-// cache key.
-func compileKey(code []byte, closeOnDone bool) string {
-	sum := sha256.Sum256(code)
-	key := hex.EncodeToString(sum[:])
-	if closeOnDone {
-		key += "-closeondone"
+// moduleKey names a module's compiled code in the cache: the SHA-256 of
+// the module as given to Load and how it is compiled (instrumented by this
+// version of the rewrite, or left as is with wazero's own termination
+// checks, which changes the code).
+func moduleKey(sum [32]byte, instrumented bool) string {
+	if instrumented {
+		return fmt.Sprintf("%s-instrumented-v%d", hex.EncodeToString(sum[:]), instrumentVersion)
 	}
-	return key
+	return hex.EncodeToString(sum[:]) + "-closeondone"
 }
 
-// compile acquires the runtime for cfg and compiles code in it. A writable
-// CacheDir serves hits and keeps misses (and marks the module as compiled
-// there); a read-only one (Config.CacheReadOnly, or found unwritable) is
-// used only for a module marked in it, any other compiles in memory and
-// nothing is written (see package wasmcache). Should wazero still miss in a
-// read-only directory (code compiled for another CPU), the module compiles
-// again in memory rather than fail.
-func compile(ctx context.Context, cfg Config, code []byte, closeOnDone bool, name string) (*sharedRuntime, wazero.CompiledModule, error) {
+// compile acquires a runtime for cfg and compiles code, the module (or its
+// instrumented form) named module, in it. With a cache, the code its
+// manifest vouches for is verified and serves the compilation, and what is
+// compiled is kept in a writable cache (see package wasmcache); without, it
+// compiles in memory.
+func compile(ctx context.Context, cfg Config, cache *wasmcache.Cache, code []byte, module string, closeOnDone bool, name string) (*sharedRuntime, wazero.CompiledModule, wasmcache.Result, error) {
 	type result struct {
 		rt       *sharedRuntime
 		compiled wazero.CompiledModule
 	}
-	r, err := wasmcache.Compile(cfg.CacheDir, cfg.CacheReadOnly, compileKey(code, closeOnDone), name, cfg.Logger,
+	r, res, err := wasmcache.Compile(cache, module, name, cfg.Logger,
 		func(dir string) (result, error) {
 			rcfg := cfg
 			rcfg.CacheDir = dir
@@ -50,10 +46,11 @@ func compile(ctx context.Context, cfg Config, code []byte, closeOnDone bool, nam
 			}
 			return result{rt, compiled}, nil
 		})
-	return r.rt, r.compiled, err
+	return r.rt, r.compiled, res, err
 }
 
-// cacheReadOnly reports whether cfg's CacheDir must not be written.
-func cacheReadOnly(cfg Config) bool {
-	return cfg.CacheDir != "" && wasmcache.ReadOnly(cfg.CacheDir, cfg.CacheReadOnly)
+// openCache opens cfg's cache for a load, or returns nil (after a warning)
+// when there is none or it cannot be used.
+func openCache(cfg Config, name string) *wasmcache.Cache {
+	return wasmcache.OpenOrWarn(cfg.CacheDir, cfg.CacheReadOnly, cfg.CacheKeyFile, name, cfg.Logger)
 }

@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -86,11 +87,10 @@ func TestW5_ReadOnlyPrecompiledCache(t *testing.T) {
 	}
 }
 
-// TestW5_ReadOnlyCacheStaleMarker: the directory says the module was
-// precompiled but wazero's entry is gone (as when the cache was compiled on
-// a CPU with other features): on an unwritable directory wazero's attempt
-// to add the entry fails, and the module compiles again in memory instead
-// of failing, with the warning.
+// TestW5_ReadOnlyCacheStaleMarker: the directory's manifest says the
+// module was precompiled but its compiled code is gone: the module
+// compiles again in memory instead of failing, with the warning, and
+// nothing is written.
 func TestW5_ReadOnlyCacheStaleMarker(t *testing.T) {
 	ctx := context.Background()
 	wasm := orderSummaryWasm(t)
@@ -98,15 +98,9 @@ func TestW5_ReadOnlyCacheStaleMarker(t *testing.T) {
 	if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	all, err := filepath.Glob(filepath.Join(wasmcache.VersionDir(dir), "*"))
-	var entries []string // wazero's: 64 hex digits
-	for _, e := range all {
-		if len(filepath.Base(e)) == 64 && !strings.Contains(filepath.Base(e), "-") {
-			entries = append(entries, e)
-		}
-	}
+	entries, err := filepath.Glob(filepath.Join(wasmcache.EntriesDir(dir), "entry-*"))
 	if err != nil || len(entries) != 1 {
-		t.Fatalf("wazero's entries: %v (%v), want 1", entries, err)
+		t.Fatalf("compiled code in the cache: %v (%v), want 1 file", entries, err)
 	}
 	if err := os.Remove(entries[0]); err != nil {
 		t.Fatal(err)
@@ -135,5 +129,95 @@ func mustFold(t *testing.T, p *plugin.Plugin) {
 	t.Helper()
 	if _, err := p.Evolve(context.Background(), orderRun(2)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestW6_CacheDirOthersCanWriteIsNotUsed: a cache directory writable by
+// group or others is not used: the plugin loads and compiles in memory,
+// a warning says how to fix the mode, nothing is written there, and
+// Precompile refuses it with the same advice. Before, the directory was
+// used without a word.
+func TestW6_CacheDirOthersCanWriteIsNotUsed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncbuf.Buffer{}
+	cfg := plugin.Config{CacheDir: dir, PoolSize: 1, Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	p, err := plugin.Load(ctx, testGuest(t, "good"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	mustServe(t, p)
+	if got := plugin.CacheDirInUse(p); got != "" {
+		t.Errorf("compiled with cache %q, want in memory", got)
+	}
+	if !strings.Contains(logs.String(), "chmod 700 "+dir) {
+		t.Errorf("no warning saying how to fix the mode:\n%s", logs)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Errorf("the refused directory was written: %v", entries)
+	}
+	err = plugin.Precompile(ctx, testGuest(t, "good"), plugin.Config{CacheDir: dir})
+	if !errors.Is(err, plugin.ErrConfig) || !strings.Contains(fmt.Sprint(err), "chmod 700 "+dir) {
+		t.Errorf("Precompile into it: %v, want ErrConfig saying chmod 700 %s", err, dir)
+	}
+}
+
+// TestW6_CacheWrittenWithAnotherKeyIsRefused: compiled code written with
+// another key (here, precompiled with $DYNAFOLD_CACHE_KEY, which writes no
+// key file, and loaded with another value) is refused with a warning and
+// compiled again; with the same key it serves the load.
+func TestW6_CacheWrittenWithAnotherKeyIsRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	wasm := testGuest(t, "good")
+	t.Setenv(wasmcache.KeyEnv, strings.Repeat("0f", 32))
+	if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, wasmcache.KeyFileName)); err == nil {
+		t.Error("Precompile wrote a key file though the key came from the environment")
+	}
+	load := func() (*plugin.Plugin, string) {
+		logs := &syncbuf.Buffer{}
+		p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: dir, CacheReadOnly: true, PoolSize: 1,
+			Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close(ctx) })
+		mustServe(t, p)
+		return p, logs.String()
+	}
+	if p, logs := load(); !plugin.CacheHit(p) || strings.Contains(logs, "refused") {
+		t.Errorf("the same key: hit %v, log:\n%s", plugin.CacheHit(p), logs)
+	}
+	t.Setenv(wasmcache.KeyEnv, strings.Repeat("f0", 32))
+	p, logs := load()
+	if plugin.CacheHit(p) || !strings.Contains(logs, "not written with this cache's key ($"+wasmcache.KeyEnv+")") {
+		t.Errorf("another key: hit %v, log:\n%s", plugin.CacheHit(p), logs)
+	}
+}
+
+// TestW5_RelativeCacheDirServesTheNextLoad: a cache directory given
+// relative to the working directory (the demo's ".cache/wazero") serves
+// the next load from the code the first one kept.
+func TestW5_RelativeCacheDirServesTheNextLoad(t *testing.T) {
+	ctx := context.Background()
+	wasm := testGuest(t, "good") // built from testdata, before leaving it
+	t.Chdir(t.TempDir())
+	for i, want := range []bool{false, true} {
+		p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: filepath.Join(".cache", "wazero"), PoolSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustServe(t, p)
+		p.Close(ctx)
+		if plugin.CacheHit(p) != want {
+			t.Errorf("load %d: cache hit %v, want %v", i+1, plugin.CacheHit(p), want)
+		}
 	}
 }

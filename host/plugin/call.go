@@ -75,6 +75,13 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 		}
 		return p.classify(ctx, fn, nil, nil, fmt.Errorf("instantiate a new instance: %w", err))
 	}
+	return p.callOn(ctx, in, fn, encode, decode)
+}
+
+// callOn runs one call on in, an instance the caller acquired from the
+// pool, and gives it back: released after a success or a guest error,
+// discarded after any other failure.
+func (p *Plugin) callOn(ctx context.Context, in *instance, fn string, encode func([]byte) []byte, decode func([]byte) error) error {
 	in.scratch = encode(in.scratch[:0])
 	in.armLoopBudget(loopBudgetTicks(p.cfg.MaxLoopIterations))
 	var out []byte
@@ -141,7 +148,10 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 		return p.wrap(fn, c)
 	}
 	if fired == nil && errors.Is(err, ErrTimeout) {
-		fired = ErrTimeout // a new instance's _initialize ran out of time
+		fired = ErrTimeout // a new instance's start function or _initialize ran out of time
+	}
+	if fired == nil && errors.Is(err, ErrCanceled) {
+		fired = ErrCanceled // the caller gave up while a new instance started
 	}
 	var reason string
 	if in != nil {

@@ -40,16 +40,29 @@ type Config struct {
 	CallTimeout time.Duration
 	// CacheDir, when set, is a directory where compiled code is cached
 	// across processes. `host plugin precompile` (Precompile) fills one to
-	// ship beside the binary.
+	// ship beside the binary. Compiled code is native code the host runs:
+	// every file of it is verified against its module's manifest, which the
+	// cache key authenticates (see CacheKeyFile), before it is used; what
+	// does not verify is refused with a warning and compiled again. A
+	// directory (or key file) writable by group or others, or owned by
+	// another user than this one or root, is not used at all (a warning
+	// says how to fix its mode).
 	CacheDir string
+	// CacheKeyFile is the file holding the cache key (64 hex digits, as
+	// `openssl rand -hex 32` prints). Without it the key is
+	// $DYNAFOLD_CACHE_KEY, else the file dynafold-cache.key in CacheDir,
+	// generated (0600) on first use when CacheDir is writable. Keep the key
+	// outside the directory when the directory's content may come from
+	// elsewhere (a CI cache, a shared volume): whoever holds the key can
+	// write compiled code the host accepts.
+	CacheKeyFile string
 	// CacheReadOnly says CacheDir must never be written, as when it ships
 	// in a Lambda zip or a container image. A directory found unwritable (a
 	// probe, once per process) is read-only too. A read-only cache serves
 	// the modules precompiled into it; any other module compiles in memory
-	// at every start (logged once as a warning) and nothing fails. Should
-	// wazero miss a module marked as precompiled (code compiled for a CPU
-	// with other features), it tries to add its entry: on an unwritable
-	// directory that fails and the module compiles in memory.
+	// at every start (logged once as a warning) and nothing fails; so does a
+	// module whose precompiled code does not verify or was compiled for a
+	// CPU with other features. Nothing is ever written there.
 	CacheReadOnly bool
 	// Logger receives load events, call failures, the guest's stdout and
 	// stderr (debug level) and, with GuestLog enabled, the guest's log

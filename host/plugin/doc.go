@@ -94,17 +94,26 @@
 //
 // Instances are created lazily up to Config.PoolSize; one instance serves one
 // call at a time, and a caller waits (respecting its context) when all are
-// busy. Plugins loaded with the same cache directory and memory limit share
-// one wazero.Runtime; with Config.CacheDir set, compiled code is kept in that
-// directory (wazero's file compilation cache), so a later process skips
-// compilation. Precompile fills the cache ahead of time.
+// busy. Creating one runs the module's start function and _initialize under
+// the same watchdog and CallTimeout as a call (the rewrite turns a start
+// section into an export the host calls), so a module that never finishes
+// starting is refused with ErrTimeout. Plugins loaded without a cache
+// directory and with the same memory limit share one wazero.Runtime; with
+// Config.CacheDir set, compiled code is kept in that directory, so a later
+// process skips compilation. Precompile fills the cache ahead of time.
+//
+// The cache is verified, not trusted (package internal/wasmcache): each
+// module's compiled code is listed in a manifest with a keyed digest of
+// each file, authenticated with the cache key (Config.CacheKeyFile), and
+// the instrumented module is bound to the SHA-256 of its input the same
+// way. What does not verify is refused with a warning and compiled again;
+// a directory or key others could change is not used. wazero only ever
+// reads verified files, linked into a private directory for the load.
 //
 // A cache directory shipped in a Lambda zip or a container image is
 // read-only: Config.CacheReadOnly says so, and a directory the host cannot
-// write (a probe at the first load in a process) is treated the same. wazero
-// writes its cache on every miss and fails the compilation when it cannot,
-// so a read-only cache is used only for modules Precompile (or a load into
-// the directory while it was writable) marked there, in wazero's
-// version-specific subdirectory; any other module compiles in memory, with
-// one warning naming `host plugin precompile`, and nothing is written.
+// write (a probe at the first load in a process) is treated the same. It
+// serves the modules Precompile (or a load into the directory while it was
+// writable) put there; any other module compiles in memory, with one
+// warning naming `host plugin precompile`, and nothing is written.
 package plugin

@@ -20,9 +20,9 @@ func SetGuestLogEveryForTest(d time.Duration) (restore func()) {
 	return func() { guestLogEvery = old }
 }
 
-// CacheDirInUse returns the directory of the wazero file cache p was
-// compiled with; "" when it compiled in memory.
-func CacheDirInUse(p *Plugin) string { return p.rt.key.cacheDir }
+// CacheDirInUse returns the cache directory whose code served p, or that
+// keeps the code compiled for it; "" when it compiled in memory.
+func CacheDirInUse(p *Plugin) string { return p.cacheDir }
 
 // FillPoolForTest creates every instance of p's pool, holding them all at
 // once, and folds req once on each (the memory benchmark's pool).
@@ -30,7 +30,9 @@ func (p *Plugin) FillPoolForTest(ctx context.Context, req *abi.EvolveRequest) er
 	var held []*instance
 	defer func() {
 		for _, in := range held {
-			p.pool.Release(ctx, in)
+			if in != nil {
+				p.pool.Release(ctx, in)
+			}
 		}
 	}()
 	for range p.cfg.PoolSize {
@@ -65,3 +67,47 @@ func (p *Plugin) FillPoolForTest(ctx context.Context, req *abi.EvolveRequest) er
 func (p *Plugin) ClassifyForTest(ctx context.Context, fn string, err error) error {
 	return p.classify(ctx, fn, nil, nil, err)
 }
+
+// CallEveryInstanceForTest checks out every instance of p's pool at once
+// (creating the missing ones, so they are all distinct), then calls fn with
+// input on each, through the same path as Call, and returns the responses
+// in the order of the instances.
+func (p *Plugin) CallEveryInstanceForTest(ctx context.Context, fn string, input []byte) ([][]byte, error) {
+	var held []*instance
+	defer func() {
+		for _, in := range held {
+			if in != nil {
+				p.pool.Release(ctx, in)
+			}
+		}
+	}()
+	for range p.cfg.PoolSize {
+		in, err := p.pool.Acquire(ctx, ErrClosed)
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, in)
+	}
+	outs := make([][]byte, len(held))
+	for i, in := range held {
+		held[i] = nil // callOn gives it back
+		err := p.callOn(ctx, in, fn,
+			func(dst []byte) []byte { return append(dst, input...) },
+			func(body []byte) error { outs[i] = append([]byte(nil), body...); return nil })
+		if err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
+}
+
+// SetWatchdogFiredHookForTest makes f run each time a call's watchdog
+// fires (after it set the interrupt flag) and returns a function restoring
+// the previous hook.
+func SetWatchdogFiredHookForTest(f func()) (restore func()) {
+	old := firedHook.Swap(&f)
+	return func() { firedHook.Store(old) }
+}
+
+// CacheHit reports whether p's compiled code came from its cache.
+func CacheHit(p *Plugin) bool { return p.cacheHit }

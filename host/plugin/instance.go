@@ -37,16 +37,24 @@ type instance struct {
 }
 
 // newInstance instantiates compiled in the plugin's sandbox and runs its
-// _initialize, bounded by timeout and ctx. A module that exports _start but
-// not _initialize is a command, not a reactor, and is refused. With logs,
-// the instance's dynafold.log calls reach logs.sink.
+// start function and _initialize, bounded by timeout and ctx as a call is.
+// An instrumented module's start function was turned into an export
+// (startExport) that runs under the watchdog; an uninstrumented module's
+// start section runs inside instantiation, under a context with the
+// timeout (its runtime closes modules whose context ends). A module that
+// exports _start but not _initialize is a command, not a reactor, and is
+// refused. With logs, the instance's dynafold.log calls reach logs.sink.
 func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, out *guestOutput, logs *guestLogs, timeout time.Duration) (*instance, error) {
 	rnd := &determinism.Rand{}
 	rnd.Reset()
-	mod, err := rt.InstantiateModule(ctx, compiled, moduleConfig(out, rnd, &determinism.Clock{}))
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	mod, err := rt.InstantiateModule(cctx, compiled, moduleConfig(out, rnd, &determinism.Clock{}))
 	if err != nil {
-		return nil, err
+		fired := contextStopped(ctx, cctx, err)
+		cancel()
+		return nil, instantiateError(ctx, "start function", timeout, fired, err)
 	}
+	cancel()
 	inst := &instance{
 		mod:   mod,
 		mem:   mod.Memory(),
@@ -71,23 +79,39 @@ func newInstance(ctx context.Context, rt wazero.Runtime, compiled wazero.Compile
 			inst.fns[name] = mod.ExportedFunction(name)
 		}
 	}
-	if init := mod.ExportedFunction("_initialize"); init != nil {
+	for _, init := range []struct{ export, what string }{{startExport, "start function"}, {"_initialize", "_initialize"}} {
+		f := mod.ExportedFunction(init.export)
+		if f == nil || (init.export == startExport && inst.wd.flag == nil) {
+			continue
+		}
+		inst.fn = init.what
 		fired, err := inst.guarded(ctx, timeout, func(ctx context.Context) error {
-			_, err := init.Call(ctx)
+			_, err := f.Call(ctx)
 			return err
 		})
 		if err != nil {
 			inst.Close(ctx)
-			if fired != nil {
-				return nil, fmt.Errorf("_initialize: %w after %s: %w", fired, timeout, err)
-			}
-			return nil, fmt.Errorf("_initialize: %w", err)
+			return nil, instantiateError(ctx, init.what, timeout, fired, err)
 		}
-	} else if mod.ExportedFunction("_start") != nil {
+	}
+	if mod.ExportedFunction("_initialize") == nil && mod.ExportedFunction("_start") != nil {
 		inst.Close(ctx)
 		return nil, fmt.Errorf("%w: a command module (exports _start, not _initialize); build the plugin with -buildmode=c-shared", ErrInvalidModule)
 	}
 	return inst, nil
+}
+
+// instantiateError says why instantiating a module failed in what (its
+// start function or _initialize): fired (ErrTimeout, ErrCanceled) when it
+// did not finish in time or its caller gave up, else err.
+func instantiateError(ctx context.Context, what string, timeout time.Duration, fired, err error) error {
+	switch fired {
+	case ErrTimeout:
+		return fmt.Errorf("%s: %w after %s (the call timeout): it did not finish: %w", what, ErrTimeout, timeout, err)
+	case ErrCanceled:
+		return fmt.Errorf("%s: %w: %v: %w", what, ErrCanceled, context.Cause(ctx), err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // abiVersion calls dynafold_abi_version.

@@ -38,8 +38,8 @@ const yieldEvery = 4096
 // at the head of every loop, code that decrements the countdown and, every
 // yieldEvery iterations, resets it, calls the module's own import of
 // wasi_snapshot_preview1.sched_yield, decrements the budget if it is
-// non-zero and traps (unreachable) if that made it zero, and traps if the
-// flag is set. Setting the flag from another goroutine makes a running call trap
+// non-zero and traps (unreachable) if that made it zero, and, if the flag is
+// set, sets it to interrupted and traps. Setting the flag from another goroutine makes a running call trap
 // within yieldEvery loop iterations: that is how the host enforces
 // CallTimeout and the caller's context.
 //
@@ -50,6 +50,10 @@ const yieldEvery = 4096
 // compiled code at every loop iteration, which makes loop-heavy guests such
 // as Go's runtime 10-20 times slower (wazero issue #2466); here it costs a
 // decrement and a branch per iteration.
+//
+// A start section is removed and its function exported as startExport,
+// for the host to call under the watchdog once the module is instantiated
+// (newInstance), before _initialize, as the start section would have run.
 //
 // Function indices do not change (no import is added), so the name section
 // is kept and trap stack traces still name functions; DWARF sections are
@@ -62,6 +66,10 @@ func instrument(wasm []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: not a Wasm binary", errNotInstrumentable)
 	}
 	r.pos = 8
+	startFn, hasStart, err := findStart(wasm)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]byte, 0, len(wasm)+len(wasm)/16)
 	out = append(out, wasm[:8]...)
 	var importedGlobals, definedGlobals, yieldFn uint32
@@ -110,11 +118,22 @@ func instrument(wasm []byte) ([]byte, error) {
 			}
 			br := &wreader{b: body}
 			n := br.u32()
-			if br.err != nil || strings.Contains(string(body), interruptGlobal) || strings.Contains(string(body), budgetGlobal) {
+			if br.err != nil || strings.Contains(string(body), interruptGlobal) || strings.Contains(string(body), budgetGlobal) ||
+				strings.Contains(string(body), startExport) {
 				return nil, fmt.Errorf("%w: export section", errNotInstrumentable)
 			}
-			sec := appendU32(nil, n+2)
+			added := uint32(2)
+			if hasStart {
+				added++
+			}
+			sec := appendU32(nil, n+added)
 			sec = append(sec, body[br.pos:]...)
+			if hasStart {
+				sec = appendU32(sec, uint32(len(startExport)))
+				sec = append(sec, startExport...)
+				sec = append(sec, 0x00)
+				sec = appendU32(sec, startFn)
+			}
 			sec = appendU32(sec, uint32(len(interruptGlobal)))
 			sec = append(sec, interruptGlobal...)
 			sec = append(sec, 0x03)
@@ -125,6 +144,7 @@ func instrument(wasm []byte) ([]byte, error) {
 			sec = appendU32(sec, importedGlobals+definedGlobals+2)
 			out = appendSection(out, id, sec)
 			sawExports = true
+		case 8: // start: exported instead (startExport), the host calls it
 		case 10: // code
 			if !sawYield {
 				return nil, fmt.Errorf("%w: no import of wasi_snapshot_preview1.sched_yield", errNotInstrumentable)
@@ -145,9 +165,39 @@ func instrument(wasm []byte) ([]byte, error) {
 	return out, nil
 }
 
+// startExport is the export instrument gives the module's start function,
+// in place of the start section: wazero runs a start section inside
+// instantiation, where nothing can interrupt it, while the host calls this
+// export under the watchdog, as it calls _initialize.
+const startExport = "dynafold_start"
+
+// findStart returns the function index of the module's start section, if
+// it has one.
+func findStart(wasm []byte) (fn uint32, ok bool, err error) {
+	r := &wreader{b: wasm, pos: 8}
+	for r.pos < len(wasm) {
+		id := r.byte()
+		size := r.u32()
+		if r.err != nil || r.pos+int(size) > len(wasm) {
+			return 0, false, fmt.Errorf("%w: truncated section", errNotInstrumentable)
+		}
+		if id == 8 {
+			br := &wreader{b: wasm[r.pos : r.pos+int(size)]}
+			fn = br.u32()
+			if br.err != nil {
+				return 0, false, fmt.Errorf("%w: start section", errNotInstrumentable)
+			}
+			return fn, true, nil
+		}
+		r.pos += int(size)
+	}
+	return 0, false, nil
+}
+
 // loopCheck is the code instrument puts at the head of every loop. The loop
 // budget costs nothing per iteration: it is read only in the branch taken
-// once per yieldEvery iterations.
+// once per yieldEvery iterations. A set interrupt flag traps, after setting
+// the flag to interrupted.
 func loopCheck(flag, countdown, budget, yieldFn uint32) []byte {
 	c := []byte{0x23} // global.get countdown
 	c = appendU32(c, countdown)
@@ -172,8 +222,15 @@ func loopCheck(flag, countdown, budget, yieldFn uint32) []byte {
 	c = append(c, 0x45, 0x04, 0x40, 0x00, 0x0b, 0x0b) // i32.eqz, if, unreachable, end, end
 	c = append(c, 0x23)                               // global.get flag
 	c = appendU32(c, flag)
-	return append(c, 0x04, 0x40, 0x00, 0x0b, 0x0b) // if, unreachable, end, end
+	c = append(c, 0x04, 0x40, 0x41, interrupted, 0x24) // if, i32.const interrupted, global.set flag
+	c = appendU32(c, flag)
+	return append(c, 0x00, 0x0b, 0x0b) // unreachable, end, end
 }
+
+// interrupted is the value the guest leaves in the interrupt flag when it
+// traps because the flag was set: the host tells that trap from the
+// guest's own (an unreachable of its code, a fault) by it.
+const interrupted = 2
 
 // instrumentCode rewrites the code section: each function body gets check
 // after every loop instruction.

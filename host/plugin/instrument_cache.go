@@ -1,41 +1,43 @@
 package plugin
 
 import (
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
+	"log/slog"
+
+	"github.com/dynafold/dynafold/internal/wasmcache"
 )
 
 // instrumentVersion names the rewrite in cached files; bump it whenever
 // instrument's output changes.
-const instrumentVersion = 2
+const instrumentVersion = 3
 
-// instrumentCached is instrumentFor with the result kept in cacheDir (next
-// to wazero's compiled code), so a warm cold start skips the rewrite too. The
-// cache is trusted as much as wazero's, which holds native code.
-// A read-only cache is only read.
-func instrumentCached(cfg Config, wasm []byte, sum [32]byte) ([]byte, error) {
-	cacheDir := cfg.CacheDir
-	if cacheDir == "" || skipInstrument {
+// instrumentCached is instrumentFor with the result kept in the cache, so
+// a warm cold start skips the rewrite too. The cached module is a blob
+// bound to the SHA-256 of the module it was made from (sum) and
+// authenticated with the cache's key: one made from another module, or
+// changed since, is refused (logged) and the module instrumented again; it
+// is never trusted by its file name. A read-only cache is only read.
+func instrumentCached(cache *wasmcache.Cache, log *slog.Logger, name string, wasm []byte, sum [32]byte) ([]byte, error) {
+	if cache == nil || skipInstrument {
 		return instrumentFor(wasm)
 	}
-	path := filepath.Join(cacheDir, fmt.Sprintf("dynafold-instrumented-v%d-%s.wasm", instrumentVersion, hex.EncodeToString(sum[:])))
-	if code, err := os.ReadFile(path); err == nil {
+	kind := fmt.Sprintf("instrumented-v%d", instrumentVersion)
+	code, err := cache.ReadBlob(kind, sum)
+	if err == nil {
 		return code, nil
 	}
-	code, err := instrument(wasm)
-	if err != nil || cacheReadOnly(cfg) {
+	if !errors.Is(err, fs.ErrNotExist) {
+		log.Warn("instrumented module in the compilation cache refused: the module is instrumented again",
+			"plugin", name, "cacheDir", cache.Dir(), "reason", err)
+	}
+	code, err = instrument(wasm)
+	if err != nil || !cache.Writable() {
 		return code, err
 	}
-	if err := os.MkdirAll(cacheDir, 0o755); err == nil {
-		if tmp, err := os.CreateTemp(cacheDir, "dynafold-instrumented-*.tmp"); err == nil {
-			_, werr := tmp.Write(code)
-			cerr := tmp.Close()
-			if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-				os.Remove(tmp.Name())
-			}
-		}
+	if werr := cache.WriteBlob(kind, sum, code); werr != nil {
+		log.Warn("compilation cache: keeping the instrumented module", "plugin", name, "cacheDir", cache.Dir(), "err", werr)
 	}
 	return code, nil
 }

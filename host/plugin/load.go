@@ -18,6 +18,7 @@ import (
 	"github.com/dynafold/dynafold/host/plugin/internal/calls"
 	"github.com/dynafold/dynafold/internal/guestlog"
 	"github.com/dynafold/dynafold/internal/instpool"
+	"github.com/dynafold/dynafold/internal/wasmcache"
 )
 
 // Plugin is a loaded Wasm plugin: a compiled module and a pool of its
@@ -32,6 +33,8 @@ type Plugin struct {
 	exports  map[string]bool // the capabilities the module exports
 	pool     *instpool.Pool[*instance]
 	logs     *guestLogs // nil unless the module imports dynafold.log and GuestLog is enabled
+	cacheDir string     // the cache that served or keeps the compiled code; "" when none did
+	cacheHit bool       // the compiled code came from the cache
 	closed   atomic.Bool
 }
 
@@ -72,14 +75,19 @@ func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
 	if cfg.CacheDir == "" {
 		return fmt.Errorf("%w: Precompile needs a CacheDir", ErrConfig)
 	}
-	if cacheReadOnly(cfg) {
-		return fmt.Errorf("%w: Precompile needs a writable CacheDir; %s is read-only", ErrConfig, cfg.CacheDir)
+	if err := wasmcache.PrecompileCheck(cfg.CacheDir, cfg.CacheReadOnly, cfg.CacheKeyFile); err != nil {
+		return fmt.Errorf("%w: Precompile needs a writable CacheDir it can trust: %w", ErrConfig, err)
 	}
-	code, ierr := instrumentCached(cfg, wasm, sha256.Sum256(wasm))
+	cache, err := wasmcache.Open(cfg.CacheDir, false, cfg.CacheKeyFile)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	sum := sha256.Sum256(wasm)
+	code, ierr := instrumentCached(cache, cfg.Logger, "", wasm, sum)
 	if ierr != nil {
 		code = wasm
 	}
-	rt, compiled, err := compile(ctx, cfg, code, ierr != nil, "")
+	rt, compiled, _, err := compile(ctx, cfg, cache, code, moduleKey(sum, ierr == nil), ierr != nil, "")
 	if err != nil {
 		return err
 	}
@@ -108,7 +116,8 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		return fail(err)
 	}
 	start := time.Now()
-	code, ierr := instrumentCached(cfg, wasm, sum)
+	cache := openCache(cfg, name)
+	code, ierr := instrumentCached(cache, cfg.Logger, name, wasm, sum)
 	if ierr != nil {
 		cfg.Logger.Info("plugin not instrumented; timeouts use wazero's slower close-on-context-done",
 			"plugin", name, "reason", ierr)
@@ -117,11 +126,11 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 			return fail(fmt.Errorf("%w: MaxLoopIterations needs the loop instrumentation, which this module does not allow: %w", ErrConfig, ierr))
 		}
 	}
-	rt, compiled, err := compile(ctx, cfg, code, ierr != nil, name)
+	rt, compiled, res, err := compile(ctx, cfg, cache, code, moduleKey(sum, ierr == nil), ierr != nil, name)
 	if err != nil {
 		return fail(err)
 	}
-	p := &Plugin{cfg: cfg, name: name, wasmHash: hash, rt: rt, compiled: compiled}
+	p := &Plugin{cfg: cfg, name: name, wasmHash: hash, rt: rt, compiled: compiled, cacheDir: res.Dir, cacheHit: res.Hit}
 	defer func() {
 		if err != nil {
 			p.release(context.WithoutCancel(ctx))

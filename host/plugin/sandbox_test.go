@@ -122,14 +122,31 @@ func TestY1_EveryInstanceFoldsTheSameRequestToTheSameBytes(t *testing.T) {
 	if got := resp.State["random"].Str; got == "" || got == "0000000000000000" {
 		t.Errorf("random bytes %q", got)
 	}
-	// Every instance, fresh or used many times, answers with the same bytes.
+	// Every instance, fresh or used many times, answers with the same bytes:
+	// each round checks out all the pool's instances at once, so the pool
+	// must create every one of them, and folds the request on each.
+	for round := range 25 {
+		outs, err := p.CallEveryInstanceForTest(context.Background(), abi.CapEvolve, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(outs) != pool {
+			t.Fatalf("round %d called %d instances, want %d", round, len(outs), pool)
+		}
+		for i, out := range outs {
+			if string(out) != string(first) {
+				t.Fatalf("round %d, instance %d: different output: %s", round, i, strings.ToValidUTF8(string(out), "?"))
+			}
+		}
+	}
+	// The public path too, from several goroutines at once.
 	var wg sync.WaitGroup
-	errs := make(chan error, pool*25)
-	for g := 0; g < pool*2; g++ {
+	errs := make(chan error, pool*2)
+	for range pool * 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < 25; i++ {
+			for range 10 {
 				out, err := p.Call(context.Background(), abi.CapEvolve, req)
 				if err != nil {
 					errs <- err
@@ -147,7 +164,7 @@ func TestY1_EveryInstanceFoldsTheSameRequestToTheSameBytes(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if s := p.Stats(); s.Created < 2 {
-		t.Errorf("only %d instances served the test; it proves nothing", s.Created)
+	if s := p.Stats(); s.Created != pool || s.Discarded != 0 {
+		t.Errorf("%d instances created, %d discarded; want exactly %d created, none discarded", s.Created, s.Discarded, pool)
 	}
 }

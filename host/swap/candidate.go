@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/plugin/extism/transport"
@@ -182,10 +183,16 @@ func CheckPin(sha string, pins []string) error {
 	return fmt.Errorf("%w: sha256 %s is not among the %d pinned digests", ErrPinMismatch, sha, len(pins))
 }
 
+// prepareHook, when set (by tests), runs as a candidate enters prepare.
+var prepareHook atomic.Pointer[func(Candidate)]
+
 // prepare runs the pipeline on a candidate and returns the loaded version,
 // not yet current. skipCompat is set for the first version when nothing is
-// expected yet.
+// expected yet. It holds no lock: Close ends it through s.life.
 func (s *Swapper) prepare(ctx context.Context, c Candidate, skipCompat bool) (*version, error) {
+	if f := prepareHook.Load(); f != nil {
+		(*f)(c)
+	}
 	sha := c.SHA256()
 	refuse := func(step, who string, err error) error {
 		return &CandidateError{Origin: c.Origin, SHA256: sha, Plugin: who, Step: step, Err: err}

@@ -30,6 +30,11 @@ var ErrClosed = errors.New("swap: closed")
 // ErrNoHistory is returned by Rollback when no earlier version is kept.
 var ErrNoHistory = errors.New("swap: no earlier version to roll back to")
 
+// ErrSuperseded is returned by Offer or Rollback when another version was
+// swapped in while its candidate went through the pipeline: the candidate,
+// validated against a version no longer current, is not swapped in.
+var ErrSuperseded = errors.New("swap: another version was swapped in meanwhile")
+
 // Config configures a Swapper. It is passed by value and never changed.
 type Config struct {
 	// Plugin is how every version is loaded (pool size, limits, cache
@@ -107,7 +112,18 @@ type Swapper struct {
 	expect Expect
 	cur    atomic.Pointer[version]
 
-	mu      sync.Mutex // serializes Offer, Rollback and Close
+	// mu guards the fields below and the swap itself; it is never held
+	// while a candidate goes through the pipeline (loading a module can
+	// take as long as its call timeout), so calls, Rollback, History and
+	// Close never wait for a candidate.
+	mu sync.Mutex
+	// offerMu serializes Offers, rollMu Rollbacks; each is held through
+	// the pipeline.
+	offerMu, rollMu sync.Mutex
+	// life ends when Close is called: it ends the pipeline of a candidate
+	// being validated.
+	life    context.Context
+	stop    context.CancelFunc
 	history []*accepted
 	closed  bool
 	last    abi.Description // Describe after Close
@@ -167,8 +183,10 @@ func (v *version) acquire() bool {
 // version describes becomes what every later version must describe.
 func New(ctx context.Context, first Candidate, cfg Config) (*Swapper, error) {
 	s := &Swapper{cfg: cfg.withDefaults(), expect: cfg.Expect}
+	s.life, s.stop = context.WithCancel(context.Background())
 	v, err := s.prepare(ctx, first, s.expect.IsZero())
 	if err != nil {
+		s.stop()
 		s.refused(err)
 		return nil, err
 	}
@@ -302,24 +320,45 @@ func (s *Swapper) install(v *version, c Candidate, rollback bool) *version {
 // in: calls in flight finish on the old version, new calls use the new one.
 // A candidate identical to the current version is ignored (changed false).
 // A refused candidate leaves the current version serving; the error is a
-// *CandidateError.
+// *CandidateError. The pipeline runs without the lock calls, Rollback and
+// Close need: a Rollback that swaps a version in meanwhile wins (the
+// candidate is closed and Offer answers ErrSuperseded), and Close ends the
+// pipeline (ErrClosed). Offers are serialized.
 func (s *Swapper) Offer(ctx context.Context, c Candidate) (info Info, changed bool, err error) {
+	s.offerMu.Lock()
+	defer s.offerMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return Info{}, false, ErrClosed
 	}
 	cur := s.cur.Load()
 	if c.SHA256() == cur.info.SHA256 {
 		s.unchanged.Add(1)
+		s.mu.Unlock()
 		return cur.info, false, nil
 	}
-	v, err := s.prepare(ctx, c, false)
+	s.mu.Unlock()
+
+	v, err := s.prepareUntilClose(ctx, c, false)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		s.discard(ctx, v)
+		return Info{}, false, ErrClosed
+	}
 	if err != nil {
 		s.refused(err)
 		s.cfg.Logger.Error("plugin candidate refused; the current version keeps serving",
-			"current", cur.info.Plugin, "origin", c.Origin, "err", err)
-		return cur.info, false, err
+			"current", s.cur.Load().info.Plugin, "origin", c.Origin, "err", err)
+		return s.cur.Load().info, false, err
+	}
+	if now := s.cur.Load(); now != cur {
+		s.discard(ctx, v)
+		s.cfg.Logger.Warn("plugin candidate not swapped in: another version was swapped in while it was validated",
+			"candidate", v.info.Plugin, "origin", c.Origin, "serving", now.info.Plugin)
+		return now.info, false, fmt.Errorf("%s from %s: %w (%s)", v.info.Plugin, c.Origin, ErrSuperseded, now.info.Plugin)
 	}
 	s.install(v, c, false)
 	return v.info, true, nil
@@ -327,26 +366,67 @@ func (s *Swapper) Offer(ctx context.Context, c Candidate) (info Info, changed bo
 
 // Rollback swaps the previous accepted version back in (through the
 // pipeline again) and forgets the current one, so a second Rollback goes
-// one further back. It returns the version now serving.
+// one further back. It returns the version now serving. Like Offer, it
+// loads the previous version without the lock calls and Close need; an
+// Offer that swaps a version in meanwhile wins (ErrSuperseded).
 func (s *Swapper) Rollback(ctx context.Context) (Info, error) {
+	s.rollMu.Lock()
+	defer s.rollMu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return Info{}, ErrClosed
+	}
+	cur := s.cur.Load()
+	if len(s.history) < 2 {
+		s.mu.Unlock()
+		return cur.info, ErrNoHistory
+	}
+	prev := s.history[len(s.history)-2]
+	s.mu.Unlock()
+
+	v, err := s.prepareUntilClose(ctx, prev.cand, false)
+
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		s.discard(ctx, v)
 		return Info{}, ErrClosed
 	}
-	if len(s.history) < 2 {
-		return s.cur.Load().info, ErrNoHistory
-	}
-	prev := s.history[len(s.history)-2]
-	v, err := s.prepare(ctx, prev.cand, false)
 	if err != nil {
 		s.refused(err)
 		return s.cur.Load().info, fmt.Errorf("rollback to %s: %w", prev.info.Plugin, err)
+	}
+	if now := s.cur.Load(); now != cur {
+		s.discard(ctx, v)
+		return now.info, fmt.Errorf("rollback to %s: %w (%s); roll back again to go back from it", prev.info.Plugin, ErrSuperseded, now.info.Plugin)
 	}
 	s.history = s.history[:len(s.history)-1]
 	s.rollbacks.Add(1)
 	s.install(v, prev.cand, true)
 	return v.info, nil
+}
+
+// prepareUntilClose is prepare with a context that also ends when Close is
+// called.
+func (s *Swapper) prepareUntilClose(ctx context.Context, c Candidate, skipCompat bool) (*version, error) {
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(s.life, func() { cancel(ErrClosed) })
+	defer stop()
+	return s.prepare(pctx, c, skipCompat)
+}
+
+// discard closes a prepared version that is not swapped in (nil: none).
+func (s *Swapper) discard(ctx context.Context, v *version) {
+	if v == nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CloseTimeout)
+	defer cancel()
+	if err := v.l.Close(cctx); err != nil {
+		s.cfg.Logger.Warn("closing a plugin candidate that was not swapped in", "plugin", v.info.Plugin, "err", err)
+	}
 }
 
 // History returns the accepted versions kept for Rollback, oldest first;
@@ -372,8 +452,12 @@ func (s *Swapper) Stats() Stats {
 	return st
 }
 
-// Close refuses new calls, waits (until ctx ends) for the calls in flight
-// and closes every version.
+// Close refuses new calls, ends the pipeline of a candidate being
+// validated (its Offer or Rollback answers ErrClosed), waits (until ctx
+// ends) for the calls in flight and closes every version. It never waits
+// for a candidate, and the calls in flight end within the plugin's call
+// timeout, so Close returns within that timeout plus the time to close the
+// versions' instances, whatever ctx.
 func (s *Swapper) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -381,6 +465,7 @@ func (s *Swapper) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
+	s.stop()
 	v := s.cur.Load()
 	s.last = v.desc
 	s.cur.Store(nil)

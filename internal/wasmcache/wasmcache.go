@@ -1,15 +1,21 @@
-// Package wasmcache decides how a plugin load uses a compilation-cache
-// directory: writable (wazero reads hits and writes misses) or
-// read-only, as a Lambda zip or a container image ships it. wazero's file
-// cache writes on every miss and fails the compilation when it cannot, so a
-// read-only directory is used only for the modules it is known to hold: the
-// ones `host plugin precompile` (or a load into a writable directory) marked
-// there. Any other module compiles in memory and nothing is written.
+// Package wasmcache is the compilation cache of plugin loads: compiled
+// code kept in a directory across processes, writable (a load keeps what it
+// compiles) or read-only, as a Lambda zip or a container image ships it
+// (`host plugin precompile` filled it).
+//
+// Compiled code is native code the host runs, so nothing in the directory
+// is trusted by its name or place. Every file of compiled code is listed in
+// a manifest of its module (the module's SHA-256 and how it was compiled)
+// with its size and a keyed digest, and the manifest carries an HMAC under
+// the cache key (Key): content that does not verify is refused, logged, and
+// the module compiled again. wazero never reads the directory itself: a
+// load links the verified files into a private directory of its own and
+// points wazero there. A directory, file or key that someone other than
+// this user (or root) could change is refused too (CheckPath), and the
+// cache is not used.
 package wasmcache
 
 import (
-	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -40,7 +46,7 @@ var probed sync.Map // dir -> bool (read-only)
 // of creating dir (when missing) or a temporary file in it. Tests replace it
 // where no directory can be made unwritable (root ignores permissions).
 var Probe = func(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(dir, ".dynafold-probe-*")
@@ -58,7 +64,8 @@ func ForgetProbes() { probed.Clear() }
 
 // VersionDir is the subdirectory where wazero (of the version this binary
 // is built with) keeps its compiled code for this GOARCH and GOOS, as
-// wazero.NewCompilationCacheWithDir names it.
+// wazero.NewCompilationCacheWithDir names it, in the private directory a
+// load points wazero at.
 func VersionDir(dir string) string {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -84,87 +91,3 @@ var wazeroVersion = sync.OnceValue(func() string {
 	}
 	return v
 })
-
-// markerPath is the file that says the compiled code of key is in dir's
-// wazero cache. It lives in wazero's version directory, so a host built
-// with another wazero version does not see it; wazero's own entries there
-// are named by 64 hex digits and never collide with "dynafold-".
-func markerPath(dir, key string) string {
-	return filepath.Join(VersionDir(dir), "dynafold-compiled-"+key)
-}
-
-// Has reports whether key was compiled into dir's wazero cache.
-func Has(dir, key string) bool {
-	_, err := os.Stat(markerPath(dir, key))
-	return err == nil
-}
-
-// Mark records that key was compiled into dir's wazero cache (which must be
-// writable); it does nothing when the marker exists.
-func Mark(dir, key string) error {
-	path := markerPath(dir, key)
-	if _, err := os.Stat(path); err == nil {
-		return nil
-	}
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		return fmt.Errorf("mark %s compiled: %w", key, err)
-	}
-	return nil
-}
-
-// Use says how one load uses its cache directory.
-type Use struct {
-	Dir      string // the directory for wazero's file cache; "" compiles in memory
-	ReadOnly bool   // the directory must not be written
-}
-
-// Decide returns how a load of the module named key uses dir: writable
-// as is; read-only with the directory when the module is marked there; else
-// in memory, logged once per directory and module (a warning naming
-// `host plugin precompile`).
-func Decide(dir string, configuredReadOnly bool, key, plugin string, log *slog.Logger) Use {
-	if dir == "" {
-		return Use{}
-	}
-	if !ReadOnly(dir, configuredReadOnly) {
-		return Use{Dir: dir}
-	}
-	if Has(dir, key) {
-		return Use{Dir: dir, ReadOnly: true}
-	}
-	Miss(dir, key, plugin, "not precompiled for this host", log)
-	return Use{ReadOnly: true}
-}
-
-// Miss logs, once per directory and module, that a read-only cache cannot
-// serve a module, which compiles in memory instead.
-func Miss(dir, key, plugin, why string, log *slog.Logger) {
-	if _, seen := missed.LoadOrStore(dir+"\x00"+key, true); seen {
-		return
-	}
-	log.Warn("read-only compilation cache misses this plugin; it compiles in memory at every cold start: "+
-		"run `host plugin precompile` with this host binary (its wazero "+wazeroVersion()+", "+runtime.GOARCH+") into the directory",
-		"plugin", plugin, "cacheDir", dir, "reason", why)
-}
-
-var missed sync.Map
-
-// Compile runs compile with the directory Decide picks for key ("" for in
-// memory). When a read-only directory still fails (wazero misses a module
-// marked there, e.g. code compiled for a CPU with other features, and cannot
-// write its entry), it logs the miss and compiles again in memory rather
-// than fail. After a compile into a writable directory it marks key there.
-func Compile[T any](dir string, configuredReadOnly bool, key, plugin string, log *slog.Logger, compile func(dir string) (T, error)) (T, error) {
-	use := Decide(dir, configuredReadOnly, key, plugin, log)
-	out, err := compile(use.Dir)
-	if err != nil && use.ReadOnly && use.Dir != "" {
-		Miss(use.Dir, key, plugin, err.Error(), log)
-		out, err = compile("")
-	}
-	if err == nil && use.Dir != "" && !use.ReadOnly {
-		if merr := Mark(use.Dir, key); merr != nil {
-			log.Warn("compilation cache", "plugin", plugin, "err", merr)
-		}
-	}
-	return out, err
-}

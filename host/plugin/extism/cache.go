@@ -2,7 +2,6 @@ package extism
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 
@@ -11,10 +10,9 @@ import (
 	"github.com/dynafold/dynafold/internal/wasmcache"
 )
 
-// compileKey names a plugin's compiled code (the module and the Extism
-// kernel) in the cache's markers.
-func compileKey(wasm []byte) string {
-	sum := sha256.Sum256(wasm)
+// moduleKey names a plugin's compiled code (the module and the Extism
+// kernel) in the cache: the module's SHA-256 and how it is compiled.
+func moduleKey(sum [32]byte) string {
 	key := "extism-" + hex.EncodeToString(sum[:])
 	if !closeOnContextDone {
 		key += "-noclose"
@@ -22,18 +20,18 @@ func compileKey(wasm []byte) string {
 	return key
 }
 
-// compilePlugin compiles a plugin with cfg's CacheDir as host/plugin does: a
-// writable directory serves hits, keeps misses and marks the plugin as
-// compiled; a read-only one (Config.CacheReadOnly, or found unwritable)
-// serves only a plugin marked in it, any other compiles in memory and
-// nothing is written; should wazero still miss there (another CPU, another
-// Extism kernel), the plugin compiles again in memory rather than fail.
-func compilePlugin(ctx context.Context, wasm []byte, cfg Config, wasi bool, name string) (*sharedCache, *extism.CompiledPlugin, error) {
+// compilePlugin compiles a plugin with cfg's CacheDir as host/plugin does:
+// the code the plugin's manifest vouches for is verified and serves the
+// compilation; what is compiled is kept in a writable cache; a read-only
+// cache that misses is logged and the plugin compiles in memory (see
+// package wasmcache).
+func compilePlugin(ctx context.Context, wasm []byte, sum [32]byte, cfg Config, wasi bool, name string) (*sharedCache, *extism.CompiledPlugin, wasmcache.Result, error) {
 	type result struct {
 		cache    *sharedCache
 		compiled *extism.CompiledPlugin
 	}
-	r, err := wasmcache.Compile(cfg.CacheDir, cfg.CacheReadOnly, compileKey(wasm), name, cfg.Logger,
+	cache := wasmcache.OpenOrWarn(cfg.CacheDir, cfg.CacheReadOnly, cfg.CacheKeyFile, name, cfg.Logger)
+	r, res, err := wasmcache.Compile(cache, moduleKey(sum), name, cfg.Logger,
 		func(dir string) (r result, err error) {
 			if dir != "" {
 				if r.cache, err = acquireCache(dir); err != nil {
@@ -50,5 +48,5 @@ func compilePlugin(ctx context.Context, wasm []byte, cfg Config, wasi bool, name
 			}
 			return r, nil
 		})
-	return r.cache, r.compiled, err
+	return r.cache, r.compiled, res, err
 }

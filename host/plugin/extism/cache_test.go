@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dynafold/dynafold/internal/syncbuf"
 
 	"github.com/dynafold/dynafold/host/plugin/extism"
+	"github.com/dynafold/dynafold/internal/wasmcache"
 	"github.com/dynafold/dynafold/internal/wasmcache/wasmcachetest"
 )
 
@@ -65,5 +68,45 @@ func TestW5_ReadOnlyPrecompiledCache(t *testing.T) {
 				t.Errorf("Precompile into the read-only cache: %v, want ErrConfig", err)
 			}
 		})
+	}
+}
+
+// TestW6_ExtismTamperedCompiledCodeIsRefused: compiled code of an Extism
+// plugin (its module and the Extism kernel) changed in the cache is refused
+// with a warning, compiled again and kept anew; the next load is a hit.
+func TestW6_ExtismTamperedCompiledCodeIsRefused(t *testing.T) {
+	ctx := context.Background()
+	wasm := orderSummaryAS(t)
+	dir := t.TempDir()
+	if err := extism.Precompile(ctx, wasm, extism.Config{CacheDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := filepath.Glob(filepath.Join(wasmcache.EntriesDir(dir), "entry-*"))
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("compiled code in the cache: %v (%v), want the module's and the kernel's", entries, err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 0xff
+		if err := os.WriteFile(e, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []bool{false, true} {
+		logs := &syncbuf.Buffer{}
+		p, err := extism.Load(ctx, wasm, extism.Config{CacheDir: dir, PoolSize: 1, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Evolve(ctx, orderRun(2)); err != nil {
+			t.Fatal(err)
+		}
+		p.Close(ctx)
+		if refused := strings.Contains(logs.String(), "compiled code in the cache refused"); refused == want || p.CacheHit() != want {
+			t.Errorf("load %d: refused %v, hit %v; want refused %v, hit %v:\n%s", i+1, refused, p.CacheHit(), !want, want, logs)
+		}
 	}
 }

@@ -70,7 +70,14 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 		if ctx.Err() != nil {
 			return p.wrap(fn, newCause(ErrCanceled, err, "canceled while waiting for an instance: %v", err))
 		}
-		return p.wrap(fn, newCause(ErrTrap, err, "instantiate a new instance: %v", err))
+		kind := ErrTrap
+		switch {
+		case errors.Is(err, ErrTimeout):
+			kind = ErrTimeout
+		case errors.Is(err, ErrCanceled):
+			kind = ErrCanceled
+		}
+		return p.wrap(fn, newCause(kind, err, "instantiate a new instance: %v", err))
 	}
 	in.scratch = encode(in.scratch[:0])
 	body, err := p.invoke(ctx, in, fn, in.scratch)
@@ -102,16 +109,22 @@ func (p *Plugin) wrap(fn string, err error) *logic.CallError {
 
 // classify turns a runtime error of a call into a *logic.CallError whose
 // cause says what happened. ctx is the caller's context, cctx the call's
-// (with CallTimeout).
+// (with CallTimeout), not yet canceled. The error says why the call ended:
+// wazero stops a guest whose context ended with an exit error naming it,
+// and a trap is a trap even when it came after the deadline (the guest was
+// in a host function then). Only an error that says neither (the SDK's
+// own, formatted without its cause) is read from the contexts.
 func (p *Plugin) classify(ctx, cctx context.Context, fn string, in *instance, err error) error {
 	var exit *sys.ExitError
 	isExit := errors.As(err, &exit)
-	switch {
-	case ctx.Err() != nil:
-		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Cause(ctx)))
-	case errors.Is(cctx.Err(), context.DeadlineExceeded),
-		isExit && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
-		errors.Is(err, context.DeadlineExceeded):
+	stopped := isExit && (exit.ExitCode() == sys.ExitCodeDeadlineExceeded || exit.ExitCode() == sys.ExitCodeContextCanceled)
+	if !isExit && !strings.HasPrefix(err.Error(), "wasm error: ") {
+		stopped = cctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+	}
+	if stopped {
+		if ctx.Err() != nil {
+			return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Cause(ctx)))
+		}
 		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s", p.cfg.CallTimeout))
 	}
 	text := strings.TrimPrefix(err.Error(), "wasm error: ")

@@ -24,14 +24,9 @@ func (p *Plugin) CallVersion(ctx context.Context) error {
 // cannot stop a guest.
 func SetCloseOnContextDone(on bool) { closeOnContextDone = on }
 
-// CacheDirInUse returns the directory of the wazero file cache p was
-// compiled with; "" when it compiled in memory.
-func (p *Plugin) CacheDirInUse() string {
-	if p.cache == nil {
-		return ""
-	}
-	return p.cache.dir
-}
+// CacheDirInUse returns the cache directory whose code served p, or that
+// keeps the code compiled for it; "" when it compiled in memory.
+func (p *Plugin) CacheDirInUse() string { return p.cacheDir }
 
 // FillPoolForTest creates every instance of p's pool, holding them all at
 // once, and folds req once on each (the memory benchmark's pool).
@@ -61,3 +56,6 @@ func (p *Plugin) FillPoolForTest(ctx context.Context, req *abi.EvolveRequest) er
 	}
 	return nil
 }
+
+// CacheHit reports whether p's compiled code came from its cache.
+func (p *Plugin) CacheHit() bool { return p.cacheHit }

@@ -49,7 +49,7 @@ var sdkMessages = []string{"Calling function : ", "Initializing runtime for "}
 
 // logger returns the Extism logger of in: with a sink, the guest's messages
 // go to it (the SDK's own debug messages left out), named with the export
-// being called; without, they are discarded.
+// being called and carrying its context; without, they are discarded.
 func (in *instance) logger(sink *guestlog.Sink) func(extism.LogLevel, string) {
 	if sink == nil {
 		return func(extism.LogLevel, string) {}
@@ -62,7 +62,11 @@ func (in *instance) logger(sink *guestlog.Sink) func(extism.LogLevel, string) {
 				}
 			}
 		}
-		sink.LogString(context.Background(), slogLevel(level), in.fn, msg)
+		ctx := in.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		sink.LogString(ctx, slogLevel(level), in.fn, msg)
 	}
 }
 

@@ -3,6 +3,7 @@ package extism
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 
 	extism "github.com/extism/go-sdk"
@@ -23,9 +24,14 @@ type instance struct {
 	kernelBase uint32
 	busy       atomic.Bool // set while a call holds the instance
 	fn         string      // the export being called, for guest log records
+	// ctx is the running call's context (with its CallTimeout), which guest
+	// log records carry; nil between calls.
+	ctx context.Context
 }
 
-// newInstance instantiates the compiled plugin in the sandbox: no
+// newInstance instantiates the compiled plugin in the sandbox, its start
+// function bounded by CallTimeout and ctx (its _initialize, which the SDK
+// runs before the first call, is bounded as that call is): no
 // filesystem, network, environment or arguments; with WASI, the wall clock
 // frozen at the epoch, a monotonic clock that moves only when the guest
 // sleeps (determinism.Clock) and a deterministic
@@ -39,10 +45,16 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		WithWalltime(determinism.Epoch, sys.ClockResolution(1000)).
 		WithNanotime(clk.Nanotime, sys.ClockResolution(1)).
 		WithNanosleep(clk.Nanosleep)
-	ep, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	// The module's start function runs while it is instantiated: bounded
+	// like a call (the runtime closes a module whose context ends).
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	ep, err := p.compiled.Instance(cctx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
+		err = p.instantiateError(ctx, cctx, err)
+		cancel()
 		return nil, err
 	}
+	cancel()
 	in := &instance{p: ep, rnd: rnd, fn: "_initialize"}
 	ep.SetLogger(in.logger(p.logs))
 	if mem := ep.Memory(); mem != nil {
@@ -62,8 +74,9 @@ func (in *instance) Busy() *atomic.Bool { return &in.busy }
 func (p *Plugin) abiVersion(ctx context.Context, in *instance) (major, minor uint32, err error) {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
-	in.fn = exportVersion
+	in.fn, in.ctx = exportVersion, cctx
 	rc, _, err := in.p.CallWithContext(cctx, exportVersion, nil)
+	in.ctx = nil
 	if err != nil {
 		return 0, 0, p.classify(ctx, cctx, exportVersion, in, err)
 	}
@@ -82,8 +95,9 @@ func (p *Plugin) invoke(ctx context.Context, in *instance, fn string, input []by
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	in.rnd.Reset()
-	in.fn = fn
+	in.fn, in.ctx = fn, cctx
 	rc, out, err := in.p.CallWithContext(cctx, fn, input)
+	in.ctx = nil
 	if err != nil {
 		err = p.classify(ctx, cctx, fn, in, err)
 	}
@@ -127,4 +141,20 @@ func (p *Plugin) kernelExhausted(in *instance) bool {
 		return false
 	}
 	return determinism.NearLimit(uint64(mem.Size())/65536, uint64(p.cfg.MemoryLimitPages))
+}
+
+// instantiateError says why instantiating failed: the start function did
+// not finish within CallTimeout (ErrTimeout) or the caller gave up
+// (ErrCanceled), read from the error as for a call; else err as is. cctx
+// is ctx with CallTimeout, not yet canceled.
+func (p *Plugin) instantiateError(ctx, cctx context.Context, err error) error {
+	var exit *sys.ExitError
+	if !errors.As(err, &exit) || cctx.Err() == nil ||
+		(exit.ExitCode() != sys.ExitCodeDeadlineExceeded && exit.ExitCode() != sys.ExitCodeContextCanceled) {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("start function: %w: %v: %w", ErrCanceled, context.Cause(ctx), err)
+	}
+	return fmt.Errorf("start function: %w after %s (the call timeout): it did not finish: %w", ErrTimeout, p.cfg.CallTimeout, err)
 }

@@ -36,6 +36,8 @@ type Plugin struct {
 	exports  map[string]bool // the capabilities the module exports
 	pool     *instpool.Pool[*instance]
 	logs     *guestlog.Sink // nil unless the module logs and GuestLog is enabled
+	cacheDir string         // the cache that served or keeps the compiled code; "" when none did
+	cacheHit bool           // the compiled code came from the cache
 	closed   atomic.Bool
 }
 
@@ -97,10 +99,10 @@ func Precompile(ctx context.Context, wasm []byte, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if wasmcache.ReadOnly(cfg.CacheDir, cfg.CacheReadOnly) {
-		return fmt.Errorf("%w: Precompile needs a writable CacheDir; %s is read-only", ErrConfig, cfg.CacheDir)
+	if err := wasmcache.PrecompileCheck(cfg.CacheDir, cfg.CacheReadOnly, cfg.CacheKeyFile); err != nil {
+		return fmt.Errorf("%w: Precompile needs a writable CacheDir it can trust: %w", ErrConfig, err)
 	}
-	cache, compiled, err := compilePlugin(ctx, wasm, cfg, wasi, "")
+	cache, compiled, _, err := compilePlugin(ctx, wasm, sha256.Sum256(wasm), cfg, wasi, "")
 	if err != nil {
 		return err
 	}
@@ -174,9 +176,11 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 			p.release(context.WithoutCancel(ctx))
 		}
 	}()
-	if p.cache, p.compiled, err = compilePlugin(ctx, wasm, cfg, wasi, name); err != nil {
+	var res wasmcache.Result
+	if p.cache, p.compiled, res, err = compilePlugin(ctx, wasm, sum, cfg, wasi, name); err != nil {
 		return fail(err)
 	}
+	p.cacheDir, p.cacheHit = res.Dir, res.Hit
 	if importsLog(mod) && cfg.GuestLog.Enabled {
 		p.logs = guestlog.New(cfg.Logger, &p.name, cfg.GuestLog.Rate, cfg.GuestLog.Burst, guestLogEvery)
 		enableSDKLogging(cfg.Logger)

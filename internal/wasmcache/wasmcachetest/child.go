@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"runtime"
@@ -22,6 +23,7 @@ const (
 	envCache    = "DYNAFOLD_COLDSTART_CACHE"
 	envReadOnly = "DYNAFOLD_COLDSTART_READONLY"
 	envPool     = "DYNAFOLD_COLDSTART_POOL"
+	envLog      = "DYNAFOLD_COLDSTART_LOG" // log to stderr
 )
 
 // Start is what a child does with the module the parent named: load it
@@ -56,6 +58,9 @@ func runChild(mode string, start Start) error {
 		}
 		pool, _ := strconv.Atoi(os.Getenv(envPool))
 		cfg := plugin.Config{CacheDir: os.Getenv(envCache), CacheReadOnly: os.Getenv(envReadOnly) != "", PoolSize: pool}
+		if os.Getenv(envLog) != "" {
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		}
 		if keep, err = start(ctx, wasm, cfg, mode == "rss"); err != nil {
 			return err
 		}
@@ -93,6 +98,22 @@ type Child struct {
 	// RSSMB and HWMMB are the child's resident memory (VmRSS) and its
 	// peak (VmHWM) after the pool was filled, in MiB (with rss only).
 	RSSMB, HWMMB float64
+	// Log is what the child logged (LoadInChild only).
+	Log string
+	// CPU is the child's CPU time, user and system: steadier than
+	// FirstFold on a loaded machine, and the whole process's (it exits
+	// right after its first fold).
+	CPU time.Duration
+}
+
+// LoadInChild starts this test binary as a child (see RunChild) that loads
+// the module at wasmPath with cacheDir, read-only or not, logging to its
+// stderr, and folds once; it fails the test when the child fails (exits
+// non-zero, or dies of a signal, as it would running corrupt native code)
+// and returns what it logged.
+func LoadInChild(tb testing.TB, wasmPath, cacheDir string, readOnly bool) Child {
+	tb.Helper()
+	return startChild(tb, wasmPath, cacheDir, readOnly, 0, false, true)
 }
 
 // StartChild starts this test binary as a child (see RunChild) that loads
@@ -100,6 +121,11 @@ type Child struct {
 // cacheDir, read-only or not, and a pool of pool instances, and measures it;
 // with rss the child fills its pool and reports its memory.
 func StartChild(tb testing.TB, wasmPath, cacheDir string, readOnly bool, pool int, rss bool) Child {
+	tb.Helper()
+	return startChild(tb, wasmPath, cacheDir, readOnly, pool, rss, false)
+}
+
+func startChild(tb testing.TB, wasmPath, cacheDir string, readOnly bool, pool int, rss, log bool) Child {
 	tb.Helper()
 	mode := "fold"
 	if rss {
@@ -110,6 +136,9 @@ func StartChild(tb testing.TB, wasmPath, cacheDir string, readOnly bool, pool in
 		envPool+"="+strconv.Itoa(pool))
 	if readOnly {
 		cmd.Env = append(cmd.Env, envReadOnly+"=1")
+	}
+	if log {
+		cmd.Env = append(cmd.Env, envLog+"=1")
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -136,9 +165,11 @@ func StartChild(tb testing.TB, wasmPath, cacheDir string, readOnly bool, pool in
 	if err := cmd.Wait(); err != nil {
 		tb.Fatalf("child: %v\n%s", err, stderr.String())
 	}
+	c.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if c.FirstFold == 0 || (rss && c.RSSMB == 0) {
 		tb.Fatalf("the child reported no first fold or memory:\n%s", stderr.String())
 	}
+	c.Log = stderr.String()
 	return c
 }
 
@@ -165,15 +196,19 @@ func Cases(b *testing.B, load, precompile func(dir string) error) []Case {
 
 // BenchStartProcess is the body of a transport's BenchmarkColdStartProcess:
 // for each case, each iteration starts a child on the module file at path
-// and reports ms/start, the wall time from exec to its first fold.
+// and reports ms/start, the wall time from exec to its first fold, and
+// cpu-ms/start, the child's CPU time (it exits after its first fold).
 func BenchStartProcess(b *testing.B, path string, cases []Case) {
 	for _, tc := range cases {
 		b.Run(tc.Name, func(b *testing.B) {
-			var total time.Duration
+			var total, cpu time.Duration
 			for b.Loop() {
-				total += StartChild(b, path, tc.Dir, tc.ReadOnly, 0, false).FirstFold
+				c := StartChild(b, path, tc.Dir, tc.ReadOnly, 0, false)
+				total += c.FirstFold
+				cpu += c.CPU
 			}
 			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/start")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N)/1000, "cpu-ms/start")
 		})
 	}
 }
