@@ -143,11 +143,11 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 	for _, l := range plan.Take {
 		r.take(ctx, proc, rd, l)
 	}
-	if st := plan.Steal; st != nil && st.StealBy != r.sc.WorkerID {
+	for _, st := range plan.Steal {
 		// the owner hands it over after its batch in flight, and it is
 		// taken as a free lease then; an owner that never does lets it
 		// expire
-		if _, err := r.leases.RequestSteal(ctx, *st, r.sc.WorkerID); err == nil {
+		if _, err := r.leases.RequestSteal(ctx, st, r.sc.WorkerID); err == nil {
 			r.log.Info("asked for a lease, for balance", "shard", st.Key, "owner", st.Owner)
 		}
 	}
