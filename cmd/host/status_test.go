@@ -31,7 +31,7 @@ func statusOutput(args ...string) (string, error) {
 // naming the shard and for how long, once the worker stopped and nobody
 // took the shard for longer than the lease duration.
 func TestC6_StatusPrintsTheFleetAndFailsOnAShardNobodyReads(t *testing.T) {
-	e := newSidecarEnv(t, ddblocal.StreamOptions{ShardMaxRecords: 4}, `"leaseDuration": "30s"`, "")
+	e := newSidecarEnv(t, ddblocal.StreamOptions{Shards: 1, ShardMaxRecords: 4}, `"leaseDuration": "30s"`, "") // one lineage
 	e.createTables(t)
 	for i := range 5 {
 		e.place(t, fmt.Sprintf("o-%d", i))

@@ -42,6 +42,19 @@ func (t *Tracker) Expired(l Lease, now time.Time) bool {
 	return ok && s.counter == l.Counter && now.Sub(s.at) >= t.Duration
 }
 
+// ExpiresAt is when l expires if its counter does not move again; false
+// when it is free already, or its counter moved since the last Observe.
+func (t *Tracker) ExpiresAt(l Lease) (time.Time, bool) {
+	if l.Owner == "" && l.StealBy == "" {
+		return time.Time{}, false
+	}
+	s, ok := t.seen[l.Key]
+	if !ok || s.counter != l.Counter {
+		return time.Time{}, false
+	}
+	return s.at.Add(t.Duration), true
+}
+
 // Available returns the leases that may be read now: not finished, and every
 // parent finished or gone (no lease for it and not in listed, the shards
 // the stream still lists). This is what keeps parents before children
