@@ -99,15 +99,15 @@ type Reader struct {
 	kick       chan struct{}   // a shard finished: run a quick lease round now, for its children
 	listed     map[string]bool // the shards of the stream's last full listing, and children found since
 	nextExpiry time.Time       // when a lease of another worker expires unless renewed
-	dests    map[string]quarantine.Destination
-	arn      string
-	fatal    error
-	records  atomic.Int64
-	written  atomic.Int64
-	failures atomic.Int64
-	givenUp  atomic.Int64
-	behind   sync.Map          // shard -> time.Duration
-	waiting  map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
+	dests      map[string]quarantine.Destination
+	arn        string
+	fatal      error
+	records    atomic.Int64
+	written    atomic.Int64
+	failures   atomic.Int64
+	givenUp    atomic.Int64
+	behind     sync.Map          // shard -> time.Duration
+	waiting    map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
 }
 
 // New returns a reader of cfg's event-table stream that hands each batch
