@@ -31,9 +31,10 @@ type DuplicateWorkerError struct {
 	// a version that wrote none).
 	Instance string
 	Shards   []string // the shards it holds
-	// Running reports that this process was running already: the other
-	// one started later or at the same moment, and this one, started
-	// later by the tokens, gives way.
+	// Running reports that both processes were running (they started at
+	// the same moment, both before either held a lease): this one gives
+	// way, being the later started by the instance tokens, or holding no
+	// lease.
 	Running bool
 }
 
@@ -41,7 +42,7 @@ type DuplicateWorkerError struct {
 func (e *DuplicateWorkerError) Error() string {
 	when := "renewed them while this one watched at start, so it is running"
 	if e.Running {
-		when = "took them while this one ran; this process, the later started, stops"
+		when = "renews them while this one runs; this one stops and leaves the stream to it"
 	}
 	return fmt.Sprintf("worker id %q is already used by another process (%s), which holds shard %s and %s: give each process its own worker id (`host run --worker-id`, or sidecar.workerId in the configuration); the default, the host name and process id, is unique",
 		e.WorkerID, describeInstance(e.Instance), strings.Join(e.Shards, ", "), when)
@@ -161,8 +162,10 @@ func (r *Reader) duplicate(inst string, all []lease.Lease, running bool) error {
 
 // dupes watches, lease round after lease round, for leases under this
 // worker id that another instance holds and renews: two processes started
-// together with one id both pass the check at start. The one started later
-// (by the instance tokens) stops; the other logs it once and reads on.
+// together with one id both pass the check at start. A process that sees
+// the other's leases renewed stops when it is the later started (by the
+// instance tokens) or holds no lease: the other one cannot see it then.
+// Otherwise it logs it once and reads on: the other stops.
 type dupes struct {
 	r       *Reader
 	mu      sync.Mutex
@@ -191,7 +194,9 @@ func (d *dupes) observe(all []lease.Lease, mine map[string]bool, now time.Time) 
 			continue
 		}
 		// renewed by another live process under this id
-		if l.Instance > r.instance { // "" (a version without instances) cannot see this one: this one gives way
+		// "" (a version without instances) cannot see this one: this one
+		// gives way
+		if l.Instance > r.instance && len(mine) > 0 {
 			if !d.warned[l.Instance] {
 				d.warned[l.Instance] = true
 				r.log.Error("another process runs with this worker id; it stops, being the later started: give each process its own worker id",

@@ -93,6 +93,9 @@ type Reader struct {
 
 	instance string // this process's token in the leases it holds
 	dupes    dupes
+	// afterCheck, when set (by tests), runs once the check of the worker
+	// id at start passed, before the first lease round.
+	afterCheck func()
 
 	mu         sync.Mutex
 	held       map[string]*held
@@ -221,6 +224,9 @@ func (r *Reader) Run(ctx context.Context) error {
 	}
 	if roundErr != nil {
 		return roundErr
+	}
+	if r.afterCheck != nil {
+		r.afterCheck()
 	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
