@@ -178,7 +178,9 @@ func (ft *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		var in struct{ ShardFilter *struct{ Type, ShardId string } }
+		var in struct {
+			ShardFilter *struct{ Type, ShardId string }
+		}
 		call := "all"
 		if json.Unmarshal(body, &in) == nil && in.ShardFilter != nil {
 			call = in.ShardFilter.Type + " of " + in.ShardFilter.ShardId
