@@ -13,7 +13,8 @@
 // hash key then range key, maintained secondary indexes) and its checks;
 // one file per operation family (item_ops.go, update_item.go, query.go,
 // scan.go, batch.go, txn.go, txn_get.go, create_table.go, control.go,
-// ttl.go); commit.go applies a set of item changes atomically (items and
+// ttl.go); streams.go splits and lists a stream's shards from Go (the
+// stream log itself is internal/streams); commit.go applies a set of item changes atomically (items and
 // their stream records in one bbolt transaction, then memory); persist.go
 // is the bbolt layout; store.go opens the data file and refuses a damaged or
 // locked one; utf8.go refuses strings that are not UTF-8; faults.go the
@@ -58,4 +59,8 @@
 //     them. UpdateTimeToLive allows one change per table per hour, as the
 //     API reference states (by Options.Now).
 //   - ConsumedCapacity counts table units only; index writes are not added.
+//   - A stream's shards (StreamOptions.Shards open at once, routed by a hash
+//     of the partition key) split by record count or on demand
+//     (SplitShard), never by throughput, and never merge; sequence numbers
+//     increase across shards too.
 package ddblocal

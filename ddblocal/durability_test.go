@@ -39,7 +39,10 @@ import (
 const (
 	durabilityDirEnv  = "DDBLOCAL_DURABILITY_CHILD_DIR"
 	durabilitySeedEnv = "DDBLOCAL_DURABILITY_SEED"
-	helperTest        = "TestDurability_HelperProcess"
+	// durabilitySplitsEnv makes the child split its streams' shards, by
+	// itself and at random (durability_shards_test.go).
+	durabilitySplitsEnv = "DDBLOCAL_DURABILITY_SPLITS"
+	helperTest          = "TestDurability_HelperProcess"
 )
 
 func TestDurability_HelperProcess(t *testing.T) {
@@ -47,14 +50,22 @@ func TestDurability_HelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("the child process of the durability tests (runs only with " + durabilityDirEnv + " set)")
 	}
-	srv, err := Start(context.Background(), Options{
+	opts := Options{
 		DataDir:     dir,
 		TTLInterval: -1,
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}
+	splits := os.Getenv(durabilitySplitsEnv) != ""
+	if splits {
+		opts.Streams = splitStreamOptions
+	}
+	srv, err := Start(context.Background(), opts)
 	if err != nil {
 		fmt.Printf("ERROR %v\n", err)
 		os.Exit(3)
+	}
+	if splits {
+		go splitAtRandom(srv)
 	}
 	fmt.Printf("ENDPOINT %s\n", srv.Endpoint())
 	_, _ = io.Copy(io.Discard, os.Stdin)
@@ -72,14 +83,14 @@ type child struct {
 }
 
 // startChild re-executes the test binary as a ddblocal child on dir.
-func startChild(t *testing.T, dir string) *child {
+func startChild(t *testing.T, dir string, env ...string) *child {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatalf("finding the test binary to re-execute: %v", err)
 	}
 	cmd := exec.Command(exe, "-test.run=^"+helperTest+"$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(os.Environ(), durabilityDirEnv+"="+dir)
+	cmd.Env = append(append(os.Environ(), durabilityDirEnv+"="+dir), env...)
 	c := &child{cmd: cmd, endpoint: make(chan string, 1), stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	out, err := cmd.StdoutPipe()
@@ -214,10 +225,25 @@ func (m *model) lastAckedPut(item string) bool {
 // SDK, restarts it on the same file and checks that every acknowledged write
 // is in the table and exactly once in the stream, in write order per item;
 // an unacknowledged write may be there or not, but a write in the table is in
-// the stream exactly once, and a transaction is all there or not at all.
+// the stream exactly once, and a transaction is all there or not at all. The
+// stream has the default four shards.
 func TestDurability_KillAtRandomPointsLosesNoStreamRecord(t *testing.T) {
+	runDurability(t, durabilityCase{cycles: 220})
+}
+
+// durabilityCase is one kill-at-random-points run.
+type durabilityCase struct {
+	cycles int
+	// splits makes the child split shards by itself and at random, roll
+	// them over by age, and a lineage-aware reader follow the stream
+	// through the kills (durability_shards_test.go).
+	splits bool
+}
+
+// runDurability runs a case and returns the shards of the last check.
+func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 	if testing.Short() {
-		t.Skip("kills a child process 200+ times")
+		t.Skip("kills a child process 100+ times")
 	}
 	seed := uint64(20250609)
 	if v := os.Getenv(durabilitySeedEnv); v != "" {
@@ -232,17 +258,25 @@ func TestDurability_KillAtRandomPointsLosesNoStreamRecord(t *testing.T) {
 		}
 	})
 	const (
-		cycles      = 220
 		writers     = 4
 		itemsPer    = 3
 		verifyEvery = 20
 	)
+	cycles := dc.cycles
+	window := 40_000 // µs of writing before a kill, at most
+	var env []string
+	var lr *liveReader
+	if dc.splits {
+		env = []string{durabilitySplitsEnv + "=1"}
+		lr = newLiveReader()
+		window = 80_000 // the reader takes its share of the child's time
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	dir := t.TempDir()
 	m := &model{items: map[string][]histEntry{}}
 
 	// The first run creates the table.
-	c := startChild(t, dir)
+	c := startChild(t, dir, env...)
 	ep := c.wait(t)
 	db, _ := durabilityClients(ep)
 	ctx := ctxT(t)
@@ -261,7 +295,7 @@ func TestDurability_KillAtRandomPointsLosesNoStreamRecord(t *testing.T) {
 	start := time.Now()
 	earlyKills := 0
 	for cycle := 0; cycle < cycles; cycle++ {
-		c := startChild(t, dir)
+		c := startChild(t, dir, env...)
 		if rng.IntN(8) == 0 {
 			// Kill while the child opens the store and loads it.
 			time.Sleep(time.Duration(rng.IntN(15_000)) * time.Microsecond)
@@ -270,13 +304,13 @@ func TestDurability_KillAtRandomPointsLosesNoStreamRecord(t *testing.T) {
 			continue
 		}
 		ep := c.wait(t)
-		db, _ := durabilityClients(ep)
+		db, sc := durabilityClients(ep)
 		if cycle%verifyEvery == 0 {
 			vdb, vsc := verifyClients(ep)
-			verifyDurability(t, m, vdb, vsc, cycle)
+			verifyDurability(t, m, vdb, vsc, cycle, lr)
 			if t.Failed() {
 				c.kill()
-				return
+				return nil
 			}
 		}
 		var wg sync.WaitGroup
@@ -288,20 +322,31 @@ func TestDurability_KillAtRandomPointsLosesNoStreamRecord(t *testing.T) {
 				runWriter(t, m, db, rand.New(rand.NewPCG(wseed, uint64(g))), cycle, g, itemsPer)
 			}()
 		}
-		time.Sleep(time.Duration(1000+rng.IntN(40_000)) * time.Microsecond)
+		if lr != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lr.follow(sc) // until the kill
+			}()
+		}
+		time.Sleep(time.Duration(1000+rng.IntN(window)) * time.Microsecond)
 		c.kill()
 		wg.Wait()
 	}
-	c = startChild(t, dir)
+	c = startChild(t, dir, env...)
 	ep = c.wait(t)
 	vdb, vsc := verifyClients(ep)
-	verifyDurability(t, m, vdb, vsc, cycles)
+	shards := verifyDurability(t, m, vdb, vsc, cycles, lr)
 	c.kill()
 	t.Logf("%d kill points (%d while starting), %d acknowledged writes, %d in flight at a kill, %d unacknowledged transactions, in %v",
 		cycles+1, earlyKills, m.acked, m.failed, len(m.txs), time.Since(start).Round(time.Millisecond))
+	if lr != nil {
+		t.Logf("the live reader read %d records and finished %d shards", len(lr.seen), len(lr.finished))
+	}
 	if m.acked < cycles {
 		t.Errorf("only %d writes were acknowledged in %d cycles: the test did not exercise the server", m.acked, cycles)
 	}
+	return shards
 }
 
 // runWriter writes to its own items until a write fails (the child was
@@ -374,15 +419,39 @@ type streamRec struct {
 	token string
 }
 
+// streamRecOf is what the test keeps of a stream record.
+func streamRecOf(r stypes.Record) (streamRec, error) {
+	seq, ok := new(big.Int).SetString(aws.ToString(r.Dynamodb.SequenceNumber), 10)
+	if !ok {
+		return streamRec{}, fmt.Errorf("record with sequence number %q", aws.ToString(r.Dynamodb.SequenceNumber))
+	}
+	pk, _ := r.Dynamodb.Keys["pk"].(*stypes.AttributeValueMemberS)
+	if pk == nil {
+		return streamRec{}, fmt.Errorf("record %s has no pk key", seq)
+	}
+	rec := streamRec{seq: seq, item: pk.Value}
+	switch r.EventName {
+	case stypes.OperationTypeRemove:
+		rec.token = "D"
+	default:
+		w, _ := r.Dynamodb.NewImage["w"].(*stypes.AttributeValueMemberS)
+		if w == nil {
+			return streamRec{}, fmt.Errorf("%s record %s of %s has no NewImage.w", r.EventName, seq, pk.Value)
+		}
+		rec.token = "P:" + w.Value
+	}
+	return rec, nil
+}
+
 // readWholeStream reads every record of the table's stream through the
 // DynamoDB Streams API, ordered by sequence number.
-func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstreams.Client) ([]streamRec, error) {
+func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstreams.Client) ([]streamRec, []stypes.Shard, error) {
 	ls, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: aws.String("dur")})
 	if err != nil {
-		return nil, fmt.Errorf("ListStreams: %w", err)
+		return nil, nil, fmt.Errorf("ListStreams: %w", err)
 	}
 	if len(ls.Streams) != 1 {
-		return nil, fmt.Errorf("ListStreams: %d streams for table dur, want 1", len(ls.Streams))
+		return nil, nil, fmt.Errorf("ListStreams: %d streams for table dur, want 1", len(ls.Streams))
 	}
 	arn := ls.Streams[0].StreamArn
 	var shards []stypes.Shard
@@ -390,7 +459,7 @@ func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstrea
 	for {
 		ds, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn, ExclusiveStartShardId: last})
 		if err != nil {
-			return nil, fmt.Errorf("DescribeStream: %w", err)
+			return nil, nil, fmt.Errorf("DescribeStream: %w", err)
 		}
 		shards = append(shards, ds.StreamDescription.Shards...)
 		if last = ds.StreamDescription.LastEvaluatedShardId; last == nil {
@@ -401,32 +470,17 @@ func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstrea
 	for _, sh := range shards {
 		gi, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: arn, ShardId: sh.ShardId, ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon})
 		if err != nil {
-			return nil, fmt.Errorf("GetShardIterator %s: %w", aws.ToString(sh.ShardId), err)
+			return nil, nil, fmt.Errorf("GetShardIterator %s: %w", aws.ToString(sh.ShardId), err)
 		}
 		for iter := gi.ShardIterator; iter != nil; {
 			gr, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
 			if err != nil {
-				return nil, fmt.Errorf("GetRecords %s: %w", aws.ToString(sh.ShardId), err)
+				return nil, nil, fmt.Errorf("GetRecords %s: %w", aws.ToString(sh.ShardId), err)
 			}
 			for _, r := range gr.Records {
-				seq, ok := new(big.Int).SetString(aws.ToString(r.Dynamodb.SequenceNumber), 10)
-				if !ok {
-					return nil, fmt.Errorf("record with sequence number %q", aws.ToString(r.Dynamodb.SequenceNumber))
-				}
-				pk, _ := r.Dynamodb.Keys["pk"].(*stypes.AttributeValueMemberS)
-				if pk == nil {
-					return nil, fmt.Errorf("record %s has no pk key", seq)
-				}
-				rec := streamRec{seq: seq, item: pk.Value}
-				switch r.EventName {
-				case stypes.OperationTypeRemove:
-					rec.token = "D"
-				default:
-					w, _ := r.Dynamodb.NewImage["w"].(*stypes.AttributeValueMemberS)
-					if w == nil {
-						return nil, fmt.Errorf("%s record %s of %s has no NewImage.w", r.EventName, seq, pk.Value)
-					}
-					rec.token = "P:" + w.Value
+				rec, err := streamRecOf(r)
+				if err != nil {
+					return nil, nil, err
 				}
 				out = append(out, rec)
 			}
@@ -437,16 +491,22 @@ func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstrea
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].seq.Cmp(out[j].seq) < 0 })
-	return out, nil
+	return out, shards, nil
 }
 
 // verifyDurability checks the table and its stream against the model.
-func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbstreams.Client, cycle int) {
+// With a live reader, it also checks what that reader saw survived: every
+// shard it finished is still closed at the same end, and every record it
+// read is still there.
+func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbstreams.Client, cycle int, lr *liveReader) []stypes.Shard {
 	t.Helper()
 	ctx := ctxT(t)
-	recs, err := readWholeStream(ctx, db, sc)
+	recs, shards, err := readWholeStream(ctx, db, sc)
 	if err != nil {
 		t.Fatalf("cycle %d: reading the stream: %v", cycle, err)
+	}
+	if lr != nil {
+		lr.check(t, cycle, recs, shards)
 	}
 	table := map[string]string{}
 	var startKey map[string]types.AttributeValue
@@ -493,7 +553,7 @@ func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbs
 				j++
 			case h.acked:
 				t.Errorf("cycle %d: item %s: the acknowledged write %s is not in the stream where expected (stream %v, history %v)", cycle, it, h.token, got, hist)
-				return
+				return shards
 			}
 		}
 		if j != len(got) {
@@ -518,4 +578,5 @@ func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbs
 			t.Errorf("cycle %d: transaction half applied: %s present=%v, %s present=%v", cycle, tx[0], present[tx[0]], tx[1], present[tx[1]])
 		}
 	}
+	return shards
 }

@@ -9,7 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
 	"github.com/dynafold/dynafold/ddblocal"
+	"github.com/dynafold/dynafold/internal/dynamotest"
 )
 
 func TestDdblocal_NonLoopbackAddrNeedsTheFlag(t *testing.T) {
@@ -44,5 +51,95 @@ func TestDdblocal_SecondOnTheSameDataDirFails(t *testing.T) {
 	err = runDDBLocal(ctx, []string{"--addr", "127.0.0.1:0", "--data", dir})
 	if !errors.Is(err, ddblocal.ErrDataFileLocked) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("a second host ddblocal on %s: err %v; want ErrDataFileLocked naming the file", dir, err)
+	}
+}
+
+// startFromFlags starts ddblocal with the options host ddblocal reads from
+// args, on a free loopback port.
+func startFromFlags(t *testing.T, args ...string) *ddblocal.Server {
+	t.Helper()
+	opts, err := ddblocalOptions(append([]string{"--addr", "127.0.0.1:0"}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Logger = slog.New(slog.DiscardHandler)
+	srv, err := ddblocal.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+// TestC1_DdblocalLatencyFlagDelaysEveryRequest: --latency makes every
+// request pay a round trip, table and stream operations alike.
+func TestC1_DdblocalLatencyFlagDelaysEveryRequest(t *testing.T) {
+	const latency = 60 * time.Millisecond
+	srv := startFromFlags(t, "--latency", latency.String())
+	c := dynamotest.ClientAt(t, srv.Endpoint())
+	table := dynamotest.CreateTableWith(t, c, "lat", types.StreamViewTypeNewImage)
+	sc := dynamodbstreams.New(dynamodbstreams.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.Endpoint()),
+		Credentials: credentials.NewStaticCredentialsProvider("any", "any", "")})
+	ctx := context.Background()
+	for _, call := range []struct {
+		op  string
+		run func() error
+	}{
+		{"PutItem", func() error {
+			_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table),
+				Item: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "a"}, "sk": &types.AttributeValueMemberS{Value: "b"}}})
+			return err
+		}},
+		{"ListStreams", func() error {
+			_, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: aws.String(table)})
+			return err
+		}},
+	} {
+		t0 := time.Now()
+		if err := call.run(); err != nil {
+			t.Fatalf("%s: %v", call.op, err)
+		}
+		if took := time.Since(t0); took < latency {
+			t.Errorf("%s took %s with --latency %s", call.op, took, latency)
+		}
+	}
+	if _, err := ddblocalOptions([]string{"--latency", "-1ms"}); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("--latency -1ms: err %v, want a refusal", err)
+	}
+}
+
+// TestC5_DdblocalStreamShardsFlagSetsTheOpenShardsOfANewStream: a stream of
+// host ddblocal --stream-shards 3 starts with three open shards, and four
+// without the flag.
+func TestC5_DdblocalStreamShardsFlagSetsTheOpenShardsOfANewStream(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{{nil, 4}, {[]string{"--stream-shards", "3"}, 3}, {[]string{"--stream-shards", "1"}, 1}} {
+		srv := startFromFlags(t, tc.args...)
+		c := dynamotest.ClientAt(t, srv.Endpoint())
+		table := dynamotest.CreateTableWith(t, c, "shards", types.StreamViewTypeNewImage)
+		d, err := c.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := dynamodbstreams.New(dynamodbstreams.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.Endpoint()),
+			Credentials: credentials.NewStaticCredentialsProvider("any", "any", "")})
+		ds, err := sc.DescribeStream(context.Background(), &dynamodbstreams.DescribeStreamInput{StreamArn: d.Table.LatestStreamArn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		open := 0
+		for _, sh := range ds.StreamDescription.Shards {
+			if sh.SequenceNumberRange.EndingSequenceNumber == nil {
+				open++
+			}
+		}
+		if open != tc.want {
+			t.Errorf("host ddblocal %v: %d open shards, want %d", tc.args, open, tc.want)
+		}
+	}
+	if _, err := ddblocalOptions([]string{"--stream-shards", "0"}); err == nil || !strings.Contains(err.Error(), "at least one shard") {
+		t.Errorf("--stream-shards 0: err %v, want a refusal", err)
 	}
 }

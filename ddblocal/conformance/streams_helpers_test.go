@@ -111,8 +111,16 @@ func readShard(t testing.TB, c *dynamodbstreams.Client, iter *string, limit int3
 // before children.
 func readStream(t testing.TB, arn string) []st.Record {
 	t.Helper()
-	c := streams(t)
+	recs, _ := readStreamWith(t, streams(t), arn)
+	return recs
+}
+
+// readStreamWith is readStream through c; it also returns the shard each
+// record was read from, by position.
+func readStreamWith(t testing.TB, c *dynamodbstreams.Client, arn string) ([]st.Record, []string) {
+	t.Helper()
 	_, shards := shardsOf(t, c, arn)
+	var from []string
 	done := map[string]bool{}
 	var recs []st.Record
 	for len(done) < len(shards) {
@@ -129,8 +137,14 @@ func readStream(t testing.TB, arn string) []st.Record {
 			it, err := c.GetShardIterator(ctx(t), &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId,
 				ShardIteratorType: st.ShardIteratorTypeTrimHorizon})
 			noErr(t, err, "GetShardIterator TRIM_HORIZON")
-			r, _ := readShard(t, c, it.ShardIterator, 0)
+			r, next := readShard(t, c, it.ShardIterator, 0)
+			if sh.SequenceNumberRange.EndingSequenceNumber != nil && next != nil {
+				t.Fatalf("closed shard %s read to its last record still answers a NextShardIterator", id)
+			}
 			recs = append(recs, r...)
+			for range r {
+				from = append(from, id)
+			}
 			done[id] = true
 			progressed = true
 		}
@@ -138,7 +152,7 @@ func readStream(t testing.TB, arn string) []st.Record {
 			t.Fatalf("shard lineage has a cycle: %+v", shards)
 		}
 	}
-	return recs
+	return recs, from
 }
 
 // recordSummary renders records as "EVENT key" strings.
@@ -148,4 +162,39 @@ func recordSummary(recs []st.Record) []string {
 		out[i] = fmt.Sprintf("%s %v", r.EventName, plain(fromStreamValue(r.Dynamodb.Keys["pk"])))
 	}
 	return out
+}
+
+// shardHolding returns the id of the one shard of the stream that holds
+// records (the test wrote a single item, whose records stay in one shard).
+func shardHolding(t testing.TB, arn string) *string {
+	t.Helper()
+	c := streams(t)
+	_, shards := shardsOf(t, c, arn)
+	var found *string
+	for _, sh := range shards {
+		it, err := c.GetShardIterator(ctx(t), &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId,
+			ShardIteratorType: st.ShardIteratorTypeTrimHorizon})
+		noErr(t, err, "GetShardIterator TRIM_HORIZON")
+		if recs, _ := readShard(t, c, it.ShardIterator, 0); len(recs) > 0 {
+			if found != nil {
+				t.Fatalf("the records of one item are in shards %s and %s", *found, *sh.ShardId)
+			}
+			found = sh.ShardId
+		}
+	}
+	if found == nil {
+		t.Fatalf("no shard of %s holds a record", arn)
+	}
+	return found
+}
+
+// versions renders records as the list of their NewImage's v attributes.
+func versions(recs []st.Record) string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		if v, ok := r.Dynamodb.NewImage["v"].(*st.AttributeValueMemberN); ok {
+			out[i] = v.Value
+		}
+	}
+	return fmt.Sprint(out)
 }

@@ -60,7 +60,7 @@ func putAt(t testing.TB, c *dynamodb.Client, table string, keys ...string) {
 
 func TestConformance_StreamsLocal_ShardRolloverLineage(t *testing.T) {
 	t.Parallel()
-	srv := startOwnLocal(t, ddblocal.Options{TTLInterval: -1, Streams: ddblocal.StreamOptions{ShardMaxRecords: 3}})
+	srv := startOwnLocal(t, ddblocal.Options{TTLInterval: -1, Streams: ddblocal.StreamOptions{Shards: 1, ShardMaxRecords: 3}})
 	c, sc, name, arn := ownStreamTable(t, srv)
 	for i := 0; i < 8; i++ {
 		putAt(t, c, name, fmt.Sprint(i))
@@ -138,7 +138,7 @@ func TestConformance_StreamsLocal_TrimmedDataAccess(t *testing.T) {
 	t.Parallel()
 	clock := &fakeClock{t: time.Now()}
 	srv := startOwnLocal(t, ddblocal.Options{TTLInterval: -1, Now: clock.Now,
-		Streams: ddblocal.StreamOptions{Retention: time.Minute, ShardMaxAge: 1000 * time.Hour}})
+		Streams: ddblocal.StreamOptions{Shards: 1, Retention: time.Minute, ShardMaxAge: 1000 * time.Hour}})
 	c, sc, name, arn := ownStreamTable(t, srv)
 	putAt(t, c, name, "old")
 	_, shards := shardsOf(t, sc, arn)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host/admin"
 	"github.com/dynafold/dynafold/host/quarantine"
 	"github.com/dynafold/dynafold/host/sidecar"
@@ -29,7 +30,8 @@ func nonOwner(t *testing.T) (*admin.Server, string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f := opstest.Start(t, `, "sidecar": {"leaseTable": "leases", "leaseDuration": "3s", "pollInterval": "20ms"}`)
+	oneShard := func(o *ddblocal.Options) { o.Streams.Shards = 1 }
+	f := opstest.StartWith(t, oneShard, `, "sidecar": {"leaseTable": "leases", "leaseDuration": "3s", "pollInterval": "20ms"}`)
 	_, err := f.Host.CreateTables(ctx)
 	require.NoError(t, err)
 	f.Append(t, "a", 0, opstest.Add(2), opstest.Add(3))

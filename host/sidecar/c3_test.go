@@ -130,7 +130,8 @@ func shareShards(t *testing.T, n int) {
 
 func TestC3_CrashMidBatchLeasesTakenOverAfterExpiryEveryRowEqualsTheSequentialFold(t *testing.T) {
 	const duration = 900 * time.Millisecond
-	e := start(t, ddblocal.StreamOptions{ShardMaxRecords: 6}, host.SidecarConfig{BatchSize: 4, LeaseDuration: host.Duration(duration)})
+	// one lineage: the crashed worker holds the only readable shard
+	e := start(t, ddblocal.StreamOptions{Shards: 1, ShardMaxRecords: 6}, host.SidecarConfig{BatchSize: 4, LeaseDuration: host.Duration(duration)})
 	slow := &testlogic.Ledger{OnEvolve: func(*abi.EvolveRequest) { time.Sleep(20 * time.Millisecond) }}
 	h := e.host(t, &testlogic.Ledger{})
 	const ids, events = 5, 6

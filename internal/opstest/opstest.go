@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/testlogic"
@@ -40,7 +41,19 @@ func Config(events, rows, extra string) []byte {
 // Start starts ddblocal and the host; extra is passed to Config.
 func Start(t testing.TB, extra string, opts ...host.Option) *Fixture {
 	t.Helper()
-	env := testenv.Start(t)
+	return StartWith(t, nil, extra, opts...)
+}
+
+// StartWith is Start on a ddblocal whose options ddb sets (nil: the
+// defaults), such as Streams.Shards for a test about one shard.
+func StartWith(t testing.TB, ddb func(*ddblocal.Options), extra string, opts ...host.Option) *Fixture {
+	t.Helper()
+	var env *testenv.Env
+	if ddb == nil {
+		env = testenv.Start(t)
+	} else {
+		env = testenv.Start(t, ddb)
+	}
 	f := &Fixture{Env: env, Events: env.Table(t, "events", true), Rows: env.Table(t, "ledger", false), Ledger: &testlogic.Ledger{}}
 	f.JSON = Config(f.Events, f.Rows, extra)
 	cfg, err := host.ParseConfig(f.JSON)

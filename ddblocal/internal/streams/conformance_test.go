@@ -238,7 +238,7 @@ func TestConformance_Streams_AtAndAfterSequenceNumber(t *testing.T) {
 }
 
 func TestConformance_Streams_GetRecordsLimitAndMegabyteCap(t *testing.T) {
-	r := newRegistry(t, Options{Shards: 1, })
+	r := newRegistry(t, Options{Shards: 1})
 	c := serve(t, r)
 	ctx := context.Background()
 	arn, _ := r.Enable("T", ViewNewImage, []string{"pk"})

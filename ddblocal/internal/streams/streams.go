@@ -330,7 +330,10 @@ func (r *Registry) prepare(arn string, c Change) (*stream, *record, uint64) {
 		clone = func(it abi.Item) abi.Item { return it }
 	}
 	view := s.viewType // immutable after Enable, as keySchema
-	h := keyHash(c.Keys[s.keySchema[0].Name])
+	var h uint64
+	if len(s.keySchema) > 0 {
+		h = keyHash(c.Keys[s.keySchema[0].Name])
+	}
 	rec.keys = clone(c.Keys)
 	rec.size = max(1, itemSize(c.Keys)) // SizeBytes is at least 1
 	if (view == ViewNewImage || view == ViewNewAndOldImages) && c.NewImage != nil {

@@ -3,6 +3,7 @@ package feed_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/ddblocal"
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/internal/feed"
 )
 
@@ -34,7 +36,8 @@ func TestC1_ReadyStartsChildrenOnlyAfterTheirParents(t *testing.T) {
 }
 
 func TestC1_EveryRecordOnceAcrossShardRolloverParentsFirst(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{ShardMaxRecords: 4})
+	// several open shards (the default), each rolling over every 3 records
+	e := start(t, ddblocal.StreamOptions{ShardMaxRecords: 3})
 	const keys, writes = 10, 3
 	for v := 1; v <= writes; v++ {
 		for k := 0; k < keys; k++ {
@@ -95,20 +98,39 @@ func TestC1_EveryRecordOnceAcrossShardRolloverParentsFirst(t *testing.T) {
 			}
 		}
 	}
-	for i := 1; i < len(log.records); i++ {
-		require.True(t, seqLess(log.records[i-1].DynamoDB.SequenceNumber, log.records[i].DynamoDB.SequenceNumber))
+	// within a shard, records come in sequence-number order
+	lastIn := map[string]string{}
+	for _, rec := range log.records {
+		sh, seq := log.shardOf[rec.DynamoDB.SequenceNumber], rec.DynamoDB.SequenceNumber
+		if prev, ok := lastIn[sh]; ok {
+			require.True(t, seqLess(prev, seq), "shard %s: %s after %s", sh, seq, prev)
+		}
+		lastIn[sh] = seq
 	}
+	open := 0
+	for _, sh := range log.shards {
+		if !sh.Closed() {
+			open++
+		}
+	}
+	require.Equal(t, 4, open, "four shards take records at once")
 
 	// nothing new: another pass from the same reader's start finds all again,
-	// and once more writes land, they come from the open shard
+	// and once more writes land, they come from an open shard
 	e.put(t, "late", 1)
 	log2 := readAll(t, ctx, r)
 	require.Len(t, log2.records, keys*writes+1)
-	require.Equal(t, "late=1", label(log2.records[len(log2.records)-1]))
+	late := slices.IndexFunc(log2.records, func(r host.Record) bool { return label(r) == "late=1" })
+	require.GreaterOrEqual(t, late, 0, "the late record is read")
+	for _, sh := range log2.shards {
+		if sh.ID == log2.shardOf[log2.records[late].DynamoDB.SequenceNumber] {
+			require.False(t, sh.Closed(), "the late record is in an open shard")
+		}
+	}
 }
 
 func TestC2_ResumeFromCheckpointAndRewindToAFailedRecord(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{ShardMaxRecords: 10})
+	e := start(t, ddblocal.StreamOptions{Shards: 1, ShardMaxRecords: 10}) // one shard's iterator
 	for i := 0; i < 14; i++ {
 		e.put(t, fmt.Sprintf("k%02d", i), 1)
 	}
@@ -200,7 +222,7 @@ func TestC2_ResumeFromCheckpointAndRewindToAFailedRecord(t *testing.T) {
 }
 
 func TestC1_ExpiredIteratorIsRenewedWithoutLossOrRepeat(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{IteratorTTL: 200 * time.Millisecond})
+	e := start(t, ddblocal.StreamOptions{Shards: 1, IteratorTTL: 200 * time.Millisecond}) // one shard's iterator
 	for i := 0; i < 7; i++ {
 		e.put(t, fmt.Sprintf("k%02d", i), 1)
 	}
@@ -247,7 +269,7 @@ func TestC1_ExpiredIteratorIsRenewedWithoutLossOrRepeat(t *testing.T) {
 }
 
 func TestC1_TrimmedDataIsErrTrimmedNamingShardAndSequenceNumber(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{Retention: 300 * time.Millisecond})
+	e := start(t, ddblocal.StreamOptions{Shards: 1, Retention: 300 * time.Millisecond}) // one shard's iterator
 	for i := 0; i < 5; i++ {
 		e.put(t, fmt.Sprintf("k%02d", i), 1)
 	}
@@ -296,7 +318,7 @@ func TestC1_TrimmedDataIsErrTrimmedNamingShardAndSequenceNumber(t *testing.T) {
 }
 
 func TestC1_ShardTrimmedAwayIsGoneAndItsChildIsReady(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{ShardMaxRecords: 2, Retention: 300 * time.Millisecond})
+	e := start(t, ddblocal.StreamOptions{Shards: 1, ShardMaxRecords: 2, Retention: 300 * time.Millisecond}) // one lineage
 	for i := 0; i < 3; i++ {
 		e.put(t, fmt.Sprintf("k%02d", i), 1)
 	}

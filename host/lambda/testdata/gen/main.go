@@ -58,7 +58,10 @@ func main() {
 func run() error {
 	ctx := context.Background()
 	clock := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	srv, err := ddblocal.Start(ctx, ddblocal.Options{Now: func() time.Time { return clock }})
+	// One shard: each captured batch is the feed in write order across
+	// items, as the fixtures have always been (a stream of several shards
+	// would deliver each shard's records in a batch of its own).
+	srv, err := ddblocal.Start(ctx, ddblocal.Options{Now: func() time.Time { return clock }, Streams: ddblocal.StreamOptions{Shards: 1}})
 	if err != nil {
 		return err
 	}
