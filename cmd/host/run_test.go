@@ -37,7 +37,7 @@ func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testi
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	env := testenv.Start(t, func(o *ddblocal.Options) { o.Streams.Shards, o.Streams.ShardMaxRecords = 1, 6 }) // one lineage
+	env := testenv.Start(t, func(o *ddblocal.Options) { o.Streams.ShardMaxRecords = 6 })
 	dir := t.TempDir()
 	v1, err := os.ReadFile(v1Path(t))
 	require.NoError(t, err)

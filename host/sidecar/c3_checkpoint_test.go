@@ -65,7 +65,7 @@ func waitEvolve(t *testing.T, ch chan string, id, what string) {
 // lease never goes back), and a graceful stop during the last write still
 // stores the last record's checkpoint before the lease is released.
 func TestC3_ACheckpointIsWrittenWhileTheNextBatchIsProcessed(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{}, host.SidecarConfig{BatchSize: 2, LeaseDuration: host.Duration(10 * time.Second)})
+	e := start(t, ddblocal.StreamOptions{Shards: 1}, host.SidecarConfig{BatchSize: 2, LeaseDuration: host.Duration(10 * time.Second)})
 	h := e.host(t, &testlogic.Ledger{})
 	appendAdds(t, h, "a", 0, 2)
 	appendAdds(t, h, "b", 0, 2)
@@ -106,7 +106,7 @@ func TestC3_ACheckpointIsWrittenWhileTheNextBatchIsProcessed(t *testing.T) {
 // checkpoint was being written and the batch in flight are delivered
 // again, nothing before them, and the rows are still folded once.
 func TestC3_ACrashDuringACheckpointWriteRedeliversOnlyTheBatchesSinceTheLastOneStored(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{}, host.SidecarConfig{BatchSize: 2, LeaseDuration: host.Duration(600 * time.Millisecond)})
+	e := start(t, ddblocal.StreamOptions{Shards: 1}, host.SidecarConfig{BatchSize: 2, LeaseDuration: host.Duration(600 * time.Millisecond)})
 	h := e.host(t, &testlogic.Ledger{})
 	for _, id := range []string{"a", "b", "c"} {
 		appendAdds(t, h, id, 0, 2)

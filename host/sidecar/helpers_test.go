@@ -42,9 +42,6 @@ type env struct {
 
 func start(t testing.TB, so ddblocal.StreamOptions, side host.SidecarConfig) *env {
 	t.Helper()
-	if so.Shards == 0 {
-		so.Shards = 1 // one lineage of shards unless the test asks for more
-	}
 	e := testenv.Start(t, func(o *ddblocal.Options) { o.Streams = so })
 	suffix := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
