@@ -33,16 +33,18 @@ const benchLatency = 5 * time.Millisecond
 //     many batches ran at once, on average); cpu-us/event and cores are
 //     the CPU time of the whole process (ddblocal included) per event and
 //     per wall second.
+//
 //   - shards=1/workers=1: one shard, same backlog: events/s against what
 //     ProcessBatch alone would do (batch size ÷ its processing time,
 //     proc-events/s); overlap is their ratio, 1 when reading and
 //     checkpointing hide entirely behind processing.
+//
 //   - shards=8/takeover: four workers on eight shards, lease duration 1 s;
 //     one is killed without cleanup (ErrAbandoned); takeover-ms is from
 //     the kill until the others hold all its shards, bound-ms the lease
 //     duration plus one lease round.
 //
-//	go test ./host/sidecar -run '^$' -bench 'BenchmarkChangeFeed$' -benchtime 1x -count 3
+//     go test ./host/sidecar -run '^$' -bench 'BenchmarkChangeFeed$' -benchtime 1x -count 3
 func BenchmarkChangeFeed(b *testing.B) {
 	for _, workers := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("shards=8/workers=%d", workers), func(b *testing.B) {
