@@ -17,7 +17,7 @@ import (
 // splitStreamOptions are the stream options of the durability child with
 // splits: shards split by themselves after a few records, roll over by
 // age, and splitAtRandom splits one more at a random moment.
-var splitStreamOptions = StreamOptions{Shards: 4, SplitAfterRecords: 25, MaxShards: 24, ShardMaxAge: 5 * time.Second}
+var splitStreamOptions = StreamOptions{Shards: 4, SplitAfterRecords: 25, MaxShards: 24, ShardMaxAge: 15 * time.Second}
 
 // splitAtRandom splits, with even odds, one open shard of table dur at a
 // random moment of the child's life, unless the stream has MaxShards open.

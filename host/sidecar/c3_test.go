@@ -66,7 +66,8 @@ func TestC3_WorkersShareRollingShardsOneOwnerAtATimeParentsFirstAndTakeOverAStop
 }
 
 func shareShards(t *testing.T, n int) {
-	e := start(t, ddblocal.StreamOptions{ShardMaxRecords: 5}, host.SidecarConfig{BatchSize: 3})
+	// one lineage: one open shard at a time, whose holder the test stops
+	e := start(t, ddblocal.StreamOptions{Shards: 1, ShardMaxRecords: 5}, host.SidecarConfig{BatchSize: 3})
 	var spans []span
 	var mu sync.Mutex
 	workers := []string{"w1", "w2", "w3"}[:n]

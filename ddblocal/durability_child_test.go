@@ -1,0 +1,175 @@
+package ddblocal
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/dynafold/dynafold/internal/syncbuf"
+)
+
+// The child process of the durability tests: a ddblocal on the data dir
+// named by durabilityDirEnv, its endpoint printed on stdout, serving until
+// it is killed or its stdin closes (the parent test died).
+const (
+	durabilityDirEnv  = "DDBLOCAL_DURABILITY_CHILD_DIR"
+	durabilitySeedEnv = "DDBLOCAL_DURABILITY_SEED"
+	// durabilitySplitsEnv makes the child split its streams' shards, by
+	// itself and at random (durability_shards_test.go).
+	durabilitySplitsEnv = "DDBLOCAL_DURABILITY_SPLITS"
+	helperTest          = "TestDurability_HelperProcess"
+)
+
+func TestDurability_HelperProcess(t *testing.T) {
+	dir := os.Getenv(durabilityDirEnv)
+	if dir == "" {
+		t.Skip("the child process of the durability tests (runs only with " + durabilityDirEnv + " set)")
+	}
+	opts := Options{
+		DataDir:     dir,
+		TTLInterval: -1,
+		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	splits := os.Getenv(durabilitySplitsEnv) != ""
+	if splits {
+		opts.Streams = splitStreamOptions
+	}
+	srv, err := Start(context.Background(), opts)
+	if err != nil {
+		fmt.Printf("ERROR %v\n", err)
+		os.Exit(3)
+	}
+	if splits {
+		go splitAtRandom(srv)
+	}
+	fmt.Printf("ENDPOINT %s\n", srv.Endpoint())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+// child is a running ddblocal child process.
+type child struct {
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	endpoint chan string // the endpoint, or "" if the child exited first
+	stderr   *syncbuf.Buffer
+	exited   chan struct{}
+	failure  string // "ERROR ..." line of a child that could not start
+}
+
+// startChild re-executes the test binary as a ddblocal child on dir.
+func startChild(t *testing.T, dir string, env ...string) *child {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("finding the test binary to re-execute: %v", err)
+	}
+	cmd := exec.Command(exe, "-test.run=^"+helperTest+"$", "-test.count=1", "-test.v=false")
+	cmd.Env = append(append(os.Environ(), durabilityDirEnv+"="+dir), env...)
+	c := &child{cmd: cmd, endpoint: make(chan string, 1), stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
+	cmd.Stderr = c.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the ddblocal child: %v", err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			if ep, ok := strings.CutPrefix(line, "ENDPOINT "); ok && !sent {
+				c.endpoint <- ep
+				sent = true
+			}
+			if strings.HasPrefix(line, "ERROR ") {
+				c.failure = line
+			}
+		}
+		if !sent {
+			c.endpoint <- ""
+		}
+		_ = cmd.Wait()
+		close(c.exited)
+	}()
+	return c
+}
+
+// wait returns the child's endpoint, or fails the test if it exited first.
+func (c *child) wait(t *testing.T) string {
+	t.Helper()
+	select {
+	case ep := <-c.endpoint:
+		if ep == "" {
+			<-c.exited
+			t.Fatalf("the ddblocal child exited before serving: %s\nstderr:\n%s", c.failure, c.stderr.String())
+		}
+		return ep
+	case <-time.After(20 * time.Second):
+		c.kill()
+		t.Fatalf("the ddblocal child did not start within 20s; stderr:\n%s", c.stderr.String())
+	}
+	return ""
+}
+
+// kill sends SIGKILL and waits for the child to be gone.
+func (c *child) kill() {
+	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	<-c.exited
+	_ = c.stdin.Close()
+}
+
+// verifyClients are the clients of the verifying reads: reads are
+// idempotent, so they retry a read on a connection the client's own
+// transport closed (net.ErrClosed: a client-side race of net/http and the
+// SDK, aws/aws-sdk-go-v2#2737), which a verification must not mistake for a
+// lost record. Nothing the server answers is retried.
+func verifyClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 10 * time.Second}
+	creds := credentials.NewStaticCredentialsProvider("AKID", "secret", "")
+	retryer := func() aws.Retryer {
+		return retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts = 3
+			so.RateLimiter = ratelimit.None
+			so.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+				if errors.Is(err, net.ErrClosed) {
+					return aws.TrueTernary
+				}
+				return aws.FalseTernary
+			})}
+		})
+	}
+	return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, Retryer: retryer(), HTTPClient: hc}),
+		dynamodbstreams.New(dynamodbstreams.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, Retryer: retryer(), HTTPClient: hc})
+}
+
+func durabilityClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 10 * time.Second}
+	creds := credentials.NewStaticCredentialsProvider("AKID", "secret", "")
+	// One attempt: a retried write could be applied twice, and the test
+	// must know exactly which writes the server acknowledged.
+	return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, RetryMaxAttempts: 1, HTTPClient: hc}),
+		dynamodbstreams.New(dynamodbstreams.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, RetryMaxAttempts: 1, HTTPClient: hc})
+}
