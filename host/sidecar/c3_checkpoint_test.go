@@ -2,6 +2,7 @@ package sidecar_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -137,10 +138,19 @@ func TestC3_ACrashDuringACheckpointWriteRedeliversOnlyTheBatchesSinceTheLastOneS
 
 	j := &journal{}
 	next := runAsync(e.reader(t, e.host(t, &testlogic.Ledger{}), "next", j.observer("next")))
+	// the rows may be right already (the crashed process's last writes may
+	// have landed): wait for the redelivery itself
+	waitFor(t, 20*time.Second, "the next owner processed c's batch", func() bool {
+		for _, en := range j.snapshot() {
+			if slices.Contains(en.events, "c#2") {
+				return true
+			}
+		}
+		return false
+	})
 	e.waitRows(t, map[string]string{"a": foldLog(2), "b": foldLog(2), "c": foldLog(2)}, 20*time.Second)
 	require.NoError(t, next.stop(nil))
 	es := j.snapshot()
-	require.NotEmpty(t, es)
 	var got []string
 	for _, en := range es {
 		got = append(got, en.events...)
