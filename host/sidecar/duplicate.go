@@ -93,7 +93,7 @@ func otherInstance(worker, instance string) string {
 // earlier run's and expire: tr then knows them as expired, and the first
 // round takes them.
 func (r *Reader) watchOwnID(ctx context.Context, tr *lease.Tracker) error {
-	all, err := r.leases.List(ctx)
+	all, err := r.listRetrying(ctx)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (r *Reader) watchOwnID(ctx context.Context, tr *lease.Tracker) error {
 		if err := backoff.Sleep(ctx, min(every, tr.Duration-time.Since(start))); err != nil {
 			return err
 		}
-		all, err := r.leases.List(ctx)
+		all, err := r.listRetrying(ctx)
 		if err != nil {
 			return err
 		}
@@ -147,6 +147,25 @@ func (r *Reader) watchOwnID(ctx context.Context, tr *lease.Tracker) error {
 	r.log.Info("leases of an earlier run under this worker id expired; taking them over", "worker", r.sc.WorkerID, "shards", keys)
 	return nil
 }
+
+// listRetrying reads the leases, retrying a failed read with a growing
+// delay as a lease round would; a lease table that does not exist, or the
+// end of ctx, ends it.
+func (r *Reader) listRetrying(ctx context.Context) ([]lease.Lease, error) {
+	for attempt := 1; ; attempt++ {
+		all, err := r.leases.List(ctx)
+		if err == nil || errors.Is(err, lease.ErrNoTable) || ctx.Err() != nil {
+			return all, err
+		}
+		r.log.Warn("reading the lease table failed; retrying", "err", err, "attempt", attempt)
+		if werr := startRetry.Wait(ctx, attempt); werr != nil {
+			return nil, werr
+		}
+	}
+}
+
+// startRetry is the delay between reads of the lease table at start.
+var startRetry = backoff.Policy{Base: 100 * time.Millisecond, Max: 5 * time.Second}
 
 // duplicate is the error naming the process of instance inst.
 func (r *Reader) duplicate(inst string, all []lease.Lease, running bool) error {

@@ -42,7 +42,12 @@ type env struct {
 
 func start(t testing.TB, so ddblocal.StreamOptions, side host.SidecarConfig) *env {
 	t.Helper()
-	e := testenv.Start(t, func(o *ddblocal.Options) { o.Streams = so })
+	e := testenv.Start(t, func(o *ddblocal.Options) {
+		o.Streams = so
+		if _, bench := t.(*testing.B); bench {
+			o.Logger = quiet // the requests a stop cancels are logged as errors
+		}
+	})
 	suffix := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
 			return r
