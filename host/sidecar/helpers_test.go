@@ -1,7 +1,9 @@
 package sidecar_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,7 +42,12 @@ type env struct {
 
 func start(t testing.TB, so ddblocal.StreamOptions, side host.SidecarConfig) *env {
 	t.Helper()
-	e := testenv.Start(t, func(o *ddblocal.Options) { o.Streams = so })
+	e := testenv.Start(t, func(o *ddblocal.Options) {
+		o.Streams = so
+		if _, bench := t.(*testing.B); bench {
+			o.Logger = quiet // the requests a stop cancels are logged as errors
+		}
+	})
 	suffix := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
 			return r
@@ -143,10 +150,22 @@ func run(r *sidecar.Reader) (stop func(cause error) error) {
 	}
 }
 
-// faults fails every Nth GetRecords call on the wire with a 500.
+// faults fails every Nth GetRecords call on the wire with a 500, and
+// notes every DescribeStream call: "all" for a listing of the stream,
+// "children of <shard>" for one with the child filter.
 type faults struct {
 	every    atomic.Int64
 	n, fails atomic.Int64
+
+	mu        sync.Mutex
+	describes []string
+}
+
+// described returns the DescribeStream calls so far.
+func (f *faults) described() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.describes...)
 }
 
 type faultTransport struct {
@@ -155,6 +174,23 @@ type faultTransport struct {
 }
 
 func (ft *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(req.Header.Get("X-Amz-Target"), ".DescribeStream") && req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		var in struct {
+			ShardFilter *struct{ Type, ShardId string }
+		}
+		call := "all"
+		if json.Unmarshal(body, &in) == nil && in.ShardFilter != nil {
+			call = in.ShardFilter.Type + " of " + in.ShardFilter.ShardId
+		}
+		ft.f.mu.Lock()
+		ft.f.describes = append(ft.f.describes, call)
+		ft.f.mu.Unlock()
+	}
 	if strings.HasSuffix(req.Header.Get("X-Amz-Target"), ".GetRecords") {
 		if every := ft.f.every.Load(); every > 0 && ft.f.n.Add(1)%every == 0 {
 			ft.f.fails.Add(1)
@@ -218,7 +254,7 @@ func (e *env) waitRows(t testing.TB, want map[string]string, within time.Duratio
 }
 
 // leaseRow is one lease item as stored.
-type leaseRow struct{ key, owner, checkpoint, parents string }
+type leaseRow struct{ key, owner, checkpoint, parents, instance string }
 
 func (e *env) leases(t testing.TB) map[string]leaseRow {
 	t.Helper()
@@ -238,7 +274,7 @@ func (e *env) leases(t testing.TB) map[string]leaseRow {
 		if v, ok := it["parentShardIds"].(*types.AttributeValueMemberSS); ok {
 			parents = strings.Join(v.Value, ",")
 		}
-		m[str("leaseKey")] = leaseRow{str("leaseKey"), str("leaseOwner"), str("checkpoint"), parents}
+		m[str("leaseKey")] = leaseRow{str("leaseKey"), str("leaseOwner"), str("checkpoint"), parents, str("ownerInstance")}
 	}
 	return m
 }

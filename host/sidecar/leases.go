@@ -14,7 +14,7 @@ import (
 type held struct {
 	mu        sync.Mutex
 	l         lease.Lease
-	lastRenew time.Time
+	lastWrite time.Time // the last write of the lease that went through
 	lost      bool
 	handoff   bool          // another worker asked for it: released after the batch in flight
 	cancel    func()        // ends the reading (graceful stop or lease lost)
@@ -31,12 +31,27 @@ func (h *held) get() lease.Lease {
 	return h.l
 }
 
+// isLost reports whether the lease was found held by another.
+func (h *held) isLost() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lost
+}
+
+// writtenWithin reports whether the lease was written less than d ago.
+func (h *held) writtenWithin(d time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return time.Since(h.lastWrite) < d
+}
+
 // write applies a lease write under the lock, so renewals and checkpoints
 // never race on the counter. When the write finds the counter moved but
-// the lease still this worker's, another worker asked for it (a steal
-// request): the shard's reading stops after the batch in flight, which is
-// checkpointed before the lease is released, and the write is tried again.
-// A lease another worker owns stops the shard's reading at once.
+// the lease still this process's (same worker id and instance), another
+// worker asked for it (a steal request): the shard's reading stops after
+// the batch in flight, which is checkpointed before the lease is
+// released, and the write is tried again. A lease another worker owns, or
+// another process under this worker id, stops the shard's reading at once.
 func (r *Reader) write(ctx context.Context, h *held, f func(lease.Lease) (lease.Lease, error)) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -46,7 +61,7 @@ func (r *Reader) write(ctx context.Context, h *held, f func(lease.Lease) (lease.
 	l, err := f(h.l)
 	if errors.Is(err, lease.ErrLost) {
 		fresh, ok, gerr := r.leases.Get(ctx, h.l.Key)
-		if gerr == nil && ok && fresh.Owner == h.l.Owner {
+		if gerr == nil && ok && fresh.Owner == h.l.Owner && fresh.Instance == h.l.Instance {
 			if fresh.StealBy != "" && !h.handoff {
 				h.handoff = true
 				r.log.Info("handing a lease over on request", "shard", fresh.Key, "to", fresh.StealBy)
@@ -58,7 +73,7 @@ func (r *Reader) write(ctx context.Context, h *held, f func(lease.Lease) (lease.
 	}
 	switch {
 	case err == nil:
-		h.l, h.lastRenew = l, time.Now()
+		h.l, h.lastWrite = l, time.Now()
 	case errors.Is(err, lease.ErrLost):
 		h.lost = true
 		go h.stop()
@@ -66,56 +81,47 @@ func (r *Reader) write(ctx context.Context, h *held, f func(lease.Lease) (lease.
 	return err
 }
 
-// round is one lease round: renew what is held, create leases for new
-// shards, take free and expired leases up to this worker's share, steal at
-// most one for balance, and start reading what was taken.
-func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tracker) error {
+// round is one lease round: renew what is held; in a full round, list the
+// stream's shards and create leases for new ones (a quick round, after a
+// shard finished and its children's leases were created, relies on the
+// listing of the last full round); take free and expired leases up to
+// this worker's share, ask for leases for balance, and start reading what
+// was taken.
+func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tracker, full bool) error {
 	r.renewAll(ctx)
-	shards, err := rd.Shards(ctx)
-	if err != nil {
-		return err
-	}
-	listed := map[string]bool{}
-	for _, s := range shards {
-		listed[s.ID] = true
+	var shards []feed.Shard
+	if full {
+		var err error
+		if shards, err = rd.Shards(ctx); err != nil {
+			return err
+		}
 	}
 	all, err := r.leases.List(ctx)
 	if err != nil {
 		return err
 	}
-	have := map[string]bool{}
-	for _, l := range all {
-		have[l.Key] = true
-	}
-	created := false
-	for _, s := range shards {
-		if have[s.ID] {
-			continue
-		}
-		var parents []string
-		if s.ParentID != "" {
-			parents = []string{s.ParentID}
-		}
-		if _, err := r.leases.Create(ctx, rd.StreamArn(), s.ID, parents); err != nil {
-			return err
-		}
-		created = true
-	}
-	if created {
-		if all, err = r.leases.List(ctx); err != nil {
+	if full {
+		if all, err = r.createLeases(ctx, rd, shards, all); err != nil {
 			return err
 		}
 	}
-	for _, l := range all {
-		if l.Finished() && !listed[l.Key] { // trimmed away after it was read: nothing left to do
-			if err := r.leases.Delete(ctx, l); err != nil {
-				r.log.Warn("deleting a finished shard's lease failed", "shard", l.Key, "err", err)
+	r.mu.Lock()
+	listed := make(map[string]bool, len(r.listed))
+	for id := range r.listed {
+		listed[id] = true
+	}
+	r.mu.Unlock()
+	if full {
+		for _, l := range all {
+			if l.Finished() && !listed[l.Key] { // trimmed away after it was read: nothing left to do
+				if err := r.leases.Delete(ctx, l); err != nil {
+					r.log.Warn("deleting a finished shard's lease failed", "shard", l.Key, "err", err)
+				}
 			}
 		}
 	}
 	now := time.Now()
 	tr.Observe(all, now)
-	avail := lease.Available(all, listed)
 	r.mu.Lock()
 	for id, h := range r.held { // forget workers that ended (shard finished, lease lost)
 		select {
@@ -129,25 +135,37 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 		mine[id] = true
 	}
 	r.mu.Unlock()
-	for i := range avail { // what this worker still holds counts as its own
-		if mine[avail[i].Key] {
-			avail[i].Owner = r.sc.WorkerID
-		} else if avail[i].Owner == r.sc.WorkerID {
-			avail[i].Owner = "" // a lease of an earlier run under the same id
+	if err := r.dupes.observe(all, mine, now); err != nil {
+		r.setFatal(err)
+		return nil
+	}
+	avail := lease.Available(all, listed)
+	for i := range avail {
+		switch {
+		case mine[avail[i].Key]: // what this worker still holds counts as its own
+			avail[i].Owner, avail[i].Instance = r.sc.WorkerID, r.instance
+		case avail[i].Owner == r.sc.WorkerID:
+			// another process under this worker id (or an earlier run
+			// that crashed): a worker of its own, whose leases are taken
+			// once they expire
+			avail[i].Owner = otherInstance(r.sc.WorkerID, avail[i].Instance)
 		}
 	}
 	plan := lease.Balance(avail, r.sc.WorkerID, func(l lease.Lease) bool { return tr.Expired(l, now) })
+	r.mu.Lock()
+	r.nextExpiry = nextExpiry(avail, mine, tr, now)
+	r.mu.Unlock()
 	if len(mine) == 0 && len(plan.Take) == 0 {
 		r.noteWaiting(avail, tr, now)
 	}
 	for _, l := range plan.Take {
 		r.take(ctx, proc, rd, l)
 	}
-	if st := plan.Steal; st != nil && st.StealBy != r.sc.WorkerID {
+	for _, st := range plan.Steal {
 		// the owner hands it over after its batch in flight, and it is
 		// taken as a free lease then; an owner that never does lets it
 		// expire
-		if _, err := r.leases.RequestSteal(ctx, *st, r.sc.WorkerID); err == nil {
+		if _, err := r.leases.RequestSteal(ctx, st, r.sc.WorkerID); err == nil {
 			r.log.Info("asked for a lease, for balance", "shard", st.Key, "owner", st.Owner)
 		}
 	}
@@ -157,8 +175,58 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 		ids = append(ids, id)
 	}
 	r.mu.Unlock()
-	r.obs.LeasesHeld(r.sc.WorkerID, rd.StreamArn(), ids, len(shards))
+	r.obs.LeasesHeld(r.sc.WorkerID, rd.StreamArn(), ids, len(listed))
 	return nil
+}
+
+// createLeases keeps the stream's listing for the quick rounds and
+// creates the leases of listed shards that have none; it returns the
+// leases, read again when it created any.
+func (r *Reader) createLeases(ctx context.Context, rd *feed.Reader, shards []feed.Shard, all []lease.Lease) ([]lease.Lease, error) {
+	have := map[string]bool{}
+	for _, l := range all {
+		have[l.Key] = true
+	}
+	listed := make(map[string]bool, len(shards))
+	created := false
+	for _, s := range shards {
+		listed[s.ID] = true
+		if have[s.ID] {
+			continue
+		}
+		var parents []string
+		if s.ParentID != "" {
+			parents = []string{s.ParentID}
+		}
+		if _, err := r.leases.Create(ctx, rd.StreamArn(), s.ID, parents); err != nil {
+			return nil, err
+		}
+		created = true
+	}
+	r.mu.Lock()
+	r.listed = listed
+	r.mu.Unlock()
+	if !created {
+		return all, nil
+	}
+	return r.leases.List(ctx)
+}
+
+// nextExpiry is when the first lease held by another worker expires if its
+// counter does not move again (zero when none may): the round then runs
+// at once, so a crashed worker's shards are taken over a lease duration
+// after it last wrote, not up to a round later.
+func nextExpiry(avail []lease.Lease, mine map[string]bool, tr *lease.Tracker, now time.Time) time.Time {
+	var next time.Time
+	for _, l := range avail {
+		if mine[l.Key] || (l.Owner == "" && l.StealBy == "") {
+			continue
+		}
+		if at, ok := tr.ExpiresAt(l); ok && at.After(now) && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+	}
+	return next
 }
 
 // noteWaiting logs, once per shard and owner, why a worker that holds no
@@ -178,7 +246,7 @@ func (r *Reader) noteWaiting(avail []lease.Lease, tr *lease.Tracker, now time.Ti
 // take takes a free or expired lease and starts reading its shard.
 func (r *Reader) take(ctx, proc context.Context, rd *feed.Reader, l lease.Lease) {
 	prev := l.Owner
-	got, err := r.leases.Take(ctx, l, r.sc.WorkerID)
+	got, err := r.leases.Take(ctx, l, r.sc.WorkerID, r.instance)
 	if err != nil {
 		if !errors.Is(err, lease.ErrLost) {
 			r.log.Warn("taking a lease failed", "shard", l.Key, "err", err)
@@ -186,7 +254,7 @@ func (r *Reader) take(ctx, proc context.Context, rd *feed.Reader, l lease.Lease)
 		return // another worker was faster
 	}
 	read, cancel := context.WithCancel(ctx)
-	h := &held{l: got, lastRenew: time.Now(), cancel: cancel, done: make(chan struct{})}
+	h := &held{l: got, lastWrite: time.Now(), cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
 	r.held[l.Key] = h
 	r.mu.Unlock()
@@ -198,7 +266,8 @@ func (r *Reader) take(ctx, proc context.Context, rd *feed.Reader, l lease.Lease)
 	}()
 }
 
-// renewAll renews every lease held; a lease lost, or not renewed for a
+// renewAll renews, at once, every lease held that was not written for a
+// while (a checkpoint renews too); a lease lost, or not renewed for a
 // whole lease duration, stops its shard's reading.
 func (r *Reader) renewAll(ctx context.Context) {
 	r.mu.Lock()
@@ -207,27 +276,40 @@ func (r *Reader) renewAll(ctx context.Context) {
 		hs = append(hs, h)
 	}
 	r.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, h := range hs {
 		select {
 		case <-h.done:
 			continue
 		default:
 		}
-		err := r.write(ctx, h, func(l lease.Lease) (lease.Lease, error) { return r.leases.Renew(ctx, l) })
-		switch {
-		case errors.Is(err, lease.ErrLost):
-			r.logLost(ctx, h.get().Key)
-		case err != nil && ctx.Err() == nil:
-			h.mu.Lock()
-			stale := time.Since(h.lastRenew) > time.Duration(r.sc.LeaseDuration)
-			if stale {
-				h.lost = true
-			}
-			h.mu.Unlock()
-			r.log.Warn("renewing a lease failed", "shard", h.get().Key, "err", err, "givingUp", stale)
-			if stale {
-				h.stop()
-			}
+		if h.writtenWithin(r.renewEvery() / 2) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.renew(ctx, h)
+		}()
+	}
+	wg.Wait()
+}
+
+func (r *Reader) renew(ctx context.Context, h *held) {
+	err := r.write(ctx, h, func(l lease.Lease) (lease.Lease, error) { return r.leases.Renew(ctx, l) })
+	switch {
+	case errors.Is(err, lease.ErrLost):
+		r.logLost(ctx, h.get().Key)
+	case err != nil && ctx.Err() == nil:
+		h.mu.Lock()
+		stale := time.Since(h.lastWrite) > time.Duration(r.sc.LeaseDuration)
+		if stale {
+			h.lost = true
+		}
+		h.mu.Unlock()
+		r.log.Warn("renewing a lease failed", "shard", h.get().Key, "err", err, "givingUp", stale)
+		if stale {
+			h.stop()
 		}
 	}
 }

@@ -91,18 +91,26 @@ type Reader struct {
 	leases *lease.Table
 	api    StreamsAPI
 
-	mu       sync.Mutex
-	held     map[string]*held
-	kick     chan struct{} // a shard finished: run a lease round now, for its children
-	dests    map[string]quarantine.Destination
-	arn      string
-	fatal    error
-	records  atomic.Int64
-	written  atomic.Int64
-	failures atomic.Int64
-	givenUp  atomic.Int64
-	behind   sync.Map          // shard -> time.Duration
-	waiting  map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
+	instance string // this process's token in the leases it holds
+	dupes    dupes
+	// afterCheck, when set (by tests), runs once the check of the worker
+	// id at start passed, before the first lease round.
+	afterCheck func()
+
+	mu         sync.Mutex
+	held       map[string]*held
+	kick       chan struct{}   // a shard finished: run a quick lease round now, for its children
+	listed     map[string]bool // the shards of the stream's last full listing, and children found since
+	nextExpiry time.Time       // when a lease of another worker expires unless renewed
+	dests      map[string]quarantine.Destination
+	arn        string
+	fatal      error
+	records    atomic.Int64
+	written    atomic.Int64
+	failures   atomic.Int64
+	givenUp    atomic.Int64
+	behind     sync.Map          // shard -> time.Duration
+	waiting    map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
 }
 
 // New returns a reader of cfg's event-table stream that hands each batch
@@ -112,7 +120,8 @@ func New(ctx context.Context, h *host.Host, cfg *host.Config, opts Options) (*Re
 		return nil, errors.New(`configuration: no "sidecar" section: add one with at least "leaseTable", the DynamoDB table for the reader's leases`)
 	}
 	r := &Reader{h: h, cfg: cfg, sc: cfg.EffectiveSidecar(), opts: opts, held: map[string]*held{}, kick: make(chan struct{}, 1), dests: map[string]quarantine.Destination{},
-		waiting: map[string]string{}}
+		waiting: map[string]string{}, listed: map[string]bool{}, instance: newInstance(time.Now())}
+	r.dupes.r = r
 	r.log, r.obs = opts.Logger, opts.Observer
 	if r.log == nil {
 		r.log = slog.Default()
@@ -161,6 +170,12 @@ func streamsEndpoint(ddb *string) *string {
 // WorkerID is the name this reader holds leases under.
 func (r *Reader) WorkerID() string { return r.sc.WorkerID }
 
+// Instance is this reader's instance token, written with the worker id
+// into every lease it takes: its start time, host name, process id and
+// random bits. Two processes with the same worker id have different
+// instances, so they never both hold a lease.
+func (r *Reader) Instance() string { return r.instance }
+
 // Stats returns the running totals.
 func (r *Reader) Stats() Stats {
 	r.mu.Lock()
@@ -201,25 +216,52 @@ func (r *Reader) Run(ctx context.Context) error {
 		}
 	})
 	defer stopWatch()
-	r.log.Info("change-feed reader started", "worker", r.sc.WorkerID, "stream", arn, "leaseTable", r.sc.LeaseTable)
+	r.log.Info("change-feed reader started", "worker", r.sc.WorkerID, "instance", r.instance, "stream", arn, "leaseTable", r.sc.LeaseTable)
 	tr := &lease.Tracker{Duration: time.Duration(r.sc.LeaseDuration)}
-	tick := time.NewTicker(r.renewEvery())
-	defer tick.Stop()
-	var roundErr error
+	roundErr := r.watchOwnID(ctx, tr)
+	if roundErr != nil && ctx.Err() != nil {
+		return nil // stopped while watching: nothing held
+	}
+	if roundErr != nil {
+		return roundErr
+	}
+	if r.afterCheck != nil {
+		r.afterCheck()
+	}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	var lastFull time.Time
+	full := true
 	for roundErr == nil && r.fatalErr() == nil {
-		roundErr = r.round(ctx, proc, rd, tr)
+		if full {
+			lastFull = time.Now()
+		}
+		roundErr = r.round(ctx, proc, rd, tr, full)
 		if roundErr != nil && ctx.Err() == nil && !errors.Is(roundErr, lease.ErrNoTable) {
 			r.log.Warn("lease round failed; retrying at the next", "err", roundErr)
-			roundErr = nil
+			roundErr, full = nil, true
 		}
-		if roundErr != nil {
+		if roundErr != nil || r.fatalErr() != nil {
 			break
 		}
+		// the next round: a full one every third of the lease duration; a
+		// quick one as soon as a shard finished (its children's leases are
+		// created) or another worker's lease expires
+		wait := time.Until(lastFull.Add(r.renewEvery()))
+		r.mu.Lock()
+		if next := r.nextExpiry; !next.IsZero() && time.Until(next) < wait {
+			wait = time.Until(next) + time.Millisecond
+		}
+		r.mu.Unlock()
+		timer.Reset(max(wait, 0))
 		select {
 		case <-ctx.Done():
 			roundErr = ctx.Err()
-		case <-tick.C:
+		case <-timer.C:
+			full = time.Since(lastFull) >= r.renewEvery()
 		case <-r.kick:
+			full = false
+			timer.Stop()
 		}
 	}
 	abandoned := errors.Is(context.Cause(ctx), ErrAbandoned)

@@ -17,9 +17,10 @@ import (
 var retryDelay = backoff.Policy{Base: 50 * time.Millisecond, Max: 2 * time.Second}
 
 // work reads one shard until read ends (graceful stop, lease lost) or the
-// shard is finished: each batch goes through the host, then the lease is
-// checkpointed. proc is the context batches and checkpoints run under; it
-// ends only when the run is abandoned.
+// shard is finished: each batch goes through the host; its checkpoint is
+// written while the next batch is processed (see checkpointer). proc is
+// the context batches and checkpoints run under; it ends only when the
+// run is abandoned.
 func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 	l := h.get()
 	shard := l.Key
@@ -33,6 +34,8 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 	}
 	it := rd.Iterator(shard, ckpt)
 	ds := &deliveries{attempts: map[string]*attempt{}}
+	cp := &checkpointer{r: r, h: h, ctx: proc}
+	defer cp.wait()
 	retries := 0
 	var ahead *readAhead
 	defer func() { ahead.wait() }()
@@ -51,6 +54,9 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 			}
 			var te *feed.TrimmedError
 			if errors.As(err, &te) {
+				if cp.wait() != nil && h.isLost() {
+					return
+				}
 				if done := r.trimmed(proc, h, it, te); done {
 					return
 				}
@@ -80,8 +86,11 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 			if rewind {
 				ahead.wait() // its batch is dropped: reading goes back
 				ahead = nil
+				if cp.wait() != nil && h.isLost() {
+					return
+				}
 				if n > 0 {
-					_ = r.checkpoint(proc, h, b.Records[n-1].DynamoDB.SequenceNumber)
+					cp.start(b.Records[n-1].DynamoDB.SequenceNumber)
 				}
 				it.Rewind(b.Records[n].DynamoDB.SequenceNumber)
 				retries++
@@ -94,26 +103,60 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 			return
 		}
 		if b.Finished {
-			if r.checkpoint(proc, h, lease.ShardEnd) == nil {
-				r.log.Info("shard finished", "shard", shard)
+			if cp.wait() != nil && h.isLost() {
+				return
 			}
-			r.finish(proc, h)
-			select { // its children may start now
-			case r.kick <- struct{}{}:
-			default:
-			}
+			r.shardEnd(proc, rd, h)
 			return
 		}
 		if last := b.Last(); last != "" {
-			if err := r.checkpoint(proc, h, last); errors.Is(err, lease.ErrLost) {
+			// the previous checkpoint had this whole batch to land
+			if cp.wait() != nil && h.isLost() {
 				return
 			}
+			cp.start(last)
 		}
 	}
 	if abandoned() {
 		return
 	}
+	if cp.wait() != nil && !h.isLost() {
+		cp.retry() // the last checkpoint failed: once more before the release
+	}
 	r.finish(proc, h)
+}
+
+// shardEnd checkpoints a shard read to its end, creates the leases of its
+// children (DescribeStream's child filter: no listing of the whole
+// stream) and releases its lease; a quick lease round then takes the
+// children, this worker's share of them at once, the others at their
+// workers' next rounds. A child is taken by nobody before its parent's
+// checkpoint is SHARD_END (lease.Available).
+func (r *Reader) shardEnd(proc context.Context, rd *feed.Reader, h *held) {
+	shard := h.get().Key
+	if err := r.checkpoint(proc, h, lease.ShardEnd); err != nil {
+		r.finish(proc, h)
+		return
+	}
+	r.log.Info("shard finished", "shard", shard)
+	kids, err := rd.Children(proc, shard)
+	if err != nil {
+		r.log.Warn("looking up a finished shard's children failed; the next full lease round finds them", "shard", shard, "err", err)
+	}
+	for _, k := range kids {
+		if _, err := r.leases.Create(proc, rd.StreamArn(), k.ID, []string{shard}); err != nil {
+			r.log.Warn("creating a child shard's lease failed; the next full lease round does", "shard", k.ID, "parent", shard, "err", err)
+			continue
+		}
+		r.mu.Lock()
+		r.listed[k.ID] = true
+		r.mu.Unlock()
+	}
+	r.finish(proc, h)
+	select { // its children may start now
+	case r.kick <- struct{}{}:
+	default:
+	}
 }
 
 // checkpoint stores the shard's checkpoint in its lease.

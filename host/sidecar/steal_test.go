@@ -18,13 +18,13 @@ import (
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
-// TestC3_AWorkerThatJoinsStealsLeasesOneARoundUntilBalanced seeds leases
+// TestC3_AWorkerThatJoinsAsksForLeasesUntilBalanced seeds leases
 // without parents, so every shard is available at once: the first worker
-// takes them all, the second steals one lease per round from it until they
-// hold about half each, and no shard is processed by both at once. Rows
+// takes them all, the second asks it for leases until they hold about
+// half each, and no shard is processed by both at once. Rows
 // still equal the sequential fold (the engine fills gaps from the event
 // store whatever the order).
-func TestC3_AWorkerThatJoinsStealsLeasesOneARoundUntilBalanced(t *testing.T) {
+func TestC3_AWorkerThatJoinsAsksForLeasesUntilBalanced(t *testing.T) {
 	e := start(t, ddblocal.StreamOptions{ShardMaxRecords: 4}, host.SidecarConfig{BatchSize: 1})
 	h := e.host(t, &testlogic.Ledger{})
 	const ids, events = 6, 4

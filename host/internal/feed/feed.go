@@ -38,6 +38,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/dynafold/dynafold/internal/backoff"
@@ -141,16 +142,32 @@ func (s Shard) Closed() bool { return s.EndingSequenceNumber != "" }
 // Shards lists the stream's shards (DescribeStream, every page), in the
 // order DynamoDB lists them. Throttled calls are retried.
 func (r *Reader) Shards(ctx context.Context) ([]Shard, error) {
+	return r.describe(ctx, nil)
+}
+
+// Children lists the children of shard parentID (DescribeStream with the
+// CHILD_SHARDS shard filter, every page): the shards that continue its
+// partition once it is closed, one after a rollover, two after a split.
+// It is how a reader that finished a shard finds what to read next
+// without listing the whole stream. None while the shard is open.
+func (r *Reader) Children(ctx context.Context, parentID string) ([]Shard, error) {
+	return r.describe(ctx, &stypes.ShardFilter{Type: stypes.ShardFilterTypeChildShards, ShardId: aws.String(parentID)})
+}
+
+func (r *Reader) describe(ctx context.Context, filter *stypes.ShardFilter) ([]Shard, error) {
 	var out []Shard
 	var start *string
 	for {
-		in := &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(r.arn), ExclusiveStartShardId: start}
+		in := &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(r.arn), ExclusiveStartShardId: start, ShardFilter: filter}
 		var page *dynamodbstreams.DescribeStreamOutput
 		err := r.retry(ctx, "DescribeStream", func() (err error) {
 			page, err = r.api.DescribeStream(ctx, in)
 			return err
 		})
 		if err != nil {
+			if filter != nil {
+				return nil, fmt.Errorf("feed: listing the children of shard %s of stream %s (DescribeStream, CHILD_SHARDS): %w", aws.ToString(filter.ShardId), r.arn, err)
+			}
 			return nil, fmt.Errorf("feed: listing the shards of stream %s (DescribeStream): %w", r.arn, err)
 		}
 		d := page.StreamDescription

@@ -42,6 +42,19 @@ func (t *Tracker) Expired(l Lease, now time.Time) bool {
 	return ok && s.counter == l.Counter && now.Sub(s.at) >= t.Duration
 }
 
+// ExpiresAt is when l expires if its counter does not move again; false
+// when it is free already, or its counter moved since the last Observe.
+func (t *Tracker) ExpiresAt(l Lease) (time.Time, bool) {
+	if l.Owner == "" && l.StealBy == "" {
+		return time.Time{}, false
+	}
+	s, ok := t.seen[l.Key]
+	if !ok || s.counter != l.Counter {
+		return time.Time{}, false
+	}
+	return s.at.Add(t.Duration), true
+}
+
 // Available returns the leases that may be read now: not finished, and every
 // parent finished or gone (no lease for it and not in listed, the shards
 // the stream still lists). This is what keeps parents before children
@@ -74,21 +87,25 @@ func Available(leases []Lease, listed map[string]bool) []Lease {
 // Plan is what one lease round takes.
 type Plan struct {
 	Take  []Lease // unowned or expired leases to take
-	Steal *Lease  // at most one lease to take from the busiest worker
+	Steal []Lease // leases to ask their owners for, for balance
 }
 
 // Balance decides which of the available leases worker me takes this
-// round: its fair share is ceil(available / workers), counting the workers
-// that hold a live lease or asked for one, and itself. It first takes the
-// leases handed over to it, then unowned and expired ones, up to its share;
-// when none is free and it is still below its share by more than one, it
-// asks the worker holding the most for one lease (Plan.Steal), if that
-// worker holds more than the share. A lease handed over to another worker
-// is left to it until it expires.
+// round. Its fair share is ceil(available / workers), counting the
+// workers that hold a live lease or asked for one, and itself. It first
+// takes the leases handed over to it (all of them, even past its share),
+// then unowned and expired ones, up to its share. Still below it, it asks for leases (Plan.Steal), one at a
+// time from whichever worker then holds the most, as long as that worker
+// holds at least two more than it: each request narrows the gap, so the
+// workers end within one lease of each other and no lease moves back and
+// forth. Leases it already asked for count as its own, and as no longer
+// their owner's, so a request in flight is never repeated. A lease handed
+// over to another worker is left to it until it expires.
 func Balance(available []Lease, me string, expired func(Lease) bool) Plan {
 	held := map[string][]Lease{}
 	workers := map[string]bool{me: true}
 	var free []Lease
+	asked := 0 // leases me asked for that their owners still hold
 	for _, l := range available {
 		if l.StealBy != "" {
 			workers[l.StealBy] = true
@@ -102,41 +119,81 @@ func Balance(available []Lease, me string, expired func(Lease) bool) Plan {
 			}
 		case l.Owner != me && expired(l):
 			free = append(free, l)
+		case l.Owner != me && l.StealBy == me:
+			asked++
+			workers[l.Owner] = true
 		default:
 			held[l.Owner] = append(held[l.Owner], l)
 			workers[l.Owner] = true
 		}
 	}
 	target := (len(available) + len(workers) - 1) / len(workers)
-	mine := len(held[me])
+	mine := len(held[me]) + asked
 	var p Plan
 	sort.Slice(free, func(i, j int) bool {
 		if a, b := free[i].StealBy == me, free[j].StealBy == me; a != b {
 			return a // handed over to me first
 		}
+		// then in an order of this worker's own, so workers starting
+		// together reach for different leases
+		if a, b := spread(me, free[i].Key), spread(me, free[j].Key); a != b {
+			return a < b
+		}
 		return free[i].Key < free[j].Key
 	})
 	for _, l := range free {
-		if mine >= target {
+		// a lease handed over to me is taken even past the share: its
+		// owner let it go, and left to me nobody else reads it until it
+		// expires (another worker may then ask me for one)
+		if mine >= target && !(l.Owner == "" && l.StealBy == me) {
 			break
 		}
 		p.Take = append(p.Take, l)
 		mine++
 	}
-	if len(p.Take) > 0 || mine >= target {
-		return p
+	if len(free) > len(p.Take) {
+		return p // nothing to ask for while free leases remain for others
 	}
-	busiest, most := "", 0
+	// what each other worker keeps: its leases nobody asked for
+	keeps := map[string][]Lease{}
 	for w, ls := range held {
-		if w != me && (len(ls) > most || (len(ls) == most && w < busiest)) {
-			busiest, most = w, len(ls)
+		if w == me {
+			continue
 		}
+		for _, l := range ls {
+			if l.StealBy == "" {
+				keeps[w] = append(keeps[w], l)
+			}
+		}
+		sort.Slice(keeps[w], func(i, j int) bool { return keeps[w][i].Key < keeps[w][j].Key })
 	}
-	if busiest != "" && most > target && most-mine > 1 {
-		ls := held[busiest]
-		sort.Slice(ls, func(i, j int) bool { return ls[i].Key < ls[j].Key })
-		l := ls[len(ls)-1]
-		p.Steal = &l
+	count := func(w string) int { return len(held[w]) } // what it holds, asked for or not
+	for mine < target {
+		busiest, most := "", 0
+		for w := range keeps {
+			if n := count(w); len(keeps[w]) > 0 && (n > most || (n == most && w < busiest)) {
+				busiest, most = w, n
+			}
+		}
+		if busiest == "" || most-mine < 2 {
+			break
+		}
+		ls := keeps[busiest]
+		p.Steal = append(p.Steal, ls[len(ls)-1])
+		keeps[busiest] = ls[:len(ls)-1]
+		held[busiest] = held[busiest][:len(held[busiest])-1]
+		mine++
 	}
 	return p
+}
+
+// spread orders keys differently for each worker (FNV-1a of both).
+func spread(worker, key string) uint32 {
+	h := uint32(2166136261)
+	for _, s := range []string{worker, "\x00", key} {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint32(s[i])) * 16777619
+		}
+	}
+	return h
 }

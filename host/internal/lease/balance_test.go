@@ -41,7 +41,7 @@ func TestC3_ExpiryIsJudgedByTheLocalClockFromTheLastCounterChange(t *testing.T) 
 	assert.True(t, tr.Expired(Lease{Key: "x"}, t0), "an unowned lease is free at once")
 }
 
-func TestC3_BalanceTakesItsShareThenStealsAtMostOneFromTheBusiest(t *testing.T) {
+func TestC5_BalanceTakesItsShareThenAsksTheBusiestWhileItHoldsTwoMore(t *testing.T) {
 	never := func(Lease) bool { return false }
 	own := func(owner string, ks ...string) (out []Lease) {
 		for _, k := range ks {
@@ -50,23 +50,32 @@ func TestC3_BalanceTakesItsShareThenStealsAtMostOneFromTheBusiest(t *testing.T) 
 		return out
 	}
 	// a new worker among one holding 6: its share is 3; nothing is free,
-	// so it steals one lease, the busiest worker's last
+	// so it asks for three leases, the busiest worker's last
 	p := Balance(own("w1", "a", "b", "c", "d", "e", "f"), "me", never)
 	assert.Empty(t, p.Take)
-	if assert.NotNil(t, p.Steal) {
-		assert.Equal(t, "f", p.Steal.Key)
-		assert.Equal(t, "w1", p.Steal.Owner)
+	assert.Equal(t, []string{"f", "e", "d"}, keys(p.Steal))
+	for _, s := range p.Steal {
+		assert.Equal(t, "w1", s.Owner)
 	}
+	// the leases it asked for count as its own while their owner still
+	// holds them: asked again, it asks for nothing more
+	ls0 := own("w1", "a", "b", "c", "d", "e", "f")
+	for i := 3; i < 6; i++ {
+		ls0[i].StealBy = "me"
+	}
+	p = Balance(ls0, "me", never)
+	assert.Empty(t, p.Take)
+	assert.Empty(t, p.Steal)
 	// free and expired leases first, up to the share (ceil(5/2) = 3)
 	ls := append(own("w1", "a", "b"), own("", "c", "d")...)
 	ls = append(ls, Lease{Key: "e", Owner: "dead"})
 	p = Balance(ls, "me", func(l Lease) bool { return l.Owner == "dead" })
-	assert.Equal(t, []string{"c", "d", "e"}, keys(p.Take))
-	assert.Nil(t, p.Steal)
+	assert.ElementsMatch(t, []string{"c", "d", "e"}, keys(p.Take))
+	assert.Empty(t, p.Steal)
 	// balanced within one: nothing to do
 	p = Balance(append(own("w1", "a", "b"), own("me", "c")...), "me", never)
 	assert.Empty(t, p.Take)
-	assert.Nil(t, p.Steal)
+	assert.Empty(t, p.Steal)
 	// at its share already: takes no more even when some are free
 	p = Balance(append(append(own("me", "a", "b"), own("w1", "x")...), own("", "c")...), "me", never)
 	assert.Empty(t, p.Take)

@@ -7,6 +7,12 @@
 // A lease is taken as expired when its counter has not moved for a lease
 // duration as seen by the observer's own clock, so clocks of different
 // machines never need to agree.
+//
+// Besides the owner's name (the worker id), a lease holds the owner's
+// instance: a token each process draws at start. The owner's writes are
+// conditional on both, so two processes started with the same worker id
+// can never both hold a lease: the second one's writes fail as those of
+// any other worker would.
 package lease
 
 import (
@@ -38,6 +44,7 @@ const (
 	AttrStream     = "streamArn"
 	AttrHeartbeat  = "heartbeatMillis"
 	AttrStealBy    = "stealRequestedBy"
+	AttrInstance   = "ownerInstance"
 )
 
 // ErrLost is matched by the error of a write that found the lease changed
@@ -58,6 +65,10 @@ type Lease struct {
 	Parents    []string // parent shard ids
 	Stream     string   // the stream's ARN
 	StealBy    string   // a worker that asked the owner to hand the lease over
+	// Instance is the token of the owner's process ("" when unowned, or
+	// written by a version that had none): two processes with the same
+	// worker id have different instances.
+	Instance string
 	// Heartbeat is the time of the lease's last write by the writer's
 	// clock (zero when never written so): for people and the fleet view,
 	// never compared by the workers themselves.
@@ -126,11 +137,13 @@ func (t *Table) Create(ctx context.Context, stream, shard string, parents []stri
 	return true, nil
 }
 
-// Take makes owner the owner of l (an unowned or expired lease),
-// conditional on l.Counter; it returns the lease as written.
-func (t *Table) Take(ctx context.Context, l Lease, owner string) (Lease, error) {
-	return t.update(ctx, l, write{set: []string{"#o = :o"}, remove: []string{"#s"}, vals: map[string]types.AttributeValue{":o": s(owner)}},
-		func(x *Lease) { x.Owner, x.StealBy = owner, "" })
+// Take makes owner, in its process instance, the owner of l (an unowned
+// or expired lease), conditional on l.Counter; it returns the lease as
+// written.
+func (t *Table) Take(ctx context.Context, l Lease, owner, instance string) (Lease, error) {
+	return t.update(ctx, l, write{set: []string{"#o = :o", "#i = :i"}, remove: []string{"#s"},
+		vals: map[string]types.AttributeValue{":o": s(owner), ":i": s(instance)}},
+		func(x *Lease) { x.Owner, x.Instance, x.StealBy = owner, instance, "" })
 }
 
 // RequestSteal asks l's owner to hand the lease over: it records by in the
@@ -138,19 +151,19 @@ func (t *Table) Take(ctx context.Context, l Lease, owner string) (Lease, error) 
 // reads the request). The owner finishes its batch in flight, checkpoints
 // and releases the lease; an owner that never does lets it expire.
 func (t *Table) RequestSteal(ctx context.Context, l Lease, by string) (Lease, error) {
-	return t.update(ctx, l, write{set: []string{"#s = :by"}, vals: map[string]types.AttributeValue{":by": s(by)}, owner: l.Owner},
+	return t.update(ctx, l, write{set: []string{"#s = :by"}, vals: map[string]types.AttributeValue{":by": s(by)}, owner: l.Owner, instance: l.Instance},
 		func(x *Lease) { x.StealBy = by })
 }
 
 // Renew increments the counter of a lease owner holds.
 func (t *Table) Renew(ctx context.Context, l Lease) (Lease, error) {
-	return t.update(ctx, l, write{owner: l.Owner}, nil)
+	return t.update(ctx, l, write{owner: l.Owner, instance: l.Instance}, nil)
 }
 
 // Checkpoint stores checkpoint (a sequence number or ShardEnd) in a lease
 // owner holds.
 func (t *Table) Checkpoint(ctx context.Context, l Lease, checkpoint string) (Lease, error) {
-	return t.update(ctx, l, write{set: []string{"#c = :c"}, vals: map[string]types.AttributeValue{":c": s(checkpoint)}, owner: l.Owner},
+	return t.update(ctx, l, write{set: []string{"#c = :c"}, vals: map[string]types.AttributeValue{":c": s(checkpoint)}, owner: l.Owner, instance: l.Instance},
 		func(x *Lease) { x.Checkpoint = checkpoint })
 }
 
@@ -158,7 +171,7 @@ func (t *Table) Checkpoint(ctx context.Context, l Lease, checkpoint string) (Lea
 // once: the worker that asked for it (StealBy, kept), or any worker when
 // nobody did.
 func (t *Table) Release(ctx context.Context, l Lease) (Lease, error) {
-	return t.update(ctx, l, write{remove: []string{"#o"}, owner: l.Owner}, func(x *Lease) { x.Owner = "" })
+	return t.update(ctx, l, write{remove: []string{"#o", "#i"}, owner: l.Owner, instance: l.Instance}, func(x *Lease) { x.Owner, x.Instance = "", "" })
 }
 
 // Get reads one lease (strongly consistent); false when there is none.
@@ -187,17 +200,18 @@ func (t *Table) Delete(ctx context.Context, l Lease) error {
 }
 
 // write is one conditional update: SET and REMOVE clauses besides the
-// counter and heartbeat, and, when owner is set, the owner it requires.
+// counter and heartbeat, and, when owner (and instance) is set, the owner
+// (and its instance) it requires.
 type write struct {
-	set, remove []string
-	vals        map[string]types.AttributeValue
-	owner       string
+	set, remove     []string
+	vals            map[string]types.AttributeValue
+	owner, instance string
 }
 
 // update writes the lease conditional on its counter (and owner),
 // incrementing the counter and setting the heartbeat.
 func (t *Table) update(ctx context.Context, l Lease, w write, apply func(*Lease)) (Lease, error) {
-	names := map[string]string{"#n": AttrCounter, "#h": AttrHeartbeat, "#o": AttrOwner, "#c": AttrCheckpoint, "#s": AttrStealBy}
+	names := map[string]string{"#n": AttrCounter, "#h": AttrHeartbeat, "#o": AttrOwner, "#c": AttrCheckpoint, "#s": AttrStealBy, "#i": AttrInstance}
 	hb := t.now()
 	vals := map[string]types.AttributeValue{":old": n(l.Counter), ":one": n(1), ":hb": n(hb.UnixMilli())}
 	for k, v := range w.vals {
@@ -211,6 +225,10 @@ func (t *Table) update(ctx context.Context, l Lease, w write, apply func(*Lease)
 	if w.owner != "" {
 		cond += " AND #o = :me"
 		vals[":me"] = s(w.owner)
+		if w.instance != "" {
+			cond += " AND #i = :inst"
+			vals[":inst"] = s(w.instance)
+		}
 	}
 	used := map[string]string{}
 	for k, v := range names { // only the names the expressions use
@@ -222,7 +240,7 @@ func (t *Table) update(ctx context.Context, l Lease, w write, apply func(*Lease)
 		Key: map[string]types.AttributeValue{AttrKey: s(l.Key)}, UpdateExpression: aws.String(expr),
 		ConditionExpression: aws.String(cond), ExpressionAttributeNames: used, ExpressionAttributeValues: vals})
 	if isConditional(err) {
-		return l, fmt.Errorf("%w: shard %s (counter %d, owner %q)", ErrLost, l.Key, l.Counter, l.Owner)
+		return l, fmt.Errorf("%w: shard %s (counter %d, owner %q, instance %q)", ErrLost, l.Key, l.Counter, l.Owner, l.Instance)
 	}
 	if err != nil {
 		return l, fmt.Errorf("writing the lease of shard %s in table %s: %w", l.Key, t.name, err)
@@ -254,6 +272,7 @@ func fromItem(it map[string]types.AttributeValue) Lease {
 		return ""
 	}
 	l.Key, l.Owner, l.Checkpoint, l.Stream, l.StealBy = str(AttrKey), str(AttrOwner), str(AttrCheckpoint), str(AttrStream), str(AttrStealBy)
+	l.Instance = str(AttrInstance)
 	if v, ok := it[AttrCounter].(*types.AttributeValueMemberN); ok {
 		l.Counter, _ = strconv.ParseInt(v.Value, 10, 64)
 	}
