@@ -168,8 +168,8 @@ type PluginDefaults struct {
 	// container image): it serves the plugins `host plugin precompile`
 	// compiled into it and is never written (see plugin.Config).
 	CacheReadOnly bool `json:"cacheReadOnly,omitempty"`
-	// PoolSize is the maximum number of instances of a plugin (default
-	// DefaultPoolSize); a projection's pool holds at least its concurrency.
+	// PoolSize is the maximum number of instances of a plugin, so of calls
+	// into it at once (default DefaultPoolSize).
 	PoolSize int `json:"poolSize,omitempty"`
 	// MemoryLimitPages caps each instance's memory in 64 KiB pages, at most
 	// MaxMemoryLimitPages (default DefaultMemoryLimitPages).
@@ -200,12 +200,14 @@ type GuestLogConfig struct {
 }
 
 // pluginConfig is the sandbox of projection's plugin: the plugins
-// defaults, a pool of at least the projection's row concurrency, its guest
-// logging, and the cache directory relative to the configuration file.
-func (c *Config) pluginConfig(projection string, concurrency int, log *slog.Logger) plugin.Config {
+// defaults, its guest logging, and the cache directory relative to the
+// configuration file. The pool does not grow with the projection's row
+// concurrency: a row holds an instance only while its events fold, not
+// while it waits on DynamoDB.
+func (c *Config) pluginConfig(projection string, log *slog.Logger) plugin.Config {
 	pd := c.Plugins
 	return plugin.Config{
-		PoolSize: max(pd.PoolSize, concurrency), MemoryLimitPages: pd.MemoryLimitPages,
+		PoolSize: pd.PoolSize, MemoryLimitPages: pd.MemoryLimitPages,
 		CallTimeout: time.Duration(pd.CallTimeout), MaxLoopIterations: pd.MaxLoopIterations,
 		CacheDir: c.rel(pd.CacheDir), CacheReadOnly: pd.CacheReadOnly,
 		Logger: log, GuestLog: c.guestLog(projection),

@@ -118,18 +118,24 @@ type Projection struct {
 	WrittenBy  string      // attribute recording the plugin that wrote the row ("" disables it)
 	Logic      logic.Logic // the domain logic
 	SourcesOf  SourcesOf   // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
-	Rows       int         // rows processed concurrently (default 10)
+	Rows       int         // rows processed concurrently (default 100)
 	Retry      Retry       // lost-race policy
 	Now        func() time.Time
 	Logger     *slog.Logger
 }
+
+// DefaultRows is the number of rows a call processes at once when
+// Projection.Rows is 0: every row of a call of up to 100 rows, so that the
+// call costs each row's round trips (read, gap read, write, delivery) once
+// rather than once per wave of rows.
+const DefaultRows = 100
 
 // ErrConfig marks a projection configuration that cannot work.
 var ErrConfig = errors.New("invalid projection configuration")
 
 func (p *Projection) setDefaults() {
 	if p.Rows <= 0 {
-		p.Rows = 10
+		p.Rows = DefaultRows
 	}
 	if p.Retry.Attempts <= 0 {
 		p.Retry.Attempts = 12
