@@ -96,9 +96,11 @@ func rttShapes() []rttShape {
 // round trips: every DynamoDB request, new connection and webhook delivery
 // takes rttLatency (set after the setup of each batch), and rtt/batch is a
 // batch's wall time divided by it. The counts are the requests of one batch
-// by type, as the server saw them, and conns/batch the connections it
-// opened. The host runs at its default configuration (concurrency, its own
-// DynamoDB client and HTTP transport) with native logic.
+// by type, as the server saw them (a webhook delivery is "Deliver"),
+// conns/batch the connections it opened, and chain/batch the longest chain
+// of requests each sent after the previous one's answer. The host runs at
+// its default configuration (concurrency, its own DynamoDB client and HTTP
+// transport) with native logic.
 //
 //	go test ./host -run '^$' -bench BatchRoundTrips -benchtime 20x
 func BenchmarkBatchRoundTrips(b *testing.B) {
@@ -108,7 +110,7 @@ func BenchmarkBatchRoundTrips(b *testing.B) {
 			h := s.host(b, n)
 			ctx := context.Background()
 			counts := map[string]int{}
-			var conns int64
+			var conns, chains int64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
@@ -138,6 +140,7 @@ func BenchmarkBatchRoundTrips(b *testing.B) {
 					counts[op] += c
 				}
 				conns += n.conns.Load()
+				chains += int64(chain(n.requests()))
 				b.StartTimer()
 			}
 			b.StopTimer()
@@ -151,6 +154,8 @@ func BenchmarkBatchRoundTrips(b *testing.B) {
 				b.ReportMetric(float64(counts[op])/float64(b.N), op+"/batch")
 			}
 			b.ReportMetric(float64(conns)/float64(b.N), "conns/batch")
+			b.ReportMetric(float64(chains)/float64(b.N), "chain/batch")
+			b.ReportMetric(float64(chains)/float64(b.N), "chain/batch")
 		})
 	}
 }
@@ -175,7 +180,11 @@ func rttHost(tb testing.TB, n *netEnv, cfgJSON string, opts ...host.Option) *hos
 }
 
 // rttOrderHost runs the order-summary projection natively.
-func rttOrderHost(tb testing.TB, n *netEnv) *host.Host {
+func rttOrderHost(tb testing.TB, n *netEnv) *host.Host { return rttOrderHostWith(tb, n, "") }
+
+// rttOrderHostWith is rttOrderHost with more fields of the projection's
+// configuration (JSON, each preceded by a comma).
+func rttOrderHostWith(tb testing.TB, n *netEnv, fields string) *host.Host {
 	p, err := guest.New(ordersummary.Projection)
 	if err != nil {
 		tb.Fatal(err)
@@ -183,7 +192,7 @@ func rttOrderHost(tb testing.TB, n *netEnv) *host.Host {
 	return rttHost(tb, n, fmt.Sprintf(`{
 	  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
 	  "projections": [{"name": "summaries", "plugin": "native:order-summary", "table": %q,
-	    "checkpoint": {"field": %q}}]}`, n.Table(tb, "events", true), n.Table(tb, "summaries", false), ordersummary.Checkpoint),
+	    "checkpoint": {"field": %q}%s}]}`, n.Table(tb, "events", true), n.Table(tb, "summaries", false), ordersummary.Checkpoint, fields),
 		host.WithNative("order-summary", logic.Native(p, "order-summary")))
 }
 

@@ -3,6 +3,7 @@ package host_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -40,6 +41,8 @@ type netEnv struct {
 
 	// hook, when set, runs as a request arrives, before ddblocal sees it.
 	hook atomic.Pointer[func(op string, body []byte)]
+	// webhookDown makes the webhook answer 503.
+	webhookDown atomic.Bool
 }
 
 // logged is one request as the server saw it: Start and End are positions
@@ -129,9 +132,10 @@ func (n *netEnv) handler(op string, next http.Handler) http.Handler {
 			(*h)(l.Op, body)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK, answer: func() { l.End, l.Done = n.seq.Add(1), time.Now() }}
 		next.ServeHTTP(rec, r)
-		l.End, l.Done, l.Err = n.seq.Add(1), time.Now(), rec.status >= 300
+		rec.answered()
+		l.Err = rec.status >= 300
 		n.mu.Lock()
 		n.log = append(n.log, l)
 		n.mu.Unlock()
@@ -139,7 +143,7 @@ func (n *netEnv) handler(op string, next http.Handler) http.Handler {
 }
 
 // webhook starts a loopback webhook with the environment's latency that
-// answers 204 to every delivery; deliveries are logged as "Deliver" with
+// answers 204 to every delivery (503 while webhookDown); deliveries are logged as "Deliver" with
 // the effect's row pk.
 func (n *netEnv) webhook(tb testing.TB) string {
 	tb.Helper()
@@ -149,6 +153,10 @@ func (n *netEnv) webhook(tb testing.TB) string {
 	}
 	sink := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(n.latency())
+		if n.webhookDown.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	})
 	srv := &http.Server{Handler: n.handler("Deliver", sink), ReadHeaderTimeout: 5 * time.Second}
@@ -157,14 +165,27 @@ func (n *netEnv) webhook(tb testing.TB) string {
 	return "http://" + ln.Addr().String()
 }
 
+// statusWriter records a response's status, and calls answer once, before
+// the first byte of the answer can reach the client: a request sent after
+// the answer is sent after that.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	answer func()
+	once   sync.Once
 }
 
+func (s *statusWriter) answered() { s.once.Do(s.answer) }
+
 func (s *statusWriter) WriteHeader(code int) {
+	s.answered()
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	s.answered()
+	return s.ResponseWriter.Write(p)
 }
 
 // slowListener counts the connections it accepts and makes each one's
@@ -192,6 +213,24 @@ type slowConn struct {
 func (c *slowConn) Read(p []byte) (int, error) {
 	c.once.Do(func() { time.Sleep(c.wait) })
 	return c.Conn.Read(p)
+}
+
+// delivered returns the deliveries of the log the webhook accepted, in
+// order of arrival, as
+// "<row pk> v<version>.<index>".
+func delivered(reqs []logged) []string {
+	var out []string
+	for _, r := range reqs {
+		if r.Op != "Deliver" || r.Err {
+			continue
+		}
+		var e struct {
+			Version, Index int
+		}
+		_ = json.Unmarshal(r.body, &e)
+		out = append(out, fmt.Sprintf("%s v%d.%d", strings.Join(r.Keys, ","), e.Version, e.Index))
+	}
+	return out
 }
 
 // requestKeys returns the first table a DynamoDB request names and the pk
@@ -255,8 +294,8 @@ func requestKeys(op string, body []byte) (string, []string) {
 		return table, out
 	default:
 		var in struct {
-			TableName string
-			Item, Key item
+			TableName                 string
+			Item, Key                 item
 			ExpressionAttributeValues item
 		}
 		_ = json.Unmarshal(body, &in)
@@ -275,4 +314,111 @@ func requestKeys(op string, body []byte) (string, []string) {
 		return in.TableName, nil
 	}
 	return "", nil
+}
+
+// gateTimeout bounds how long a gate holds a request: a gate that does not
+// open fails its test instead of hanging it.
+const gateTimeout = 10 * time.Second
+
+// gate holds the requests hold matches until want requests that arrive
+// matches have arrived: a barrier that shows which requests a host has in
+// flight at once (a request it sends only after a held one's answer never
+// arrives, and the gate times out).
+type gate struct {
+	hold, arrive func(op string, keys []string) bool
+	want         int
+	mu           sync.Mutex
+	got          int
+	atTimeout    int // got when a held request first timed out
+	open         chan struct{}
+	timedOut     atomic.Bool
+}
+
+// setGate installs a gate (replacing any hook) and returns it.
+func (n *netEnv) setGate(hold, arrive func(op string, keys []string) bool, want int) *gate {
+	g := &gate{hold: hold, arrive: arrive, want: want, open: make(chan struct{})}
+	f := func(op string, body []byte) {
+		_, keys := requestKeys(op, body)
+		if g.arrive(op, keys) {
+			g.mu.Lock()
+			g.got++
+			if g.got == g.want {
+				close(g.open)
+			}
+			g.mu.Unlock()
+		}
+		if g.hold(op, keys) {
+			select {
+			case <-g.open:
+			case <-time.After(gateTimeout):
+				g.mu.Lock()
+				if !g.timedOut.Swap(true) {
+					g.atTimeout = g.got
+				}
+				g.mu.Unlock()
+			}
+		}
+	}
+	n.hook.Store(&f)
+	return g
+}
+
+// clearHook removes the hook or gate.
+func (n *netEnv) clearHook() { n.hook.Store(nil) }
+
+// opened reports whether the gate opened before any held request timed out.
+func (g *gate) opened() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.got >= g.want && !g.timedOut.Load()
+}
+
+// arrived returns how many requests arrive matched: all of them when the
+// gate opened, else those that had arrived when it first timed out.
+func (g *gate) arrived() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.timedOut.Load() {
+		return g.atTimeout
+	}
+	return g.got
+}
+
+// op matches requests of one operation.
+func op(name string) func(string, []string) bool {
+	return func(o string, _ []string) bool { return o == name }
+}
+
+// opOn matches requests of one operation that touch the row whose pk is pk.
+func opOn(name, pk string) func(string, []string) bool {
+	return func(o string, keys []string) bool {
+		if o != name {
+			return false
+		}
+		for _, k := range keys {
+			if k == pk {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// chain returns the length of the longest chain of requests each sent
+// after the previous one was answered: the round trips a batch waited for
+// one after the other. On a busy machine a request can start late for want
+// of CPU and lengthen a chain; it never shortens one.
+func chain(reqs []logged) int {
+	depth := make([]int, len(reqs))
+	longest := 0
+	for j := range reqs {
+		depth[j] = 1
+		for i := range j {
+			if reqs[i].End < reqs[j].Start && depth[i]+1 > depth[j] {
+				depth[j] = depth[i] + 1
+			}
+		}
+		longest = max(longest, depth[j])
+	}
+	return longest
 }

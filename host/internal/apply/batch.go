@@ -21,8 +21,9 @@ type rowWork struct {
 	key       abi.Item
 	keyStr    string
 	instances map[instanceID][]Input
-	rebuild   bool // fold from version 1 and initial, ignoring the row's state
-	enqueued  int  // the effects the row's write committed (outbox)
+	rebuild   bool       // fold from version 1 and initial, ignoring the row's state
+	enqueued  int        // the effects the row's write committed (outbox)
+	committed *Committed // what the write committed, for Outbox.Deliver
 }
 
 // ApplyBatch applies decoded events to the projection's rows:
