@@ -2,11 +2,13 @@ package host_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -133,7 +135,7 @@ func (n *netEnv) handler(op string, next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK, answer: func() { l.End, l.Done = n.seq.Add(1), time.Now() }}
-		next.ServeHTTP(rec, r)
+		pprof.Do(r.Context(), pprof.Labels("side", "server"), func(context.Context) { next.ServeHTTP(rec, r) })
 		rec.answered()
 		l.Err = rec.status >= 300
 		n.mu.Lock()

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,10 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/internal/testlogic"
+	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
+	guest "github.com/dynafold/dynafold/sdk-guest"
 )
 
 // TestY7_BatchRequestsAtTheFloorInDependencyOrder runs one batch of each
@@ -319,4 +323,33 @@ func TestY7_ALaneHandsItsEffectsToTheLaneDeliveringTheRow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, rep.Delivered, "nothing left pending")
 	assert.False(t, rep.Busy)
+}
+
+// The projections of a batch apply it at once: with two projections of
+// one stream, a gate holds each one's write until both have arrived.
+func TestY7_ProjectionsOfABatchApplyAtOnce(t *testing.T) {
+	n := startNetEnv(t)
+	p, err := guest.New(ordersummary.Projection)
+	require.NoError(t, err)
+	proj := func(name string) string {
+		return fmt.Sprintf(`{"name": %q, "plugin": "native:order-summary", "table": %q, "checkpoint": {"field": %q}}`,
+			name, n.Table(t, name, false), ordersummary.Checkpoint)
+	}
+	h := rttHost(t, n, fmt.Sprintf(`{
+	  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+	  "projections": [%s, %s]}`, n.Table(t, "events", true), proj("first"), proj("second")),
+		host.WithNative("order-summary", logic.Native(p, "order-summary")))
+	recs := appendOrders(t, h, "p", 1, 3)
+	n.setLatency(rttLatency)
+	g := n.setGate(op("PutItem"), op("PutItem"), 2)
+	res, err := h.ProcessBatch(context.Background(), recs)
+	n.clearHook()
+	n.setLatency(0)
+	require.NoError(t, err)
+	require.Empty(t, res.Failed())
+	assert.True(t, g.opened(), "%d of the 2 projections' writes were in flight at once", g.arrived())
+	for _, name := range []string{"first", "second"} {
+		require.Len(t, res.Projections[name].Rows, 1, name)
+		assert.True(t, res.Projections[name].Rows[0].Written, name)
+	}
 }
