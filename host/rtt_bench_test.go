@@ -15,6 +15,7 @@ import (
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/netenv"
 	"github.com/dynafold/dynafold/internal/testlogic"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 	shipmentsummary "github.com/dynafold/dynafold/plugins/examples/shipment-summary"
@@ -31,8 +32,8 @@ const rttLatency = 5 * time.Millisecond
 // without latency.
 type rttShape struct {
 	name  string
-	host  func(tb testing.TB, n *netEnv) *host.Host
-	batch func(tb testing.TB, h *host.Host, n *netEnv, i int) []host.Record
+	host  func(tb testing.TB, n *netenv.Env) *host.Host
+	batch func(tb testing.TB, h *host.Host, n *netenv.Env, i int) []host.Record
 	// faults, when set, are ddblocal's faults during the timed batch.
 	faults *ddblocal.FaultConfig
 	// check, when set, checks the batch's result.
@@ -43,14 +44,14 @@ type rttShape struct {
 // of 100 records.
 func rttShapes() []rttShape {
 	return []rttShape{
-		{name: "contiguous/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netEnv, i int) []host.Record {
+		{name: "contiguous/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
 			return appendOrders(tb, h, fmt.Sprintf("c10-%d", i), 10, 10)
 		}},
-		{name: "contiguous/rows=100", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netEnv, i int) []host.Record {
+		{name: "contiguous/rows=100", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
 			return appendOrders(tb, h, fmt.Sprintf("c100-%d", i), 100, 1)
 		}},
 		{name: "shuffled/rows=100", host: rttOrderHost, batch: shuffledBatch},
-		{name: "gaps/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netEnv, i int) []host.Record {
+		{name: "gaps/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
 			recs := appendOrders(tb, h, fmt.Sprintf("g10-%d", i), 10, 15)
 			var out []host.Record
 			for r := range 10 {
@@ -58,7 +59,7 @@ func rttShapes() []rttShape {
 			}
 			return out
 		}},
-		{name: "outbox/rows=20", host: rttOutboxHost, batch: func(tb testing.TB, h *host.Host, _ *netEnv, i int) []host.Record {
+		{name: "outbox/rows=20", host: rttOutboxHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
 			var evs []abi.Event
 			for r := range 20 {
 				out, err := h.Append(context.Background(), testlogic.Stream, fmt.Sprintf("ob%d-%d", i, r), 0, add(1), add(2), add(3), add(4), add(5))
@@ -78,7 +79,7 @@ func rttShapes() []rttShape {
 			}
 		}},
 		{name: "multisource/instances=3", host: rttShipmentHost, batch: shipmentBatch},
-		{name: "lostrace/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netEnv, i int) []host.Record {
+		{name: "lostrace/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
 			return appendOrders(tb, h, fmt.Sprintf("lr-%d", i), 10, 10)
 		}, faults: &ddblocal.FaultConfig{Script: []ddblocal.ScriptedFault{{Op: "PutItem", Code: "ConditionalCheckFailedException"}}},
 			check: func(tb testing.TB, res *host.Result) {
@@ -109,7 +110,7 @@ func rttShapes() []rttShape {
 func BenchmarkBatchRoundTrips(b *testing.B) {
 	for _, s := range rttShapes() {
 		b.Run(s.name, func(b *testing.B) {
-			n := startNetEnv(b)
+			n := netenv.Start(b)
 			h := s.host(b, n)
 			lat := benchLatency(b)
 			// One batch first, as a previous batch would have: the
@@ -121,11 +122,11 @@ func BenchmarkBatchRoundTrips(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				took += runRTTBatch(b, s, n, h, i, lat)
-				for op, c := range n.counts() {
+				for op, c := range n.Counts() {
 					counts[op] += c
 				}
-				conns += n.conns.Load()
-				chains += int64(chain(n.requests()))
+				conns += n.Conns()
+				chains += int64(netenv.Chain(n.Requests()))
 			}
 			b.ReportMetric(float64(took)/float64(b.N)/float64(lat), "rtt/batch")
 			ops := make([]string, 0, len(counts))
@@ -160,24 +161,24 @@ func benchLatency(tb testing.TB) time.Duration {
 // runRTTBatch makes batch i of shape s without latency, processes it with
 // latency lat (and the shape's faults), checks it and returns the time it
 // took; the environment's log and connection count are the batch's.
-func runRTTBatch(b *testing.B, s rttShape, n *netEnv, h *host.Host, i int, lat time.Duration) time.Duration {
+func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, lat time.Duration) time.Duration {
 	b.StopTimer()
 	defer b.StartTimer()
 	recs := s.batch(b, h, n, i)
 	if len(recs) != 100 {
 		b.Fatalf("%d records, want a batch of 100", len(recs))
 	}
-	n.setLatency(lat)
+	n.SetLatency(lat)
 	if s.faults != nil {
-		n.setFaults(*s.faults)
+		n.SetFaults(*s.faults)
 	}
-	n.reset()
+	n.Reset()
 	start := time.Now()
 	b.StartTimer()
 	res, err := h.ProcessBatch(context.Background(), recs)
 	b.StopTimer()
 	took := time.Since(start)
-	n.setLatency(0)
+	n.SetLatency(0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 // rttHost starts a host on the network environment at the default
 // configuration: the host builds its own DynamoDB client.
-func rttHost(tb testing.TB, n *netEnv, cfgJSON string, opts ...host.Option) *host.Host {
+func rttHost(tb testing.TB, n *netenv.Env, cfgJSON string, opts ...host.Option) *host.Host {
 	tb.Helper()
 	cfg, err := host.ParseConfig([]byte(cfgJSON))
 	if err != nil {
@@ -210,11 +211,11 @@ func rttHost(tb testing.TB, n *netEnv, cfgJSON string, opts ...host.Option) *hos
 }
 
 // rttOrderHost runs the order-summary projection natively.
-func rttOrderHost(tb testing.TB, n *netEnv) *host.Host { return rttOrderHostWith(tb, n, "") }
+func rttOrderHost(tb testing.TB, n *netenv.Env) *host.Host { return rttOrderHostWith(tb, n, "") }
 
 // rttOrderHostWith is rttOrderHost with more fields of the projection's
 // configuration (JSON, each preceded by a comma).
-func rttOrderHostWith(tb testing.TB, n *netEnv, fields string) *host.Host {
+func rttOrderHostWith(tb testing.TB, n *netenv.Env, fields string) *host.Host {
 	p, err := guest.New(ordersummary.Projection)
 	if err != nil {
 		tb.Fatal(err)
@@ -229,7 +230,7 @@ func rttOrderHostWith(tb testing.TB, n *netEnv, fields string) *host.Host {
 // rttOutboxHost runs the ledger with an outbox in the rows' partitions,
 // delivering to a webhook with the same latency; the fifth event of each
 // row carries one effect.
-func rttOutboxHost(tb testing.TB, n *netEnv) *host.Host {
+func rttOutboxHost(tb testing.TB, n *netenv.Env) *host.Host {
 	fx := testlogic.WithEffects(&testlogic.Ledger{}, 0)
 	fx.SetOf(func(ev abi.Event) []abi.Value {
 		if ev.Version%5 != 0 {
@@ -243,13 +244,13 @@ func rttOutboxHost(tb testing.TB, n *netEnv) *host.Host {
 	    "checkpoint": {"map": "checkpoints"}, "revision": {"field": "rev"},
 	    "readModel": {"entityType": "LedgerRow"},
 	    "outbox": {"deliver": {"webhook": {"url": %q}}}}]}`,
-		n.Table(tb, "events", true), testlogic.Stream, n.Table(tb, "ledger", false), n.webhook(tb)),
+		n.Table(tb, "events", true), testlogic.Stream, n.Table(tb, "ledger", false), n.Webhook(tb)),
 		host.WithNative("ledger", fx))
 }
 
 // rttShipmentHost runs the shipment summary natively: rows fed by three
 // stream instances each.
-func rttShipmentHost(tb testing.TB, n *netEnv) *host.Host {
+func rttShipmentHost(tb testing.TB, n *netenv.Env) *host.Host {
 	return rttHost(tb, n, fmt.Sprintf(`{
 	  "eventStore": {"table": %q, "schema": "ship", "streams": [
 	    {"name": "Order", "composite": ["orderId"]}, {"name": "Scan", "composite": ["shipmentId"]},
@@ -264,7 +265,7 @@ func rttShipmentHost(tb testing.TB, n *netEnv) *host.Host {
 // shuffledBatch: 100 orders with their first event applied; the batch
 // brings the second event of 80 of them and redelivers the first of the
 // other 20, shuffled.
-func shuffledBatch(tb testing.TB, h *host.Host, _ *netEnv, i int) []host.Record {
+func shuffledBatch(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
 	ctx := context.Background()
 	prefix := fmt.Sprintf("s100-%d", i)
 	first := appendOrders(tb, h, prefix, 100, 1)
@@ -288,7 +289,7 @@ func shuffledBatch(tb testing.TB, h *host.Host, _ *netEnv, i int) []host.Record 
 
 // shipmentBatch: 20 shipments, each fed by an order (two ParcelsAdded), its
 // scanner (one Scanned) and a weighing session (two Weighed).
-func shipmentBatch(tb testing.TB, h *host.Host, _ *netEnv, i int) []host.Record {
+func shipmentBatch(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
 	ctx := context.Background()
 	var evs []abi.Event
 	appendTo := func(stream, id string, es ...host.NewEvent) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/netenv"
 	"github.com/dynafold/dynafold/internal/testlogic"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 	guest "github.com/dynafold/dynafold/sdk-guest"
@@ -40,23 +42,23 @@ func TestY7_BatchRequestsAtTheFloorInDependencyOrder(t *testing.T) {
 	}
 	for _, s := range rttShapes() {
 		t.Run(s.name, func(t *testing.T) {
-			n := startNetEnv(t)
+			n := netenv.Start(t)
 			h := s.host(t, n)
 			recs := s.batch(t, h, n, 0)
-			n.setLatency(rttLatency)
+			n.SetLatency(rttLatency)
 			if s.faults != nil {
-				n.setFaults(*s.faults)
+				n.SetFaults(*s.faults)
 			}
-			n.reset()
+			n.Reset()
 			res, err := h.ProcessBatch(context.Background(), recs)
-			n.setLatency(0)
+			n.SetLatency(0)
 			require.NoError(t, err)
 			require.Empty(t, res.Failed())
 			if s.check != nil {
 				s.check(t, res)
 			}
-			assert.Equal(t, want[s.name], n.counts(), "requests by type")
-			checkDependencyOrder(t, n.requests())
+			assert.Equal(t, want[s.name], n.Counts(), "requests by type")
+			checkDependencyOrder(t, n.Requests())
 		})
 	}
 }
@@ -64,11 +66,11 @@ func TestY7_BatchRequestsAtTheFloorInDependencyOrder(t *testing.T) {
 // checkDependencyOrder checks the order of a batch's dependent requests
 // (see TestY7_BatchRequestsAtTheFloorInDependencyOrder). Rows are told
 // apart by pk; the event table's requests by its name.
-func checkDependencyOrder(t *testing.T, reqs []logged) {
+func checkDependencyOrder(t *testing.T, reqs []netenv.Request) {
 	t.Helper()
-	events := func(r logged) bool { return strings.HasPrefix(r.Table, "events-") }
-	var reads, writes, deliveries []logged
-	var firstRead *logged
+	events := func(r netenv.Request) bool { return strings.HasPrefix(r.Table, "events-") }
+	var reads, writes, deliveries []netenv.Request
+	var firstRead *netenv.Request
 	for i, r := range reqs {
 		switch {
 		case r.Op == "BatchGetItem" || r.Op == "GetItem":
@@ -84,10 +86,10 @@ func checkDependencyOrder(t *testing.T, reqs []logged) {
 	}
 	// answered returns whether a request of list touching pk was answered
 	// before r was sent, and that none was still in flight.
-	answered := func(list []logged, pk string, r logged, committed bool) bool {
+	answered := func(list []netenv.Request, pk string, r netenv.Request, committed bool) bool {
 		ok := false
 		for _, p := range list {
-			if !touches(p, pk) || (committed && p.Err) {
+			if !netenv.Touches(p.Keys, pk) || (committed && p.Err) {
 				continue
 			}
 			if p.Start < r.Start && p.End > r.Start {
@@ -117,49 +119,40 @@ func checkDependencyOrder(t *testing.T, reqs []logged) {
 	}
 }
 
-func touches(r logged, pk string) bool {
-	for _, k := range r.Keys {
-		if k == pk {
-			return true
-		}
-	}
-	return false
-}
-
 // A batch's rows are written all at once, not in waves: a gate holds every
 // write until all 100 have arrived. And a batch of more than 100 rows
 // reads them with one BatchGetItem per 100, all sent at once.
 func TestY7_EveryRowOfABatchWritesAtOnce(t *testing.T) {
-	n := startNetEnv(t)
+	n := netenv.Start(t)
 	h := rttOrderHost(t, n)
 	ctx := context.Background()
 
 	recs := appendOrders(t, h, "w", 100, 1)
-	n.setLatency(rttLatency)
-	g := n.setGate(op("PutItem"), op("PutItem"), 100)
+	n.SetLatency(rttLatency)
+	g := n.SetGate(netenv.Op("PutItem"), netenv.Op("PutItem"), 100)
 	res, err := h.ProcessBatch(ctx, recs)
-	n.clearHook()
+	n.ClearHook()
 	require.NoError(t, err)
 	require.Empty(t, res.Failed())
-	assert.True(t, g.opened(), "only %d of the batch's 100 writes were in flight at once", g.arrived())
+	assert.True(t, g.Opened(), "only %d of the batch's 100 writes were in flight at once", g.Arrived())
 
 	recs = appendOrders(t, h, "r", 250, 1)
-	n.reset()
-	g = n.setGate(op("BatchGetItem"), op("BatchGetItem"), 3)
+	n.Reset()
+	g = n.SetGate(netenv.Op("BatchGetItem"), netenv.Op("BatchGetItem"), 3)
 	res, err = h.ProcessBatch(ctx, recs)
-	n.clearHook()
-	n.setLatency(0)
+	n.ClearHook()
+	n.SetLatency(0)
 	require.NoError(t, err)
 	require.Empty(t, res.Failed())
-	assert.True(t, g.opened(), "%d of the 3 reads of 250 rows were in flight at once", g.arrived())
-	assert.Equal(t, 3, n.counts()["BatchGetItem"])
-	assert.Equal(t, 250, n.counts()["PutItem"])
+	assert.True(t, g.Opened(), "%d of the 3 reads of 250 rows were in flight at once", g.Arrived())
+	assert.Equal(t, 3, n.Counts()["BatchGetItem"])
+	assert.Equal(t, 250, n.Counts()["PutItem"])
 }
 
 // A row fed by two instances that both lack versions reads both gaps at
 // once: a gate holds each gap read until both have arrived.
 func TestY7_GapReadsOfARowsInstancesAtOnce(t *testing.T) {
-	n := startNetEnv(t)
+	n := netenv.Start(t)
 	h := rttShipmentHost(t, n)
 	ctx := context.Background()
 	shipment := abi.Item{"shipmentId": abi.S("sh-1"), "parcels": abi.N("1"), "kg": abi.N("2")}
@@ -173,14 +166,14 @@ func TestY7_GapReadsOfARowsInstancesAtOnce(t *testing.T) {
 	weigh := app("Weigh", "w-1", host.NewEvent{Type: "Weighed", Data: shipment}, host.NewEvent{Type: "Weighed", Data: shipment})
 	scan := app("Scan", "sh-1", host.NewEvent{Type: "Scanned", Data: abi.Item{"location": abi.S("Oslo")}})
 
-	n.setLatency(rttLatency)
-	g := n.setGate(op("Query"), op("Query"), 2)
+	n.SetLatency(rttLatency)
+	g := n.SetGate(netenv.Op("Query"), netenv.Op("Query"), 2)
 	res, err := h.ProcessBatch(ctx, records(h, []abi.Event{order[2], weigh[1], scan[0]}))
-	n.clearHook()
-	n.setLatency(0)
+	n.ClearHook()
+	n.SetLatency(0)
 	require.NoError(t, err)
 	require.Empty(t, res.Failed())
-	assert.True(t, g.opened(), "%d of the row's 2 gap reads were in flight at once", g.arrived())
+	assert.True(t, g.Opened(), "%d of the row's 2 gap reads were in flight at once", g.Arrived())
 	row, _, err := h.Row(ctx, "shipments", abi.Item{"pk": abi.S("Shipment#sh-1"), "sk": abi.S("S")})
 	require.NoError(t, err)
 	assert.Equal(t, "3", row["parcels"].Str, "the order's gap was filled")
@@ -191,16 +184,16 @@ func TestY7_GapReadsOfARowsInstancesAtOnce(t *testing.T) {
 // hour, a batch whose write loses one race (forced by ddblocal) still
 // completes its row within the test's deadline, on the second attempt.
 func TestY7_ALostRaceRetriesAtOnce(t *testing.T) {
-	n := startNetEnv(t)
+	n := netenv.Start(t)
 	h := rttOrderHostWith(t, n, `, "retry": {"base": "1h", "max": "1h"}`)
 	recs := appendOrders(t, h, "lr", 2, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	n.setLatency(rttLatency)
-	n.setFaults(ddblocal.FaultConfig{Script: []ddblocal.ScriptedFault{{Op: "PutItem", Code: "ConditionalCheckFailedException"}}})
-	n.reset()
+	n.SetLatency(rttLatency)
+	n.SetFaults(ddblocal.FaultConfig{Script: []ddblocal.ScriptedFault{{Op: "PutItem", Code: "ConditionalCheckFailedException"}}})
+	n.Reset()
 	res, err := h.ProcessBatch(ctx, recs)
-	n.setLatency(0)
+	n.SetLatency(0)
 	require.NoError(t, err)
 	require.Empty(t, res.Failed(), "the row that lost its race waited for the back-off")
 	attempts := 0
@@ -208,7 +201,7 @@ func TestY7_ALostRaceRetriesAtOnce(t *testing.T) {
 		attempts += o.Attempts
 	}
 	assert.Equal(t, 3, attempts, "one lost race, retried once")
-	assert.Equal(t, map[string]int{"BatchGetItem": 1, "PutItem": 3, "GetItem": 1}, n.counts())
+	assert.Equal(t, map[string]int{"BatchGetItem": 1, "PutItem": 3, "GetItem": 1}, n.Counts())
 }
 
 // outboxRow appends k events (of which every fifth carries an effect) to
@@ -230,66 +223,66 @@ func outboxRow(t *testing.T, h *host.Host, id string, from uint64, k int) []host
 // holds the first delete until the second delivery arrives); the effects
 // arrive in order.
 func TestY7_EffectsGoOutBesideTheWrite(t *testing.T) {
-	n := startNetEnv(t)
+	n := netenv.Start(t)
 	h := rttOutboxHost(t, n)
 	ctx := context.Background()
 	pk := testlogic.RowKey("ob-1")["pk"].Str
 
 	recs := outboxRow(t, h, "ob-1", 0, 5)
-	n.setLatency(rttLatency)
-	g := n.setGate(opOn("TransactWriteItems", pk), opOn("Query", pk), 1)
+	n.SetLatency(rttLatency)
+	g := n.SetGate(netenv.OpOn("TransactWriteItems", pk), netenv.OpOn("Query", pk), 1)
 	res, err := h.ProcessBatch(ctx, recs)
-	n.clearHook()
+	n.ClearHook()
 	require.NoError(t, err)
 	require.Empty(t, res.Failed())
-	assert.True(t, g.opened(), "the outbox head was not read beside the write")
+	assert.True(t, g.Opened(), "the outbox head was not read beside the write")
 
 	recs = outboxRow(t, h, "ob-1", 5, 10) // versions 10 and 15 carry effects
-	n.reset()
-	g = n.setGate(opOn("DeleteItem", pk), opOn("Deliver", pk), 2)
+	n.Reset()
+	g = n.SetGate(netenv.OpOn("DeleteItem", pk), netenv.OpOn("Deliver", pk), 2)
 	res, err = h.ProcessBatch(ctx, recs)
-	n.clearHook()
-	n.setLatency(0)
+	n.ClearHook()
+	n.SetLatency(0)
 	require.NoError(t, err)
 	require.Empty(t, res.Failed())
-	assert.True(t, g.opened(), "the first effect's delete did not overlap the second delivery")
-	assert.Equal(t, []string{pk + " v10.0", pk + " v15.0"}, delivered(n.requests()))
+	assert.True(t, g.Opened(), "the first effect's delete did not overlap the second delivery")
+	assert.Equal(t, []string{pk + " v10.0", pk + " v15.0"}, netenv.Delivered(n.Requests()))
 	assert.Equal(t, 2, res.Projections["ledger"].Rows[0].Delivered)
-	assert.Zero(t, n.counts()["UpdateItem"], "the write's effects are claimed by the write")
+	assert.Zero(t, n.Counts()["UpdateItem"], "the write's effects are claimed by the write")
 }
 
 // A write that finds older effects of its row still pending delivers them
 // first, then its own.
 func TestY7_OlderPendingEffectsGoFirst(t *testing.T) {
-	n := startNetEnv(t)
+	n := netenv.Start(t)
 	h := rttOutboxHost(t, n)
 	ctx := context.Background()
 	pk := testlogic.RowKey("ob-2")["pk"].Str
 
-	n.webhookDown.Store(true)
+	n.WebhookDown.Store(true)
 	res, err := h.ProcessBatch(ctx, outboxRow(t, h, "ob-2", 0, 5))
 	require.NoError(t, err)
 	require.Empty(t, res.Failed(), "a failed delivery fails no record")
 	require.Equal(t, 1, res.Projections["ledger"].Rows[0].Undelivered)
 
-	n.webhookDown.Store(false)
+	n.WebhookDown.Store(false)
 	recs := outboxRow(t, h, "ob-2", 5, 5)
-	n.setLatency(rttLatency)
-	n.reset()
+	n.SetLatency(rttLatency)
+	n.Reset()
 	res, err = h.ProcessBatch(ctx, recs)
-	n.setLatency(0)
+	n.SetLatency(0)
 	require.NoError(t, err)
 	require.Empty(t, res.Failed())
-	assert.Equal(t, []string{pk + " v5.0", pk + " v10.0"}, delivered(n.requests()))
+	assert.Equal(t, []string{pk + " v5.0", pk + " v10.0"}, netenv.Delivered(n.Requests()))
 	assert.Equal(t, 2, res.Projections["ledger"].Rows[0].Delivered)
-	checkDependencyOrder(t, n.requests())
+	checkDependencyOrder(t, n.Requests())
 }
 
 // A lane whose write finds the row's effects being delivered by another
 // lane hands the row over to it: the first lane delivers the second's
 // effect after its own, in order, once each, and leaves nothing pending.
 func TestY7_ALaneHandsItsEffectsToTheLaneDeliveringTheRow(t *testing.T) {
-	n := startNetEnv(t)
+	n := netenv.Start(t)
 	h := rttOutboxHost(t, n)
 	ctx := context.Background()
 	key := testlogic.RowKey("ob-3")
@@ -299,26 +292,27 @@ func TestY7_ALaneHandsItsEffectsToTheLaneDeliveringTheRow(t *testing.T) {
 	second := outboxRow(t, h, "ob-3", 5, 5)
 	var lane2 *host.Result
 	var lane2Err error
-	once := false
+	var once atomic.Bool
 	hook := func(op string, body []byte) {
-		if op != "Deliver" || once {
+		if op != "Deliver" || once.Swap(true) {
 			return
 		}
-		once = true // the first lane delivers v5: the second lane writes v6-v10 meanwhile
+		// The first lane is delivering v5: the second lane writes v6-v10
+		// meanwhile.
 		lane2, lane2Err = h.ProcessBatch(ctx, second)
 	}
-	n.hook.Store(&hook)
-	n.setLatency(rttLatency)
+	n.SetHook(hook)
+	n.SetLatency(rttLatency)
 	lane1, err := h.ProcessBatch(ctx, first)
-	n.clearHook()
-	n.setLatency(0)
+	n.ClearHook()
+	n.SetLatency(0)
 	require.NoError(t, err)
 	require.NoError(t, lane2Err)
 	require.Empty(t, lane1.Failed())
 	require.Empty(t, lane2.Failed())
 	assert.Equal(t, 0, lane2.Projections["ledger"].Rows[0].Delivered, "the second lane handed its effect over")
 	assert.Equal(t, 2, lane1.Projections["ledger"].Rows[0].Delivered, "the first lane delivered both")
-	assert.Equal(t, []string{pk + " v5.0", pk + " v10.0"}, delivered(n.requests()))
+	assert.Equal(t, []string{pk + " v5.0", pk + " v10.0"}, netenv.Delivered(n.Requests()))
 	rep, err := h.Drain(ctx, "ledger", key, nil)
 	require.NoError(t, err)
 	assert.Empty(t, rep.Delivered, "nothing left pending")
@@ -328,7 +322,7 @@ func TestY7_ALaneHandsItsEffectsToTheLaneDeliveringTheRow(t *testing.T) {
 // The projections of a batch apply it at once: with two projections of
 // one stream, a gate holds each one's write until both have arrived.
 func TestY7_ProjectionsOfABatchApplyAtOnce(t *testing.T) {
-	n := startNetEnv(t)
+	n := netenv.Start(t)
 	p, err := guest.New(ordersummary.Projection)
 	require.NoError(t, err)
 	proj := func(name string) string {
@@ -340,14 +334,14 @@ func TestY7_ProjectionsOfABatchApplyAtOnce(t *testing.T) {
 	  "projections": [%s, %s]}`, n.Table(t, "events", true), proj("first"), proj("second")),
 		host.WithNative("order-summary", logic.Native(p, "order-summary")))
 	recs := appendOrders(t, h, "p", 1, 3)
-	n.setLatency(rttLatency)
-	g := n.setGate(op("PutItem"), op("PutItem"), 2)
+	n.SetLatency(rttLatency)
+	g := n.SetGate(netenv.Op("PutItem"), netenv.Op("PutItem"), 2)
 	res, err := h.ProcessBatch(context.Background(), recs)
-	n.clearHook()
-	n.setLatency(0)
+	n.ClearHook()
+	n.SetLatency(0)
 	require.NoError(t, err)
 	require.Empty(t, res.Failed())
-	assert.True(t, g.opened(), "%d of the 2 projections' writes were in flight at once", g.arrived())
+	assert.True(t, g.Opened(), "%d of the 2 projections' writes were in flight at once", g.Arrived())
 	for _, name := range []string{"first", "second"} {
 		require.Len(t, res.Projections[name].Rows, 1, name)
 		assert.True(t, res.Projections[name].Rows[0].Written, name)
