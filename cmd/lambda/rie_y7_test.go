@@ -85,7 +85,7 @@ func BenchmarkLambdaRoundTrips(b *testing.B) {
 			invoke() // cold start
 			counts := map[string]int{}
 			var wall, duration time.Duration
-			var conns, chains int64
+			var conns, chains, rowChains int64
 			b.ResetTimer()
 			for range b.N {
 				w, d := invoke()
@@ -96,6 +96,7 @@ func BenchmarkLambdaRoundTrips(b *testing.B) {
 				}
 				conns += n.Conns()
 				chains += int64(netenv.Chain(n.Requests()))
+				rowChains += int64(netenv.RowChain(n.Requests()))
 			}
 			per := func(v float64) float64 { return v / float64(b.N) }
 			b.ReportMetric(per(float64(wall))/float64(rttLatency), "rtt/invocation")
@@ -110,6 +111,7 @@ func BenchmarkLambdaRoundTrips(b *testing.B) {
 			}
 			b.ReportMetric(per(float64(conns)), "conns/invocation")
 			b.ReportMetric(per(float64(chains)), "chain/invocation")
+			b.ReportMetric(per(float64(rowChains)), "rowchain/invocation")
 		})
 	}
 }

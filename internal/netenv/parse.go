@@ -26,6 +26,43 @@ func Chain(reqs []Request) int {
 	return longest
 }
 
+// RowChain returns the length of the longest chain of one row's requests,
+// each sent after the previous one's answer: the round trips the batch's
+// dependencies took (read, gap read, write, retry, delivery, delete),
+// whatever the CPU did to the order of independent rows. A request belongs
+// to the rows whose pk it names; a request without a key of its own there
+// (an event-table Query: a gap read) to the rows whose pk ends in the same
+// "#" part as its pk (a row keyed by its stream id).
+func RowChain(reqs []Request) int {
+	rows := map[string]bool{}
+	for _, r := range reqs {
+		if r.Op == "PutItem" || r.Op == "TransactWriteItems" || r.Op == "BatchGetItem" || r.Op == "GetItem" {
+			for _, k := range r.Keys {
+				rows[k] = true
+			}
+		}
+	}
+	suffix := func(k string) string { return k[strings.LastIndexByte(k, '#')+1:] }
+	longest := 0
+	for pk := range rows {
+		var mine []Request
+		for _, r := range reqs {
+			if Touches(r.Keys, pk) {
+				mine = append(mine, r)
+				continue
+			}
+			for _, k := range r.Keys {
+				if r.Op == "Query" && !rows[k] && suffix(k) == suffix(pk) {
+					mine = append(mine, r)
+					break
+				}
+			}
+		}
+		longest = max(longest, Chain(mine))
+	}
+	return longest
+}
+
 // Delivered returns the deliveries the webhook accepted, in order of
 // arrival, as "<row pk> v<version>.<index>".
 func Delivered(reqs []Request) []string {
