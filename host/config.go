@@ -363,12 +363,13 @@ type RemovalConfig struct {
 	TTLAttribute string `json:"ttlAttribute,omitempty"`
 }
 
-// RetryConfig is the lost-race retry policy: Attempts tries in all, waiting
-// a jittered delay that grows from Base, doubling up to Max.
+// RetryConfig is the lost-race retry policy: Attempts tries in all. The
+// first retry goes at once (its re-read sees the winner's write); the n-th
+// waits a jittered Base × 2^(n-1), at most Max.
 type RetryConfig struct {
 	// Attempts is the number of tries in all (default DefaultRetryAttempts).
 	Attempts int `json:"attempts,omitempty"`
-	// Base is the first delay (default DefaultRetryBase); at most Max.
+	// Base is the unit of the delay (default DefaultRetryBase); at most Max.
 	Base Duration `json:"base,omitempty"`
 	// Max is the longest delay (default DefaultRetryMax).
 	Max Duration `json:"max,omitempty"`

@@ -68,7 +68,9 @@ const (
 	// DefaultRetryAttempts is the number of tries of a write that lost a
 	// race, in all.
 	DefaultRetryAttempts = 12
-	// DefaultRetryBase is the first delay before a lost race is retried.
+	// DefaultRetryBase is the unit of the delay before a lost race is
+	// retried: the first retry goes at once, the n-th waits about
+	// DefaultRetryBase × 2^(n-1), at most DefaultRetryMax.
 	DefaultRetryBase = 5 * time.Millisecond
 	// DefaultRetryMax is the longest delay between two tries.
 	DefaultRetryMax = 200 * time.Millisecond

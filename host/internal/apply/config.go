@@ -96,8 +96,8 @@ func IsTombstone(it abi.Item) bool {
 	return ok && v.Kind == abi.KindS && strings.HasSuffix(v.Str, TombstoneSuffix)
 }
 
-// Retry is the lost-race policy: Attempts tries in all, waiting a
-// jittered delay that grows from Base, doubling up to Max.
+// Retry is the lost-race policy: Attempts tries in all. The first retry
+// goes at once; the n-th waits a jittered Base × 2^(n-1), at most Max.
 type Retry struct {
 	Attempts int           // default 12
 	Base     time.Duration // default 5ms
