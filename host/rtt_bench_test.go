@@ -235,7 +235,11 @@ func rttOrderHostWith(tb testing.TB, n *netenv.Env, fields string) *host.Host {
 // rttOutboxHost runs the ledger with an outbox in the rows' partitions,
 // delivering to a webhook with the same latency; the fifth event of each
 // row carries one effect.
-func rttOutboxHost(tb testing.TB, n *netenv.Env) *host.Host {
+func rttOutboxHost(tb testing.TB, n *netenv.Env) *host.Host { return rttOutboxHostWith(tb, n, "") }
+
+// rttOutboxHostWith is rttOutboxHost with more fields of the outbox's
+// configuration (JSON, each preceded by a comma).
+func rttOutboxHostWith(tb testing.TB, n *netenv.Env, fields string) *host.Host {
 	fx := testlogic.WithEffects(&testlogic.Ledger{}, 0)
 	fx.SetOf(func(ev abi.Event) []abi.Value {
 		if ev.Version%5 != 0 {
@@ -248,8 +252,8 @@ func rttOutboxHost(tb testing.TB, n *netenv.Env) *host.Host {
 	  "projections": [{"name": "ledger", "plugin": "native:ledger", "table": %q,
 	    "checkpoint": {"map": "checkpoints"}, "revision": {"field": "rev"},
 	    "readModel": {"entityType": "LedgerRow"},
-	    "outbox": {"deliver": {"webhook": {"url": %q}}}}]}`,
-		n.Table(tb, "events", true), testlogic.Stream, n.Table(tb, "ledger", false), n.Webhook(tb)),
+	    "outbox": {"deliver": {"webhook": {"url": %q}}%s}}]}`,
+		n.Table(tb, "events", true), testlogic.Stream, n.Table(tb, "ledger", false), n.Webhook(tb), fields),
 		host.WithNative("ledger", fx))
 }
 

@@ -347,3 +347,28 @@ func TestY7_ProjectionsOfABatchApplyAtOnce(t *testing.T) {
 		assert.True(t, res.Projections[name].Rows[0].Written, name)
 	}
 }
+
+// A write's effects whose claim runs short before their delivery (here
+// claimFor is 1 ms, less than a round trip) go out through the ordinary
+// drain instead: released, claimed anew, delivered in order, nothing left.
+func TestY7_EffectsWhoseClaimRunsShortGoThroughTheDrain(t *testing.T) {
+	n := netenv.Start(t)
+	h := rttOutboxHostWith(t, n, `, "claimFor": "1ms"`)
+	ctx := context.Background()
+	key := testlogic.RowKey("ob-4")
+	pk := key["pk"].Str
+
+	recs := outboxRow(t, h, "ob-4", 0, 10) // versions 5 and 10 carry effects
+	n.SetLatency(rttLatency)
+	n.Reset()
+	res, err := h.ProcessBatch(ctx, recs)
+	n.SetLatency(0)
+	require.NoError(t, err)
+	require.Empty(t, res.Failed())
+	assert.Equal(t, []string{pk + " v5.0", pk + " v10.0"}, netenv.Delivered(n.Requests()))
+	assert.Equal(t, 2, res.Projections["ledger"].Rows[0].Delivered)
+	assert.Equal(t, 4, n.Counts()["UpdateItem"], "the write's two claims released, two claimed anew")
+	rep, err := h.Drain(ctx, "ledger", key, nil)
+	require.NoError(t, err)
+	assert.Empty(t, rep.Delivered, "nothing left pending")
+}
