@@ -173,8 +173,8 @@ type PluginDefaults struct {
 	// $DYNAFOLD_CACHE_KEY, else dynafold-cache.key in CacheDir (see
 	// plugin.Config.CacheKeyFile).
 	CacheKeyFile string `json:"cacheKeyFile,omitempty"`
-	// PoolSize is the maximum number of instances of a plugin (default
-	// DefaultPoolSize); a projection's pool holds at least its concurrency.
+	// PoolSize is the maximum number of instances of a plugin, so of calls
+	// into it at once (default DefaultPoolSize).
 	PoolSize int `json:"poolSize,omitempty"`
 	// MemoryLimitPages caps each instance's memory in 64 KiB pages, at most
 	// MaxMemoryLimitPages (default DefaultMemoryLimitPages).
@@ -205,12 +205,14 @@ type GuestLogConfig struct {
 }
 
 // pluginConfig is the sandbox of projection's plugin: the plugins
-// defaults, a pool of at least the projection's row concurrency, its guest
-// logging, and the cache directory relative to the configuration file.
-func (c *Config) pluginConfig(projection string, concurrency int, log *slog.Logger) plugin.Config {
+// defaults, its guest logging, and the cache directory relative to the
+// configuration file. The pool does not grow with the projection's row
+// concurrency: a row holds an instance only while its events fold, not
+// while it waits on DynamoDB.
+func (c *Config) pluginConfig(projection string, log *slog.Logger) plugin.Config {
 	pd := c.Plugins
 	return plugin.Config{
-		PoolSize: max(pd.PoolSize, concurrency), MemoryLimitPages: pd.MemoryLimitPages,
+		PoolSize: pd.PoolSize, MemoryLimitPages: pd.MemoryLimitPages,
 		CallTimeout: time.Duration(pd.CallTimeout), MaxLoopIterations: pd.MaxLoopIterations,
 		CacheDir: c.rel(pd.CacheDir), CacheReadOnly: pd.CacheReadOnly, CacheKeyFile: c.rel(pd.CacheKeyFile),
 		Logger: log, GuestLog: c.guestLog(projection),
@@ -366,12 +368,13 @@ type RemovalConfig struct {
 	TTLAttribute string `json:"ttlAttribute,omitempty"`
 }
 
-// RetryConfig is the lost-race retry policy: Attempts tries in all, waiting
-// a jittered delay that grows from Base, doubling up to Max.
+// RetryConfig is the lost-race retry policy: Attempts tries in all. The
+// first retry goes at once (its re-read sees the winner's write); the n-th
+// waits a jittered Base × 2^(n-1), at most Max.
 type RetryConfig struct {
 	// Attempts is the number of tries in all (default DefaultRetryAttempts).
 	Attempts int `json:"attempts,omitempty"`
-	// Base is the first delay (default DefaultRetryBase); at most Max.
+	// Base is the unit of the delay (default DefaultRetryBase); at most Max.
 	Base Duration `json:"base,omitempty"`
 	// Max is the longest delay (default DefaultRetryMax).
 	Max Duration `json:"max,omitempty"`

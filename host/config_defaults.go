@@ -14,7 +14,7 @@ import (
 //	source                             DefaultSource ("lambda")
 //	onDecodeFailure                    DefaultOnDecodeFailure ("report")
 //	eventStore.schemaVersion           DefaultSchemaVersion (1)
-//	plugins.poolSize                   DefaultPoolSize (10), at least the projection's concurrency
+//	plugins.poolSize                   DefaultPoolSize (10)
 //	plugins.memoryLimitPages           DefaultMemoryLimitPages (512 pages: 32 MiB)
 //	plugins.callTimeout                DefaultCallTimeout ("5s")
 //	plugins.maxLoopIterations          0: no budget
@@ -22,7 +22,7 @@ import (
 //	projections[].key                  DefaultKey (["pk", "sk"])
 //	projections[].createdAt            DefaultCreatedAt ("createdAt"; "-": none)
 //	projections[].writtenBy            "": none
-//	projections[].concurrency          DefaultConcurrency (10)
+//	projections[].concurrency          DefaultConcurrency (100)
 //	projections[].retry.attempts       DefaultRetryAttempts (12)
 //	projections[].retry.base           DefaultRetryBase ("5ms")
 //	projections[].retry.max            DefaultRetryMax ("200ms")
@@ -45,8 +45,9 @@ const (
 	DefaultOnDecodeFailure = DecodeFailureReport
 	// DefaultSchemaVersion is the event store's schema version.
 	DefaultSchemaVersion = 1
-	// DefaultPoolSize is the maximum number of instances of a plugin; a
-	// projection's pool holds at least its concurrency.
+	// DefaultPoolSize is the maximum number of instances of a plugin: of
+	// calls into it at once. A row holds an instance only while its events
+	// fold, so rows waiting on DynamoDB hold none.
 	DefaultPoolSize = 10
 	// DefaultMemoryLimitPages is 512 pages of 64 KiB: 32 MiB per instance.
 	DefaultMemoryLimitPages = 512
@@ -61,12 +62,16 @@ const (
 	// DefaultCreatedAt is the attribute keeping a row's creation time.
 	DefaultCreatedAt = "createdAt"
 	// DefaultConcurrency is the number of rows a projection processes at
-	// once.
-	DefaultConcurrency = 10
+	// once: every row of a batch of up to 100 records (Lambda's default
+	// BatchSize for a DynamoDB stream), so such a batch costs its rows'
+	// round trips once, not once per wave of rows.
+	DefaultConcurrency = 100
 	// DefaultRetryAttempts is the number of tries of a write that lost a
 	// race, in all.
 	DefaultRetryAttempts = 12
-	// DefaultRetryBase is the first delay before a lost race is retried.
+	// DefaultRetryBase is the unit of the delay before a lost race is
+	// retried: the first retry goes at once, the n-th waits about
+	// DefaultRetryBase × 2^(n-1), at most DefaultRetryMax.
 	DefaultRetryBase = 5 * time.Millisecond
 	// DefaultRetryMax is the longest delay between two tries.
 	DefaultRetryMax = 200 * time.Millisecond
@@ -196,4 +201,16 @@ func mergeGuestLog(base, over *GuestLogConfig) *GuestLogConfig {
 		}
 	}
 	return &out
+}
+
+// idleConns is the number of idle connections the host's DynamoDB client
+// keeps open: two per row the projections process at once (a row's write
+// and the outbox read beside it), so a batch finds the connections the
+// previous one opened.
+func (c *Config) idleConns() int {
+	n := 0
+	for _, p := range c.Projections {
+		n += 2 * p.Concurrency
+	}
+	return n
 }

@@ -83,8 +83,9 @@ func TestW4_GuestLogConfigDefaultsAndOverride(t *testing.T) {
 }
 
 // TestW4_PluginsSandboxFromTheConfiguration: every sandbox setting of
-// "plugins" reaches the plugin's Config, the pool covers the projection's
-// row concurrency and the cache directory is relative to the file.
+// "plugins" reaches the plugin's Config, the pool is poolSize whatever the
+// projection's row concurrency (rows hold an instance only while they fold)
+// and the cache directory is relative to the file.
 func TestW4_PluginsSandboxFromTheConfiguration(t *testing.T) {
 	s := strings.Replace(baseConfig, "%s", "", 1)
 	s = strings.Replace(s, `"projections"`, `"plugins": {"cacheDir": "cache", "cacheReadOnly": true, "cacheKeyFile": "cache.key", "poolSize": 2,
@@ -95,8 +96,8 @@ func TestW4_PluginsSandboxFromTheConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.dir = "/etc/dynafold"
-	got := cfg.pluginConfig("summaries", 8, nil)
-	want := plugin.Config{PoolSize: 8, MemoryLimitPages: 300, CallTimeout: 750 * time.Millisecond, MaxLoopIterations: 5000000,
+	got := cfg.pluginConfig("summaries", nil)
+	want := plugin.Config{PoolSize: 2, MemoryLimitPages: 300, CallTimeout: 750 * time.Millisecond, MaxLoopIterations: 5000000,
 		CacheDir: "/etc/dynafold/cache", CacheReadOnly: true, CacheKeyFile: "/etc/dynafold/cache.key", GuestLog: plugin.GuestLog{Enabled: true}}
 	if got != want {
 		t.Errorf("pluginConfig =\n%+v, want\n%+v", got, want)
@@ -187,7 +188,7 @@ func TestH4_ConfigMistakesRefused(t *testing.T) {
 		{"read-only cache without a directory", func(m map[string]any) { plugins(m)["cacheReadOnly"] = true },
 			[]string{"plugins.cacheReadOnly", "plugins.cacheDir"}},
 		{"negative concurrency", func(m map[string]any) { projection0(m)["concurrency"] = -2 },
-			[]string{p + "concurrency", "-2", "1 or more", "10"}},
+			[]string{p + "concurrency", "-2", "1 or more", "100"}},
 		{"negative retry attempts", func(m map[string]any) { projection0(m)["retry"] = map[string]any{"attempts": -1} },
 			[]string{p + "retry.attempts", "-1", "1 or more", "12"}},
 		{"negative retry base", func(m map[string]any) { projection0(m)["retry"] = map[string]any{"base": "-5ms"} },
@@ -394,7 +395,7 @@ func TestH4_MinimalConfigGetsDocumentedDefaults(t *testing.T) {
 	check("createdAt \"-\"", pb.CreatedAt, "-")
 	check("createdAt \"-\" attribute", pb.CreatedAtAttribute(), "")
 	check("writtenBy", a.WrittenBy, "")
-	check("concurrency", a.Concurrency, 10)
+	check("concurrency", a.Concurrency, 100)
 	check("retry", a.Retry, RetryConfig{Attempts: 12, Base: Duration(5 * time.Millisecond), Max: Duration(200 * time.Millisecond)})
 	check("revision.initial", *pb.Revision.Initial, int64(1))
 	check("guestLog", *a.GuestLog, GuestLogConfig{Enabled: new(false), Rate: 10, Burst: 100})

@@ -132,7 +132,7 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 	}()
 	client := o.client
 	if client == nil {
-		if client, err = ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Region); err != nil {
+		if client, err = ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Region, ddbclient.WithIdleConns(cfg.idleConns())); err != nil {
 			return nil, fmt.Errorf("DynamoDB client: %w", err)
 		}
 	}
@@ -255,7 +255,7 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 	}
 	// The module's imports tell its transport: the raw dynafold ABI, or an
 	// Extism PDK plugin.
-	p, _, err := transport.LoadFile(ctx, path, h.cfg.pluginConfig(pc.Name, pc.Concurrency, h.log))
+	p, _, err := transport.LoadFile(ctx, path, h.cfg.pluginConfig(pc.Name, h.log))
 	if err != nil {
 		return nil, err
 	}

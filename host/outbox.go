@@ -52,10 +52,13 @@ func (h *Host) setOutbox(ctx context.Context, pc ProjectionConfig, p *apply.Proj
 		po.target = t
 	}
 	if po.target != nil {
-		p.Outbox.Drain = func(ctx context.Context, key abi.Item) (int, int) {
-			rep, err := po.drainer.Drain(ctx, key, po.target)
+		// Right after its write, a row's effects go out without being read
+		// or claimed again: the write commits them claimed.
+		p.Outbox.ClaimFor = po.drainer.ClaimFor
+		p.Outbox.Deliver = func(ctx context.Context, c apply.Committed) (int, int) {
+			rep, err := po.drainer.Deliver(ctx, c, po.target)
 			if err != nil {
-				p.Logger.Warn("draining the row's outbox after its write failed; its effects wait for the next drain", "err", err)
+				p.Logger.Warn("delivering the row's effects after its write failed; they wait for the next drain", "err", err)
 			}
 			u := 0
 			if rep.Undelivered != nil {

@@ -34,7 +34,7 @@ type hotSwap struct {
 // itself (the engine names its plugin once, when it is built).
 func (c *Config) newHotSwap(ctx context.Context, pc ProjectionConfig, log *slog.Logger) (*hotSwap, error) {
 	cfg := swap.Config{
-		Plugin:    c.pluginConfig(pc.Name, pc.Concurrency, log),
+		Plugin:    c.pluginConfig(pc.Name, log),
 		WrittenBy: pc.WrittenBy,
 		Logger:    log.With("projection", pc.Name),
 	}

@@ -15,7 +15,14 @@ import (
 // syntheticBatch appends orders (OrderPlaced, three ItemAdded, OrderShipped:
 // five events each) to the event table and returns them as the stream event
 // Lambda delivers, the orders' appends interleaved: orders*5 records.
-func syntheticBatch(t *testing.T, env *testenv.Env, events string, first, orders int, seq *int) []byte {
+func syntheticBatch(t testing.TB, env *testenv.Env, events string, first, orders int, seq *int) []byte {
+	t.Helper()
+	return syntheticBatchOf(t, env, events, first, orders, 5, seq)
+}
+
+// syntheticBatchOf is syntheticBatch with the first k (1 to 5) events of
+// each order: orders*k records.
+func syntheticBatchOf(t testing.TB, env *testenv.Env, events string, first, orders, k int, seq *int) []byte {
 	t.Helper()
 	es, err := host.New(context.Background(), &host.Config{EventStore: host.EventStoreConfig{Table: events, Schema: "shop", SchemaVersion: 1,
 		Streams: []host.StreamConfig{{Name: "Order", Composite: []string{"orderId"}}}}}, host.WithClient(env.Client), host.WithEventStoreOnly())
@@ -25,7 +32,7 @@ func syntheticBatch(t *testing.T, env *testenv.Env, events string, first, orders
 	defer es.Close(context.Background())
 	ts := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	var raws []json.RawMessage
-	for v := uint64(1); v <= 5; v++ {
+	for v := uint64(1); v <= uint64(k); v++ {
 		for o := first; o < first+orders; o++ {
 			e := abi.Event{Stream: "Order", StreamID: fmt.Sprintf("b-%05d", o), Version: v, Type: "ItemAdded",
 				Data: abi.Item{"sku": abi.S(fmt.Sprintf("sku-%d", v)), "price": abi.N(fmt.Sprintf("%d.25", v))}, Timestamp: "2026-11-29T12:00:00.000Z"}

@@ -28,7 +28,7 @@ import (
 const rieModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"
 
 // goBuild runs the go tool in dir with extra environment.
-func goBuild(t *testing.T, dir string, env []string, args ...string) error {
+func goBuild(t testing.TB, dir string, env []string, args ...string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -43,7 +43,7 @@ func goBuild(t *testing.T, dir string, env []string, args ...string) error {
 }
 
 // buildBootstrap builds this command as Lambda's provided runtime runs it.
-func buildBootstrap(t *testing.T, dir string) string {
+func buildBootstrap(t testing.TB, dir string) string {
 	t.Helper()
 	out := filepath.Join(dir, "bootstrap")
 	if err := goBuild(t, ".", []string{"GOOS=linux", "CGO_ENABLED=0"}, "build", "-tags", "lambda.norpc", "-o", out, "."); err != nil {
@@ -54,7 +54,7 @@ func buildBootstrap(t *testing.T, dir string) string {
 
 // emulator returns the path of aws-lambda-rie, building it into dir; it
 // skips the test when the emulator cannot be built on this machine.
-func emulator(t *testing.T, dir string) string {
+func emulator(t testing.TB, dir string) string {
 	t.Helper()
 	if p := os.Getenv("DYNAFOLD_RIE"); p != "" {
 		return p
@@ -65,7 +65,7 @@ func emulator(t *testing.T, dir string) string {
 	return filepath.Join(dir, "aws-lambda-rie")
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -84,7 +84,7 @@ type rie struct {
 
 // startRIE starts the emulator on a free loopback port, with the function's
 // environment; it stops at the end of the test.
-func startRIE(t *testing.T, riePath, bootstrap, taskRoot string, env map[string]string) *rie {
+func startRIE(t testing.TB, riePath, bootstrap, taskRoot string, env map[string]string) *rie {
 	t.Helper()
 	r := &rie{addr: freeAddr(t), out: &syncbuf.Buffer{}}
 	cmd := exec.Command(riePath, "--runtime-interface-emulator-address", r.addr,
@@ -125,7 +125,7 @@ func startRIE(t *testing.T, riePath, bootstrap, taskRoot string, env map[string]
 }
 
 // invoke posts a payload as Lambda's Invoke API does and returns the body.
-func (r *rie) invoke(t *testing.T, label string, payload []byte) []byte {
+func (r *rie) invoke(t testing.TB, label string, payload []byte) []byte {
 	t.Helper()
 	r.labels = append(r.labels, label)
 	url := "http://" + r.addr + "/2015-03-31/functions/function/invocations"
@@ -171,7 +171,7 @@ func (r *rie) reports() []report {
 }
 
 // failures decodes a partial batch response.
-func failures(t *testing.T, body []byte) []string {
+func failures(t testing.TB, body []byte) []string {
 	t.Helper()
 	var resp struct {
 		BatchItemFailures *[]struct {
@@ -188,7 +188,7 @@ func failures(t *testing.T, body []byte) []string {
 	return ids
 }
 
-func wasmPlugin(t *testing.T, dir string) {
+func wasmPlugin(t testing.TB, dir string) {
 	t.Helper()
 	src := wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm")
 	b, err := os.ReadFile(src)

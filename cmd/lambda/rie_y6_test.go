@@ -134,7 +134,7 @@ func TestY6_ColdStartUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 }
 
-func num(t *testing.T, s string) float64 {
+func num(t testing.TB, s string) float64 {
 	t.Helper()
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {

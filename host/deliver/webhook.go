@@ -15,6 +15,19 @@ import (
 // DefaultTimeout bounds one webhook delivery when WebhookOptions.Timeout is 0.
 const DefaultTimeout = 10 * time.Second
 
+// IdleConns is the number of idle connections per host a Webhook given no
+// client keeps open: the rows of a batch deliver at once, and the next
+// batch reuses their connections instead of opening (and, over https,
+// handshaking) new ones.
+const IdleConns = 100
+
+// webhookTransport is the transport of every Webhook given no client.
+var webhookTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = IdleConns
+	return t
+}()
+
 // snippetMax bounds the response body quoted in a webhook's error; drainMax
 // bounds what is read past it so the connection can be reused.
 const (
@@ -25,7 +38,8 @@ const (
 // WebhookOptions configures a Webhook. The zero value is ready to use.
 type WebhookOptions struct {
 	// Client sends the requests; nil means a client of the webhook's own on
-	// http.DefaultTransport.
+	// a transport with http.DefaultTransport's settings that keeps up to
+	// IdleConns connections per host open (http.DefaultTransport keeps 2).
 	Client *http.Client
 	// Timeout bounds one delivery, response body included: 0 means
 	// DefaultTimeout, a negative value no bound but the context's.
@@ -61,7 +75,7 @@ func NewWebhook(rawURL string, o WebhookOptions) (*Webhook, error) {
 	o.Header = o.Header.Clone()
 	w := &Webhook{url: rawURL, client: o.Client, opts: o}
 	if w.client == nil {
-		w.client = &http.Client{}
+		w.client = &http.Client{Transport: webhookTransport}
 	}
 	if w.opts.Timeout == 0 {
 		w.opts.Timeout = DefaultTimeout

@@ -10,7 +10,7 @@ import (
 
 // Defaults applied by Load to zero fields of Config.
 const (
-	// DefaultPoolSize is the engine's default row concurrency.
+	// DefaultPoolSize is the number of instances, so of calls at once.
 	DefaultPoolSize = 10
 	// DefaultMemoryLimitPages is 512 pages of 64 KiB: 32 MiB per instance.
 	DefaultMemoryLimitPages = 512

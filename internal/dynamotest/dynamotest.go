@@ -66,6 +66,7 @@ func ClientAt(t testing.TB, ep string, optFns ...func(*dynamodb.Options)) *dynam
 	// http.Server.Shutdown waits 5 s for those: close them first (cleanups
 	// run last-in first-out, so this runs before the server closes).
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = ddbclient.DefaultIdleConns // as the host's own client keeps
 	t.Cleanup(tr.CloseIdleConnections)
 	optFns = append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
 		o.HTTPClient = &http.Client{Transport: tr}

@@ -24,6 +24,7 @@ type rowWork struct {
 	rebuild   bool        // fold from version 1 and initial, ignoring the row's state (rebuild.go)
 	repair    *repairWork // a rebuild or catch-up of the row (nil: a delivery)
 	enqueued  int         // the effects the row's write committed (outbox)
+	committed *Committed  // what the write committed, for Outbox.Deliver
 }
 
 // ApplyBatch applies decoded events to the projection's rows:
@@ -93,31 +94,49 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 		return res
 	}
 
-	keys := make([]abi.Item, len(order))
-	for i, k := range order {
-		keys[i] = rows[k].key
-	}
-	items, readErr := e.db.BatchGetItem(ctx, e.p.Table, keys)
-
 	res.Rows = make([]Outcome, len(order))
+	e.dispatch(ctx, order, rows, present, res.Rows)
+	return res
+}
+
+// readChunk is the most keys one BatchGetItem reads.
+const readChunk = 100
+
+// dispatch runs the rows' steps, each row on its own as soon as what it
+// depends on is there: the rows are read 100 keys per BatchGetItem, those
+// requests all at once, and a row starts (gap read, fold, write, delivery)
+// as soon as its read returns, while at most Projection.Rows rows run at
+// once. outs[i] receives the outcome of the row order[i].
+func (e *Engine) dispatch(ctx context.Context, order []string, rows map[string]*rowWork, present map[instanceID]map[uint64]bool, outs []Outcome) {
 	sem := make(chan struct{}, e.p.Rows)
 	var wg sync.WaitGroup
-	for i, k := range order {
-		w := rows[k]
-		if readErr != nil {
-			res.Rows[i] = e.failed(w, fmt.Errorf("reading the row (BatchGetItem on %s): %w", e.p.Table, readErr))
-			continue
-		}
+	for start := 0; start < len(order); start += readChunk {
+		chunk := order[start:min(start+readChunk, len(order))]
 		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, w *rowWork, item abi.Item) {
-			defer func() { <-sem; wg.Done() }()
-			res.Rows[i] = e.applyRow(ctx, w, item, present)
-			e.afterRow(ctx, w, &res.Rows[i])
-		}(i, w, items[i])
+		go func() {
+			defer wg.Done()
+			keys := make([]abi.Item, len(chunk))
+			for i, k := range chunk {
+				keys[i] = rows[k].key
+			}
+			items, err := e.db.BatchGetItem(ctx, e.p.Table, keys)
+			for i, k := range chunk {
+				w, out := rows[k], &outs[start+i]
+				if err != nil {
+					*out = e.failed(w, fmt.Errorf("reading the row (BatchGetItem on %s): %w", e.p.Table, err))
+					continue
+				}
+				sem <- struct{}{}
+				wg.Add(1)
+				go func(item abi.Item) {
+					defer func() { <-sem; wg.Done() }()
+					*out = e.applyRow(ctx, w, item, present)
+					e.afterRow(ctx, w, out)
+				}(items[i])
+			}
+		}()
 	}
 	wg.Wait()
-	return res
 }
 
 func inputEvents(ins []Input) []abi.Event {

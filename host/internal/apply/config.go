@@ -96,8 +96,8 @@ func IsTombstone(it abi.Item) bool {
 	return ok && v.Kind == abi.KindS && strings.HasSuffix(v.Str, TombstoneSuffix)
 }
 
-// Retry is the lost-race policy: Attempts tries in all, waiting a
-// jittered delay that grows from Base, doubling up to Max.
+// Retry is the lost-race policy: Attempts tries in all. The first retry
+// goes at once; the n-th waits a jittered Base × 2^(n-1), at most Max.
 type Retry struct {
 	Attempts int           // default 12
 	Base     time.Duration // default 5ms
@@ -118,18 +118,24 @@ type Projection struct {
 	WrittenBy  string      // attribute recording the plugin that wrote the row ("" disables it)
 	Logic      logic.Logic // the domain logic
 	SourcesOf  SourcesOf   // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
-	Rows       int         // rows processed concurrently (default 10)
+	Rows       int         // rows processed concurrently (default 100)
 	Retry      Retry       // lost-race policy
 	Now        func() time.Time
 	Logger     *slog.Logger
 }
+
+// DefaultRows is the number of rows a call processes at once when
+// Projection.Rows is 0: every row of a call of up to 100 rows, so that the
+// call costs each row's round trips (read, gap read, write, delivery) once
+// rather than once per wave of rows.
+const DefaultRows = 100
 
 // ErrConfig marks a projection configuration that cannot work.
 var ErrConfig = errors.New("invalid projection configuration")
 
 func (p *Projection) setDefaults() {
 	if p.Rows <= 0 {
-		p.Rows = 10
+		p.Rows = DefaultRows
 	}
 	if p.Retry.Attempts <= 0 {
 		p.Retry.Attempts = 12

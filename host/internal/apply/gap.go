@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -15,11 +16,47 @@ type gapRead struct {
 	mine      map[uint64]bool
 }
 
+// fillAllGaps fills the gaps of a row's runs (fillGaps), the event store
+// reads of different instances at once: a row fed by several instances
+// waits for one read, not one after the other. gaps keeps each instance's
+// read across the row's retries.
+func (e *Engine) fillAllGaps(ctx context.Context, w *rowWork, runs []*run, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead) error {
+	reads := make([]*gapRead, len(runs))
+	errs := make([]error, len(runs))
+	for i, r := range runs {
+		reads[i] = gaps[r.id]
+	}
+	if len(runs) == 1 {
+		reads[0], errs[0] = e.fillGaps(ctx, w, runs[0], present[runs[0].id], reads[0])
+	} else {
+		var wg sync.WaitGroup
+		for i, r := range runs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				reads[i], errs[i] = e.fillGaps(ctx, w, r, present[r.id], reads[i])
+			}()
+		}
+		wg.Wait()
+	}
+	for i, r := range runs {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		if reads[i] != nil {
+			gaps[r.id] = reads[i]
+		}
+	}
+	return nil
+}
+
 // fillGaps makes r.fold hold every version c+1 … max of the instance that
 // addresses this row, and r.other the versions of that range that address
 // another row or none. It reads the event store only when the batch lacks a
-// version, with one bounded, strongly consistent read.
-func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[uint64]bool, gaps map[instanceID]*gapRead) error {
+// version, with one bounded, strongly consistent read, unless g (the
+// instance's read of an earlier attempt) covers the range; it returns the
+// read to keep (nil: none was needed).
+func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[uint64]bool, g *gapRead) (*gapRead, error) {
 	mine := make(map[uint64]bool, len(r.fold))
 	for _, ev := range r.fold {
 		mine[ev.Version] = true
@@ -37,16 +74,14 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[u
 				r.other[v] = true
 			}
 		}
-		return nil
+		return g, nil
 	}
 
-	g := gaps[r.id]
 	if g == nil || g.after > r.c || g.to < r.max {
 		var err error
 		if g, err = e.readGap(ctx, w, r, present, mine); err != nil {
-			return err
+			return nil, err
 		}
-		gaps[r.id] = g
 	}
 	r.fold = r.fold[:0]
 	for _, ev := range g.events {
@@ -59,7 +94,7 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[u
 			r.other[ev.Version] = true
 		}
 	}
-	return nil
+	return g, nil
 }
 
 // readGap reads (c, max] from the event store and keys the events the

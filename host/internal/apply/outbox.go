@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/store"
@@ -40,6 +41,14 @@ type Outbox struct {
 	// pending effects in order and says how many it delivered and how many
 	// it could not; it never fails the row.
 	Drain func(ctx context.Context, key abi.Item) (delivered, undelivered int)
+	// Deliver, when set, is called instead of Drain, with what the write
+	// committed (Committed): its items, committed already claimed for
+	// ClaimFor, so that they go out without a read and a claim of their
+	// own, and the read of the row's outbox head made beside the write.
+	Deliver func(ctx context.Context, c Committed) (delivered, undelivered int)
+	// ClaimFor is how long the claim of the items committed for Deliver
+	// holds (required with Deliver).
+	ClaimFor time.Duration
 }
 
 // MaxEffects is the most effects one row write commits: a transaction holds
@@ -60,6 +69,7 @@ const (
 	OutboxAttrValue    = "__edd_ob_val"    // the effect as the plugin returned it
 	OutboxAttrOwner    = "__edd_ob_owner"  // S: the drainer holding the claim
 	OutboxAttrUntil    = "__edd_ob_until"  // N: the claim's end, Unix milliseconds
+	OutboxAttrWaiter   = "__edd_ob_wait"   // BOOL: another drainer waits on the claim's holder to drain on
 	OutboxIndexPK      = "__edd_ob_pk"     // S: the sparse index's hash key: the projection's bucket (IndexBucket)
 	OutboxIndexSK      = "__edd_ob_sk"     // S: the sparse index's range key: row key, revision, index
 )
@@ -103,6 +113,23 @@ func (p Projection) OutboxLayout() (OutboxLayout, bool) {
 // seq is a revision and index as a sort key part that orders as numbers.
 func seq(revision int64, index int) string {
 	return fmt.Sprintf("%020d#%03d", revision, index)
+}
+
+// HeadQuery returns the query of a row's oldest outbox item (its head),
+// strongly consistent.
+func (l OutboxLayout) HeadQuery(rowKey abi.Item) (store.Query, error) {
+	hash, prefix, err := l.HeadPrefix(rowKey)
+	if err != nil {
+		return store.Query{}, err
+	}
+	q := store.Query{Table: l.Table, KeyCond: "#h = :h", Names: map[string]string{"#h": l.KeyAttrs[0]},
+		Values: map[string]abi.Value{":h": hash}, Limit: 1}
+	if prefix != "" {
+		q.KeyCond += " AND begins_with(#r, :p)"
+		q.Names["#r"] = l.KeyAttrs[1]
+		q.Values[":p"] = abi.S(prefix)
+	}
+	return q, nil
 }
 
 // HeadPrefix returns the key of the partition holding a row's items and the
@@ -165,7 +192,7 @@ func effects(w *rowWork, runs []*run, f *folded) []effect {
 // condition (or a conflict with another writer) is a lost race
 // (store.ErrConditionFailed).
 func (e *Engine) put(ctx context.Context, w *rowWork, runs []*run, f *folded, it abi.Item, cond *store.Cond, revision int64) error {
-	w.enqueued = 0
+	w.enqueued, w.committed = 0, nil
 	fx := effects(w, runs, f)
 	l, ok := e.p.OutboxLayout()
 	if len(fx) == 0 || !ok {
@@ -176,6 +203,7 @@ func (e *Engine) put(ctx context.Context, w *rowWork, runs []*run, f *folded, it
 	}
 	writes := make([]store.Write, 0, len(fx)+1)
 	writes = append(writes, store.Write{Put: &store.Put{Table: e.p.Table, Item: it, Cond: cond}})
+	claim := e.newClaim(ctx, l, w.key)
 	for i, x := range fx {
 		key, err := l.ItemKey(w.key, revision, i)
 		if err != nil {
@@ -192,6 +220,7 @@ func (e *Engine) put(ctx context.Context, w *rowWork, runs []*run, f *folded, it
 		item[OutboxAttrValue] = x.value
 		item[OutboxIndexPK] = abi.S(l.IndexBucket(w.keyStr))
 		item[OutboxIndexSK] = abi.S(w.keyStr + "#" + seq(revision, i))
+		claim.mark(item)
 		writes = append(writes, store.Write{Put: &store.Put{Table: l.Table, Item: item}})
 	}
 	err := e.db.TransactWriteItems(ctx, writes)
@@ -212,21 +241,9 @@ func (e *Engine) put(ctx context.Context, w *rowWork, runs []*run, f *folded, it
 	}
 	if err == nil {
 		w.enqueued = len(fx)
+		w.committed = claim.committed(w.key, writes[1:])
 	}
 	return err
-}
-
-// afterRow completes a row's outcome: the effects its write committed, and,
-// when the outbox drains on write, what the drain delivered.
-func (e *Engine) afterRow(ctx context.Context, w *rowWork, o *Outcome) {
-	if o.Err != nil || !o.Written {
-		return
-	}
-	o.Enqueued = w.enqueued
-	if o.Enqueued == 0 || e.p.Outbox == nil || e.p.Outbox.Drain == nil {
-		return
-	}
-	o.Delivered, o.Undelivered = e.p.Outbox.Drain(ctx, w.key)
 }
 
 // validateOutbox reports an outbox configuration that cannot work.
@@ -253,6 +270,8 @@ func (p *Projection) validateOutbox() error {
 		return bad("table %s needs 2 key attributes (hash, range), got %v", o.Table, o.KeyAttrs)
 	case o.IndexBuckets < 0 || o.IndexBuckets > MaxIndexBuckets:
 		return bad("%d index buckets: use 1 to %d (0: %d)", o.IndexBuckets, MaxIndexBuckets, DefaultIndexBuckets)
+	case o.Deliver != nil && o.ClaimFor <= 0:
+		return bad("delivery on write needs the claim's duration (ClaimFor), got %s", o.ClaimFor)
 	}
 	return nil
 }

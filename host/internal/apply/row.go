@@ -8,7 +8,6 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/store"
-	"github.com/dynafold/dynafold/internal/backoff"
 )
 
 // run is one source instance's share of a row in one attempt.
@@ -41,7 +40,7 @@ func (e *Engine) applyRow(ctx context.Context, w *rowWork, item abi.Item, presen
 		if attempt >= e.p.Retry.Attempts {
 			return e.failedWith(w, fmt.Errorf("%w: the conditional write lost %d races in a row; the records go back to the source and the redelivery is skipped or gap-filled (raise the retry budget if many lanes write the same rows)", ErrConcurrentModification, attempt), attempt)
 		}
-		if err = (backoff.Policy{Base: e.p.Retry.Base, Max: e.p.Retry.Max}).Wait(ctx, attempt); err != nil {
+		if err = e.retryWait(ctx, attempt); err != nil {
 			return e.failedWith(w, fmt.Errorf("waiting to retry a lost race: %w", err), attempt)
 		}
 		item, err = e.db.GetItem(ctx, e.p.Table, w.key)
@@ -163,6 +162,7 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 	if err := e.assign(runs, row, w.rebuild, pl); err != nil {
 		return nil, err
 	}
+	var fill []*run // the runs whose gaps to fill, all at once
 	for _, r := range runs {
 		if r.failed != nil {
 			continue
@@ -197,10 +197,11 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 		}
 		if len(r.fold) > 0 {
 			r.max = r.fold[len(r.fold)-1].Version
-			if err := e.fillGaps(ctx, w, r, present[r.id], gaps); err != nil {
-				return nil, err
-			}
+			fill = append(fill, r)
 		}
+	}
+	if err := e.fillAllGaps(ctx, w, fill, present, gaps); err != nil {
+		return nil, err
 	}
 	return runs, nil
 }

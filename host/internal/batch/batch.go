@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/decode"
@@ -81,9 +82,22 @@ func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result,
 	}
 	routed := p.router.Route(events)
 	res.Unrouted = routed.Unrouted
-	for _, e := range p.engines {
+	// The projections apply the batch at once: their rows are independent,
+	// so a batch costs the round trips of its slowest projection, not their
+	// sum.
+	results := make([]apply.Result, len(p.engines))
+	var wg sync.WaitGroup
+	for i, e := range p.engines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = e.ApplyBatch(ctx, routed.ByProjection[e.Projection().Name])
+		}()
+	}
+	wg.Wait()
+	for i, e := range p.engines {
 		name := e.Projection().Name
-		r := e.ApplyBatch(ctx, routed.ByProjection[name])
+		r := results[i]
 		res.Projections[name] = r
 		for _, row := range r.Rows {
 			// A failed row, or a failed instance whose events the row's

@@ -5,6 +5,15 @@
 // repeats. A failed delivery releases the claim and leaves the effect at the
 // head for the next drain; a crashed drainer's claim expires and the next
 // drainer takes the effect over.
+//
+// A drain that finds the head claimed by another drainer hands the row over
+// to it: it marks the head as awaited (OutboxAttrWaiter) and stops (Busy).
+// The holder deletes what it delivered on the condition that nobody waits,
+// so it learns of the hand-over and drains the row on.
+//
+// Right after a write, Deliver delivers what the write committed without
+// a read or a claim of its own: the write committed its items already
+// claimed, and read the row's outbox head beside it (apply.Committed).
 package outbox
 
 import (
@@ -94,7 +103,12 @@ func newOwner() string {
 // claimed by another live drainer (Report.Busy). The error reports a
 // DynamoDB failure or a malformed item.
 func (d *Drainer) Drain(ctx context.Context, rowKey abi.Item, target deliver.Target) (Report, error) {
-	rep := Report{Key: rowKey}
+	return d.drain(ctx, Report{Key: rowKey}, target)
+}
+
+// drain is Drain, adding to rep.
+func (d *Drainer) drain(ctx context.Context, rep Report, target deliver.Target) (Report, error) {
+	rowKey := rep.Key
 	owner := newOwner()
 	for {
 		head, err := d.head(ctx, rowKey)
@@ -104,8 +118,15 @@ func (d *Drainer) Drain(ctx context.Context, rowKey abi.Item, target deliver.Tar
 		key := itemKey(head, d.Layout.KeyAttrs)
 		now := d.now()
 		if claimedBy(head, now) != "" {
-			rep.Busy = true
-			return rep, nil
+			handed, err := d.handOver(ctx, key, head)
+			if err != nil {
+				return rep, err
+			}
+			if handed {
+				rep.Busy = true
+				return rep, nil
+			}
+			continue // delivered, released or expired meanwhile: look again
 		}
 		claimed, err := d.claim(ctx, key, owner, now)
 		if err != nil {
@@ -136,16 +157,9 @@ func (d *Drainer) Drain(ctx context.Context, rowKey abi.Item, target deliver.Tar
 // head reads the row's oldest outbox item, strongly consistent; nil when
 // there is none.
 func (d *Drainer) head(ctx context.Context, rowKey abi.Item) (abi.Item, error) {
-	hash, prefix, err := d.Layout.HeadPrefix(rowKey)
+	q, err := d.Layout.HeadQuery(rowKey)
 	if err != nil {
 		return nil, err
-	}
-	q := store.Query{Table: d.Layout.Table, KeyCond: "#h = :h", Names: map[string]string{"#h": d.Layout.KeyAttrs[0]},
-		Values: map[string]abi.Value{":h": hash}, Limit: 1}
-	if prefix != "" {
-		q.KeyCond += " AND begins_with(#r, :p)"
-		q.Names["#r"] = d.Layout.KeyAttrs[1]
-		q.Values[":p"] = abi.S(prefix)
 	}
 	page, err := d.DB.Query(ctx, q)
 	if err != nil {
@@ -186,6 +200,25 @@ func (d *Drainer) claim(ctx context.Context, key abi.Item, owner string, now tim
 	}
 	if err != nil {
 		return false, fmt.Errorf("claiming an outbox effect in %s: %w", d.Layout.Table, err)
+	}
+	return true, nil
+}
+
+// handOver marks head, which another drainer holds a live claim on, as
+// awaited: its holder learns of it when it deletes the item and drains the
+// row on. false: the item is gone or its claim changed meanwhile.
+func (d *Drainer) handOver(ctx context.Context, key, head abi.Item) (bool, error) {
+	_, err := d.DB.UpdateItem(ctx, store.Update{
+		Table: d.Layout.Table, Key: key, Expr: "SET #w = :w",
+		Names:  map[string]string{"#w": apply.OutboxAttrWaiter, "#o": apply.OutboxAttrOwner, "#u": apply.OutboxAttrUntil},
+		Values: map[string]abi.Value{":w": abi.Bool(true), ":o": head[apply.OutboxAttrOwner], ":u": head[apply.OutboxAttrUntil]},
+		Cond:   &store.Cond{Expr: "#o = :o AND #u = :u"},
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("handing an outbox effect of %s over to its drainer: %w", d.Layout.Table, err)
 	}
 	return true, nil
 }

@@ -1,0 +1,319 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/netenv"
+	"github.com/dynafold/dynafold/internal/testlogic"
+	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
+	shipmentsummary "github.com/dynafold/dynafold/plugins/examples/shipment-summary"
+	guest "github.com/dynafold/dynafold/sdk-guest"
+)
+
+// rttLatency is the round trip BenchmarkBatchRoundTrips gives every
+// DynamoDB request, new connection and webhook delivery.
+const rttLatency = 5 * time.Millisecond
+
+// rttShape is one batch shape of BenchmarkBatchRoundTrips: a host at the
+// default configuration (its own DynamoDB client, to the network
+// environment's endpoint), and, per iteration, a batch of 100 records made
+// without latency.
+type rttShape struct {
+	name  string
+	host  func(tb testing.TB, n *netenv.Env) *host.Host
+	batch func(tb testing.TB, h *host.Host, n *netenv.Env, i int) []host.Record
+	// faults, when set, are ddblocal's faults during the timed batch.
+	faults *ddblocal.FaultConfig
+	// check, when set, checks the batch's result.
+	check func(tb testing.TB, res *host.Result)
+}
+
+// rttShapes are the shapes BenchmarkBatchRoundTrips measures, each a batch
+// of 100 records.
+func rttShapes() []rttShape {
+	return []rttShape{
+		{name: "contiguous/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
+			return appendOrders(tb, h, fmt.Sprintf("c10-%d", i), 10, 10)
+		}},
+		{name: "contiguous/rows=100", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
+			return appendOrders(tb, h, fmt.Sprintf("c100-%d", i), 100, 1)
+		}},
+		{name: "shuffled/rows=100", host: rttOrderHost, batch: shuffledBatch},
+		{name: "gaps/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
+			recs := appendOrders(tb, h, fmt.Sprintf("g10-%d", i), 10, 15)
+			var out []host.Record
+			for r := range 10 {
+				out = append(out, recs[r*15+5:r*15+15]...) // each row lacks versions 1-5
+			}
+			return out
+		}},
+		{name: "outbox/rows=20", host: rttOutboxHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
+			var evs []abi.Event
+			for r := range 20 {
+				out, err := h.Append(context.Background(), testlogic.Stream, fmt.Sprintf("ob%d-%d", i, r), 0, add(1), add(2), add(3), add(4), add(5))
+				if err != nil {
+					tb.Fatal(err)
+				}
+				evs = append(evs, out...)
+			}
+			return records(h, evs)
+		}, check: func(tb testing.TB, res *host.Result) {
+			delivered := 0
+			for _, o := range res.Projections["ledger"].Rows {
+				delivered += o.Delivered
+			}
+			if delivered != 20 {
+				tb.Fatalf("%d effects delivered, want 20 (one per row)", delivered)
+			}
+		}},
+		{name: "multisource/instances=3", host: rttShipmentHost, batch: shipmentBatch},
+		{name: "lostrace/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
+			return appendOrders(tb, h, fmt.Sprintf("lr-%d", i), 10, 10)
+		}, faults: &ddblocal.FaultConfig{Script: []ddblocal.ScriptedFault{{Op: "PutItem", Code: "ConditionalCheckFailedException"}}},
+			check: func(tb testing.TB, res *host.Result) {
+				retried := 0
+				for _, o := range res.Projections["summaries"].Rows {
+					retried += o.Attempts - 1
+				}
+				if retried != 1 {
+					tb.Fatalf("%d retried writes, want the one forced lost race", retried)
+				}
+			}},
+	}
+}
+
+// BenchmarkBatchRoundTrips measures what a batch of 100 records costs in
+// round trips: every DynamoDB request, new connection and webhook delivery
+// takes rttLatency (set after the setup of each batch), and rtt/batch is a
+// batch's wall time divided by it. The counts are the requests of one batch
+// by type, as the server saw them (a webhook delivery is "Deliver"),
+// conns/batch the connections it opened, chain/batch the longest chain of
+// requests each sent after the previous one's answer, and rowchain/batch
+// the longest such chain of one row's requests: the round trips the
+// batch's dependencies need, which a machine short of CPU does not
+// lengthen the way it lengthens rtt/batch and chain/batch. The host runs at
+// its default configuration (concurrency, its own DynamoDB client and HTTP
+// transport) with native logic; one batch goes before the measured ones,
+// as a previous batch would (the connections it opens are kept).
+// DYNAFOLD_RTT_LATENCY sets another latency.
+//
+//	go test ./host -run '^$' -bench BatchRoundTrips -benchtime 20x
+func BenchmarkBatchRoundTrips(b *testing.B) {
+	for _, s := range rttShapes() {
+		b.Run(s.name, func(b *testing.B) {
+			n := netenv.Start(b)
+			h := s.host(b, n)
+			lat := benchLatency(b)
+			// One batch first, as a previous batch would have: the
+			// connections it opens are kept for the next.
+			runRTTBatch(b, s, n, h, -1, lat)
+			counts := map[string]int{}
+			var conns, chains, rowChains int64
+			var took time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				took += runRTTBatch(b, s, n, h, i, lat)
+				for op, c := range n.Counts() {
+					counts[op] += c
+				}
+				conns += n.Conns()
+				chains += int64(netenv.Chain(n.Requests()))
+				rowChains += int64(netenv.RowChain(n.Requests()))
+			}
+			b.ReportMetric(float64(took)/float64(b.N)/float64(lat), "rtt/batch")
+			ops := make([]string, 0, len(counts))
+			for op := range counts {
+				ops = append(ops, op)
+			}
+			sort.Strings(ops)
+			for _, op := range ops {
+				b.ReportMetric(float64(counts[op])/float64(b.N), op+"/batch")
+			}
+			b.ReportMetric(float64(conns)/float64(b.N), "conns/batch")
+			b.ReportMetric(float64(chains)/float64(b.N), "chain/batch")
+			b.ReportMetric(float64(rowChains)/float64(b.N), "rowchain/batch")
+		})
+	}
+}
+
+// benchLatency is rttLatency, or DYNAFOLD_RTT_LATENCY (a duration) when
+// set: a longer latency shows the round trips apart from the CPU a batch
+// takes.
+func benchLatency(tb testing.TB) time.Duration {
+	v := os.Getenv("DYNAFOLD_RTT_LATENCY")
+	if v == "" {
+		return rttLatency
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		tb.Fatalf("DYNAFOLD_RTT_LATENCY=%q: want a positive duration such as 20ms", v)
+	}
+	return d
+}
+
+// runRTTBatch makes batch i of shape s without latency, processes it with
+// latency lat (and the shape's faults), checks it and returns the time it
+// took; the environment's log and connection count are the batch's.
+func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, lat time.Duration) time.Duration {
+	b.StopTimer()
+	defer b.StartTimer()
+	recs := s.batch(b, h, n, i)
+	if len(recs) != 100 {
+		b.Fatalf("%d records, want a batch of 100", len(recs))
+	}
+	n.SetLatency(lat)
+	if s.faults != nil {
+		n.SetFaults(*s.faults)
+	}
+	n.Reset()
+	start := time.Now()
+	b.StartTimer()
+	res, err := h.ProcessBatch(context.Background(), recs)
+	b.StopTimer()
+	took := time.Since(start)
+	n.SetLatency(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if f := res.Failed(); len(f) > 0 {
+		b.Fatalf("%d records failed", len(f))
+	}
+	if s.check != nil {
+		s.check(b, res)
+	}
+	return took
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// rttHost starts a host on the network environment at the default
+// configuration: the host builds its own DynamoDB client.
+func rttHost(tb testing.TB, n *netenv.Env, cfgJSON string, opts ...host.Option) *host.Host {
+	tb.Helper()
+	cfg, err := host.ParseConfig([]byte(cfgJSON))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.Endpoint = n.URL
+	h, err := host.New(context.Background(), cfg, append(opts, host.WithLogger(quietLogger()))...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { h.Close(context.Background()) })
+	return h
+}
+
+// rttOrderHost runs the order-summary projection natively.
+func rttOrderHost(tb testing.TB, n *netenv.Env) *host.Host { return rttOrderHostWith(tb, n, "") }
+
+// rttOrderHostWith is rttOrderHost with more fields of the projection's
+// configuration (JSON, each preceded by a comma).
+func rttOrderHostWith(tb testing.TB, n *netenv.Env, fields string) *host.Host {
+	p, err := guest.New(ordersummary.Projection)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rttHost(tb, n, fmt.Sprintf(`{
+	  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+	  "projections": [{"name": "summaries", "plugin": "native:order-summary", "table": %q,
+	    "checkpoint": {"field": %q}%s}]}`, n.Table(tb, "events", true), n.Table(tb, "summaries", false), ordersummary.Checkpoint, fields),
+		host.WithNative("order-summary", logic.Native(p, "order-summary")))
+}
+
+// rttOutboxHost runs the ledger with an outbox in the rows' partitions,
+// delivering to a webhook with the same latency; the fifth event of each
+// row carries one effect.
+func rttOutboxHost(tb testing.TB, n *netenv.Env) *host.Host { return rttOutboxHostWith(tb, n, "") }
+
+// rttOutboxHostWith is rttOutboxHost with more fields of the outbox's
+// configuration (JSON, each preceded by a comma).
+func rttOutboxHostWith(tb testing.TB, n *netenv.Env, fields string) *host.Host {
+	fx := testlogic.WithEffects(&testlogic.Ledger{}, 0)
+	fx.SetOf(func(ev abi.Event) []abi.Value {
+		if ev.Version%5 != 0 {
+			return nil
+		}
+		return []abi.Value{testlogic.EffectOf(ev, 0)}
+	})
+	return rttHost(tb, n, fmt.Sprintf(`{
+	  "eventStore": {"table": %q, "schema": "test", "streams": [{"name": %q, "composite": ["acctId"]}]},
+	  "projections": [{"name": "ledger", "plugin": "native:ledger", "table": %q,
+	    "checkpoint": {"map": "checkpoints"}, "revision": {"field": "rev"},
+	    "readModel": {"entityType": "LedgerRow"},
+	    "outbox": {"deliver": {"webhook": {"url": %q}}%s}}]}`,
+		n.Table(tb, "events", true), testlogic.Stream, n.Table(tb, "ledger", false), n.Webhook(tb), fields),
+		host.WithNative("ledger", fx))
+}
+
+// rttShipmentHost runs the shipment summary natively: rows fed by three
+// stream instances each.
+func rttShipmentHost(tb testing.TB, n *netenv.Env) *host.Host {
+	return rttHost(tb, n, fmt.Sprintf(`{
+	  "eventStore": {"table": %q, "schema": "ship", "streams": [
+	    {"name": "Order", "composite": ["orderId"]}, {"name": "Scan", "composite": ["shipmentId"]},
+	    {"name": "Weigh", "composite": ["sessionId"]}]},
+	  "projections": [{"name": "shipments", "plugin": "native:shipments", "table": %q,
+	    "checkpoint": {"map": "checkpoints"}, "revision": {"field": "revision"},
+	    "readModel": {"entityType": %q}, "removal": {}}]}`,
+		n.Table(tb, "events", true), n.Table(tb, "shipments", false), shipmentsummary.EntityType),
+		host.WithNative("shipments", logic.Native(guest.MustNew(shipmentsummary.Projection), "shipments")))
+}
+
+// shuffledBatch: 100 orders with their first event applied; the batch
+// brings the second event of 80 of them and redelivers the first of the
+// other 20, shuffled.
+func shuffledBatch(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
+	ctx := context.Background()
+	prefix := fmt.Sprintf("s100-%d", i)
+	first := appendOrders(tb, h, prefix, 100, 1)
+	if res, err := h.ProcessBatch(ctx, first); err != nil || len(res.Failed()) > 0 {
+		tb.Fatalf("applying the first events: %v", err)
+	}
+	var evs []abi.Event
+	for r := range 80 {
+		out, err := h.Append(ctx, "Order", fmt.Sprintf("%s-%d", prefix, r), 1,
+			host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.N("9.99")}})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		evs = append(evs, out...)
+	}
+	recs := append(records(h, evs), first[80:]...)
+	rng := rand.New(rand.NewPCG(uint64(i), 7))
+	rng.Shuffle(len(recs), func(a, b int) { recs[a], recs[b] = recs[b], recs[a] })
+	return recs
+}
+
+// shipmentBatch: 20 shipments, each fed by an order (two ParcelsAdded), its
+// scanner (one Scanned) and a weighing session (two Weighed).
+func shipmentBatch(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
+	ctx := context.Background()
+	var evs []abi.Event
+	appendTo := func(stream, id string, es ...host.NewEvent) {
+		out, err := h.Append(ctx, stream, id, 0, es...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		evs = append(evs, out...)
+	}
+	for r := range 20 {
+		sh := fmt.Sprintf("sh%d-%d", i, r)
+		shipment := abi.Item{"shipmentId": abi.S(sh), "parcels": abi.N("1"), "kg": abi.N("2")}
+		appendTo("Order", "o-"+sh, host.NewEvent{Type: "ParcelsAdded", Data: shipment}, host.NewEvent{Type: "ParcelsAdded", Data: shipment})
+		appendTo("Scan", sh, host.NewEvent{Type: "Scanned", Data: abi.Item{"location": abi.S("Oslo")}})
+		appendTo("Weigh", "w-"+sh, host.NewEvent{Type: "Weighed", Data: shipment}, host.NewEvent{Type: "Weighed", Data: shipment})
+	}
+	return records(h, evs)
+}
