@@ -130,6 +130,13 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	if err != nil {
 		return fail(err)
 	}
+	if err := ctx.Err(); err != nil {
+		// compiling does not watch the context: a caller that gave up
+		// meanwhile (a shutdown while starting) gets no plugin
+		_ = compiled.Close(context.WithoutCancel(ctx))
+		_ = rt.release(context.WithoutCancel(ctx))
+		return fail(fmt.Errorf("stopped after compiling: %w", err))
+	}
 	p := &Plugin{cfg: cfg, name: name, wasmHash: hash, rt: rt, compiled: compiled, cacheDir: res.Dir, cacheHit: res.Hit}
 	defer func() {
 		if err != nil {
