@@ -111,6 +111,9 @@ func TestW6_TamperedCompiledCodeIsRefused(t *testing.T) {
 			if strings.Contains(again.Log, "refused") {
 				t.Errorf("the cache was not repaired:\n%s", again.Log)
 			}
+			if left := wazeroEntries(t, dir); len(left) != 1 {
+				t.Errorf("the refused code stayed beside the new: %d files of compiled code, want 1: %v", len(left), left)
+			}
 			p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: dir})
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -207,7 +208,38 @@ func (c *Cache) seal(module, staging string, names []string) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(manifestPath(c.dir, module), append(b, '\n'))
+	stale := c.listedFiles(module)
+	if err := writeFile(manifestPath(c.dir, module), append(b, '\n')); err != nil {
+		return err
+	}
+	for _, file := range stale {
+		if !slices.ContainsFunc(m.Entries, func(e manifestEntry) bool { return e.File == file }) {
+			_ = os.Remove(filepath.Join(dir, file)) // the code of a refused or replaced manifest
+		}
+	}
+	return nil
+}
+
+// listedFiles returns the entry files the manifest of module names now,
+// unverified (a manifest about to be replaced: its files are removed once
+// the new one is written, so that refused code does not pile up). Only
+// names this host writes are returned.
+func (c *Cache) listedFiles(module string) []string {
+	b, err := os.ReadFile(manifestPath(c.dir, module))
+	if err != nil || len(b) > 1<<20 {
+		return nil
+	}
+	var m manifest
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	var files []string
+	for _, e := range m.Entries {
+		if e.File == filepath.Base(e.File) && strings.HasPrefix(e.File, "entry-") {
+			files = append(files, e.File)
+		}
+	}
+	return files
 }
 
 // moduleName checks a module key for use in a file name.
