@@ -160,7 +160,7 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 	var exit *sys.ExitError
 	switch {
 	case fired == ErrTimeout:
-		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s", p.cfg.CallTimeout))
+		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s"+timeoutHint, p.cfg.CallTimeout))
 	case fired == ErrCanceled:
 		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Cause(ctx)))
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
@@ -168,7 +168,7 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 		if ctx.Err() != nil { // the caller's own deadline, not CallTimeout
 			return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", ctx.Err()))
 		}
-		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s", p.cfg.CallTimeout))
+		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s"+timeoutHint, p.cfg.CallTimeout))
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
 		errors.Is(err, context.Canceled):
 		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Canceled))
@@ -220,3 +220,7 @@ func orText(reason string, err error) string {
 	}
 	return strings.SplitN(err.Error(), "\n", 2)[0]
 }
+
+// timeoutHint follows "timeout after 5s" in a call's error: what the
+// timeout is and what usually causes it.
+const timeoutHint = " (plugins.callTimeout): the plugin did not return; look for an endless loop, or raise callTimeout only for honest work"
