@@ -16,15 +16,27 @@ func (d *decoder) count(n int) error {
 }
 
 // valueSize is a value's size as the decoder counts it (numbers 1 byte).
-func valueSize(v abi.Value) int {
+func valueSize(v abi.Value) int { return ValueSize(v, decodedNumberSize) }
+
+// decodedNumberSize is the decoder's lower bound for a number: 1 byte.
+func decodedNumberSize(s string) int {
+	if s == "" {
+		return 0
+	}
+	return 1
+}
+
+// ValueSize is a value's size by DynamoDB's rules, numbers counted by
+// number (DynamoDB's rule is 1 byte per two significant digits plus 1):
+// strings and binaries their bytes, BOOL and NULL 1 byte, sets the sum of
+// their members, lists and maps 3 bytes plus 1 byte per element (plus the
+// key names of a map).
+func ValueSize(v abi.Value, number func(string) int) int {
 	switch v.Kind {
 	case abi.KindS:
 		return len(v.Str)
 	case abi.KindN:
-		if v.Str == "" {
-			return 0
-		}
-		return 1
+		return number(v.Str)
 	case abi.KindB:
 		return len(v.Bytes)
 	case abi.KindBOOL, abi.KindNULL:
@@ -38,9 +50,7 @@ func valueSize(v abi.Value) int {
 	case abi.KindNS:
 		n := 0
 		for _, s := range v.Strs {
-			if s != "" {
-				n++
-			}
+			n += number(s)
 		}
 		return n
 	case abi.KindBS:
@@ -52,13 +62,13 @@ func valueSize(v abi.Value) int {
 	case abi.KindL:
 		n := 3
 		for _, e := range v.List {
-			n += 1 + valueSize(e)
+			n += 1 + ValueSize(e, number)
 		}
 		return n
 	case abi.KindM:
 		n := 3
 		for k, e := range v.Map {
-			n += 1 + len(k) + valueSize(e)
+			n += 1 + len(k) + ValueSize(e, number)
 		}
 		return n
 	}

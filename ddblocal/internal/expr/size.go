@@ -5,6 +5,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 )
 
 // ItemSize is the item's size by DynamoDB's rules (attribute names +
@@ -20,49 +21,7 @@ func ItemSize(item abi.Item) int {
 	return n
 }
 
-func valueSize(v abi.Value) int {
-	switch v.Kind {
-	case abi.KindS:
-		return len(v.Str)
-	case abi.KindN:
-		return numberSize(v.Str)
-	case abi.KindB:
-		return len(v.Bytes)
-	case abi.KindBOOL, abi.KindNULL:
-		return 1
-	case abi.KindSS:
-		n := 0
-		for _, s := range v.Strs {
-			n += len(s)
-		}
-		return n
-	case abi.KindNS:
-		n := 0
-		for _, s := range v.Strs {
-			n += numberSize(s)
-		}
-		return n
-	case abi.KindBS:
-		n := 0
-		for _, b := range v.Blobs {
-			n += len(b)
-		}
-		return n
-	case abi.KindL:
-		n := 3
-		for _, e := range v.List {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case abi.KindM:
-		n := 3
-		for k, e := range v.Map {
-			n += 1 + len(k) + valueSize(e)
-		}
-		return n
-	}
-	return 0
-}
+func valueSize(v abi.Value) int { return ddbjson.ValueSize(v, numberSize) }
 
 func numberSize(s string) int {
 	d, ok := parseDecimal(s)
