@@ -123,7 +123,11 @@ func printFleet(w io.Writer, f sidecar.Fleet) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, state, owner, ckpt, dash(strings.Join(s.Parents, ",")), lag, ago(f.At, s.Heartbeat))
 	}
-	fmt.Fprintln(tw, "\nWORKER\tSHARDS\tLAST RENEWAL\tALIVE\t\t\t")
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) // its own columns, no padding after ALIVE
+	fmt.Fprintln(tw, "\nWORKER\tSHARDS\tLAST RENEWAL\tALIVE")
 	for _, wk := range f.Workers {
 		alive := "no"
 		if wk.Alive {
@@ -133,10 +137,10 @@ func printFleet(w io.Writer, f sidecar.Fleet) error {
 		if len(wk.Asking) > 0 {
 			held += " (asking for " + strings.Join(wk.Asking, ",") + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t\t\n", wk.ID, held, ago(f.At, wk.LastRenewal), alive)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", wk.ID, held, ago(f.At, wk.LastRenewal), alive)
 	}
 	if len(f.Workers) == 0 {
-		fmt.Fprintln(tw, "(none: no worker holds or asks for a lease)\t\t\t\t\t\t")
+		fmt.Fprintln(tw, "(none: no worker holds or asks for a lease)")
 	}
 	return tw.Flush()
 }
