@@ -34,6 +34,9 @@ const benchLatency = 5 * time.Millisecond
 //     the CPU time of the whole process (ddblocal included) per event and
 //     per wall second. Each worker folds on a modelled core of its own
 //     (modelCorePerEvent), as workers on machines of their own would.
+//     imbalance is the busiest worker's events over the mean: the shards'
+//     keys are hashed, so their loads differ, and the busiest worker's
+//     share bounds the speed-up (workers ÷ imbalance at best).
 //
 //   - shards=8/workers=N/shared-cpu: the same with every worker folding
 //     natively on the test machine's shared cores (one process): what
@@ -67,6 +70,7 @@ func BenchmarkChangeFeed(b *testing.B) {
 				b.ReportMetric(r.busy, "in-processBatch")
 				b.ReportMetric(r.cpu, "cpu-us/event")
 				b.ReportMetric(r.cores, "cores")
+				b.ReportMetric(r.imbalance, "imbalance")
 			})
 		}
 	}
@@ -98,6 +102,10 @@ type drained struct {
 	busy     float64 // ProcessBatch time per wall second, likewise
 	cpu      float64 // the process's CPU time per event, in microseconds
 	cores    float64 // the process's CPU time per wall second
+	// imbalance is the events folded by the busiest worker over the mean
+	// of the workers (1: an even spread; the shards' keys are hashed, so
+	// their loads differ as DynamoDB's partitions' do)
+	imbalance float64
 }
 
 // gatedObserver counts the records of batches processed without a
@@ -175,10 +183,12 @@ func drainGated(b *testing.B, shards, workers int, perEvent time.Duration) drain
 	gate := make(chan struct{})
 	cnt := &gatedObserver{}
 	var stops []func(error) error
+	folded := make([]atomic.Int64, workers)
 	for w := 0; w < workers; w++ {
 		var core sync.Mutex
 		l := &testlogic.Ledger{OnEvolve: func(req *abi.EvolveRequest) {
 			<-gate
+			folded[w].Add(int64(len(req.Events)))
 			if perEvent > 0 {
 				core.Lock()
 				time.Sleep(time.Duration(len(req.Events)) * perEvent)
@@ -237,7 +247,11 @@ func drainGated(b *testing.B, shards, workers int, perEvent time.Duration) drain
 	}
 	e.waitRows(b, want, time.Minute)
 	took := time.Duration(cnt.afterDur.Load())
-	return drained{rate: float64(ids*per) / el.Seconds(), procRate: float64(cnt.afterN.Load()) / took.Seconds(), busy: float64(took) / float64(el),
+	var most, all int64
+	for i := range folded {
+		most, all = max(most, folded[i].Load()), all+folded[i].Load()
+	}
+	return drained{imbalance: float64(most) * float64(workers) / float64(all), rate: float64(ids*per) / el.Seconds(), procRate: float64(cnt.afterN.Load()) / took.Seconds(), busy: float64(took) / float64(el),
 		cpu: float64(cpu.Microseconds()) / (ids * per), cores: cpu.Seconds() / el.Seconds()}
 }
 
