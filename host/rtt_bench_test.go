@@ -6,15 +6,18 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/logic"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 	"github.com/dynafold/dynafold/internal/netenv"
 	"github.com/dynafold/dynafold/internal/testlogic"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
@@ -199,7 +202,10 @@ func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, l
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // rttHost starts a host on the network environment at the default
-// configuration: the host builds its own DynamoDB client.
+// configuration, with the DynamoDB client the host builds for itself
+// (the same idle connections), whose connections are dialed through the
+// network environment: a new connection costs a round trip as it is
+// dialed, as on a network.
 func rttHost(tb testing.TB, n *netenv.Env, cfgJSON string, opts ...host.Option) *host.Host {
 	tb.Helper()
 	cfg, err := host.ParseConfig([]byte(cfgJSON))
@@ -207,6 +213,18 @@ func rttHost(tb testing.TB, n *netenv.Env, cfgJSON string, opts ...host.Option) 
 		tb.Fatal(err)
 	}
 	cfg.Endpoint = n.URL
+	idle := 0
+	for _, p := range cfg.Effective().Projections {
+		idle += 2 * p.Concurrency // as the host's own client keeps
+	}
+	client, err := ddbclient.NewClient(context.Background(), n.URL, cfg.Region, func(o *dynamodb.Options) {
+		o.HTTPClient = ddbclient.HTTPClient(max(idle, ddbclient.DefaultIdleConns)).
+			WithTransportOptions(func(t *http.Transport) { t.DialContext = n.DialContext })
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts = append(opts, host.WithClient(client))
 	h, err := host.New(context.Background(), cfg, append(opts, host.WithLogger(quietLogger()))...)
 	if err != nil {
 		tb.Fatal(err)

@@ -9,6 +9,7 @@ package netenv
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -45,6 +46,8 @@ type Env struct {
 	log []Request
 
 	hook atomic.Pointer[func(op string, body []byte)]
+
+	dialed sync.Map // client-side addresses of connections DialContext opened (their handshake was paid there)
 }
 
 // Request is one request as the server saw it. Start and End are positions
@@ -58,6 +61,7 @@ type Request struct {
 	Start, End int64
 	At, Done   time.Time // when it arrived and was answered
 	Err        bool      // the answer was an error
+	NewConn    bool      // it was the first request of its connection
 	body       []byte    // parsed for Table and Keys when the log is read
 }
 
@@ -77,7 +81,10 @@ func (n *Env) serve(tb testing.TB, op string, h http.Handler) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := &http.Server{Handler: n.handler(op, h), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: n.handler(op, h), ReadHeaderTimeout: 5 * time.Second,
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connRequests{}, new(atomic.Int64))
+		}}
 	go func() { _ = srv.Serve(&slowListener{Listener: ln, env: n}) }()
 	tb.Cleanup(func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String()
@@ -147,6 +154,9 @@ func (n *Env) handler(op string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		l := Request{Op: op, Start: n.seq.Add(1), At: time.Now(), body: body}
+		if c, ok := r.Context().Value(connRequests{}).(*atomic.Int64); ok {
+			l.NewConn = c.Add(1) == 1
+		}
 		if t := r.Header.Get("X-Amz-Target"); t != "" {
 			l.Op = t[strings.LastIndexByte(t, '.')+1:]
 		}
@@ -202,6 +212,9 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 	return s.ResponseWriter.Write(p)
 }
 
+// connRequests keys a connection's request count in its context.
+type connRequests struct{}
+
 // slowListener counts the connections it accepts and makes each one's
 // first read wait the latency: the round trip of a handshake.
 type slowListener struct {
@@ -215,16 +228,48 @@ func (l *slowListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	l.env.conns.Add(1)
-	return &slowConn{Conn: c, wait: l.env.Latency()}, nil
+	return &slowConn{Conn: c, env: l.env, wait: l.env.Latency()}, nil
 }
 
 type slowConn struct {
 	net.Conn
+	env  *Env
 	once sync.Once
 	wait time.Duration
 }
 
 func (c *slowConn) Read(p []byte) (int, error) {
-	c.once.Do(func() { time.Sleep(c.wait) })
+	c.once.Do(func() {
+		// a connection DialContext opened paid its handshake as it was
+		// dialed (its first request is written after the dial returned,
+		// so it is known by now)
+		if _, ok := c.env.dialed.LoadAndDelete(c.RemoteAddr().String()); !ok {
+			time.Sleep(c.wait)
+		}
+	})
 	return c.Conn.Read(p)
+}
+
+// DialContext dials as a client on a network would: the connection is
+// ready after the latency in force (the TCP handshake's round trip), and
+// the server then adds nothing to its first request. A client whose
+// transport dials through it sees a new connection cost what it costs on a
+// network, where Go's transport takes whichever comes first, the dial or a
+// connection being returned to its pool; without it (another process's
+// client), the server makes the first request wait instead.
+func (n *Env) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if d := n.Latency(); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err == nil {
+		n.dialed.Store(c.LocalAddr().String(), true)
+	}
+	return c, err
 }
