@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/internal/feed"
@@ -153,7 +154,8 @@ func clients(ctx context.Context, cfg *host.Config, client *dynamodb.Client, api
 	if api == nil {
 		o := client.Options()
 		api = dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
-			BaseEndpoint: streamsEndpoint(o.BaseEndpoint), HTTPClient: o.HTTPClient})
+			BaseEndpoint: streamsEndpoint(o.BaseEndpoint), HTTPClient: o.HTTPClient,
+			APIOptions: []func(*middleware.Stack) error{ddbclient.KeepConnectionsMiddleware}})
 	}
 	return client, api, nil
 }

@@ -56,7 +56,8 @@ func WithIdleConns(n int) func(*dynamodb.Options) {
 // credential chain, profile or instance metadata is consulted; any other
 // endpoint uses the standard configuration chain. An empty region means the
 // chain's region (us-east-1 for a loopback endpoint). The client keeps
-// DefaultIdleConns connections open (HTTPClient).
+// DefaultIdleConns connections open (HTTPClient) and does not lose one to
+// a race at the end of a request (KeepConnections).
 func NewClient(ctx context.Context, endpoint, region string, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
 	if endpoint == "" {
 		endpoint = os.Getenv(EndpointEnv)
@@ -84,7 +85,7 @@ func NewClient(ctx context.Context, endpoint, region string, optFns ...func(*dyn
 	if err != nil {
 		return nil, fmt.Errorf("dynamo: load AWS config: %w", err)
 	}
-	opts := []func(*dynamodb.Options){WithIdleConns(DefaultIdleConns)}
+	opts := []func(*dynamodb.Options){WithIdleConns(DefaultIdleConns), KeepConnections}
 	if endpoint != "" {
 		opts = append(opts, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
 	}
