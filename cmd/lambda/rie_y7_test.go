@@ -116,5 +116,12 @@ func BenchmarkLambdaRoundTrips(b *testing.B) {
 	}
 }
 
-// rttLatency is the latency of every request, new connection and delivery.
-const rttLatency = 5 * time.Millisecond
+// rttLatency is the latency of every request, new connection and
+// delivery: 5 ms, or DYNAFOLD_RTT_LATENCY (a duration) when set, as for
+// the host's BenchmarkBatchRoundTrips.
+var rttLatency = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("DYNAFOLD_RTT_LATENCY")); err == nil && d > 0 {
+		return d
+	}
+	return 5 * time.Millisecond
+}()
