@@ -94,8 +94,18 @@ func WithNative(name string, l logic.Logic) Option {
 }
 
 // WithClient makes the host use client instead of building one from the
-// configuration's endpoint and region.
+// configuration's endpoint and region. Build it with KeepConnections and
+// enough idle connections per host (two per row of concurrency), as the
+// host's own client has.
 func WithClient(c *dynamodb.Client) Option { return func(o *options) { o.client = c } }
+
+// KeepConnections is an option of dynamodb.New / dynamodb.NewFromConfig
+// that keeps a connection open after a request the server answered while
+// net/http was still finishing its body: without it the AWS SDK's request
+// body makes net/http close about 1 connection in 5 to 10 after a
+// successful request, and the next request pays a new one (TCP and TLS
+// handshakes). The host's own client has it.
+func KeepConnections(o *dynamodb.Options) { ddbclient.KeepConnections(o) }
 
 // WithEventStoreOnly makes a host that loads no plugin and runs no
 // projection: for appending events, reading streams and building the
