@@ -147,7 +147,7 @@ func (c *child) kill() {
 // SDK, aws/aws-sdk-go-v2#2737), which a verification must not mistake for a
 // lost record. Nothing the server answers is retried.
 func verifyClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 10 * time.Second}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: time.Minute} // a guard against a hung request, not a bound on work
 	creds := credentials.NewStaticCredentialsProvider("AKID", "secret", "")
 	retryer := func() aws.Retryer {
 		return retry.NewStandard(func(so *retry.StandardOptions) {
@@ -166,7 +166,7 @@ func verifyClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) 
 }
 
 func durabilityClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 10 * time.Second}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: time.Minute} // a guard against a hung request, not a bound on work
 	creds := credentials.NewStaticCredentialsProvider("AKID", "secret", "")
 	// One attempt: a retried write could be applied twice, and the test
 	// must know exactly which writes the server acknowledged.

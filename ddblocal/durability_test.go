@@ -56,12 +56,15 @@ func (m *model) ackedCount() int {
 	return m.acked
 }
 
-// waitAcked waits until more than n writes were acknowledged, or for at
-// most d.
-func (m *model) waitAcked(n int, d time.Duration) {
-	for deadline := time.Now().Add(d); m.ackedCount() <= n && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
+// waitAcked waits until more than n writes were acknowledged, for at most
+// d, and reports whether they were.
+func (m *model) waitAcked(n int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); m.ackedCount() <= n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
 	}
+	return true
 }
 
 // lastAckedPut reports whether the item's last write is an acknowledged put
@@ -147,7 +150,7 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 	c.kill()
 
 	start := time.Now()
-	earlyKills := 0
+	earlyKills, waited := 0, 0
 	for cycle := 0; cycle < cycles; cycle++ {
 		c := startChild(t, dir, env...)
 		if rng.IntN(8) == 0 {
@@ -187,8 +190,14 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 		if rng.IntN(4) != 0 {
 			// Most kills come after the cycle's first acknowledged write,
 			// so that a loaded machine, where the first write can take
-			// longer than the whole window, still exercises the server.
-			m.waitAcked(ackedBefore, 10*time.Second)
+			// longer than the whole window, still exercises the server;
+			// the others come at any point, before the first write too.
+			waited++
+			if !m.waitAcked(ackedBefore, time.Minute) {
+				c.kill()
+				wg.Wait()
+				t.Fatalf("cycle %d: no write acknowledged within a minute of the child serving; stderr:\n%s", cycle, c.stderr.String())
+			}
 		}
 		time.Sleep(time.Duration(1000+rng.IntN(window)) * time.Microsecond)
 		c.kill()
@@ -199,13 +208,16 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 	vdb, vsc := verifyClients(ep)
 	shards := verifyDurability(t, m, vdb, vsc, cycles, lr)
 	c.kill()
-	t.Logf("%d kill points (%d while starting), %d acknowledged writes, %d in flight at a kill, %d unacknowledged transactions, in %v",
-		cycles+1, earlyKills, m.acked, m.failed, len(m.txs), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d kill points (%d while starting, %d after a cycle's first acknowledged write), %d acknowledged writes, %d in flight at a kill, %d unacknowledged transactions, in %v",
+		cycles+1, earlyKills, waited, m.acked, m.failed, len(m.txs), time.Since(start).Round(time.Millisecond))
 	if lr != nil {
 		t.Logf("the live reader read %d records and finished %d shards", len(lr.seen), len(lr.finished))
 	}
-	if m.acked < cycles {
-		t.Errorf("only %d writes were acknowledged in %d cycles: the test did not exercise the server", m.acked, cycles)
+	// Every cycle that waited for a write saw one acknowledged (else it
+	// failed above): the writes, not the machine's speed, set how much the
+	// kills exercised. The draw gives a wait to about two cycles in three.
+	if waited < cycles/2 {
+		t.Errorf("only %d of %d cycles killed the child after an acknowledged write: the test did not exercise the server", waited, cycles)
 	}
 	return shards
 }

@@ -149,17 +149,26 @@ func TestH2_StopWhileThePluginLoadsIsACleanExit(t *testing.T) {
 	e.createTables(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
+	var stages []string // the stages the run entered, in its goroutine
 	runStage = func(stage string) {
+		stages = append(stages, stage)
 		if stage == "loading the plugins" {
 			cancel() // the signal arrives as the plugin starts loading
 			close(stopped)
 		}
 	}
-	defer func() { runStage = nil }()
+	// Registered before the run's cleanup, so it runs after the run ended,
+	// whatever this test's assertions did.
+	t.Cleanup(func() { runStage = nil })
 	run := e.startRunCtx(t, ctx, cancel, "--worker-id", "w1", "--quiet")
-	<-stopped
-	err, done := run.waitDone(t, 60*time.Second)
-	require.True(t, done, "log:\n%s", run.logs)
+	err, done := run.waitDone(t, 2*time.Minute)
+	require.True(t, done, "host run did not return 2 minutes after starting; log:\n%s", run.logs)
+	select {
+	case <-stopped:
+	default:
+		t.Fatalf("host run returned %v before loading the plugins; log:\n%s", err, run.logs)
+	}
 	require.NoError(t, err, "a stop during the start is no failure; log:\n%s", run.logs)
 	assert.Contains(t, run.logs.String(), `"msg":"stopped while starting","stage":"loading the plugins"`)
+	assert.Equal(t, []string{"checking the tables", "loading the plugins"}, stages, "the run went no further than loading the plugins")
 }

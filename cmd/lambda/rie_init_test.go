@@ -39,7 +39,7 @@ func TestH1_InitFailureUnderRuntimeInterfaceEmulator(t *testing.T) {
 		t.Fatalf("invocation answered %s despite the failed init", body)
 	}
 	t.Logf("invocation after a failed init: HTTP %d %s", resp.StatusCode, body)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		for _, line := range strings.Split(fn.out.String(), "\n") {
 			var l struct{ Level, Msg, Err string }

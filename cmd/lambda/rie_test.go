@@ -110,7 +110,7 @@ func startRIE(t testing.TB, riePath, bootstrap, taskRoot string, env map[string]
 			t.Logf("emulator output:\n%s", r.out)
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		c, err := net.DialTimeout("tcp", r.addr, 200*time.Millisecond)
 		if err == nil {
@@ -207,7 +207,7 @@ var errNoReport = errors.New("no REPORT line")
 
 // waitReports waits until the emulator printed n REPORT lines.
 func (r *rie) waitReports(n int) ([]report, error) {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		reps := r.reports()
 		if len(reps) >= n {

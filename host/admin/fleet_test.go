@@ -31,7 +31,9 @@ func nonOwner(t *testing.T) (*admin.Server, string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	oneShard := func(o *ddblocal.Options) { o.Streams.Shards = 1 }
-	f := opstest.StartWith(t, oneShard, `, "sidecar": {"leaseTable": "leases", "leaseDuration": "3s", "pollInterval": "20ms"}`)
+	// A lease of a minute: w1 cannot miss a renewal and lose the shard to
+	// w2 however loaded the machine is (3 s did not guarantee it).
+	f := opstest.StartWith(t, oneShard, `, "sidecar": {"leaseTable": "leases", "leaseDuration": "1m", "pollInterval": "20ms"}`)
 	_, err := f.Host.CreateTables(ctx)
 	require.NoError(t, err)
 	f.Append(t, "a", 0, opstest.Add(2), opstest.Add(3))
@@ -49,9 +51,21 @@ func nonOwner(t *testing.T) (*admin.Server, string) {
 	}
 	m1, m2 := telemetry.New(telemetry.Options{}), telemetry.New(telemetry.Options{})
 	r1 := reader("w1", m1)
-	deadline := time.Now().Add(30 * time.Second)
-	for r1.Stats().Shards == 0 || r1.Stats().Records < 2 {
-		require.True(t, time.Now().Before(deadline), "w1 never read the shard")
+	// The page shows what the lease table holds, so wait for that, not for
+	// w1's count of records read: w1 counts a batch before it folds it and
+	// its checkpoint lands after, so the page could show the checkpoint
+	// behind (a lag, or no sequence number at all).
+	deadline := time.Now().Add(time.Minute)
+	for {
+		fl, err := r1.Fleet(ctx, sidecar.FleetOptions{Lag: true})
+		require.NoError(t, err)
+		if len(fl.Shards) == 1 {
+			s := fl.Shards[0]
+			if s.Owner == "w1" && s.State == sidecar.ShardOpen && s.LagKnown && s.Lag == 0 && regexp.MustCompile(`^\d+$`).MatchString(s.Checkpoint) {
+				break
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "w1 never checkpointed the shard's records: %+v", fl.Shards)
 		time.Sleep(10 * time.Millisecond)
 	}
 	r2 := reader("w2", m2)

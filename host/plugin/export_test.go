@@ -111,3 +111,11 @@ func SetWatchdogFiredHookForTest(f func()) (restore func()) {
 
 // CacheHit reports whether p's compiled code came from its cache.
 func CacheHit(p *Plugin) bool { return p.cacheHit }
+
+// SetStartTimeoutForTest makes d, instead of CallTimeout, bound the start
+// of every instance and Load's calls (0 restores CallTimeout), and returns
+// a function restoring the previous bound.
+func SetStartTimeoutForTest(d time.Duration) (restore func()) {
+	old := startTimeoutForTest.Swap(int64(d))
+	return func() { startTimeoutForTest.Store(old) }
+}

@@ -122,12 +122,15 @@ func TestW4_GuestLogOptInRateLimited(t *testing.T) {
 	t.Run("over the rate: dropped, counted, reported", func(t *testing.T) {
 		defer plugin.SetGuestLogEveryForTest(100 * time.Millisecond)()
 		p, rec := loadLogger(t, plugin.GuestLog{Enabled: true, Rate: 1, Burst: 5}, slog.LevelDebug)
+		start := time.Now()
 		if _, err := p.Evolve(ctx, evolveReq("Flood")); err != nil {
 			t.Fatal(err)
 		}
 		passed := len(rec.matching("flood "))
-		if passed < 5 || passed > 7 {
-			t.Fatalf("%d of 1000 flood messages passed a burst of 5 at 1/s", passed)
+		// The burst, then one a second while the flood lasts, which a
+		// loaded machine stretches: the bound follows the time it took.
+		if most := 5 + int(time.Since(start).Seconds()); passed < 5 || passed > most {
+			t.Fatalf("%d of 1000 flood messages passed a burst of 5 at 1/s in %s, want 5 to %d", passed, time.Since(start), most)
 		}
 		// The report comes by itself, after the interval: once, or in a few
 		// parts when the flood itself outlasted an interval on a loaded
@@ -142,7 +145,7 @@ func TestW4_GuestLogOptInRateLimited(t *testing.T) {
 			}
 			return n
 		}
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if reports = rec.matching("dropped guest log messages"); dropped() >= 1000-passed {
 				break
 			}

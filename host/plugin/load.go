@@ -166,7 +166,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		return fail(fmt.Errorf("instantiate: %w", err))
 	}
 	var major, minor uint32
-	if _, err = in.guarded(ctx, cfg.CallTimeout, func(ctx context.Context) (err error) {
+	if _, err = in.guarded(ctx, startTimeout(cfg), func(ctx context.Context) (err error) {
 		major, minor, err = in.abiVersion(ctx)
 		return err
 	}); err != nil {
@@ -178,7 +178,7 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 		return fail(&ABIVersionError{Plugin: name, Major: major, Minor: minor, HostMajor: abi.VersionMajor, HostMinor: abi.VersionMinor})
 	}
 	var out []byte
-	fired, err := in.guarded(ctx, cfg.CallTimeout, func(ctx context.Context) (err error) {
+	fired, err := in.guarded(ctx, startTimeout(cfg), func(ctx context.Context) (err error) {
 		out, err = in.invoke(ctx, abi.CapDescribe, nil)
 		return err
 	})
@@ -209,7 +209,23 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 // bounded by CallTimeout.
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	out := &guestOutput{log: p.cfg.Logger, plugin: &p.name}
-	return newInstance(ctx, p.rt.rt, p.compiled, out, p.logs, p.cfg.CallTimeout)
+	return newInstance(ctx, p.rt.rt, p.compiled, out, p.logs, startTimeout(p.cfg))
+}
+
+// startTimeoutForTest, when positive (set by tests), bounds the start of
+// an instance and the calls of Load instead of CallTimeout, so that a test
+// can give looping calls a short CallTimeout without the starts racing it
+// on a loaded machine.
+var startTimeoutForTest atomic.Int64
+
+// startTimeout bounds the start of an instance (its start function and
+// _initialize) and Load's calls of dynafold_abi_version and describe:
+// cfg.CallTimeout, unless a test set startTimeoutForTest.
+func startTimeout(cfg Config) time.Duration {
+	if d := time.Duration(startTimeoutForTest.Load()); d > 0 {
+		return d
+	}
+	return cfg.CallTimeout
 }
 
 // Name returns the plugin's name and version ("order-summary@1.0.0"), as

@@ -79,19 +79,36 @@ func TestW5_PoolNeverSharesAnInstance(t *testing.T) {
 }
 
 func TestW5_WaitRespectsContext(t *testing.T) {
-	p := loadGuest(t, "loop", plugin.Config{PoolSize: 1, CallTimeout: time.Second})
-	started := make(chan struct{})
+	// The looping call holds the only instance until the test cancels it
+	// (a cleanup that runs before the plugin's Close): no timeout can hand
+	// the instance back while the second call waits.
+	p := loadGuest(t, "loop", plugin.Config{PoolSize: 1, CallTimeout: time.Minute})
+	loopCtx, cancel := context.WithCancel(context.Background())
+	looped := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-looped })
 	go func() {
-		close(started)
-		_, _ = p.Evolve(context.Background(), evolveReq("Loop"))
+		defer close(looped)
+		_, _ = p.Evolve(loopCtx, evolveReq("Loop"))
 	}()
-	<-started
-	time.Sleep(50 * time.Millisecond) // let it take the only instance
+	waitBusy(t, p, 1)
 	_, err := p.Evolve(ctxTimeout(t, 100*time.Millisecond), evolveReq("Placed"))
 	wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrCanceled, "waiting for an instance")
 }
 
+// waitBusy waits until n of p's instances are busy (a call holds them).
+func waitBusy(t *testing.T, p *plugin.Plugin, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); p.Stats().Busy != n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d busy instances after a minute, want %d: %+v", p.Stats().Busy, n, p.Stats())
+		}
+	}
+}
+
 func TestW5_CloseWaitsForCallsInFlight(t *testing.T) {
+	// The instance starts under a bound of its own (a test hook): on a
+	// loaded machine the 300 ms CallTimeout timed out the load.
+	defer plugin.SetStartTimeoutForTest(time.Minute)()
 	ctx := context.Background()
 	p, err := plugin.Load(ctx, testGuest(t, "loop"), plugin.Config{PoolSize: 2, CallTimeout: 300 * time.Millisecond, CacheDir: cacheDir})
 	if err != nil {
@@ -102,20 +119,22 @@ func TestW5_CloseWaitsForCallsInFlight(t *testing.T) {
 		_, err := p.Evolve(ctx, evolveReq("Loop"))
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
-	start := time.Now()
-	if err := p.Close(ctxTimeout(t, 5*time.Second)); err != nil {
+	waitBusy(t, p, 1) // Close comes while the call runs
+	if err := p.Close(ctxTimeout(t, time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el < 150*time.Millisecond {
-		t.Errorf("Close returned after %s, before the call in flight (300 ms timeout) could end", el)
+	// The call's failure discards its instance before it gives its slot
+	// back, which Close waits for: a Close that did not wait finds none
+	// discarded.
+	if s := p.Stats(); s.Discarded != 1 {
+		t.Errorf("Close returned before the call in flight ended: %+v", s)
 	}
 	select {
 	case err := <-done:
 		// The call ended on its own timeout, not because Close tore the
 		// runtime down under it.
 		wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrTimeout, "timeout after 300ms")
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the call in flight never returned")
 	}
 	if _, err := p.Evolve(ctx, evolveReq("Placed")); !errors.Is(err, plugin.ErrClosed) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,23 +49,40 @@ func TestW4_TrapFailsOnlyThatCall(t *testing.T) {
 	}
 }
 
+// A call that never returns is stopped by CallTimeout with ErrTimeout, and
+// the plugin goes on serving; a caller's own deadline is a cancellation,
+// not the plugin's timeout. The instances start under a bound of their own
+// (a test hook), so that on a loaded machine only the looping call meets the
+// short CallTimeout, not the load or the start of the next instance.
 func TestW4_InfiniteLoopTimesOut(t *testing.T) {
-	p := loadGuest(t, "loop", plugin.Config{PoolSize: 1, CallTimeout: 200 * time.Millisecond})
+	defer plugin.SetStartTimeoutForTest(time.Minute)()
+	var fired atomic.Int32
+	defer plugin.SetWatchdogFiredHookForTest(func() { fired.Add(1) })()
+	const timeout = 200 * time.Millisecond
+	p := loadGuest(t, "loop", plugin.Config{PoolSize: 1, CallTimeout: timeout})
+	// The caller's minute only ends a call that CallTimeout failed to stop,
+	// and then as a cancellation, which the assertions below refuse.
 	start := time.Now()
-	_, err := p.Evolve(context.Background(), evolveReq("Loop"))
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("the timeout took %s", el)
+	_, err := p.Evolve(ctxTimeout(t, time.Minute), evolveReq("Loop"))
+	if el := time.Since(start); el < timeout {
+		t.Errorf("the call failed after %s, before its timeout of %s", el, timeout)
 	}
 	wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrTimeout, "timeout after 200ms")
+	if n := fired.Load(); n != 1 {
+		t.Errorf("the watchdog fired %d times, want once", n)
+	}
 	mustServe(t, p)
 
-	// The caller's own deadline is a cancellation, not the plugin's timeout.
-	_, err = p.Evolve(ctxTimeout(t, 50*time.Millisecond), evolveReq("Loop"))
+	// The caller's own deadline is a cancellation, not the plugin's timeout:
+	// with a CallTimeout far longer than the caller's 50 ms, the watchdog's
+	// timer cannot fire first however late the goroutines run.
+	q := loadGuest(t, "loop", plugin.Config{PoolSize: 1, CallTimeout: 30 * time.Second})
+	_, err = q.Evolve(ctxTimeout(t, 50*time.Millisecond), evolveReq("Loop"))
 	wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrCanceled, "canceled")
 	if errors.Is(err, plugin.ErrTimeout) {
 		t.Errorf("caller's deadline reported as the plugin's timeout: %v", err)
 	}
-	mustServe(t, p)
+	mustServe(t, q)
 }
 
 func TestW4_GarbageOutputIsCallError(t *testing.T) {

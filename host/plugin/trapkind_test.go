@@ -98,13 +98,17 @@ func TestW6_TrapIsATrapAndTimeoutATimeoutInEveryModuleKind(t *testing.T) {
 		t.Run(kind+"/timeout", func(t *testing.T) {
 			plugin.SetInstrumentForTest(instrumented)
 			defer plugin.SetInstrumentForTest(true)
-			// Instantiating the Go guest, bounded by the call timeout too,
-			// is slow without the instrumentation on a loaded machine.
-			d := map[bool]time.Duration{true: timeout, false: 2 * time.Second}[instrumented]
-			p := loadGuest(t, "loop", plugin.Config{PoolSize: 1, CallTimeout: d})
+			// Instantiating the Go guest, bounded by the call timeout in
+			// production, is slow on a loaded machine (more so without the
+			// instrumentation): the starts get a bound of their own.
+			defer plugin.SetStartTimeoutForTest(time.Minute)()
+			p := loadGuest(t, "loop", plugin.Config{PoolSize: 1, CallTimeout: timeout})
 			_, err := p.Evolve(context.Background(), evolveReq("Loop"))
-			wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrTimeout, "timeout after "+d.String())
-			_, err = p.Evolve(ctxTimeout(t, 50*time.Millisecond), evolveReq("Loop"))
+			wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrTimeout, "timeout after "+timeout.String())
+			// The caller's deadline, on a plugin whose CallTimeout cannot
+			// race it.
+			q := loadGuest(t, "loop", plugin.Config{PoolSize: 1, CallTimeout: 30 * time.Second})
+			_, err = q.Evolve(ctxTimeout(t, 50*time.Millisecond), evolveReq("Loop"))
 			wantCallError(t, err, "loop@0.0.1", "evolve", plugin.ErrCanceled, "canceled")
 		})
 	}

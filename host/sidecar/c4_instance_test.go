@@ -49,7 +49,7 @@ func TestC4_AFailedInstanceOfAWrittenRowIsChargedToItsProjection(t *testing.T) {
 	obs := newRecorder("w1", &spans, &mu)
 	stop := run(e.reader(t, h, "w1", obs))
 	e.waitRows(t, map[string]string{"x": "1"}, 10*time.Second)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	var es []quarantine.Entry
 	for time.Now().Before(deadline) {
 		if es, _ = quarantine.ReadFile(qfile); len(es) > 0 {

@@ -84,7 +84,7 @@ func TestC4_RecordGivenUpAfterMaxRetriesGoesToTheQuarantineAndTheShardMovesOn(t 
 	obs := newRecorder("w1", &spans, &mu)
 	stop := run(e.reader(t, h, "w1", obs))
 	e.waitRows(t, map[string]string{"a": foldLog(2), "c": foldLog(2)}, 10*time.Second)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		obs.mu.Lock()
 		n := len(obs.given)
@@ -132,7 +132,7 @@ func TestC4_BisectIsolatesTheFailingRecordOfARow(t *testing.T) {
 	var mu sync.Mutex
 	stop := run(e.reader(t, h, "w1", newRecorder("w1", &spans, &mu)))
 	e.waitRows(t, map[string]string{"r": "1", "z": foldLog(2)}, 10*time.Second)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	var es []quarantine.Entry
 	for time.Now().Before(deadline) {
 		if es, _ = quarantine.ReadFile(qfile); len(es) > 0 {
@@ -159,7 +159,7 @@ func TestC4_MaxRecordAgeGivesUpARecordOlderThanIt(t *testing.T) {
 	var mu sync.Mutex
 	obs := newRecorder("w1", &spans, &mu)
 	stop := run(e.reader(t, h, "w1", obs))
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	var es []quarantine.Entry
 	for time.Now().Before(deadline) {
 		if es, _ = quarantine.ReadFile(qfile); len(es) > 0 {

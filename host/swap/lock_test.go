@@ -93,7 +93,10 @@ func TestH3_ACandidateBeingValidatedHoldsNoLock(t *testing.T) {
 // is over (ErrTimeout), and the current version keeps serving.
 func TestH3_CandidateWhoseStartNeverReturnsIsRefused(t *testing.T) {
 	ctx := context.Background()
-	s := newSwapper(t, v1, swap.Config{Plugin: plugin.Config{CacheDir: cacheDir, PoolSize: 2, CallTimeout: 300 * time.Millisecond}})
+	// The default CallTimeout, which the looping start waits out: it also
+	// bounds v1's start (a Go guest), which 300 ms did not leave room for
+	// on a loaded machine.
+	s := newSwapper(t, v1, swap.Config{Plugin: plugin.Config{CacheDir: cacheDir, PoolSize: 2, CallTimeout: plugin.DefaultCallTimeout}})
 	looper := swap.Candidate{Wasm: wasmtest.RawPlugin{Name: "order-summary", Yield: true, StartLoop: true}.Bytes(), Origin: "test:looper"}
 	err := within(t, "Offer", func() error { _, _, err := s.Offer(ctx, looper); return err })
 	var ce *swap.CandidateError

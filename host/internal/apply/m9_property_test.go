@@ -248,7 +248,7 @@ func m9Property(t *testing.T, seed uint64, forced, raced *atomic.Int64) {
 	rec.mu.Lock()
 	rec.flaky = false
 	rec.mu.Unlock()
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(time.Minute); ; {
 		_, err := drainer.DrainPending(ctx, rec)
 		require.NoError(t, err)
 		pending, err := drainer.Pending(ctx)

@@ -209,7 +209,7 @@ func oProperty(t *testing.T, seed uint64) int {
 	rec.mu.Lock()
 	rec.flaky = false
 	rec.mu.Unlock()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		_, err := drainer.DrainPending(ctx, rec)
 		require.NoError(t, err)

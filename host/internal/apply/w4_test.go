@@ -18,29 +18,59 @@ import (
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
 
-// w4Timeout is the plugin's CallTimeout in TestW4_BadPluginsFailOnlyTheirRows.
-// It bounds the whole call, including the start of a fresh instance after a
-// discarded one; with 2 s the hog row sometimes timed out before reaching
-// its memory limit when other test packages loaded both cores, so the loop
-// row's wait buys margin instead.
-const w4Timeout = 5 * time.Second
+// loopTimeout is the CallTimeout of the plugin that folds the looping row
+// in TestW4_BadPluginsFailOnlyTheirRows: the test waits it out once.
+const loopTimeout = 5 * time.Second
 
 // misbehaveEngine loads testdata/misbehave as a Wasm plugin (the real
 // runtime, its sandbox and limits) and returns an engine running it on the
-// fixture's ddblocal.
-func misbehaveEngine(t *testing.T, f *fixture, cfg plugin.Config) (*apply.Engine, *plugin.Plugin) {
+// fixture's ddblocal, and the plugin. The module is loaded twice (see
+// byLoop): with cfg, and with loopTimeout as CallTimeout for the rows whose
+// run loops forever; loop is that second plugin.
+func misbehaveEngine(t *testing.T, f *fixture, cfg plugin.Config) (e *apply.Engine, p, loop *plugin.Plugin) {
 	t.Helper()
-	p, err := plugin.Load(ctx, wasmbuild.Build(t, "testdata/misbehave"), cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, p.Close(context.Background())) })
+	wasm := wasmbuild.Build(t, "testdata/misbehave")
+	load := func(cfg plugin.Config) *plugin.Plugin {
+		p, err := plugin.Load(ctx, wasm, cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, p.Close(context.Background())) })
+		return p
+	}
+	p = load(cfg)
+	loopCfg := cfg
+	loopCfg.PoolSize, loopCfg.CallTimeout = 1, loopTimeout
+	loop = load(loopCfg)
 	e, err := apply.New(apply.Projection{
 		Name: "w4", Table: f.table, KeyAttrs: []string{"pk", "sk"},
 		Sources:    []apply.Source{{Name: testlogic.Stream, Stream: testlogic.Stream}},
 		Checkpoint: apply.Checkpoint{Field: "version"},
-		Logic:      p, Rows: 8,
+		Logic:      byLoop{Logic: p, loop: loop}, Rows: 8,
 	}, f.db, reader{f})
 	require.NoError(t, err)
-	return e, p
+	return e, p, loop
+}
+
+// byLoop is the logic of the W4 engine: two plugins loaded from the same
+// module, loop folding the runs with a Loop event and the embedded one
+// everything else. With one CallTimeout for every row, the test raced the
+// clock: the looping row waits the timeout out, so it must be short, while
+// the hog row must reach its memory limit within it, which took from tens
+// of milliseconds to seconds, and longer than 5 s when other packages'
+// tests loaded both cores. Now the hog row is bounded by memory only (its
+// plugin's CallTimeout is far longer) and the test waits out loopTimeout.
+type byLoop struct {
+	logic.Logic
+	loop *plugin.Plugin
+}
+
+// Evolve folds req on loop when one of its events is a Loop.
+func (b byLoop) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, error) {
+	for _, e := range req.Events {
+		if e.Event.Type == "Loop" {
+			return b.loop.Evolve(ctx, req)
+		}
+	}
+	return b.Logic.Evolve(ctx, req)
 }
 
 // w4Row reads the row of stream instance id as the misbehave guest keys it.
@@ -68,10 +98,15 @@ func outcomes(t *testing.T, res apply.Result) map[string]apply.Outcome {
 // beside rows that fold normally. Each misbehaving row fails with an error
 // naming the limit it hit and keeps what an earlier batch wrote; every other
 // row is written; the clock reads the frozen epoch, the same for every row
-// and instance; and the engine goes on serving the next batch.
+// and instance; and the engine goes on serving the next batch. The looping
+// row runs on a second load of the module with a short CallTimeout (see
+// byLoop), so no row's outcome depends on how fast the machine is.
 func TestW4_BadPluginsFailOnlyTheirRows(t *testing.T) {
 	f := newFixture(t)
-	e, p := misbehaveEngine(t, f, plugin.Config{PoolSize: 4, MemoryLimitPages: 512, CallTimeout: w4Timeout})
+	// The hog row's memory limit, not a clock, ends its call: its growth to
+	// 32 MiB takes from tens of milliseconds to seconds on a loaded machine;
+	// a minute only bounds a hog that the limit failed to stop.
+	e, p, loop := misbehaveEngine(t, f, plugin.Config{PoolSize: 4, MemoryLimitPages: 512, CallTimeout: time.Minute})
 
 	// Batch 1: every row gets one normal event, so the failed rows have a
 	// state that must survive their failure.
@@ -98,10 +133,11 @@ func TestW4_BadPluginsFailOnlyTheirRows(t *testing.T) {
 	second = append(second, f.append(t, "clock-1", "Placed", "Clock:3600", "Placed")...)
 	second = append(second, f.append(t, "clock-2", "Placed", "Clock:3600", "Placed")...)
 	second = append(second, f.append(t, "good-2", "Placed")...)
-	statsBefore := p.Stats()
+	discarded := func() uint64 { return p.Stats().Discarded + loop.Stats().Discarded }
+	discardedBefore := discarded()
 	start := time.Now()
 	res := outcomes(t, e.ApplyBatch(ctx, inputs(second...)))
-	t.Logf("batch with misbehaving rows: %s, %+v", time.Since(start), p.Stats())
+	t.Logf("batch with misbehaving rows: %s, %+v, looping rows %+v", time.Since(start), p.Stats(), loop.Stats())
 	require.Len(t, res, len(rows))
 
 	failures := []struct {
@@ -110,7 +146,7 @@ func TestW4_BadPluginsFailOnlyTheirRows(t *testing.T) {
 		fragments []string
 	}{
 		{"hog", plugin.ErrMemoryLimit, []string{"memory limit of 512 pages reached", "out of memory"}},
-		{"loop", plugin.ErrTimeout, []string{"timeout after " + w4Timeout.String()}},
+		{"loop", plugin.ErrTimeout, []string{"timeout after " + loopTimeout.String()}},
 		{"boom", plugin.ErrTrap, []string{"trap: out of bounds memory access", "wasm stack trace:"}},
 	}
 	for _, tt := range failures {
@@ -138,7 +174,7 @@ func TestW4_BadPluginsFailOnlyTheirRows(t *testing.T) {
 			assert.Equal(t, before[tt.id], f.w4Row(t, tt.id), "the row keeps what batch 1 wrote")
 		})
 	}
-	if d := p.Stats().Discarded - statsBefore.Discarded; d != uint64(len(failures)) {
+	if d := discarded() - discardedBefore; d != uint64(len(failures)) {
 		t.Errorf("%d instances discarded, want one per failed row (%d)", d, len(failures))
 	}
 

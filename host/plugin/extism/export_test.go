@@ -3,6 +3,7 @@ package extism
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -59,3 +60,12 @@ func (p *Plugin) FillPoolForTest(ctx context.Context, req *abi.EvolveRequest) er
 
 // CacheHit reports whether p's compiled code came from its cache.
 func (p *Plugin) CacheHit() bool { return p.cacheHit }
+
+// SetGuestLogEveryForTest sets how often dropped guest log messages are
+// reported, for plugins loaded afterwards, and returns a function restoring
+// the previous interval.
+func SetGuestLogEveryForTest(d time.Duration) (restore func()) {
+	old := guestLogEvery
+	guestLogEvery = d
+	return func() { guestLogEvery = old }
+}

@@ -47,9 +47,11 @@ func TestW6_ExtismTrapIsATrapAfterTheDeadline(t *testing.T) {
 		t.Errorf("a trap reported as a timeout: %v", err)
 	}
 
-	loop := load(t, testGuest(t, "misbehave"), extism.Config{PoolSize: 1, CallTimeout: timeout})
+	// The Go guest's load runs its _initialize under CallTimeout: 150 ms
+	// timed it out on a loaded machine, so the loop gets the default.
+	loop := load(t, testGuest(t, "misbehave"), extism.Config{PoolSize: 1, CallTimeout: extism.DefaultCallTimeout})
 	_, err = loop.Evolve(context.Background(), misbehaveRun("Loop"))
-	wantCallError(t, err, "misbehave@0.1.0", "evolve", extism.ErrTimeout, "timeout after 150ms")
+	wantCallError(t, err, "misbehave@0.1.0", "evolve", extism.ErrTimeout, "timeout after "+extism.DefaultCallTimeout.String())
 }
 
 // TestW6_ExtismStartFunctionThatNeverReturnsIsRefused: an Extism module
