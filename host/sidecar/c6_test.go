@@ -51,3 +51,36 @@ func TestC6_ALeaseLostToAnotherWorkerIsLoggedWithTheNewOwner(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A lease handed over on request names no owner once released, so the
+// worker that takes it says it was released to it rather than logging an
+// empty previous owner.
+func TestC6_ALeaseHandedOverIsLoggedByItsTakerAsReleasedToIt(t *testing.T) {
+	e := start(t, ddblocal.StreamOptions{Shards: 4}, host.SidecarConfig{LeaseDuration: host.Duration(time.Second)})
+	h := e.host(t, &testlogic.Ledger{})
+	appendAdds(t, h, "a", 0, 1)
+	stopA := run(e.reader(t, h, "w-a", nil))
+	defer stopA(nil)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		held := 0
+		for _, l := range e.leases(t) {
+			if l.owner == "w-a" {
+				held++
+			}
+		}
+		if held == 4 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "w-a never held all four leases")
+		time.Sleep(10 * time.Millisecond)
+	}
+	var logs syncbuf.Buffer
+	stopB := run(e.readerLogging(t, e.host(t, &testlogic.Ledger{}), "w-b", nil, slog.New(slog.NewJSONHandler(&logs, nil))))
+	defer stopB(nil)
+	for !strings.Contains(logs.String(), `"previousOwner":"(released to this worker on its request)"`) {
+		require.True(t, time.Now().Before(deadline), "w-b took no lease handed over to it, or did not say so:\n%s", logs.String())
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NotContains(t, logs.String(), `"previousOwner":""`, "a lease taken with no previous owner named")
+}

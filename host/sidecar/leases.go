@@ -258,6 +258,9 @@ func (r *Reader) take(ctx, proc context.Context, rd *feed.Reader, l lease.Lease)
 	r.mu.Lock()
 	r.held[l.Key] = h
 	r.mu.Unlock()
+	if prev == "" && l.StealBy == r.sc.WorkerID {
+		prev = "(released to this worker on its request)" // a released lease names no owner
+	}
 	r.log.Info("lease taken", "shard", l.Key, "checkpoint", got.Checkpoint, "previousOwner", prev)
 	go func() {
 		defer close(h.done)
