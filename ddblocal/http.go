@@ -134,13 +134,7 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if err := s.faults.before(ctx, op, body); err != nil {
 			return nil, err
 		}
-		if !json.Valid(body) {
-			return nil, serialization("Start of structure or map found where not expected.")
-		}
-		if err := checkUTF8(body); err != nil {
-			return nil, err
-		}
-		if err := checkShape(ctx, body); err != nil {
+		if err := checkBody(ctx, body); err != nil {
 			return nil, err
 		}
 		out, err := h(s, ctx, body)
@@ -154,18 +148,24 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if err := s.faults.before(ctx, "DynamoDBStreams."+op, body); err != nil {
 			return nil, err
 		}
-		if !json.Valid(body) {
-			return nil, serialization("Start of structure or map found where not expected.")
-		}
-		if err := checkUTF8(body); err != nil {
-			return nil, err
-		}
-		if err := checkShape(ctx, body); err != nil {
+		if err := checkBody(ctx, body); err != nil {
 			return nil, err
 		}
 		return s.streams.Handle(ctx, op, body)
 	}
 	return nil, unknownOp()
+}
+
+// checkBody refuses a body that is not JSON, not UTF-8, or holds more
+// members than decoding it may cost (checkShape), before it is decoded.
+func checkBody(ctx context.Context, body []byte) error {
+	if !json.Valid(body) {
+		return serialization("Start of structure or map found where not expected.")
+	}
+	if err := checkUTF8(body); err != nil {
+		return err
+	}
+	return checkShape(ctx, body)
 }
 
 func unknownOp() error {

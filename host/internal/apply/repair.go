@@ -135,40 +135,62 @@ func (e *Engine) InstancesOf(ctx context.Context, key abi.Item) ([]InstanceRef, 
 	if err != nil {
 		return nil, nil, err
 	}
-	after := map[InstanceRef]uint64{}
-	for i, owner := range row.owners {
-		if owner == "" {
-			continue
+	known := e.knownInstances(row)
+	after := make(map[InstanceRef]uint64, len(known))
+	ids := make([]instanceID, 0, len(known))
+	for id, field := range known {
+		c := row.entries[mapKey(id)]
+		if field >= 0 {
+			if c, err = row.fieldCheckpoint(e.scal[field]); err != nil {
+				return nil, nil, err
+			}
 		}
-		c, err := row.fieldCheckpoint(e.scal[i])
-		if err != nil {
-			return nil, nil, err
-		}
-		after[InstanceRef{e.p.Sources[i].Name, owner}] = c
+		after[InstanceRef{id.source, id.streamID}] = c
+		ids = append(ids, id)
 	}
-	for k, c := range row.entries {
-		src, id, ok := strings.Cut(k, "#")
-		if !ok || e.sourceIndex(src) < 0 {
-			e.p.Logger.Warn("the row's checkpoint map names an unknown source; its entry is left alone", "entry", k)
-			continue
-		}
-		after[InstanceRef{src, id}] = c
+	e.sortFoldOrder(ids)
+	out := make([]InstanceRef, len(ids))
+	for i, id := range ids {
+		out[i] = InstanceRef{id.source, id.streamID}
 	}
-	out := make([]InstanceRef, 0, len(after))
-	for r := range after {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		si, sj := e.sourceIndex(out[i].Source), e.sourceIndex(out[j].Source)
-		if si != sj {
-			return si < sj
-		}
-		return out[i].StreamID < out[j].StreamID
-	})
 	if len(out) == 0 {
 		return nil, nil, ErrNoInstances
 	}
 	return out, after, nil
+}
+
+// knownInstances returns the instances the row's checkpoints name: the
+// owner of each checkpoint field (with its source's index) and each entry
+// of the checkpoint map (-1; an entry wins over a field naming the same
+// instance). An entry of a source the projection does not have is left
+// out, with a warning.
+func (e *Engine) knownInstances(row *rowState) map[instanceID]int {
+	out := map[instanceID]int{}
+	for i, owner := range row.owners {
+		if owner != "" {
+			out[instanceID{e.p.Sources[i].Name, owner}] = i
+		}
+	}
+	for k := range row.entries {
+		src, id, ok := strings.Cut(k, "#")
+		if !ok || e.sourceIndex(src) < 0 {
+			e.p.Logger.Warn("the row's checkpoint map names an unknown source; its entry is left out", "entry", k)
+			continue
+		}
+		out[instanceID{src, id}] = -1
+	}
+	return out
+}
+
+// sortFoldOrder sorts instances in fold order: by source, then stream id.
+func (e *Engine) sortFoldOrder(ids []instanceID) {
+	sort.Slice(ids, func(i, j int) bool {
+		si, sj := e.sourceIndex(ids[i].source), e.sourceIndex(ids[j].source)
+		if si != sj {
+			return si < sj
+		}
+		return ids[i].streamID < ids[j].streamID
+	})
 }
 
 func (e *Engine) sourceIndex(name string) int {

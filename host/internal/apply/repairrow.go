@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/dynafold/dynafold/abi"
@@ -174,31 +173,15 @@ func (e *Engine) repairInstances(rw *repairWork, row *rowState) []instanceID {
 		set[instanceID{r.Source, r.StreamID}] = true
 	}
 	if rw.known {
-		for i, owner := range row.owners {
-			if owner != "" {
-				set[instanceID{e.p.Sources[i].Name, owner}] = true
-			}
-		}
-		for k := range row.entries {
-			src, id, ok := strings.Cut(k, "#")
-			if !ok || e.sourceIndex(src) < 0 {
-				e.p.Logger.Warn("the row's checkpoint map names an unknown source; its entry is left out of the repair", "entry", k)
-				continue
-			}
-			set[instanceID{src, id}] = true
+		for id := range e.knownInstances(row) {
+			set[id] = true
 		}
 	}
 	out := make([]instanceID, 0, len(set))
 	for id := range set {
 		out = append(out, id)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		si, sj := e.sourceIndex(out[i].source), e.sourceIndex(out[j].source)
-		if si != sj {
-			return si < sj
-		}
-		return out[i].streamID < out[j].streamID
-	})
+	e.sortFoldOrder(out)
 	return out
 }
 
