@@ -463,104 +463,96 @@ func (d *decoder) strs(t string) (abi.Value, error) {
 	if t == "NS" {
 		kind = abi.KindNS
 	}
-	switch d.peek() {
-	case '[':
-	case 'n':
-		if err := d.literal("null"); err != nil {
-			return abi.Value{}, err
+	var ss []string
+	err := d.setMembers(t, typeStrs, func(n int) { ss = make([]string, 0, n) }, func() error {
+		s, err := d.strOrNull(typeString)
+		if err != nil {
+			return d.wrapMismatch(t, err)
 		}
-		return abi.Value{Kind: kind, Strs: []string{}}, nil
-	default:
-		return abi.Value{}, d.wrapMismatch(t, d.mismatch(typeStrs))
-	}
-	n, err := d.members(false)
+		n := len(s)
+		if kind == abi.KindNS && n > 0 {
+			n = 1
+		}
+		if err := d.count(n); err != nil {
+			return err
+		}
+		ss = append(ss, s)
+		return nil
+	})
 	if err != nil {
 		return abi.Value{}, err
 	}
-	if err := d.push(); err != nil {
-		return abi.Value{}, err
+	if ss == nil {
+		ss = []string{}
 	}
-	d.pos++
-	ss := make([]string, 0, n)
-	d.ws()
-	if d.peek() != ']' {
-		for {
-			d.ws()
-			s, err := d.strOrNull(typeString)
-			if err != nil {
-				return abi.Value{}, d.wrapMismatch(t, err)
-			}
-			n := len(s)
-			if kind == abi.KindNS && n > 0 {
-				n = 1
-			}
-			if err := d.count(n); err != nil {
-				return abi.Value{}, err
-			}
-			ss = append(ss, s)
-			d.ws()
-			if d.peek() == ',' {
-				d.pos++
-				continue
-			}
-			if d.peek() != ']' {
-				return abi.Value{}, errSyntax
-			}
-			break
-		}
-	}
-	d.pos++
-	d.jsonD--
 	return abi.Value{Kind: kind, Strs: ss}, nil
 }
 
 // blobs decodes a BS: a JSON array of base64 strings.
 func (d *decoder) blobs() (abi.Value, error) {
-	switch d.peek() {
-	case '[':
-	case 'n':
-		if err := d.literal("null"); err != nil {
-			return abi.Value{}, err
+	var bs [][]byte
+	err := d.setMembers("BS", typeRaws, func(n int) { bs = make([][]byte, 0, n) }, func() error {
+		b, err := d.blob()
+		if err != nil {
+			return err
 		}
-		return abi.Value{Kind: abi.KindBS, Blobs: [][]byte{}}, nil
-	default:
-		return abi.Value{}, d.wrapMismatch("BS", d.mismatch(typeRaws))
-	}
-	n, err := d.members(false)
+		if err := d.count(len(b)); err != nil {
+			return err
+		}
+		bs = append(bs, b)
+		return nil
+	})
 	if err != nil {
 		return abi.Value{}, err
 	}
+	if bs == nil {
+		bs = [][]byte{}
+	}
+	return abi.Value{Kind: abi.KindBS, Blobs: bs}, nil
+}
+
+// setMembers walks the JSON array of a set of type t (null: no members):
+// it counts the members first (start gets the count, for a slice's
+// capacity; not called for null), then calls member at each one, the
+// decoder on its first byte.
+func (d *decoder) setMembers(t string, goType reflect.Type, start func(n int), member func() error) error {
+	switch d.peek() {
+	case '[':
+	case 'n':
+		return d.literal("null")
+	default:
+		return d.wrapMismatch(t, d.mismatch(goType))
+	}
+	n, err := d.members(false)
+	if err != nil {
+		return err
+	}
 	if err := d.push(); err != nil {
-		return abi.Value{}, err
+		return err
 	}
 	d.pos++
-	bs := make([][]byte, 0, n)
+	start(n)
 	d.ws()
 	if d.peek() != ']' {
 		for {
 			d.ws()
-			b, err := d.blob()
-			if err != nil {
-				return abi.Value{}, err
+			if err := member(); err != nil {
+				return err
 			}
-			if err := d.count(len(b)); err != nil {
-				return abi.Value{}, err
-			}
-			bs = append(bs, b)
 			d.ws()
 			if d.peek() == ',' {
 				d.pos++
 				continue
 			}
 			if d.peek() != ']' {
-				return abi.Value{}, errSyntax
+				return errSyntax
 			}
 			break
 		}
 	}
 	d.pos++
 	d.jsonD--
-	return abi.Value{Kind: abi.KindBS, Blobs: bs}, nil
+	return nil
 }
 
 // blob decodes a base64 string (null: empty).
