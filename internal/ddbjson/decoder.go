@@ -406,54 +406,24 @@ func (d *decoder) list(level int) (abi.Value, error) {
 	if err := d.count(3); err != nil {
 		return abi.Value{}, err
 	}
-	switch d.peek() {
-	case '[':
-	case 'n':
-		if err := d.literal("null"); err != nil {
-			return abi.Value{}, err
-		}
-		return abi.L(), nil
-	default:
-		return abi.Value{}, d.wrapMismatch("L", d.mismatch(typeRaws))
-	}
-	n, err := d.members(true)
-	if err != nil {
-		return abi.Value{}, err
-	}
-	if err := d.push(); err != nil {
-		return abi.Value{}, err
-	}
-	d.pos++
-	l := make([]abi.Value, 0, n)
-	d.ws()
-	if d.peek() == ']' {
-		d.pos++
-		d.jsonD--
-		return abi.Value{Kind: abi.KindL, List: l}, nil
-	}
-	for {
-		d.ws()
+	var l []abi.Value
+	err := d.array("L", typeRaws, true, func(n int) { l = make([]abi.Value, 0, n) }, func() error {
 		if err := d.count(1); err != nil {
-			return abi.Value{}, err
+			return err
 		}
 		v, err := d.value(level + 1)
 		if err != nil {
-			return abi.Value{}, err
+			return err
 		}
 		l = append(l, v)
-		d.ws()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			continue
-		case ']':
-			d.pos++
-		default:
-			return abi.Value{}, errSyntax
-		}
-		break
+		return nil
+	})
+	if err != nil {
+		return abi.Value{}, err
 	}
-	d.jsonD--
+	if l == nil {
+		return abi.L(), nil
+	}
 	return abi.Value{Kind: abi.KindL, List: l}, nil
 }
 
@@ -464,7 +434,7 @@ func (d *decoder) strs(t string) (abi.Value, error) {
 		kind = abi.KindNS
 	}
 	var ss []string
-	err := d.setMembers(t, typeStrs, func(n int) { ss = make([]string, 0, n) }, func() error {
+	err := d.array(t, typeStrs, false, func(n int) { ss = make([]string, 0, n) }, func() error {
 		s, err := d.strOrNull(typeString)
 		if err != nil {
 			return d.wrapMismatch(t, err)
@@ -491,7 +461,7 @@ func (d *decoder) strs(t string) (abi.Value, error) {
 // blobs decodes a BS: a JSON array of base64 strings.
 func (d *decoder) blobs() (abi.Value, error) {
 	var bs [][]byte
-	err := d.setMembers("BS", typeRaws, func(n int) { bs = make([][]byte, 0, n) }, func() error {
+	err := d.array("BS", typeRaws, false, func(n int) { bs = make([][]byte, 0, n) }, func() error {
 		b, err := d.blob()
 		if err != nil {
 			return err
@@ -511,11 +481,12 @@ func (d *decoder) blobs() (abi.Value, error) {
 	return abi.Value{Kind: abi.KindBS, Blobs: bs}, nil
 }
 
-// setMembers walks the JSON array of a set of type t (null: no members):
-// it counts the members first (start gets the count, for a slice's
-// capacity; not called for null), then calls member at each one, the
-// decoder on its first byte.
-func (d *decoder) setMembers(t string, goType reflect.Type, start func(n int), member func() error) error {
+// array walks the JSON array of a list or set of type t (null: no
+// members): it counts the members first (values: they are attribute
+// values, see members; start gets the count, for a slice's capacity, and
+// is not called for null), then calls member at each one, the decoder on
+// its first byte.
+func (d *decoder) array(t string, goType reflect.Type, values bool, start func(n int), member func() error) error {
 	switch d.peek() {
 	case '[':
 	case 'n':
@@ -523,7 +494,7 @@ func (d *decoder) setMembers(t string, goType reflect.Type, start func(n int), m
 	default:
 		return d.wrapMismatch(t, d.mismatch(goType))
 	}
-	n, err := d.members(false)
+	n, err := d.members(values)
 	if err != nil {
 		return err
 	}
