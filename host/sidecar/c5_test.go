@@ -43,7 +43,10 @@ func (e *env) balanced(t testing.TB, workers ...string) bool {
 // child only after its parent ended (whichever workers read them), and
 // once balanced every worker holds at least two shards.
 func TestC5_ThreeWorkersShareEightShardsThroughTwoSplitsWhileAppending(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{Shards: 8}, host.SidecarConfig{BatchSize: 4, LeaseDuration: host.Duration(1500 * time.Millisecond)})
+	// Leases of 6 s: nothing here waits for one to expire, and a worker
+	// starved of CPU on a loaded machine must not lose its shards before it
+	// reads them (with 1.5 s, w3 once folded nothing).
+	e := start(t, ddblocal.StreamOptions{Shards: 8}, host.SidecarConfig{BatchSize: 4, LeaseDuration: host.Duration(6 * time.Second)})
 	j := &journal{}
 	workers := []string{"w1", "w2", "w3"}
 	runs := map[string]*runner{}
@@ -60,7 +63,10 @@ func TestC5_ThreeWorkersShareEightShardsThroughTwoSplitsWhileAppending(t *testin
 
 	h := e.host(t, &testlogic.Ledger{})
 	ctx := context.Background()
-	const ids, versions = 24, 12
+	// 96 stream instances: their keys hash unevenly over the eight shards,
+	// and with 24 a worker's two shards were sometimes both empty, so it had
+	// nothing to fold (1 run in 4).
+	const ids, versions = 96, 12
 	split := func() {
 		ss, err := e.Server.StreamShards(ctx, e.cfg.EventStore.Table)
 		require.NoError(t, err)
@@ -79,11 +85,11 @@ func TestC5_ThreeWorkersShareEightShardsThroughTwoSplitsWhileAppending(t *testin
 			split() // records before it in the parent, after it in a child
 		}
 		for i := 0; i < ids; i++ {
-			appendAdds(t, h, fmt.Sprintf("k%02d", i), v, 1)
+			appendAdds(t, h, fmt.Sprintf("k%03d", i), v, 1)
 		}
 	}
 	for i := 0; i < ids; i++ {
-		want[fmt.Sprintf("k%02d", i)] = foldLog(versions)
+		want[fmt.Sprintf("k%03d", i)] = foldLog(versions)
 	}
 	t.Logf("appended after %s", time.Since(t0))
 	e.waitRows(t, want, 60*time.Second)
