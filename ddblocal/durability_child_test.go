@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/smithy-go"
 	"github.com/dynafold/dynafold/internal/syncbuf"
 )
 
@@ -57,7 +59,7 @@ func TestDurability_HelperProcess(t *testing.T) {
 		os.Exit(3)
 	}
 	if splits {
-		go splitAtRandom(srv)
+		go restructureAtRandom(srv)
 	}
 	fmt.Printf("ENDPOINT %s\n", srv.Endpoint())
 	_, _ = io.Copy(io.Discard, os.Stdin)
@@ -141,20 +143,24 @@ func (c *child) kill() {
 	_ = c.stdin.Close()
 }
 
-// verifyClients are the clients of the verifying reads: reads are
-// idempotent, so they retry a read on a connection the client's own
-// transport closed (net.ErrClosed: a client-side race of net/http and the
-// SDK, aws/aws-sdk-go-v2#2737), which a verification must not mistake for a
-// lost record. Nothing the server answers is retried.
+// verifyClients are the clients of the verifying reads. Reads are
+// idempotent, so a read that got no answer (a connection refused, reset or
+// closed: the client-side race of net/http and the SDK,
+// aws/aws-sdk-go-v2#2737, or a server that is not serving yet) is retried
+// until the server answers, as a real reader keeps polling, bounded only by
+// the caller's context (the test's deadline): a verification must not
+// mistake a slow or busy moment for a lost record. Nothing the server
+// answers is retried.
 func verifyClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: time.Minute} // a guard against a hung request, not a bound on work
 	creds := credentials.NewStaticCredentialsProvider("AKID", "secret", "")
 	retryer := func() aws.Retryer {
 		return retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = 3
+			so.MaxAttempts = math.MaxInt32 // the context bounds the attempts
+			so.MaxBackoff = 100 * time.Millisecond
 			so.RateLimiter = ratelimit.None
 			so.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
-				if errors.Is(err, net.ErrClosed) {
+				if unanswered(err) {
 					return aws.TrueTernary
 				}
 				return aws.FalseTernary
@@ -163,6 +169,20 @@ func verifyClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) 
 	}
 	return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, Retryer: retryer(), HTTPClient: hc}),
 		dynamodbstreams.New(dynamodbstreams.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, Retryer: retryer(), HTTPClient: hc})
+}
+
+// unanswered reports whether err is a request the server never answered:
+// the connection was refused, reset or closed under it. An error the
+// server sent (an API error) is an answer.
+func unanswered(err error) bool {
+	var ae smithy.APIError
+	if errors.As(err, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.As(err, &ne)
 }
 
 func durabilityClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {

@@ -304,6 +304,58 @@ func TestC5_ShardIDsLookLikeDynamoDBsAndSortInCreationOrder(t *testing.T) {
 	}
 }
 
+// RollShard rolls an open shard over now, as ShardMaxAge would later:
+// the shard closes, its one child takes the same keys and the item's next
+// records; a closed shard is refused with an error callers can match.
+func TestC5_RollShardClosesItAndOpensOneChildWithItsKeys(t *testing.T) {
+	srv := startServer(t, Options{})
+	c, sc := client(srv, 1), streamsClient(srv)
+	ctx := ctxT(t)
+	arn := streamTable(t, c, "rollnow", false)
+	putV(t, c, "rollnow", "one", "", 1)
+	infos, err := srv.StreamShards(ctx, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p StreamShard
+	for _, in := range infos {
+		if in.Records == 1 {
+			p = in
+		}
+	}
+	kid, err := srv.RollShard(ctx, "rollnow", p.ShardID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putV(t, c, "rollnow", "one", "", 2)
+	after, _ := srv.StreamShards(ctx, arn)
+	var got StreamShard
+	for _, in := range after {
+		switch in.ShardID {
+		case p.ShardID:
+			if in.Open() {
+				t.Errorf("shard %s rolled over but still open", p.ShardID)
+			}
+		case kid:
+			got = in
+		}
+	}
+	if got.ParentShardID != p.ShardID || got.HashKeyStart != p.HashKeyStart || got.HashKeyEnd != p.HashKeyEnd || got.Records != 1 || !got.Open() {
+		t.Fatalf("child %+v of %+v: want it open, with the parent's keys and the item's second record", got, p)
+	}
+	if len(after) != len(infos)+1 {
+		t.Fatalf("%d shards after one rollover of %d", len(after), len(infos))
+	}
+	if _, err := srv.RollShard(ctx, arn, p.ShardID); !errors.Is(err, ErrShardClosed) {
+		t.Errorf("RollShard of a closed shard: %v, want ErrShardClosed", err)
+	}
+	if _, err := srv.RollShard(ctx, "nope", kid); !errors.Is(err, ErrStreamNotFound) {
+		t.Errorf("RollShard of a table that does not exist: %v, want ErrStreamNotFound", err)
+	}
+	recs, _ := readLineage(t, sc, arn)
+	checkItemOrder(t, recs, map[string]int{"one": 2})
+}
+
 // SplitShard refuses what cannot split, with an error callers can match.
 func TestC5_SplitShardRefusesWhatCannotSplit(t *testing.T) {
 	srv := startServer(t, Options{})

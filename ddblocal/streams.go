@@ -9,7 +9,7 @@ import (
 	"github.com/dynafold/dynafold/ddblocal/internal/streams"
 )
 
-// Errors of SplitShard and StreamShards; match them with errors.Is.
+// Errors of SplitShard, RollShard and StreamShards; match them with errors.Is.
 var (
 	// ErrStreamNotFound: no stream has the ARN, or the table has none.
 	ErrStreamNotFound = streams.ErrStreamNotFound
@@ -78,15 +78,41 @@ func (s *Server) SplitShard(ctx context.Context, tableOrArn, shardID string) ([]
 	}
 	ids, err := s.streams.Split(arn, shardID)
 	if err != nil {
-		for _, known := range []error{ErrStreamNotFound, ErrShardNotFound, ErrShardClosed, ErrStreamDisabled, ErrShardTooNarrow} {
-			if errors.Is(err, known) {
-				return nil, fmt.Errorf("ddblocal: %w", err)
-			}
-		}
-		s.failStore(err) // memory holds a split the data file may lack
-		return nil, fmt.Errorf("ddblocal: %w", err)
+		return nil, s.restructureErr(err)
 	}
 	return ids, nil
+}
+
+// RollShard rolls an open shard of a stream over, as DynamoDB does when a
+// shard reaches its age: the shard closes, and one child with it as its
+// ParentShardId opens, taking the same partition-key hashes. It returns
+// the child's id. tableOrArn is a stream ARN, or a table name for its
+// latest stream. With a DataDir, the rollover is stored before RollShard
+// returns. Tests use it to force a rollover instead of waiting for
+// StreamOptions.ShardMaxAge.
+func (s *Server) RollShard(ctx context.Context, tableOrArn, shardID string) (string, error) {
+	arn, err := s.streamArn(ctx, tableOrArn)
+	if err != nil {
+		return "", err
+	}
+	id, err := s.streams.Roll(arn, shardID)
+	if err != nil {
+		return "", s.restructureErr(err)
+	}
+	return id, nil
+}
+
+// restructureErr wraps an error of a split or rollover; one the registry
+// could not store marks the store failed first (memory holds a change the
+// data file may lack).
+func (s *Server) restructureErr(err error) error {
+	for _, known := range []error{ErrStreamNotFound, ErrShardNotFound, ErrShardClosed, ErrStreamDisabled, ErrShardTooNarrow} {
+		if errors.Is(err, known) {
+			return fmt.Errorf("ddblocal: %w", err)
+		}
+	}
+	s.failStore(err)
+	return fmt.Errorf("ddblocal: %w", err)
 }
 
 // streamArn resolves a stream ARN, or a table name to its latest stream's.

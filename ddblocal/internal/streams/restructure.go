@@ -127,6 +127,45 @@ func (r *Registry) Split(arn, shardID string) ([]string, error) {
 	return ids, nil
 }
 
+// Roll closes the open shard shardID of the stream arn and opens its one
+// child with the same key range, as DynamoDB rolls a shard over (by age,
+// ShardMaxAge, or count, ShardMaxRecords), now instead of when the shard
+// reaches its limit. It returns the child's id. With DB, the rollover is
+// stored before Roll returns.
+func (r *Registry) Roll(arn, shardID string) (string, error) {
+	s := r.lookup(arn)
+	if s == nil {
+		return "", fmt.Errorf("streams: roll %s: %w: %s", shardID, ErrStreamNotFound, arn)
+	}
+	now := r.now()
+	var id string
+	var bad error
+	err := r.restructure(s, func() []*shard {
+		sh := s.shard(shardID)
+		switch {
+		case sh == nil:
+			bad = fmt.Errorf("streams: roll: %w: %s in stream %s", ErrShardNotFound, shardID, arn)
+		case s.status != StatusEnabled:
+			bad = fmt.Errorf("streams: roll %s: %w: %s", shardID, ErrStreamDisabled, arn)
+		case sh.end != 0:
+			bad = fmt.Errorf("streams: roll %s of %s: %w; roll one of its descendants that is open", shardID, arn, ErrShardClosed)
+		}
+		if bad != nil {
+			return nil
+		}
+		changed := s.roll(r, now, s.route(sh.lo))
+		id = changed[1].id
+		return changed
+	})
+	if bad != nil {
+		return "", bad
+	}
+	if err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
 // ShardInfo describes one shard for Go callers (Shards): what
 // DescribeStream lists, and the range of partition-key hashes it takes.
 type ShardInfo struct {
