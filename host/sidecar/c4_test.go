@@ -18,6 +18,7 @@ import (
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/quarantine"
+	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
@@ -151,14 +152,32 @@ func TestC4_MaxRecordAgeGivesUpARecordOlderThanIt(t *testing.T) {
 	qfile := filepath.Join(dir, "q.jsonl")
 	forever := -1
 	e := start(t, ddblocal.StreamOptions{}, host.SidecarConfig{
-		Failure: host.FailurePolicyConfig{MaxRetries: &forever, MaxRecordAge: host.Duration(1500 * time.Millisecond), OnFailure: &host.OnFailureConfig{File: qfile}}})
-	h := e.host(t, &testlogic.Ledger{})
+		Failure: host.FailurePolicyConfig{MaxRetries: &forever, MaxRecordAge: host.Duration(time.Minute), OnFailure: &host.OnFailureConfig{File: qfile}}})
+	// The record is young until it failed twice, then the reader's clock
+	// jumps past maxRecordAge: the test forces the age instead of waiting
+	// for it (a loaded machine could take longer than the age to deliver
+	// the record once).
+	var tries atomic.Int64
+	h := e.host(t, &testlogic.Ledger{OnEvolve: func(req *abi.EvolveRequest) {
+		if req.StreamID == "bad" {
+			tries.Add(1)
+		}
+	}})
 	_, err := h.Append(context.Background(), testlogic.Stream, "bad", 0, host.NewEvent{Type: "Fail", Data: abi.Item{}})
 	require.NoError(t, err)
 	var spans []span
 	var mu sync.Mutex
 	obs := newRecorder("w1", &spans, &mu)
-	stop := run(e.reader(t, h, "w1", obs))
+	r := e.reader(t, h, "w1", obs)
+	var jumped atomic.Bool
+	sidecar.SetAgeClock(r, func() time.Time {
+		if tries.Load() >= 2 {
+			jumped.Store(true)
+			return time.Now().Add(time.Hour)
+		}
+		return time.Now()
+	})
+	stop := run(r)
 	deadline := time.Now().Add(time.Minute)
 	var es []quarantine.Entry
 	for time.Now().Before(deadline) {
@@ -170,14 +189,14 @@ func TestC4_MaxRecordAgeGivesUpARecordOlderThanIt(t *testing.T) {
 	require.NoError(t, stop(nil))
 	require.Len(t, es, 1)
 	assert.Greater(t, es[0].Attempts, 1, "retried while younger than maxRecordAge")
-	assert.GreaterOrEqual(t, time.Since(es[0].Record.DynamoDB.ApproximateCreationDateTime), 1500*time.Millisecond)
+	assert.True(t, jumped.Load(), "given up only once older than maxRecordAge (retries are unlimited)")
 }
 
 func TestC4_TrimmedDataStopsUnderStopAndFlagsARebuildUnderContinue(t *testing.T) {
 	for _, policy := range []string{host.TrimmedStop, host.TrimmedContinue} {
 		t.Run(policy, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state.jsonl")
-			e := start(t, ddblocal.StreamOptions{Shards: 1, Retention: 400 * time.Millisecond}, host.SidecarConfig{OnTrimmed: policy, StateFile: state, BatchSize: 2})
+			e := start(t, ddblocal.StreamOptions{Shards: 1, Retention: time.Minute}, host.SidecarConfig{OnTrimmed: policy, StateFile: state, BatchSize: 2})
 			h := e.host(t, &testlogic.Ledger{})
 			appendAdds(t, h, "a", 0, 2)
 			var spans []span
@@ -186,7 +205,7 @@ func TestC4_TrimmedDataStopsUnderStopAndFlagsARebuildUnderContinue(t *testing.T)
 			e.waitRows(t, map[string]string{"a": foldLog(2)}, 10*time.Second)
 			require.NoError(t, stop(nil))
 			appendAdds(t, h, "lost", 0, 3)
-			time.Sleep(600 * time.Millisecond) // passes retention unread
+			e.clock.Jump(2 * time.Minute) // passes retention unread
 
 			r := e.reader(t, h, "w2", newRecorder("w2", &spans, &mu))
 			if policy == host.TrimmedStop {

@@ -1,5 +1,10 @@
 package sidecar
 
+import "time"
+
 // AfterStartCheck makes r call f once the check of its worker id at start
 // passed, before its first lease round: tests hold two readers there.
 func AfterStartCheck(r *Reader, f func()) { r.afterCheck = f }
+
+// SetAgeClock makes r measure its records' ages (maxRecordAge) by now.
+func SetAgeClock(r *Reader, now func() time.Time) { r.ageClock = now }

@@ -38,12 +38,16 @@ type env struct {
 	*testenv.Env
 	cfg    *host.Config
 	faults *faults
+	// clock is the server's clock: a test passes a retention by jumping
+	// it, never by sleeping.
+	clock *testenv.Clock
 }
 
 func start(t testing.TB, so ddblocal.StreamOptions, side host.SidecarConfig) *env {
 	t.Helper()
+	clock := &testenv.Clock{}
 	e := testenv.Start(t, func(o *ddblocal.Options) {
-		o.Streams = so
+		o.Streams, o.Now = so, clock.Now
 		if _, bench := t.(*testing.B); bench {
 			o.Logger = quiet // the requests a stop cancels are logged as errors
 		}
@@ -76,7 +80,7 @@ func start(t testing.TB, so ddblocal.StreamOptions, side host.SidecarConfig) *en
 			Checkpoint: host.CheckpointConfig{Field: "_v"}}},
 		Sidecar: &side,
 	}
-	en := &env{Env: e, cfg: cfg, faults: &faults{}}
+	en := &env{Env: e, cfg: cfg, faults: &faults{}, clock: clock}
 	h := en.host(t, &testlogic.Ledger{})
 	reps, err := h.CreateTables(context.Background())
 	if err != nil {

@@ -48,7 +48,7 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 		seq := rec.DynamoDB.SequenceNumber
 		a := ds.attempts[seq]
 		if a == nil {
-			a = &attempt{first: time.Now()}
+			a = &attempt{first: r.ageClock()}
 			ds.attempts[seq] = a
 		}
 		a.n++
@@ -85,7 +85,7 @@ func (r *Reader) exhausted(projections []string, a *attempt, rec host.Record) bo
 		if created.IsZero() {
 			created = a.first
 		}
-		byAge := age > 0 && time.Since(created) > age
+		byAge := age > 0 && r.ageClock().Sub(created) > age
 		if !byRetries && !byAge {
 			return false
 		}

@@ -97,6 +97,9 @@ type Reader struct {
 	// afterCheck, when set (by tests), runs once the check of the worker
 	// id at start passed, before the first lease round.
 	afterCheck func()
+	// ageClock is the clock of the failure policy's record ages
+	// (maxRecordAge; default time.Now): tests jump it.
+	ageClock func() time.Time
 
 	mu         sync.Mutex
 	held       map[string]*held
@@ -121,7 +124,7 @@ func New(ctx context.Context, h *host.Host, cfg *host.Config, opts Options) (*Re
 		return nil, errors.New(`configuration: no "sidecar" section: add one with at least "leaseTable", the DynamoDB table for the reader's leases`)
 	}
 	r := &Reader{h: h, cfg: cfg, sc: cfg.EffectiveSidecar(), opts: opts, held: map[string]*held{}, kick: make(chan struct{}, 1), dests: map[string]quarantine.Destination{},
-		waiting: map[string]string{}, listed: map[string]bool{}, instance: newInstance(time.Now())}
+		waiting: map[string]string{}, listed: map[string]bool{}, instance: newInstance(time.Now()), ageClock: time.Now}
 	r.dupes.r = r
 	r.log, r.obs = opts.Logger, opts.Observer
 	if r.log == nil {

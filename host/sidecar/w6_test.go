@@ -26,7 +26,7 @@ func TestW6_StateFileIsPrivate(t *testing.T) {
 	t.Cleanup(func() { syscall.Umask(old) })
 	state := filepath.Join(t.TempDir(), "state.jsonl")
 	// one shard: the trimmed records must fall in the shard w1 checkpointed
-	e := start(t, ddblocal.StreamOptions{Shards: 1, Retention: 400 * time.Millisecond}, host.SidecarConfig{OnTrimmed: host.TrimmedContinue, StateFile: state, BatchSize: 2})
+	e := start(t, ddblocal.StreamOptions{Shards: 1, Retention: time.Minute}, host.SidecarConfig{OnTrimmed: host.TrimmedContinue, StateFile: state, BatchSize: 2})
 	h := e.host(t, &testlogic.Ledger{})
 	appendAdds(t, h, "a", 0, 2)
 	var spans []span
@@ -35,7 +35,7 @@ func TestW6_StateFileIsPrivate(t *testing.T) {
 	e.waitRows(t, map[string]string{"a": foldLog(2)}, 10*time.Second)
 	require.NoError(t, stop(nil))
 	appendAdds(t, h, "lost", 0, 3)
-	time.Sleep(600 * time.Millisecond) // past the retention: the records are trimmed unread
+	e.clock.Jump(2 * time.Minute) // past the retention: the records are trimmed unread
 
 	stop = run(e.reader(t, h, "w2", newRecorder("w2", &spans, &mu)))
 	appendAdds(t, h, "after", 0, 2)

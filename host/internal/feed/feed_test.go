@@ -222,7 +222,7 @@ func TestC2_ResumeFromCheckpointAndRewindToAFailedRecord(t *testing.T) {
 }
 
 func TestC1_ExpiredIteratorIsRenewedWithoutLossOrRepeat(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{Shards: 1, IteratorTTL: 200 * time.Millisecond}) // one shard's iterator
+	e := start(t, ddblocal.StreamOptions{Shards: 1, IteratorTTL: time.Minute}) // one shard's iterator
 	for i := 0; i < 7; i++ {
 		e.put(t, fmt.Sprintf("k%02d", i), 1)
 	}
@@ -245,7 +245,7 @@ func TestC1_ExpiredIteratorIsRenewedWithoutLossOrRepeat(t *testing.T) {
 		b, err := it.Next(ctx)
 		require.NoError(t, err)
 		got = append(got, seqs(b.Records)...)
-		time.Sleep(300 * time.Millisecond) // past the iterator's TTL
+		e.clock.Jump(2 * time.Minute) // past the iterator's TTL
 	}
 	b, err := it.Next(ctx)
 	require.NoError(t, err)
@@ -269,7 +269,7 @@ func TestC1_ExpiredIteratorIsRenewedWithoutLossOrRepeat(t *testing.T) {
 }
 
 func TestC1_TrimmedDataIsErrTrimmedNamingShardAndSequenceNumber(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{Shards: 1, Retention: 300 * time.Millisecond}) // one shard's iterator
+	e := start(t, ddblocal.StreamOptions{Shards: 1, Retention: time.Minute}) // one shard's iterator
 	for i := 0; i < 5; i++ {
 		e.put(t, fmt.Sprintf("k%02d", i), 1)
 	}
@@ -284,7 +284,7 @@ func TestC1_TrimmedDataIsErrTrimmedNamingShardAndSequenceNumber(t *testing.T) {
 	require.Len(t, b.Records, 2)
 	ckpt := b.Last()
 
-	time.Sleep(400 * time.Millisecond) // records 2..4 pass retention unread
+	e.clock.Jump(2 * time.Minute) // records 2..4 pass retention unread
 
 	// an iterator held across the trim (GetRecords)
 	_, err = held.Next(ctx)
@@ -318,7 +318,7 @@ func TestC1_TrimmedDataIsErrTrimmedNamingShardAndSequenceNumber(t *testing.T) {
 }
 
 func TestC1_ShardTrimmedAwayIsGoneAndItsChildIsReady(t *testing.T) {
-	e := start(t, ddblocal.StreamOptions{Shards: 1, ShardMaxRecords: 2, Retention: 300 * time.Millisecond}) // one lineage
+	e := start(t, ddblocal.StreamOptions{Shards: 1, ShardMaxRecords: 2, Retention: time.Minute}) // one lineage
 	for i := 0; i < 3; i++ {
 		e.put(t, fmt.Sprintf("k%02d", i), 1)
 	}
@@ -327,7 +327,7 @@ func TestC1_ShardTrimmedAwayIsGoneAndItsChildIsReady(t *testing.T) {
 	before, err := r.Shards(ctx)
 	require.NoError(t, err)
 	require.Len(t, before, 2)
-	time.Sleep(400 * time.Millisecond)
+	e.clock.Jump(2 * time.Minute)
 	e.put(t, "fresh", 1) // the open shard stays: only empty closed shards go
 
 	after, err := r.Shards(ctx)

@@ -29,11 +29,15 @@ type env struct {
 	*testenv.Env
 	table, arn string
 	api        *countingAPI
+	// clock is the server's clock: a test passes a retention or an
+	// iterator's lifetime by jumping it, never by sleeping.
+	clock *testenv.Clock
 }
 
 func start(t *testing.T, so ddblocal.StreamOptions) *env {
 	t.Helper()
-	e := testenv.Start(t, func(o *ddblocal.Options) { o.Streams = so })
+	clock := &testenv.Clock{}
+	e := testenv.Start(t, func(o *ddblocal.Options) { o.Streams, o.Now = so, clock.Now })
 	table := e.Table(t, "feed", true)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections) // before the server closes (LIFO)
@@ -50,7 +54,7 @@ func start(t *testing.T, so ddblocal.StreamOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{Env: e, table: table, arn: arn, api: api}
+	return &env{Env: e, table: table, arn: arn, api: api, clock: clock}
 }
 
 // put writes item pk with attribute v; each put is one stream record.
