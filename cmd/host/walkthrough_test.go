@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,10 +81,17 @@ func TestH2_READMEWalkthrough(t *testing.T) {
 
 	cmd := exec.Command("bash", "-c", strings.Join(lines, "\n"))
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the watchdog below kills its background jobs too
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = cmd.Stdout
 	require.NoError(t, cmd.Start())
+	// A step that never ends (a server that does not come up, a wait for a
+	// row that never comes) fails the test with the output so far instead
+	// of hanging until the package's timeout; the bound is far above a
+	// loaded machine's run (about a minute on a quiet one).
+	watchdog := time.AfterFunc(15*time.Minute, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	defer watchdog.Stop()
 	var out strings.Builder
 	sc := bufio.NewScanner(stdout)
 	finished := false
