@@ -136,3 +136,6 @@ func (p *ProjectionConfig) validateOps(ps *problems, at func(string) string) {
 		ps.add(at("rateLimit"), "sets no rate: set eventsPerSecond, writesPerSecond or both, or remove rateLimit")
 	}
 }
+
+// Objectives returns the host's freshness objectives (Config.Objectives).
+func (h *Host) Objectives() []Objective { return h.cfg.Objectives() }
