@@ -31,7 +31,7 @@ type Objective struct {
 
 // Budget is the share of events the objective allows to be later than its
 // threshold: 1 - Percent/100 (0.05 for p95).
-func (o Objective) Budget() float64 { return 1 - o.Percent/100 }
+func (o Objective) Budget() float64 { return (100 - o.Percent) / 100 }
 
 // Objectives returns the projection's objectives, lowest percentile first.
 func (f FreshnessConfig) objectives(projection string) []Objective {
