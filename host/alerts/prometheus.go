@@ -137,6 +137,6 @@ func writeMap(b *bytes.Buffer, name string, kv [][2]string) {
 	}
 }
 
-// quote writes s as a YAML single-quoted scalar: no escapes but ''
+// quote writes s as a YAML single-quoted scalar: no escapes but ”
 // for a quote, so expressions read as they are (s has no line breaks).
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

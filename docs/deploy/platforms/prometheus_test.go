@@ -25,8 +25,8 @@ import (
 // read them.
 type opsSource struct{}
 
-func (opsSource) Projections() []string         { return []string{"ledger"} }
-func (opsSource) IsPaused(p string) bool        { return true }
+func (opsSource) Projections() []string  { return []string{"ledger"} }
+func (opsSource) IsPaused(p string) bool { return true }
 func (opsSource) Breakers() []host.BreakerStatus {
 	return []host.BreakerStatus{{Projection: "ledger", Target: "webhook http://127.0.0.1/x", BreakerStats: deliver.BreakerStats{State: deliver.BreakerOpen}}}
 }
