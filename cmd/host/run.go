@@ -131,6 +131,7 @@ func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runO
 			log.Error("watching the hot-swap sources stopped", "err", err)
 		}
 	}()
+	go func() { _ = h.ResumeDeliveries(watchCtx) }() // drains what open delivery breakers held back
 	if !quiet {
 		done := make(chan struct{})
 		defer close(done)

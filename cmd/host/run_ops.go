@@ -78,7 +78,7 @@ func (o *runOps) ready(leases bool) func(context.Context) error {
 // --admin-addr flag, which wins) names an address. The metrics are kept
 // either way: the reader reports to them and they cost little.
 func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logger) (*runOps, error) {
-	o := &runOps{metrics: telemetry.New(telemetry.Options{})}
+	o := &runOps{metrics: telemetry.New(telemetry.Options{Objectives: cfg.Objectives()})}
 	ac := cfg.Admin
 	if addr != "" {
 		c := host.AdminConfig{Addr: addr}
@@ -107,6 +107,7 @@ func (o *runOps) serving(h *host.Host) {
 	o.metrics.ServePlugins(h)
 	o.metrics.ServeSwaps(h)
 	o.metrics.ServeShadows(h)
+	o.metrics.ServeOps(h)
 	o.started.Store(true)
 }
 
