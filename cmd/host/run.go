@@ -119,7 +119,7 @@ func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runO
 	}
 	defer h.Close(context.WithoutCancel(ctx))
 	ops.serving(h)
-	r, err := sidecar.New(ctx, h, cfg, sidecar.Options{Observer: ops.metrics, Logger: log, Destinations: destinations(cfg)})
+	r, err := sidecar.New(ctx, h, cfg, sidecar.Options{Observer: ops.metrics, Logger: log, Destinations: destinations(cfg), Status: ops.metrics.FreshnessReports})
 	if err != nil {
 		return err
 	}

@@ -83,13 +83,16 @@ func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logg
 	if addr != "" {
 		c := host.AdminConfig{Addr: addr}
 		if ac != nil {
-			c.AllowNonLoopback, c.Hosts = ac.AllowNonLoopback, ac.Hosts
+			c.AllowNonLoopback, c.Hosts, c.Token = ac.AllowNonLoopback, ac.Hosts, ac.Token
 		}
 		ac = &c
 	}
 	base := admin.Options{Metrics: o.metrics, Ready: o.ready(cfg.Sidecar != nil), Logger: log, Replayed: replayedIn(cfg)}
 	if cfg.Sidecar != nil {
 		base.Worker, base.Fleet = cfg.EffectiveSidecar().WorkerID, o.fleet
+		base.Pause = func(ctx context.Context, projection string, paused bool, by, reason string) error {
+			return sidecar.SetPaused(ctx, cfg, nil, projection, paused, by, reason)
+		}
 	}
 	srv, err := admin.StartConfig(ctx, ac, base)
 	if err != nil {

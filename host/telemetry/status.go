@@ -156,3 +156,12 @@ func (m *Metrics) LeaseRoundDone() bool {
 	defer m.mu.Unlock()
 	return len(m.leases) > 0
 }
+
+// IsPaused reports whether the status lists the projection as paused.
+func (s Status) IsPaused(projection string) bool { return slices.Contains(s.Paused, projection) }
+
+// HasFreshness reports whether the status has a freshness report of the
+// projection.
+func (s Status) HasFreshness(projection string) bool {
+	return slices.ContainsFunc(s.Freshness, func(r host.FreshnessReport) bool { return r.Projection == projection })
+}
