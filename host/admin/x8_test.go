@@ -83,8 +83,8 @@ func TestX8_AdminPauseEndpointsAnswerOnlyTheConfiguredToken(t *testing.T) {
 
 type opsSource struct{}
 
-func (opsSource) Projections() []string           { return []string{"summaries", "search"} }
-func (opsSource) IsPaused(p string) bool          { return p == "search" }
+func (opsSource) Projections() []string  { return []string{"summaries", "search"} }
+func (opsSource) IsPaused(p string) bool { return p == "search" }
 func (opsSource) Breakers() []host.BreakerStatus {
 	return []host.BreakerStatus{{Projection: "summaries", Target: "webhook https://example.com/x",
 		BreakerStats: deliver.BreakerStats{State: deliver.BreakerOpen, OpenUntil: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Opened: 2, Refused: 7}}}
