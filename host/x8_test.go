@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -245,4 +247,63 @@ func TestX8_APausedProjectionDefersItsEventsWhileTheOtherGoesOn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want["total"], got["total"])
 	assert.ErrorIs(t, h.Pause("nope"), host.ErrUnknownProjection)
+}
+
+// tableTags lists a table's tags through the SDK.
+func tableTags(t *testing.T, env *testenv.Env, table string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	d, err := env.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	require.NoError(t, err)
+	out, err := env.Client.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: d.Table.TableArn})
+	require.NoError(t, err)
+	m := map[string]string{}
+	for _, tg := range out.Tags {
+		m[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
+	}
+	return m
+}
+
+// `host tables create` labels every read-model table as derived state,
+// naming the projections that write it (two share one here, one keeps its
+// outbox in it), and leaves the event table, the source of truth, and the
+// lease table unlabelled; run again it adds nothing, and a read-model
+// table that existed untagged gets the labels.
+func TestX8_TablesCreateTagsReadModelsAsDerivedState(t *testing.T) {
+	ctx := context.Background()
+	env := testenv.Start(t)
+	existing := env.Table(t, "existing", false) // made before, without tags
+	cfg, err := host.ParseConfig(fmt.Appendf(nil, `{
+	  "eventStore": {"table": "events-x8", "schema": "test", "streams": [{"name": %q, "composite": ["acctId"]}]},
+	  "projections": [
+	    {"name": "ledger", "plugin": "native:ledger", "table": "rows-x8", "checkpoint": {"map": "cp"}, "revision": {"field": "rev"},
+	     "outbox": {"index": "pending"}},
+	    {"name": "mirror", "plugin": "native:ledger", "table": "rows-x8", "checkpoint": {"field": "mv"}},
+	    {"name": "old", "plugin": "native:ledger", "table": %q, "checkpoint": {"field": "v"}}],
+	  "sidecar": {"leaseTable": "leases-x8"}}`, testlogic.Stream, existing))
+	require.NoError(t, err)
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly(), host.WithClient(env.Client))
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	reps, err := h.CreateTables(ctx)
+	require.NoError(t, err)
+	tagged := map[string][]string{}
+	for _, r := range reps {
+		tagged[r.Table] = r.Tagged
+	}
+	assert.Equal(t, []string{host.TagDerived, host.TagOutbox, host.TagProjection}, tagged["rows-x8"])
+	assert.Equal(t, []string{host.TagDerived, host.TagProjection}, tagged[existing], "an existing read-model table gets the labels")
+	assert.Empty(t, tagged["events-x8"])
+	assert.Empty(t, tagged["leases-x8"])
+
+	assert.Equal(t, map[string]string{host.TagDerived: "true", host.TagProjection: "ledger mirror", host.TagOutbox: "pending-effects"}, tableTags(t, env, "rows-x8"))
+	assert.Equal(t, map[string]string{host.TagDerived: "true", host.TagProjection: "old"}, tableTags(t, env, existing))
+	assert.Empty(t, tableTags(t, env, "events-x8"), "the event table is the source of truth")
+	assert.Empty(t, tableTags(t, env, "leases-x8"))
+
+	again, err := h.CreateTables(ctx)
+	require.NoError(t, err)
+	for _, r := range again {
+		assert.Empty(t, r.Tagged, "run again, %s gets no tag", r.Table)
+	}
 }
