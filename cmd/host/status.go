@@ -44,7 +44,7 @@ GetRecords call per shard; --no-lag skips it).
 Then every projection: applying, or paused (host pause: since when, by
 whom, why), the stream instances it skipped that wait to be caught up, and
 its freshness over the last hour, summed over the workers (each publishes
-its own in the lease table once per lease round), against each objective of
+its own on a lease it holds, once per lease round), against each objective of
 its "freshness" setting: the share of events applied within the threshold,
 met or missed, and the estimated percentile.
 

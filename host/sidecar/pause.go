@@ -228,12 +228,23 @@ type workerStatus struct {
 	Freshness []host.FreshnessReport `json:"freshness,omitempty"`
 }
 
-// publish writes this worker's status (its last hour of freshness) to the
-// lease table.
+// publish writes this worker's status (its last hour of freshness) on a
+// lease it holds (none held: nothing to write on, and nothing applied).
 func (r *Reader) publish(ctx context.Context) {
+	r.mu.Lock()
+	var shard string
+	for id := range r.held {
+		if shard == "" || id < shard {
+			shard = id
+		}
+	}
+	r.mu.Unlock()
+	if shard == "" {
+		return
+	}
 	b, err := json.Marshal(workerStatus{Freshness: r.opts.Status()})
 	if err == nil {
-		err = r.leases.PutWorkerStatus(ctx, r.sc.WorkerID, string(b))
+		err = r.leases.PutWorkerStatus(ctx, shard, r.sc.WorkerID, string(b))
 	}
 	if err != nil && ctx.Err() == nil {
 		r.log.Warn("publishing the worker's status in the lease table failed", "err", err)
@@ -300,14 +311,4 @@ func projectionsOf(cfg *host.Config, ctl lease.Controls, now time.Time) []FleetP
 		}
 	}
 	return out
-}
-
-// unpublish removes this worker's status at a graceful stop.
-func (r *Reader) unpublish(ctx context.Context) {
-	if r.opts.Status == nil {
-		return
-	}
-	if err := r.leases.DeleteWorkerStatus(ctx, r.sc.WorkerID); err != nil {
-		r.log.Warn("removing the worker's status from the lease table failed", "err", err)
-	}
 }

@@ -283,7 +283,6 @@ func (r *Reader) Run(ctx context.Context) error {
 		if abandoned {
 			return ErrAbandoned
 		}
-		r.unpublish(proc)
 		r.log.Info("change-feed reader stopped; leases released", "worker", r.sc.WorkerID)
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/sidecar"
+	"github.com/dynafold/dynafold/host/telemetry"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
@@ -164,4 +165,53 @@ func (e *env) leasesOnly(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// Each worker publishes its last hour of freshness in the lease table, and
+// the fleet view (host status) adds them up against the objectives.
+func TestX7_WorkersPublishTheirFreshnessForTheFleetView(t *testing.T) {
+	ctx := context.Background()
+	e := start(t, ddblocal.StreamOptions{Shards: 2}, host.SidecarConfig{})
+	e.cfg.Projections[0].Freshness = host.FreshnessConfig{"p95": host.Duration(time.Hour)}
+	h := e.host(t, &testlogic.Ledger{})
+	m := telemetry.New(telemetry.Options{Objectives: e.cfg.Objectives()})
+	var stops []func(error) error
+	for _, w := range []string{"w-a", "w-b"} {
+		cfg := *e.cfg
+		side := *cfg.Sidecar
+		side.WorkerID = w
+		cfg.Sidecar = &side
+		r, err := sidecar.New(ctx, h, &cfg, sidecar.Options{Observer: m, Logger: quiet, DynamoDB: e.Client, Streams: e.streamsClient(t), Status: m.FreshnessReports})
+		require.NoError(t, err)
+		stops = append(stops, run(r))
+	}
+	defer func() {
+		for _, stop := range stops {
+			_ = stop(nil)
+		}
+	}()
+	for i := 0; i < 6; i++ {
+		appendAdds(t, h, fmt.Sprint("f", i), 0, 2)
+	}
+	eventually(t, "the fleet view shows the freshness the workers published", func() (bool, string) {
+		f, err := sidecar.ReadFleet(ctx, e.cfg, e.Client, e.streamsClient(t), sidecar.FleetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range f.Projections {
+			if p.Name != projection {
+				continue
+			}
+			if p.Freshness == nil || p.Freshness.Events() < 12 {
+				return false, fmt.Sprintf("%+v", p)
+			}
+			st := p.Freshness.Status()
+			if len(st) != 1 || st[0].Name != "p95" || !st[0].Met || st[0].Within != p.Freshness.Events() {
+				return false, fmt.Sprintf("objectives %+v", st)
+			}
+			return true, ""
+		}
+		return false, "no ledger projection in the view"
+	})
+	assert.Len(t, e.leasesOnly(t), 2, "the status rides on the leases: no item of its own")
 }

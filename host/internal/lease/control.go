@@ -16,15 +16,16 @@ import (
 )
 
 // The lease table also holds control items, whose keys start with
-// ControlPrefix (a shard id never does): a projection's pause, the stream
-// instances a paused projection left unapplied, and each worker's status.
-// List leaves them out; ListAll returns them beside the leases.
+// ControlPrefix (a shard id never does): a projection's pause and the
+// stream instances a paused projection left unapplied. List leaves them
+// out; ListAll returns them beside the leases. A worker's status rides on a
+// lease it holds, as attributes a version that does not know them leaves
+// alone.
 const ControlPrefix = "dynafold#"
 
 const (
 	pausePrefix    = ControlPrefix + "pause#"
 	deferredPrefix = ControlPrefix + "deferred#"
-	workerPrefix   = ControlPrefix + "worker#"
 )
 
 // Attribute names of control items.
@@ -37,7 +38,9 @@ const (
 	AttrStreamName = "stream"
 	AttrStreamID   = "streamId"
 	AttrToken      = "token"
-	AttrStatus     = "status"
+	AttrStatus     = "workerStatus"
+	AttrStatusBy   = "workerStatusBy"
+	AttrStatusAt   = "workerStatusMillis"
 )
 
 // IsControl reports whether a lease table key names a control item rather
@@ -104,6 +107,9 @@ func (t *Table) ListAll(ctx context.Context) ([]Lease, Controls, error) {
 			key := str(it, AttrKey)
 			if !IsControl(key) {
 				out = append(out, fromItem(it))
+				if by := str(it, AttrStatusBy); by != "" {
+					ctl.addWorker(WorkerStatus{Worker: by, At: millis(it, AttrStatusAt), Status: str(it, AttrStatus)})
+				}
 				continue
 			}
 			switch {
@@ -116,8 +122,6 @@ func (t *Table) ListAll(ctx context.Context) ([]Lease, Controls, error) {
 			case strings.HasPrefix(key, deferredPrefix):
 				ctl.Deferred = append(ctl.Deferred, Deferred{Projection: str(it, AttrProjection), Stream: str(it, AttrStreamName),
 					StreamID: str(it, AttrStreamID), Token: str(it, AttrToken), At: millis(it, AttrChangedAt)})
-			case strings.HasPrefix(key, workerPrefix):
-				ctl.Workers = append(ctl.Workers, WorkerStatus{Worker: strings.TrimPrefix(key, workerPrefix), At: millis(it, AttrChangedAt), Status: str(it, AttrStatus)})
 			}
 		}
 		if len(page.LastEvaluatedKey) == 0 {
@@ -196,25 +200,34 @@ func (t *Table) DoneDeferred(ctx context.Context, d Deferred) (bool, error) {
 	return true, nil
 }
 
-// PutWorkerStatus writes a worker's status document.
-func (t *Table) PutWorkerStatus(ctx context.Context, worker, status string) error {
-	_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(t.name), Item: map[string]types.AttributeValue{
-		AttrKey: s(workerPrefix + worker), AttrChangedAt: n(t.now().UnixMilli()), AttrStatus: s(status)}})
-	if err != nil {
-		return fmt.Errorf("writing the status of worker %s in table %s: %w", worker, t.name, err)
+// PutWorkerStatus writes a worker's status document on a lease it holds
+// (shard), conditioned on still owning it; the lease's counter is not
+// moved, so the write races with no lease protocol write. A lease lost
+// meanwhile is no error: the next round writes on another.
+func (t *Table) PutWorkerStatus(ctx context.Context, shard, worker, status string) error {
+	_, err := t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(t.name),
+		Key:                       map[string]types.AttributeValue{AttrKey: s(shard)},
+		UpdateExpression:          aws.String("SET #st = :st, #by = :by, #at = :at"),
+		ConditionExpression:       aws.String("#o = :by"),
+		ExpressionAttributeNames:  map[string]string{"#st": AttrStatus, "#by": AttrStatusBy, "#at": AttrStatusAt, "#o": AttrOwner},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":st": s(status), ":by": s(worker), ":at": n(t.now().UnixMilli())}})
+	if err != nil && !isConditional(err) {
+		return fmt.Errorf("writing the status of worker %s on lease %s in table %s: %w", worker, shard, t.name, err)
 	}
 	return nil
 }
 
-// DeleteWorkerStatus removes a worker's status document (at a graceful
-// stop).
-func (t *Table) DeleteWorkerStatus(ctx context.Context, worker string) error {
-	_, err := t.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.name),
-		Key: map[string]types.AttributeValue{AttrKey: s(workerPrefix + worker)}})
-	if err != nil {
-		return fmt.Errorf("deleting the status of worker %s in table %s: %w", worker, t.name, err)
+// addWorker keeps the newest status of each worker.
+func (c *Controls) addWorker(w WorkerStatus) {
+	for i := range c.Workers {
+		if c.Workers[i].Worker == w.Worker {
+			if w.At.After(c.Workers[i].At) {
+				c.Workers[i] = w
+			}
+			return
+		}
 	}
-	return nil
+	c.Workers = append(c.Workers, w)
 }
 
 func newToken() string {
