@@ -24,6 +24,7 @@ require (
 	github.com/tetratelabs/wazero v1.12.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/term v0.44.0
+	golang.org/x/time v0.16.0
 )
 
 require (

@@ -18,6 +18,7 @@ type createTableInput struct {
 	BillingMode            string
 	ProvisionedThroughput  *throughput
 	StreamSpecification    *streamSpec
+	Tags                   []tag
 }
 
 func init() { register("CreateTable", createTable) }
@@ -30,6 +31,10 @@ func createTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := validateCreateTable(&in); err != nil {
 		return nil, err
 	}
+	tags, err := createTags(in.Tags)
+	if err != nil {
+		return nil, err
+	}
 	m := tableMeta{
 		TableName:            in.TableName,
 		KeySchema:            in.KeySchema,
@@ -40,6 +45,7 @@ func createTable(s *Server, ctx context.Context, body []byte) (any, error) {
 		Throughput:           in.ProvisionedThroughput,
 		CreatedAt:            s.now(),
 		TableID:              uuid(),
+		Tags:                 tags,
 	}
 	if m.BillingMode == "" {
 		m.BillingMode = "PROVISIONED"

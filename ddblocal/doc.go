@@ -13,7 +13,7 @@
 // hash key then range key, maintained secondary indexes) and its checks;
 // one file per operation family (item_ops.go, update_item.go, query.go,
 // scan.go, batch.go, txn.go, txn_get.go, create_table.go, control.go,
-// ttl.go); streams.go splits and lists a stream's shards from Go (the
+// ttl.go, tags.go); streams.go splits and lists a stream's shards from Go (the
 // stream log itself is internal/streams); commit.go applies a set of item changes atomically (items and
 // their stream records in one bbolt transaction, then memory); persist.go
 // is the bbolt layout; store.go opens the data file and refuses a damaged or
@@ -54,8 +54,12 @@
 //   - The legacy parameters (Expected, AttributeUpdates, KeyConditions,
 //     QueryFilter, ScanFilter, ConditionalOperator) are refused with a
 //     ValidationException; AttributesToGet is supported.
-//   - PartiQL, backups, global tables, tags, exports and imports are not
+//   - PartiQL, backups, global tables, exports and imports are not
 //     implemented (UnknownOperationException).
+//   - Tags (TagResource, UntagResource, ListTagsOfResource, CreateTable's
+//     Tags) are on tables only, and take effect at once, where DynamoDB
+//     applies them within seconds; ListTagsOfResource returns them all,
+//     by key, without a NextToken.
 //   - ItemCount and sizes in DescribeTable are exact, not six-hourly.
 //   - Expired items are deleted at the next TTL sweep (Options.TTLInterval,
 //     or SweepTTL), not within DynamoDB's "typically two days"; items whose

@@ -62,12 +62,13 @@ type tableMeta struct {
 	Throughput           *throughput `json:",omitempty"`
 	CreatedAt            time.Time
 	TableID              string
-	Stream               *streamSpec `json:",omitempty"`
-	StreamArn            string      `json:",omitempty"`
-	StreamLabel          string      `json:",omitempty"`
-	TTLAttr              string      `json:",omitempty"`
-	TTLEnabled           bool        `json:",omitempty"`
-	TTLChangedAt         time.Time   `json:",omitzero"`
+	Stream               *streamSpec       `json:",omitempty"`
+	StreamArn            string            `json:",omitempty"`
+	StreamLabel          string            `json:",omitempty"`
+	TTLAttr              string            `json:",omitempty"`
+	TTLEnabled           bool              `json:",omitempty"`
+	TTLChangedAt         time.Time         `json:",omitzero"`
+	Tags                 map[string]string `json:",omitempty"` // TagResource, CreateTable's Tags
 }
 
 // keyDef names a primary key (of the table or of an index).

@@ -303,6 +303,14 @@ type ProjectionConfig struct {
 	Shadow *ShadowConfig `json:"shadow,omitempty"`
 	// GuestLog overrides plugins.guestLog for this projection's plugin.
 	GuestLog *GuestLogConfig `json:"guestLog,omitempty"`
+	// Freshness declares the projection's freshness objectives: by
+	// percentile ("p95", "p99", "p99.9"), the longest time from a change's
+	// creation to the commit of the row write that applied it (see
+	// FreshnessConfig).
+	Freshness FreshnessConfig `json:"freshness,omitempty"`
+	// RateLimit, when set, bounds the events and row writes the projection
+	// applies per second, per worker (see RateLimitConfig).
+	RateLimit *RateLimitConfig `json:"rateLimit,omitempty"`
 }
 
 // CheckpointConfig maps the checkpoint onto a field: stored = version + offset.

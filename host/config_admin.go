@@ -28,6 +28,11 @@ type AdminConfig struct {
 	// the server through a browser by giving its own name this machine's
 	// address. Ports are not compared.
 	Hosts []string `json:"hosts,omitempty"`
+	// Token, when set, is the bearer token the server's endpoints that
+	// change state (pausing and resuming a projection) require, compared
+	// in constant time; without it they are refused. Use a long random
+	// value (openssl rand -hex 32); `host pause` needs none.
+	Token string `json:"token,omitempty"`
 }
 
 // validateAdmin checks the admin section: an address of the form

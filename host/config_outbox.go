@@ -78,6 +78,12 @@ type DeliverConfig struct {
 	SQS *SQSConfig `json:"sqs,omitempty"`
 	// EventBridge puts each effect as an event on a bus.
 	EventBridge *EventBridgeConfig `json:"eventBridge,omitempty"`
+	// MaxInFlight caps the deliveries to the target in progress at once,
+	// per host process (absent or 0: no cap); more wait for a slot.
+	MaxInFlight int `json:"maxInFlight,omitempty"`
+	// Breaker, when set (even empty: {}), puts a circuit breaker in front
+	// of the target (see BreakerConfig).
+	Breaker *BreakerConfig `json:"breaker,omitempty"`
 }
 
 // WebhookConfig is an HTTP webhook target.
@@ -166,6 +172,7 @@ func (o *OutboxConfig) validate(ps *problems, path string, p *ProjectionConfig, 
 		if n != 1 {
 			ps.add(path+".deliver", "names %d targets: name exactly one of webhook, sqs, eventBridge", n)
 		}
+		d.validateProtection(ps, path+".deliver")
 	}
 }
 

@@ -341,6 +341,7 @@ func (p *ProjectionConfig) validate(ps *problems, where string) {
 		}
 	}
 	p.GuestLog.validate(ps, where)
+	p.validateOps(ps, at)
 	if p.HotSwap != nil && isNative {
 		ps.add(at("hotSwap"), "native logic (%q) cannot be hot-swapped: hotSwap serves a .wasm plugin", p.Plugin)
 	}

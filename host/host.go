@@ -31,6 +31,7 @@ import (
 	"github.com/dynafold/dynafold/host/internal/batch"
 	"github.com/dynafold/dynafold/host/internal/decode"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
+	"github.com/dynafold/dynafold/host/internal/ratelimit"
 	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
 	"github.com/dynafold/dynafold/host/logic"
@@ -56,6 +57,8 @@ type Host struct {
 	opts     options                      // how New built the host, for engines built later
 	dopts    decode.Options               // the decoder options of the batch processors
 	shadows  shadowSet                    // candidate plugins beside the live ones
+	paused   pauseSet                     // projections whose events are left unapplied (Pause)
+	breakers map[string]*deliver.Breaker  // by projection: the breaker in front of its delivery target
 }
 
 // Option changes how New builds a Host.
@@ -74,6 +77,7 @@ type options struct {
 	sourcesOf map[string]SourcesOf
 	calls     CallObserver
 	codecs    []namedCodec
+	limitClk  ratelimit.Clock // WithRateLimitClock
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -115,7 +119,17 @@ func WithEventStoreOnly() Option { return func(o *options) { o.esOnly = true } }
 // WithLogger sets the host's logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
-// WithClock sets the clock used for createdAt and event timestamps.
+// WithRateLimitClock sets the clock of the projections' rate limits
+// (rateLimit): now is the time they read, sleep how they wait (it returns
+// ctx's error when ctx ends first). Tests pass a clock they advance as the
+// limiter sleeps; the default is the real one.
+func WithRateLimitClock(now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(o *options) { o.limitClk = ratelimit.Clock{Now: now, Sleep: sleep} }
+}
+
+// WithClock sets the clock used for createdAt, event timestamps, the
+// commit times freshness is measured to, outbox claims and delivery
+// breakers.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
 // New connects to DynamoDB, loads every projection's plugin and validates
@@ -188,6 +202,7 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 	if h.proc, err = batch.New(dopts, engines, cfg.SideEffectStreams); err != nil {
 		return nil, err
 	}
+	h.proc.Paused = h.paused.is
 	h.opts, h.dopts = o, dopts
 	if !o.esOnly {
 		if err := h.newShadows(ctx, dopts, o); err != nil {
@@ -223,6 +238,12 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options, db
 		CreatedAt:  pc.CreatedAtAttribute(), WrittenBy: pc.WrittenBy, Rows: pc.Concurrency,
 		Retry: apply.Retry{Attempts: pc.Retry.Attempts, Base: time.Duration(pc.Retry.Base), Max: time.Duration(pc.Retry.Max)},
 		Now:   o.now, Logger: h.log.With("projection", pc.Name),
+	}
+	if rl := pc.RateLimit; rl != nil && db == store.DB(h.db) {
+		// only the live engine waits: a shadow or what-if engine writes nothing
+		if lim := ratelimit.New(rl.EventsPerSecond, rl.WritesPerSecond, rl.Burst, o.limitClk); lim != nil {
+			p.Limit = lim
+		}
 	}
 	if f := o.sourcesOf[pc.Name]; f != nil {
 		p.SourcesOf = f.engine()

@@ -23,6 +23,13 @@ import (
 // through the Wasm plugin ("wasm") or the same Go logic natively ("native").
 func orderHost(tb testing.TB, kind string) (*host.Host, *testenv.Env) {
 	tb.Helper()
+	return orderHostWith(tb, kind, nil)
+}
+
+// orderHostWith is orderHost with the projection's configuration changed
+// by edit (nil: none).
+func orderHostWith(tb testing.TB, kind string, edit func(*host.ProjectionConfig)) (*host.Host, *testenv.Env) {
+	tb.Helper()
 	env := testenv.Start(tb)
 	cfg := &host.Config{
 		EventStore: host.EventStoreConfig{Table: env.Table(tb, "events", true), Schema: "shop", SchemaVersion: 1,
@@ -42,6 +49,9 @@ func orderHost(tb testing.TB, kind string) (*host.Host, *testenv.Env) {
 	case "wasm":
 		cfg.Projections[0].Plugin = wasmbuild.BuildPath(tb, "../plugins/examples/order-summary/wasm")
 		cfg.Plugins.CacheDir = filepath.Join(os.TempDir(), "dynafold-bench-wazero")
+	}
+	if edit != nil {
+		edit(&cfg.Projections[0])
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h, err := host.New(context.Background(), cfg, append(opts, host.WithClient(env.Client), host.WithLogger(quiet))...)

@@ -285,6 +285,9 @@ type TableReport struct {
 	// IndexesAdded lists the indexes it existed without and that were added
 	// (an outbox's index); DynamoDB builds them in the background.
 	IndexesAdded []string
+	// Tagged lists the tags (keys) it was created with or that were added
+	// to it: a read-model table is labelled derived state (DerivedTags).
+	Tagged []string
 }
 
 // CreateTables creates the tables the configuration names and that do not
@@ -293,7 +296,9 @@ type TableReport struct {
 // outbox's table and index when configured, the quarantine table, and the
 // sidecar's lease table when the configuration has a sidecar section. It is
 // idempotent: existing tables are left as they are, except that an event
-// table without a stream gets one. A host built WithEventStoreOnly creates
+// table without a stream gets one, a table without an index it needs gets
+// it, and a read-model table without the derived-state tags (DerivedTags)
+// gets them. A host built WithEventStoreOnly creates
 // the projections' tables too.
 func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 	specs := h.cfg.tableSpecs()
@@ -309,7 +314,7 @@ func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, TableReport{Table: s.spec.Name, Role: s.role, Created: st.Created, StreamEnabled: st.StreamEnabled, IndexesAdded: st.IndexesAdded})
+		out = append(out, TableReport{Table: s.spec.Name, Role: s.role, Created: st.Created, StreamEnabled: st.StreamEnabled, IndexesAdded: st.IndexesAdded, Tagged: st.TagsAdded})
 	}
 	return out, nil
 }
@@ -329,7 +334,7 @@ func (c *Config) tableSpecs() []tableWant {
 	specs := []want{{"event store", dynamo.TableSpec{Name: c.EventStore.Table,
 		KeyAttrs: []string{eventstore.AttrPK, eventstore.AttrSK}, Stream: true}}}
 	for _, p := range c.Projections {
-		specs = append(specs, want{"projection " + p.Name, dynamo.TableSpec{Name: p.Table, KeyAttrs: p.Key}})
+		specs = append(specs, want{"projection " + p.Name, dynamo.TableSpec{Name: p.Table, KeyAttrs: p.Key, Tags: c.derivedTags(p.Table)}})
 		specs = outboxTables(specs, p, func(role string, spec dynamo.TableSpec) want { return want{role, spec} },
 			func(w *want) *dynamo.TableSpec { return &w.spec })
 	}

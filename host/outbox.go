@@ -51,6 +51,7 @@ func (h *Host) setOutbox(ctx context.Context, pc ProjectionConfig, p *apply.Proj
 		}
 		po.target = t
 	}
+	po.target = h.protect(pc, po.target, o)
 	if po.target != nil {
 		// Right after its write, a row's effects go out without being read
 		// or claimed again: the write commits them claimed.

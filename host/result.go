@@ -2,6 +2,7 @@ package host
 
 import (
 	"slices"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
@@ -46,12 +47,16 @@ type Result struct {
 	Unrouted []Event
 
 	inner *batch.Result
+	freshnessIndex
 }
 
 // Event is a decoded event and the position of its record in the batch.
 type Event struct {
 	Position int
 	abi.Event
+	// Created is its record's ApproximateCreationDateTime: when the change
+	// was made (zero when the record did not say).
+	Created time.Time
 }
 
 // Ignored is a record that is not an event of a configured stream.
@@ -83,6 +88,16 @@ type ProjectionResult struct {
 	// KeyFailures are the events the plugin's key function failed on;
 	// their records are reported failed, to be delivered again.
 	KeyFailures []KeyFailure
+	// RateWait is how long the batch waited for the projection's rate
+	// limit (rateLimit) before it was applied.
+	RateWait time.Duration
+	// Paused is set when the projection was paused (Host.Pause): none of
+	// its events was applied, and Deferred lists them. A caller that
+	// acknowledges the batch keeps their stream instances and catches them
+	// up once the projection resumes (host/sidecar records them in the
+	// lease table).
+	Paused   bool
+	Deferred []Event
 }
 
 // KeyFailure is an event the projection's key function failed on.
@@ -111,6 +126,9 @@ type Outcome struct {
 	// the write did (an undelivered effect waits at the head of the row's
 	// outbox for the next drain; the row does not fail).
 	Enqueued, Delivered, Undelivered int
+	// Committed is when the row's write returned, by the host's clock
+	// (WithClock); zero when nothing was written.
+	Committed time.Time
 }
 
 // Instance is the outcome for one stream instance feeding a row.
@@ -194,7 +212,7 @@ func resultOf(in *batch.Result) *Result {
 	}
 	r := &Result{Records: in.Records, Projections: make(map[string]ProjectionResult, len(in.Projections)), inner: in}
 	for _, ev := range in.Decoded.Events {
-		r.Events = append(r.Events, Event{Position: ev.Position, Event: ev.Event})
+		r.Events = append(r.Events, Event{Position: ev.Position, Event: ev.Event, Created: ev.Created})
 	}
 	for _, ig := range in.Decoded.Ignored {
 		r.Ignored = append(r.Ignored, Ignored{Position: ig.Position, Identifier: ig.Identifier, Reason: string(ig.Reason)})
@@ -212,7 +230,10 @@ func resultOf(in *batch.Result) *Result {
 }
 
 func projectionResultOf(pr apply.Result) ProjectionResult {
-	out := ProjectionResult{Rows: outcomesOf(pr.Rows)}
+	out := ProjectionResult{Rows: outcomesOf(pr.Rows), RateWait: pr.Waited, Paused: pr.Paused}
+	for _, d := range pr.Deferred {
+		out.Deferred = append(out.Deferred, Event{Position: d.Pos, Event: d.Event})
+	}
 	for _, ig := range pr.Ignored {
 		out.NoRow = append(out.NoRow, Event{Position: ig.Pos, Event: ig.Event})
 	}
@@ -232,7 +253,7 @@ func outcomesOf(rows []apply.Outcome) []Outcome {
 
 func outcomeOf(o apply.Outcome) Outcome {
 	out := Outcome{Key: o.Key, State: o.State, Written: o.Written, Removed: o.Removed, Revision: o.Revision, Attempts: o.Attempts, Positions: o.Positions, Err: o.Err,
-		Enqueued: o.Enqueued, Delivered: o.Delivered, Undelivered: o.Undelivered}
+		Enqueued: o.Enqueued, Delivered: o.Delivered, Undelivered: o.Undelivered, Committed: o.Committed}
 	for _, in := range o.Instances {
 		x := Instance{Source: in.Source, StreamID: in.StreamID, Applied: in.Applied, AlreadyApplied: in.AlreadyApplied,
 			Skipped: in.Skipped, Superseded: in.Superseded, Version: in.Version, Positions: in.Positions, Err: in.Err}

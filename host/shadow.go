@@ -99,6 +99,9 @@ type shadowRun struct {
 func (h *Host) runShadows(ctx context.Context, run func(*batch.Processor) (*batch.Result, error)) []shadowRun {
 	var out []shadowRun
 	for _, sh := range h.shadows.snapshot() {
+		if h.paused.is(sh.projection) {
+			continue // the live plugin applies nothing to compare with
+		}
 		sh.batches.Add(1)
 		res, err := run(sh.proc)
 		if err != nil {

@@ -119,7 +119,7 @@ func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runO
 	}
 	defer h.Close(context.WithoutCancel(ctx))
 	ops.serving(h)
-	r, err := sidecar.New(ctx, h, cfg, sidecar.Options{Observer: ops.metrics, Logger: log, Destinations: destinations(cfg)})
+	r, err := sidecar.New(ctx, h, cfg, sidecar.Options{Observer: ops.metrics, Logger: log, Destinations: destinations(cfg), Status: ops.metrics.FreshnessReports})
 	if err != nil {
 		return err
 	}
@@ -131,6 +131,7 @@ func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runO
 			log.Error("watching the hot-swap sources stopped", "err", err)
 		}
 	}()
+	go func() { _ = h.ResumeDeliveries(watchCtx) }() // drains what open delivery breakers held back
 	if !quiet {
 		done := make(chan struct{})
 		defer close(done)

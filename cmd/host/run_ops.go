@@ -78,18 +78,21 @@ func (o *runOps) ready(leases bool) func(context.Context) error {
 // --admin-addr flag, which wins) names an address. The metrics are kept
 // either way: the reader reports to them and they cost little.
 func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logger) (*runOps, error) {
-	o := &runOps{metrics: telemetry.New(telemetry.Options{})}
+	o := &runOps{metrics: telemetry.New(telemetry.Options{Objectives: cfg.Objectives()})}
 	ac := cfg.Admin
 	if addr != "" {
 		c := host.AdminConfig{Addr: addr}
 		if ac != nil {
-			c.AllowNonLoopback, c.Hosts = ac.AllowNonLoopback, ac.Hosts
+			c.AllowNonLoopback, c.Hosts, c.Token = ac.AllowNonLoopback, ac.Hosts, ac.Token
 		}
 		ac = &c
 	}
 	base := admin.Options{Metrics: o.metrics, Ready: o.ready(cfg.Sidecar != nil), Logger: log, Replayed: replayedIn(cfg)}
 	if cfg.Sidecar != nil {
 		base.Worker, base.Fleet = cfg.EffectiveSidecar().WorkerID, o.fleet
+		base.Pause = func(ctx context.Context, projection string, paused bool, by, reason string) error {
+			return sidecar.SetPaused(ctx, cfg, nil, projection, paused, by, reason)
+		}
 	}
 	srv, err := admin.StartConfig(ctx, ac, base)
 	if err != nil {
@@ -107,6 +110,7 @@ func (o *runOps) serving(h *host.Host) {
 	o.metrics.ServePlugins(h)
 	o.metrics.ServeSwaps(h)
 	o.metrics.ServeShadows(h)
+	o.metrics.ServeOps(h)
 	o.started.Store(true)
 }
 

@@ -41,6 +41,13 @@ in the lease table are by the clocks of the workers that wrote them.
 Lag is the age of the oldest record after the shard's checkpoint (one
 GetRecords call per shard; --no-lag skips it).
 
+Then every projection: applying, or paused (host pause: since when, by
+whom, why), the stream instances it skipped that wait to be caught up, and
+its freshness over the last hour, summed over the workers (each publishes
+its own on a lease it holds, once per lease round), against each objective of
+its "freshness" setting: the share of events applied within the threshold,
+met or missed, and the estimated percentile.
+
 Example:
 
   host status --config dynafold.json
@@ -142,7 +149,10 @@ func printFleet(w io.Writer, f sidecar.Fleet) error {
 	if len(f.Workers) == 0 {
 		fmt.Fprintln(tw, "(none: no worker holds or asks for a lease)")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printProjections(w, f)
 }
 
 // ago is how long before now t was, "-" for a zero t.
@@ -156,14 +166,15 @@ func ago(now, t time.Time) string {
 // fleetJSON is the JSON form of `host status --json`: durations in
 // milliseconds, times in RFC 3339.
 type fleetJSON struct {
-	Stream          string       `json:"stream"`
-	LeaseTable      string       `json:"leaseTable"`
-	LeaseDurationMS int64        `json:"leaseDurationMillis"`
-	At              time.Time    `json:"at"`
-	StreamError     string       `json:"streamError,omitempty"`
-	Shards          []shardJSON  `json:"shards"`
-	Workers         []workerJSON `json:"workers"`
-	Problems        []string     `json:"problems"`
+	Stream          string           `json:"stream"`
+	LeaseTable      string           `json:"leaseTable"`
+	LeaseDurationMS int64            `json:"leaseDurationMillis"`
+	At              time.Time        `json:"at"`
+	StreamError     string           `json:"streamError,omitempty"`
+	Shards          []shardJSON      `json:"shards"`
+	Workers         []workerJSON     `json:"workers"`
+	Problems        []string         `json:"problems"`
+	Projections     []projectionJSON `json:"projections"`
 }
 
 type shardJSON struct {
@@ -192,7 +203,7 @@ type workerJSON struct {
 
 func fleetJSONOf(f sidecar.Fleet) fleetJSON {
 	out := fleetJSON{Stream: f.Stream, LeaseTable: f.LeaseTable, LeaseDurationMS: f.LeaseDuration.Milliseconds(), At: f.At.UTC(),
-		Shards: []shardJSON{}, Workers: []workerJSON{}, Problems: []string{}}
+		Shards: []shardJSON{}, Workers: []workerJSON{}, Problems: []string{}, Projections: projectionsJSONOf(f)}
 	if f.StreamErr != nil {
 		out.StreamError = f.StreamErr.Error()
 	}

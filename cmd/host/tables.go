@@ -53,6 +53,9 @@ func runTables(ctx context.Context, args []string) error {
 		if len(r.IndexesAdded) > 0 {
 			what += fmt.Sprintf("; index %s added (DynamoDB builds it in the background)", strings.Join(r.IndexesAdded, ", "))
 		}
+		if len(r.Tagged) > 0 {
+			what += "; tagged derived state (" + strings.Join(r.Tagged, ", ") + ")"
+		}
 		fmt.Fprintf(tablesOut, "%-30s %-28s %s\n", r.Table, r.Role, what)
 	}
 	return err

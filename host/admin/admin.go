@@ -3,8 +3,10 @@
 // page at / (this worker's counters, the fleet of workers and shards from
 // the lease table, the plugin serving each projection and its hot swaps,
 // the shards this worker reads, the last records given up and whether they
-// were replayed). It listens on a loopback address
-// unless told otherwise: it has no authentication.
+// were replayed). It listens on a loopback address unless told
+// otherwise: reading needs no authentication, and the endpoints that
+// change state (POST /projections/{name}/pause and /resume) answer only
+// the configured bearer token.
 //
 //	m := telemetry.New(telemetry.Options{})
 //	srv, err := admin.Start(ctx, admin.Options{Addr: "127.0.0.1:9100", Metrics: m, Ready: reader.Ready})
@@ -74,6 +76,13 @@ type Options struct {
 	Replayed func(ctx context.Context, fs []telemetry.Failure) (map[string]bool, error)
 	// Logger logs the server's errors (default slog.Default()).
 	Logger *slog.Logger
+	// Token, when set, is the bearer token the endpoints that change state
+	// (POST /projections/{name}/pause and /resume) require; without it
+	// they answer 403 to everyone.
+	Token string
+	// Pause pauses and resumes projections across the fleet, for those
+	// endpoints (nil: they answer 404).
+	Pause PauseFunc
 }
 
 // Server is a running admin server.
@@ -174,6 +183,7 @@ func Handler(o Options) http.Handler {
 		fmt.Fprintln(w, "ready")
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { statusPage(w, r, o) })
+	controlRoutes(mux, o)
 	return checkHost(o, mux)
 }
 
@@ -205,5 +215,6 @@ func StartConfig(ctx context.Context, c *host.AdminConfig, base Options) (*Serve
 	}
 	base.Addr, base.AllowNonLoopback, base.AllowFlag = c.Addr, c.AllowNonLoopback, `"admin": {"allowNonLoopback": true}`
 	base.Hosts, base.HostsFlag = c.Hosts, `"admin": {"hosts": ["%s"]} in the configuration`
+	base.Token = c.Token
 	return Start(ctx, base)
 }

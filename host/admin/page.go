@@ -59,6 +59,7 @@ tr.mine{background:#eef6ff}.problem{color:#a00;font-weight:bold}.refused{color:#
 {{if .Plugins}}<table id="plugins"><tr><th>Projection</th><th>Plugin serving</th></tr>
 {{range .Plugins}}<tr><td>{{.Projection}}</td><td>{{.Version}}</td></tr>
 {{end}}</table>{{else}}<p class="none">No projection.</p>{{end}}
+{{template "ops" .}}
 {{if .Status.Swaps}}<h2>Hot swaps</h2>
 <table id="swaps"><tr><th>Time</th><th>Projection</th><th>Result</th><th>Plugin</th><th>Origin</th><th>Step</th><th>Reason</th></tr>
 {{range .Status.Swaps}}<tr{{if eq .Result "refused" "fallback"}} class="refused"{{end}}><td>{{ts .Time}}</td><td>{{.Projection}}</td><td>{{.Result}}</td><td>{{dash .Plugin}}</td><td>{{dash .Origin}}</td><td>{{dash .Step}}</td><td>{{dash .Reason}}</td></tr>

@@ -229,6 +229,9 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 			if merr := x.metrics.write(x.source, s, opsOf(x.host, res, len(out.BatchItemFailures)), time.Now()); merr != nil {
 				log.Warn("writing metrics", "err", merr.Error())
 			}
+			if merr := x.metrics.writeProjections(x.source, x.host, res, time.Now()); merr != nil {
+				log.Warn("writing metrics", "err", merr.Error())
+			}
 		}
 	}
 	if err != nil {

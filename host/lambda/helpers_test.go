@@ -35,6 +35,7 @@ type setup struct {
 	onDecodeFailure string
 	log             *slog.Logger // nil: slog.Default()
 	metrics         io.Writer    // nil: no metrics
+	freshness       host.FreshnessConfig
 }
 
 func newFn(t *testing.T, s setup) *fn {
@@ -46,7 +47,7 @@ func newFn(t *testing.T, s setup) *fn {
 		EventStore: host.EventStoreConfig{Table: f.events, Schema: "shop", SchemaVersion: 1, Streams: []host.StreamConfig{
 			{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, Composite: []string{"orderId"}}}},
 		Projections: []host.ProjectionConfig{{Name: "summaries", Plugin: s.plugin, Table: f.rows,
-			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}}},
+			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}, Freshness: s.freshness}},
 	}
 	opts := []host.Option{host.WithClient(env.Client)}
 	if s.plugin == "" {

@@ -38,6 +38,10 @@ type Fleet struct {
 	// StreamErr is why the stream's shards could not be listed (the view
 	// then shows the leases alone).
 	StreamErr error
+	// Projections are the configuration's projections (and any other the
+	// lease table names): paused or not, what waits to be caught up, and
+	// the freshness the workers published (pause.go).
+	Projections []FleetProjection
 }
 
 // FleetShard is one shard of the fleet view.
@@ -150,7 +154,7 @@ func ReadFleet(ctx context.Context, cfg *host.Config, client *dynamodb.Client, s
 		return Fleet{}, err
 	}
 	sc := cfg.EffectiveSidecar()
-	return readFleet(ctx, lease.NewTable(client, sc.LeaseTable), api, cfg.EventStore.Table, "", time.Duration(sc.LeaseDuration), o)
+	return readFleet(ctx, cfg, lease.NewTable(client, sc.LeaseTable), api, "", time.Duration(sc.LeaseDuration), o)
 }
 
 // Fleet reads the fleet view through the reader's own clients.
@@ -158,7 +162,7 @@ func (r *Reader) Fleet(ctx context.Context, o FleetOptions) (Fleet, error) {
 	r.mu.Lock()
 	arn := r.arn
 	r.mu.Unlock()
-	return readFleet(ctx, r.leases, r.api, r.cfg.EventStore.Table, arn, time.Duration(r.sc.LeaseDuration), o)
+	return readFleet(ctx, r.cfg, r.leases, r.api, arn, time.Duration(r.sc.LeaseDuration), o)
 }
 
 // logLost logs a lease found lost to another worker (by a renewal or a
@@ -180,13 +184,14 @@ func (r *Reader) ownerNow(ctx context.Context, shard string) string {
 	return l.Owner
 }
 
-func readFleet(ctx context.Context, lt *lease.Table, api StreamsAPI, table, arn string, dur time.Duration, o FleetOptions) (Fleet, error) {
+func readFleet(ctx context.Context, cfg *host.Config, lt *lease.Table, api StreamsAPI, arn string, dur time.Duration, o FleetOptions) (Fleet, error) {
+	table := cfg.EventStore.Table
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
 	}
 	f := Fleet{LeaseTable: lt.Name(), LeaseDuration: dur}
-	all, err := lt.List(ctx)
+	all, ctl, err := lt.ListAll(ctx)
 	if err != nil {
 		return f, err
 	}
@@ -202,6 +207,7 @@ func readFleet(ctx context.Context, lt *lease.Table, api StreamsAPI, table, arn 
 	f.Stream = arn
 	f.At = now()
 	f.Shards, f.Workers = fleetOf(all, shards, f.StreamErr == nil, dur, f.At)
+	f.Projections = projectionsOf(cfg, ctl, f.At)
 	if o.Lag && rd != nil {
 		for i := range f.Shards {
 			s := &f.Shards[i]

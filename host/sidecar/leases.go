@@ -96,7 +96,7 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 			return err
 		}
 	}
-	all, err := r.leases.List(ctx)
+	all, ctl, err := r.leases.ListAll(ctx)
 	if err != nil {
 		return err
 	}
@@ -122,6 +122,7 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 	}
 	now := time.Now()
 	tr.Observe(all, now)
+	r.applyControls(ctx, all, ctl, func(l lease.Lease) bool { return tr.Expired(l, now) })
 	r.mu.Lock()
 	for id, h := range r.held { // forget workers that ended (shard finished, lease lost)
 		select {

@@ -140,6 +140,13 @@ func (r *Reader) destination(ctx context.Context, projection string) (dst quaran
 func (r *Reader) process(ctx context.Context, stream, shard string, recs []host.Record) (failure, bool) {
 	t0 := time.Now()
 	res, err := r.h.ProcessBatch(ctx, recs)
+	if err == nil {
+		// a paused projection's instances are kept before the checkpoint
+		// can pass them
+		if err = r.recordDeferred(ctx, res); err != nil {
+			res = nil
+		}
+	}
 	r.obs.BatchProcessed(stream, shard, res, time.Since(t0), err)
 	var f failure
 	switch {

@@ -68,6 +68,10 @@ type Options struct {
 	// Destinations builds the on-failure destinations (default
 	// FileDestinations).
 	Destinations DestinationFunc
+	// Status, when set, is the freshness this worker publishes in the
+	// lease table once per full lease round, for `host status`
+	// (telemetry.Metrics.FreshnessReports).
+	Status func() []host.FreshnessReport
 }
 
 // Stats are the reader's running totals, for progress lines.
@@ -115,6 +119,7 @@ type Reader struct {
 	givenUp    atomic.Int64
 	behind     sync.Map          // shard -> time.Duration
 	waiting    map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
+	pause      pauses            // the lease table's pauses and deferred instances (pause.go)
 }
 
 // New returns a reader of cfg's event-table stream that hands each batch

@@ -36,6 +36,10 @@ type Options struct {
 	RecentFailures int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Objectives are the projections' freshness objectives
+	// (host.Config.Objectives): the freshness histogram gets a bucket at
+	// each threshold, and the status shows each against the last hour.
+	Objectives []host.Objective
 }
 
 // Metrics is the host's metrics registry and the status it shows. Its
@@ -66,6 +70,9 @@ type Metrics struct {
 	pluginErrors  *prometheus.CounterVec
 	rejected      *prometheus.CounterVec
 	skipped       *prometheus.CounterVec
+	freshness     *prometheus.HistogramVec
+	rateWait      *prometheus.CounterVec
+	fresh         freshnessState
 	totals        totals // what the status page counts
 
 	mu       sync.Mutex
@@ -76,6 +83,7 @@ type Metrics struct {
 	keep     int
 	versions func() map[string]string
 	swaps    func() []host.SwapStatus
+	ops      OpsSource
 }
 
 // New returns Metrics with every metric registered in a registry of its
@@ -118,9 +126,13 @@ func New(o Options) *Metrics {
 	m.pluginErrors = counter("plugin_call_errors_total", "Calls into a projection's plugin that failed.", "projection", "function")
 	m.rejected = counter("events_rejected_total", "Events the plugin's evolve failed on and its terminal accepted as rejected (the row moves past them).", "projection")
 	m.skipped = counter("events_skipped_total", "Events the plugin's evolve skipped.", "projection")
+	m.fresh.init(o.Objectives)
+	m.freshness = newFreshnessHistogram(m.fresh.bounds)
+	m.rateWait = counter("rate_limit_wait_seconds_total", "Time batches waited for their projection's rate limit (rateLimit) before being applied.", "projection")
 	m.reg.MustRegister(m.iteratorAge, m.recordsRead, m.batches, m.batchDuration, m.applied, m.already, m.rowsWritten,
 		m.rowsFailed, m.recordsFailed, m.decodeFailed, m.retries, m.gapReads, m.gapEvents, m.conflicts, m.givenUp,
 		m.leasesHeld, m.shardsTotal, m.pluginCalls, m.pluginErrors, m.rejected, m.skipped, lagCollector{m}, pluginInfoCollector{m}, shadowCollector{m}, swapsCollector{m},
+		m.freshness, m.rateWait, objectiveCollector{m}, opsCollector{m},
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

@@ -57,6 +57,8 @@ func (m *Metrics) BatchProcessed(stream, shard string, res *host.Result, took ti
 		}
 	}
 	m.decodeFailed.WithLabelValues(stream).Add(float64(decode))
+	m.observeFreshness(res)
+	m.observeRateWait(res)
 	for name := range res.Projections {
 		c := res.Counts(name)
 		m.applied.WithLabelValues(name).Add(float64(c.Applied))

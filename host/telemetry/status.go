@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dynafold/dynafold/host"
 )
 
 // PluginSource names the plugin serving each projection; *host.Host is one.
@@ -50,6 +52,13 @@ type Status struct {
 	Total    map[string]int    // stream → shards known
 	Counters Counters          // what this process counted
 	Swaps    []SwapEvent       // the hot-swapped plugins' events, newest first
+	// Freshness is each projection's freshness over the last hour
+	// against its objectives.
+	Freshness []host.FreshnessReport
+	// Paused lists the projections paused now (host pause).
+	Paused []string
+	// Breakers are the delivery breakers, by projection.
+	Breakers []host.BreakerStatus
 }
 
 // Status returns a snapshot of the shards, plugins and recent failures.
@@ -83,9 +92,18 @@ func (m *Metrics) Status() Status {
 		st.Plugins = m.versions()
 	}
 	st.Counters, st.Swaps = m.Counters(), m.swapEvents(m.swaps)
+	if m.ops != nil {
+		for _, p := range m.ops.Projections() {
+			if m.ops.IsPaused(p) {
+				st.Paused = append(st.Paused, p)
+			}
+		}
+		st.Breakers = m.ops.Breakers()
+	}
 	for i := range m.recent {
 		st.Failures = append(st.Failures, m.recent[(m.next+len(m.recent)-1-i)%len(m.recent)])
 	}
+	st.Freshness = m.FreshnessReports() // under the freshness lock, not m.mu
 	return st
 }
 
@@ -137,4 +155,13 @@ func (m *Metrics) LeaseRoundDone() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.leases) > 0
+}
+
+// IsPaused reports whether the status lists the projection as paused.
+func (s Status) IsPaused(projection string) bool { return slices.Contains(s.Paused, projection) }
+
+// HasFreshness reports whether the status has a freshness report of the
+// projection.
+func (s Status) HasFreshness(projection string) bool {
+	return slices.ContainsFunc(s.Freshness, func(r host.FreshnessReport) bool { return r.Projection == projection })
 }

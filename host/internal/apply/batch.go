@@ -93,6 +93,11 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 	if len(order) == 0 {
 		return res
 	}
+	if e.p.Limit != nil {
+		if err := e.waitLimit(ctx, rows, order, &res); err != nil {
+			return res
+		}
+	}
 
 	res.Rows = make([]Outcome, len(order))
 	e.dispatch(ctx, order, rows, present, res.Rows)

@@ -120,6 +120,7 @@ type Projection struct {
 	SourcesOf  SourcesOf   // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
 	Rows       int         // rows processed concurrently (default 100)
 	Retry      Retry       // lost-race policy
+	Limit      Limiter     // waited on before a batch is applied (nil: no limit)
 	Now        func() time.Time
 	Logger     *slog.Logger
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -57,6 +58,9 @@ type Outcome struct {
 	// after the write delivered and failed to deliver (an undelivered
 	// effect stays at the head of the row's outbox; the row does not fail).
 	Enqueued, Delivered, Undelivered int
+	// Committed is when the row's write returned (Projection.Now), zero
+	// when nothing was written: the end of its applied events' freshness.
+	Committed time.Time
 }
 
 // Failed reports whether the row failed.
@@ -107,6 +111,13 @@ type Result struct {
 	// KeyFailures are events whose key function failed; their rows are
 	// unknown, so their records must be retried.
 	KeyFailures []KeyFailure
+	// Waited is how long the batch waited for the projection's rate limit
+	// (Projection.Limit) before it was applied.
+	Waited time.Duration
+	// Paused is set when the projection was paused for the call: nothing
+	// was applied, and Deferred holds the events it was handed.
+	Paused   bool
+	Deferred []Input
 }
 
 // KeyFailure is an event the projection's key function failed on.

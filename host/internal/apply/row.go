@@ -123,7 +123,7 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	if err != nil {
 		return e.failed(w, fmt.Errorf("writing the row to %s: %w", e.p.Table, err)), false
 	}
-	o.State, o.Written, o.Removed = written, true, f.resp.Removed
+	o.State, o.Written, o.Removed, o.Committed = written, true, f.resp.Removed, e.p.Now()
 	if o.Removed {
 		o.State = nil // a tombstone is no row
 	}

@@ -21,6 +21,10 @@ type Processor struct {
 	opts    decode.Options
 	engines []*apply.Engine
 	router  *route.Table
+
+	// Paused, when set, reports the projections paused for a batch: their
+	// events are not applied but returned in their Result's Deferred.
+	Paused func(projection string) bool
 }
 
 // New returns a processor for the engines. sideEffects names streams whose
@@ -88,10 +92,15 @@ func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result,
 	results := make([]apply.Result, len(p.engines))
 	var wg sync.WaitGroup
 	for i, e := range p.engines {
+		name := e.Projection().Name
+		if p.Paused != nil && p.Paused(name) {
+			results[i] = apply.Result{Projection: name, Paused: true, Deferred: routed.ByProjection[name]}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = e.ApplyBatch(ctx, routed.ByProjection[e.Projection().Name])
+			results[i] = e.ApplyBatch(ctx, routed.ByProjection[name])
 		}()
 	}
 	wg.Wait()

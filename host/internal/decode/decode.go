@@ -12,6 +12,7 @@ package decode
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
@@ -94,6 +95,9 @@ type Event struct {
 	Identifier string // the record's identifier for the batch response
 	Stream     eventstore.Stream
 	Event      abi.Event
+	// Created is the record's ApproximateCreationDateTime (zero when the
+	// record has none, or is not of the standard shape).
+	Created time.Time
 }
 
 // DecodeFailure is a record whose image failed to decode.
@@ -223,7 +227,7 @@ func decodeOne(res *Result, pos int, raw any, opts Options) {
 	case !ok:
 		ignore(ReasonNotAnEvent)
 	default:
-		res.Events = append(res.Events, Event{Position: pos, Identifier: id, Stream: d.Stream, Event: d.Event})
+		res.Events = append(res.Events, Event{Position: pos, Identifier: id, Stream: d.Stream, Event: d.Event, Created: rec.DynamoDB.ApproximateCreationDateTime})
 	}
 }
 

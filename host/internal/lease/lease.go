@@ -93,27 +93,11 @@ func NewTable(client *dynamodb.Client, name string) *Table {
 // Name is the table's name.
 func (t *Table) Name() string { return t.name }
 
-// List reads every lease (a strongly consistent scan).
+// List reads every lease (a strongly consistent scan), leaving out the
+// table's control items (see ListAll).
 func (t *Table) List(ctx context.Context) ([]Lease, error) {
-	var out []Lease
-	var start map[string]types.AttributeValue
-	for {
-		page, err := t.client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(t.name), ConsistentRead: aws.Bool(true), ExclusiveStartKey: start})
-		if err != nil {
-			var rnf *types.ResourceNotFoundException
-			if errors.As(err, &rnf) {
-				return nil, fmt.Errorf("%w: %s: create it with `host tables create` (the configuration's sidecar.leaseTable): %v", ErrNoTable, t.name, err)
-			}
-			return nil, fmt.Errorf("reading the leases of table %s: %w", t.name, err)
-		}
-		for _, it := range page.Items {
-			out = append(out, fromItem(it))
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = page.LastEvaluatedKey
-	}
+	out, _, err := t.ListAll(ctx)
+	return out, err
 }
 
 // Create writes a new unowned lease at TrimHorizon unless one exists for

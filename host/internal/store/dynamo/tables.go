@@ -18,6 +18,9 @@ type TableSpec struct {
 	KeyAttrs []string
 	Stream   bool
 	Indexes  []IndexSpec // global secondary indexes (projecting every attribute)
+	// Tags are put on the table when it is created, and added to an
+	// existing table that lacks them (TagResource).
+	Tags map[string]string
 }
 
 // IndexSpec is a global secondary index the host needs: its name and key
@@ -60,6 +63,7 @@ type TableState struct {
 	Created       bool     // the table did not exist and was created
 	StreamEnabled bool     // the table existed without a usable stream, and one was enabled
 	IndexesAdded  []string // the table existed without these indexes, and they were added
+	TagsAdded     []string // the tags (keys) the table was created with, or that were added to it
 }
 
 // EnsureTable creates the table when it does not exist (on-demand
@@ -90,6 +94,8 @@ func (d *DB) EnsureTable(ctx context.Context, spec TableSpec) (TableState, error
 		if spec.Stream {
 			in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}
 		}
+		in.Tags = tagList(spec.Tags)
+		st.TagsAdded = sortedKeys(spec.Tags)
 		if _, err := d.client.CreateTable(ctx, in, d.opt); err != nil {
 			return st, mapError("CreateTable "+spec.Name, err)
 		}
@@ -116,6 +122,9 @@ func (d *DB) EnsureTable(ctx context.Context, spec TableSpec) (TableState, error
 			return st, err
 		}
 		st.IndexesAdded = added
+		if st.TagsAdded, err = d.addTags(ctx, spec, aws.ToString(out.Table.TableArn)); err != nil {
+			return st, err
+		}
 	}
 	w := dynamodb.NewTableExistsWaiter(d.client, func(o *dynamodb.TableExistsWaiterOptions) {
 		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 2*time.Second
