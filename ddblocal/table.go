@@ -68,6 +68,9 @@ type tableMeta struct {
 	TTLAttr              string      `json:",omitempty"`
 	TTLEnabled           bool        `json:",omitempty"`
 	TTLChangedAt         time.Time   `json:",omitzero"`
+	// KinesisDestinations are the table's Kinesis streaming destinations
+	// (kinesis_dest.go); at most one is ACTIVE.
+	KinesisDestinations []kinesisDest `json:",omitempty"`
 }
 
 // keyDef names a primary key (of the table or of an index).
