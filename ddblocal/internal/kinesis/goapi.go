@@ -119,7 +119,7 @@ func (r *Registry) Merge(nameOrARN, shardID, adjacentID string) (string, error) 
 			return fmt.Errorf("kinesis: merge: %w: %s or %s in %s", ErrShardNotFound, shardID, adjacentID, s.name)
 		case !x.open() || !y.open():
 			return fmt.Errorf("kinesis: merge %s and %s of %s: %w", shardID, adjacentID, s.name, ErrShardClosed)
-		case x.hi.add1() != y.lo && y.hi.add1() != x.lo:
+		case !follows(x, y) && !follows(y, x):
 			return fmt.Errorf("kinesis: merge %s and %s of %s: %w", shardID, adjacentID, s.name, ErrNotAdjacent)
 		}
 		id, err = r.merge(s, shardID, adjacentID, b)

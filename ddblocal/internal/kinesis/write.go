@@ -360,8 +360,8 @@ func (r *Registry) merge(s *stream, id, adjacentID string, b *bbolt.Bucket) (str
 	}
 	lo, hi := x.lo, y.hi
 	switch {
-	case x.hi.add1() == y.lo && x.hi != maxU128:
-	case y.hi.add1() == x.lo && y.hi != maxU128:
+	case follows(x, y):
+	case follows(y, x):
 		lo, hi = y.lo, x.hi
 	default:
 		return "", invalidArg("Shards %s and %s in stream %s under account %s are not an adjacent pair of shards eligible for merging", id, adjacentID, s.name, r.opts.AccountID)
@@ -379,6 +379,9 @@ func (r *Registry) merge(s *stream, id, adjacentID string, b *bbolt.Bucket) (str
 	}
 	return c.id(), nil
 }
+
+// follows reports whether shard b's hash keys start right after a's end.
+func follows(a, b *shard) bool { return a.hi != maxU128 && a.hi.add1() == b.lo }
 
 func (sh *shard) id() string { return shardID(sh.idx) }
 
