@@ -229,7 +229,7 @@ func TestK3_EveryIteratorTypeStartsWhereKinesisDoes(t *testing.T) {
 	}
 
 	bad := []struct {
-		in       kinesis.GetShardIteratorInput
+		in        kinesis.GetShardIteratorInput
 		code, in2 string
 	}{
 		{kinesis.GetShardIteratorInput{ShardIteratorType: ktypes.ShardIteratorTypeAtSequenceNumber}, "InvalidArgumentException",
