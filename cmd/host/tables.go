@@ -54,6 +54,21 @@ func runTables(ctx context.Context, args []string) error {
 			what += fmt.Sprintf("; index %s added (DynamoDB builds it in the background)", strings.Join(r.IndexesAdded, ", "))
 		}
 		fmt.Fprintf(tablesOut, "%-30s %-28s %s\n", r.Table, r.Role, what)
+		if k := r.Kinesis; k != nil {
+			what := "exists"
+			if k.Created {
+				what = "created (on-demand)"
+			}
+			switch {
+			case k.Enabled:
+				what += fmt.Sprintf("; streaming destination of %s enabled (%s)", k.Destination, k.PrecisionUsed)
+			case k.PrecisionSet:
+				what += fmt.Sprintf("; streaming destination of %s: precision set to %s", k.Destination, k.PrecisionUsed)
+			default:
+				what += fmt.Sprintf("; already the streaming destination of %s", k.Destination)
+			}
+			fmt.Fprintf(tablesOut, "%-30s %-28s %s\n", k.Stream, "kinesis stream", what)
+		}
 	}
 	return err
 }
