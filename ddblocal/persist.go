@@ -150,6 +150,7 @@ func (s *Server) persistChanges(cs []change, recs []streamRecord, krecs []kinesi
 func (s *Server) failStore(err error) {
 	s.log.Error("ddblocal: store transaction failed; refusing writes until restarted", "data", s.dbPath, "err", err)
 	s.failed.CompareAndSwap(nil, &err)
+	s.kin.Fail() // its records of the failed transaction are in memory only, too
 }
 
 func (s *Server) storeFailed() error {

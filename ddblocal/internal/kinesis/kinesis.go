@@ -167,6 +167,11 @@ func NewRegistry(opts Options) (*Registry, error) {
 	return r, nil
 }
 
+// Fail makes the registry refuse every later write (ErrFailed): the
+// caller's transaction that RecordTx wrote in did not commit, so memory
+// holds records the store lacks until the registry is reopened.
+func (r *Registry) Fail() { r.failed.Store(true) }
+
 // SetFaults replaces the fault configuration (the zero Faults: none).
 func (r *Registry) SetFaults(f Faults) {
 	r.faultMu.Lock()
