@@ -132,6 +132,12 @@ func streamRecords(t *testing.T, kc *kinesis.Client, stream string) ([]ktypes.Re
 		rs, _ := readShard(t, kc, stream, aws.ToString(sh.ShardId))
 		recs = append(recs, rs...)
 	}
+	return decodeChanges(t, recs)
+}
+
+// decodeChanges decodes records as DynamoDB change records.
+func decodeChanges(t *testing.T, recs []ktypes.Record) ([]ktypes.Record, []ddbChange) {
+	t.Helper()
 	changes := make([]ddbChange, len(recs))
 	for i, r := range recs {
 		if err := json.Unmarshal(r.Data, &changes[i]); err != nil {
