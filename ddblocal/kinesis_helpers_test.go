@@ -4,25 +4,39 @@ import (
 	"encoding/json"
 	"errors"
 	"math/big"
+	"net"
 	"sort"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	ktypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 	"github.com/aws/smithy-go"
 )
 
-// kclient returns a Kinesis SDK client for the server, without retries.
+// kclient returns a Kinesis SDK client for the server that retries no
+// error the server answers: only a read on a connection the client's own
+// transport closed (net.ErrClosed, aws/aws-sdk-go-v2#2737), as client does.
 func kclient(s *Server) *kinesis.Client {
 	return kinesis.New(kinesis.Options{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(s.Endpoint()),
-		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "secret", ""),
-		RetryMaxAttempts: 1,
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(s.Endpoint()),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKID", "secret", ""),
+		Retryer: retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts = 3
+			so.RateLimiter = ratelimit.None
+			so.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+				if errors.Is(err, net.ErrClosed) {
+					return aws.TrueTernary
+				}
+				return aws.FalseTernary
+			})}
+		}),
 	})
 }
 

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
+
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // EndpointEnv is the environment variable naming the Kinesis endpoint when
@@ -30,7 +32,9 @@ const DefaultLocalRegion = "us-east-1"
 // An empty endpoint falls back to AWS_ENDPOINT_URL_KINESIS, then to the
 // SDK's default resolution. A loopback endpoint gets static dummy
 // credentials; any other uses the standard configuration chain. An empty
-// region means the chain's (us-east-1 for a loopback endpoint).
+// region means the chain's (us-east-1 for a loopback endpoint). Like
+// ddbclient's, the client keeps its connections open (ddbclient.HTTPClient,
+// ddbclient.KeepConnectionsMiddleware).
 func NewClient(ctx context.Context, endpoint, region string, optFns ...func(*kinesis.Options)) (*kinesis.Client, error) {
 	if endpoint == "" {
 		endpoint = os.Getenv(EndpointEnv)
@@ -55,10 +59,14 @@ func NewClient(ctx context.Context, endpoint, region string, optFns ...func(*kin
 	if err != nil {
 		return nil, fmt.Errorf("kinesis: load AWS config: %w", err)
 	}
-	if endpoint != "" {
-		optFns = append([]func(*kinesis.Options){func(o *kinesis.Options) { o.BaseEndpoint = aws.String(endpoint) }}, optFns...)
+	base := func(o *kinesis.Options) {
+		o.HTTPClient = ddbclient.HTTPClient(ddbclient.DefaultIdleConns)
+		o.APIOptions = append(o.APIOptions, ddbclient.KeepConnectionsMiddleware)
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
 	}
-	return kinesis.NewFromConfig(cfg, optFns...), nil
+	return kinesis.NewFromConfig(cfg, append([]func(*kinesis.Options){base}, optFns...)...), nil
 }
 
 func isLoopback(host string) bool {
