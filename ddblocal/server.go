@@ -315,7 +315,7 @@ func (s *Server) closeStores() error {
 }
 
 // Stats returns the number of requests served per operation ("PutItem",
-// "DynamoDBStreams.GetRecords", ...), faults included.
+// "DynamoDBStreams.GetRecords", "Kinesis.GetRecords", ...), faults included.
 func (s *Server) Stats() map[string]int64 { return s.stats.snapshot() }
 
 type stats struct {

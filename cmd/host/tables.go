@@ -13,7 +13,7 @@ import (
 
 func init() {
 	commands = append(commands, command{"tables",
-		"create the configuration's tables that do not exist yet: the event table (with its stream), each read model, and the outbox, lease and quarantine tables configured (tables create --config F)", runTables})
+		"create the configuration's tables that do not exist yet: the event table (with its stream), each read model, and the outbox, lease and quarantine tables configured, and the sidecar's Kinesis stream and streaming destination when configured (tables create --config F)", runTables})
 }
 
 // tablesOut is where `host tables` prints (a variable for tests).
