@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	ktypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/dynafold/dynafold/internal/ddbclient"
 	"github.com/dynafold/dynafold/internal/kinesisclient"
 )
 
@@ -25,8 +28,9 @@ type KinesisConfig struct {
 	// Stream is the stream's name or ARN (required).
 	Stream string `json:"stream"`
 	// Endpoint is the Kinesis endpoint, an http or https URL (ddblocal
-	// serves Kinesis on its DynamoDB port). Empty: AWS_ENDPOINT_URL_KINESIS,
-	// else the AWS default for the region.
+	// serves Kinesis on its DynamoDB port). Empty: AWS_ENDPOINT_URL_KINESIS;
+	// else, when the DynamoDB endpoint is a loopback one (ddblocal), that
+	// endpoint; else the AWS default for the region.
 	Endpoint string `json:"endpoint,omitempty"`
 	// Precision is the destination's ApproximateCreationDateTimePrecision:
 	// PrecisionMillisecond (default) or PrecisionMicrosecond.
@@ -50,6 +54,30 @@ func (k KinesisConfig) StreamName() string {
 		return m[1]
 	}
 	return k.Stream
+}
+
+// KinesisEndpoint returns the endpoint of the sidecar's Kinesis stream:
+// sidecar.kinesis.endpoint, else AWS_ENDPOINT_URL_KINESIS, else the
+// DynamoDB endpoint (the configuration's or AWS_ENDPOINT_URL_DYNAMODB) when
+// it is a loopback one, as ddblocal serves both there; "" for AWS's. A
+// local setup so never reaches AWS's Kinesis by default.
+func (c *Config) KinesisEndpoint() string {
+	if c.Sidecar != nil && c.Sidecar.Kinesis != nil && c.Sidecar.Kinesis.Endpoint != "" {
+		return c.Sidecar.Kinesis.Endpoint
+	}
+	if ep := os.Getenv(kinesisclient.EndpointEnv); ep != "" {
+		return ep
+	}
+	ep := c.Endpoint
+	if ep == "" {
+		ep = os.Getenv(ddbclient.EndpointEnv)
+	}
+	if u, err := url.Parse(ep); err == nil && ep != "" {
+		if h := u.Hostname(); h == "localhost" || (net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback()) {
+			return ep
+		}
+	}
+	return ""
 }
 
 // EffectivePrecision is Precision with its default.
@@ -96,7 +124,7 @@ type KinesisReport struct {
 // and makes it the event table's streaming destination.
 func (h *Host) ensureKinesis(ctx context.Context, k KinesisConfig) (KinesisReport, error) {
 	rep := KinesisReport{Destination: h.cfg.EventStore.Table, PrecisionUsed: k.EffectivePrecision()}
-	kc, err := kinesisclient.NewClient(ctx, k.Endpoint, h.cfg.Region)
+	kc, err := kinesisclient.NewClient(ctx, h.cfg.KinesisEndpoint(), h.cfg.Region)
 	if err != nil {
 		return rep, err
 	}

@@ -34,3 +34,25 @@ func TestK3_SidecarKinesisConfigNamesTheJSONPathOfEachMistake(t *testing.T) {
 		assert.Equal(t, "orders-changes", cfg.Sidecar.Kinesis.StreamName())
 	}
 }
+
+// TestK3_KinesisEndpointFallsBackToALoopbackDynamoDBEndpointNeverToAWS:
+// the configured endpoint wins, then AWS_ENDPOINT_URL_KINESIS, then a
+// loopback DynamoDB endpoint (ddblocal serves both); a remote DynamoDB
+// endpoint leaves Kinesis to the SDK's default.
+func TestK3_KinesisEndpointFallsBackToALoopbackDynamoDBEndpointNeverToAWS(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL_KINESIS", "")
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", "")
+	parse := func(endpoint, kin string) *host.Config {
+		t.Helper()
+		cfg, err := host.ParseConfig([]byte(strings.Replace(strings.Replace(sidecarBase, "%s", `{"leaseTable": "leases", "kinesis": `+kin+`}`, 1),
+			`"eventStore"`, `"endpoint": "`+endpoint+`", "eventStore"`, 1)))
+		require.NoError(t, err)
+		return cfg
+	}
+	assert.Equal(t, "http://127.0.0.1:9000", parse("http://127.0.0.1:8000", `{"stream": "s", "endpoint": "http://127.0.0.1:9000"}`).KinesisEndpoint())
+	assert.Equal(t, "http://127.0.0.1:8000", parse("http://127.0.0.1:8000", `{"stream": "s"}`).KinesisEndpoint())
+	assert.Equal(t, "http://localhost:8000", parse("http://localhost:8000", `{"stream": "s"}`).KinesisEndpoint())
+	assert.Equal(t, "", parse("https://dynamodb.eu-west-1.amazonaws.com", `{"stream": "s"}`).KinesisEndpoint())
+	t.Setenv("AWS_ENDPOINT_URL_KINESIS", "http://127.0.0.1:7000")
+	assert.Equal(t, "http://127.0.0.1:7000", parse("http://127.0.0.1:8000", `{"stream": "s"}`).KinesisEndpoint())
+}

@@ -21,9 +21,10 @@ import (
 	"github.com/dynafold/dynafold/internal/kinesisclient"
 )
 
-// TestK3_TablesCreateSetsUpTheKinesisDestination: with sidecar.kinesis,
-// `host tables create` creates the Kinesis stream (on-demand) and makes it
-// the event table's streaming destination with the configured precision;
+// TestK3_TablesCreateSetsUpTheKinesisDestination: with sidecar.kinesis
+// (no endpoint: ddblocal's DynamoDB one serves Kinesis too), `host tables
+// create` creates the Kinesis stream (on-demand) and makes it the event
+// table's streaming destination with the configured precision;
 // a second run finds it all in place; appended events then land in the
 // Kinesis stream.
 func TestK3_TablesCreateSetsUpTheKinesisDestination(t *testing.T) {
@@ -35,8 +36,9 @@ func TestK3_TablesCreateSetsUpTheKinesisDestination(t *testing.T) {
   "endpoint": %q,
   "eventStore": {"table": "shop-events", "schema": "shop", "streams": [{"name": "Order", "composite": ["orderId"]}]},
   "projections": [{"name": "summaries", "plugin": "unused.wasm", "table": "order-summaries", "checkpoint": {"field": "version"}}],
-  "sidecar": {"leaseTable": "leases", "kinesis": {"stream": "shop-changes", "endpoint": %q, "precision": "MICROSECOND"}}
-}`, srv.Endpoint(), srv.Endpoint())), 0o644))
+  "sidecar": {"leaseTable": "leases", "kinesis": {"stream": "shop-changes", "precision": "MICROSECOND"}}
+}`, srv.Endpoint())), 0o644))
+	t.Setenv(kinesisclient.EndpointEnv, "") // without an endpoint, the loopback DynamoDB one serves Kinesis too
 	var out bytes.Buffer
 	old := tablesOut
 	tablesOut = &out
