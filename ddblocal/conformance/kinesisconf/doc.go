@@ -21,7 +21,8 @@
 // reference, skipOnKinesalite skips that check on kinesalite only, naming
 // the difference: it does not fill ChildShards when a closed shard is
 // drained (a reader finds the children by listing, which every target is
-// checked for), it ignores ListShards' ShardFilter, and it refuses
-// requests that name a stream only by StreamARN. Tests that need ddblocal's
+// checked for), it ignores ListShards' ShardFilter, it refuses requests
+// that name a stream only by StreamARN, and it answers GetRecords with
+// Limit 0. Tests that need ddblocal's
 // own hooks (a clock, options) run only in-process.
 package kinesisconf
