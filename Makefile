@@ -3,7 +3,7 @@ GO      ?= go
 PLUGINS := order-summary zone-readings shipment-summary
 WASM    := $(PLUGINS:%=build/plugins/%.wasm)
 
-.PHONY: all build plugins test test-go conformance-dynalite demo bench check clean lambda-zip FORCE
+.PHONY: all build plugins test test-go conformance-dynalite conformance-kinesalite demo bench check clean lambda-zip FORCE
 
 .DEFAULT_GOAL := all
 
@@ -49,8 +49,9 @@ build/plugins/%.wasm: FORCE
 	@mkdir -p build/plugins
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./plugins/examples/$*/wasm
 
-## test: every test, then the DynamoDB conformance suite against dynalite (installed from npm on first use)
-test: test-go conformance-dynalite
+## test: every test, then the DynamoDB conformance suite against dynalite and the Kinesis one against
+## kinesalite (both installed from npm on first use)
+test: test-go conformance-dynalite conformance-kinesalite
 
 test-go: plugins
 	$(GO) vet ./...
@@ -61,6 +62,9 @@ test-go: plugins
 
 conformance-dynalite:
 	bash ddblocal/conformance/dynalite.sh run
+
+conformance-kinesalite:
+	bash ddblocal/conformance/kinesalite.sh run
 
 ## demo: the main job on the embedded default (ddblocal in-process, no AWS account)
 demo: build/plugins/order-summary.wasm

@@ -27,8 +27,8 @@ func (c change) noop() bool {
 
 var ttlIdentity = &streams.Identity{Type: "Service", PrincipalID: "dynamodb.amazonaws.com"}
 
-// commit applies changes atomically: stored with their stream records in
-// one store transaction (so an acknowledged write never lacks its record,
+// commit applies changes atomically: stored with their stream records (and
+// the records of a Kinesis streaming destination) in one store transaction (so an acknowledged write never lacks its record,
 // nor has two, whatever instant the process dies at), applied in memory,
 // then, in memory mode, recorded in the tables' streams. The caller holds
 // the write lock of every table involved. Changes that change nothing are
@@ -45,8 +45,9 @@ func (s *Server) commit(changes []change, ident *streams.Identity) error {
 	}
 	at := s.now()
 	recs := streamChanges(eff, ident, at)
+	krecs := s.kinesisChanges(eff, ident, at) // kinesis_dest.go
 	if s.db != nil {
-		if err := s.persistChanges(eff, recs); err != nil {
+		if err := s.persistChanges(eff, recs, krecs); err != nil {
 			return err
 		}
 	}
@@ -65,6 +66,9 @@ func (s *Server) commit(changes []change, ident *streams.Identity) error {
 	if s.db == nil {
 		for _, r := range recs {
 			s.streams.Record(r.arn, r.ch)
+		}
+		for _, r := range krecs {
+			s.kin.Record(r.stream, r.pk, r.data)
 		}
 	}
 	return nil

@@ -1,7 +1,8 @@
 // Package ddblocal is dynafold's DynamoDB-compatible server: the AWS JSON 1.0
 // protocol of DynamoDB and DynamoDB Streams over HTTP, with tables, items,
 // secondary indexes, transactions, streams and TTL kept in memory or in a
-// bbolt file. Every test of the project and the embedded default mode talk
+// bbolt file, and on the same port the Kinesis Data Streams API (JSON 1.1)
+// with DynamoDB's Kinesis streaming destination. Every test of the project and the embedded default mode talk
 // to it through the real aws-sdk-go-v2 client, so it follows DynamoDB's
 // rules and messages (the API reference is the specification) and is never
 // more lenient where that could hide a bug until production.
@@ -22,14 +23,18 @@
 // its body is read; shape.go counts a body's lists outside its attribute
 // values before it is decoded (internal/wire decodes attribute values
 // within DynamoDB's item limits); faults.go the fault injection;
-// capacity.go the ConsumedCapacity arithmetic.
+// capacity.go the ConsumedCapacity arithmetic; kinesis.go serves the
+// Kinesis API (the streams themselves are internal/kinesis) and
+// kinesis_dest.go a table's Kinesis streaming destination.
 //
 // # Durability
 //
 // With Options.DataDir, an acknowledged write and its stream records are
 // committed in one bbolt transaction: after a crash at any instant, every
 // acknowledged write is in its table and exactly once in its stream, in
-// order per item (TestDurability_KillAtRandomPointsLosesNoStreamRecord).
+// order per item (TestDurability_KillAtRandomPointsLosesNoStreamRecord);
+// so is a change record of a table's Kinesis streaming destination
+// (TestK3_KillAtRandomPointsLosesNoKinesisRecord).
 //
 // # Consistency
 //
@@ -67,6 +72,9 @@
 //     them. UpdateTimeToLive allows one change per table per hour, as the
 //     API reference states (by Options.Now).
 //   - ConsumedCapacity counts table units only; index writes are not added.
+//   - Kinesis streams are ACTIVE at once, take no throughput limits but the
+//     optional GetRecords call rate (KinesisOptions.ReadsPerShardPerSecond),
+//     and have no enhanced fan-out; see docs/ddblocal.md.
 //   - A stream's shards (StreamOptions.Shards open at once, routed by a hash
 //     of the partition key) split by record count or on demand
 //     (SplitShard), never by throughput, and never merge; sequence numbers

@@ -61,6 +61,9 @@ func TestDurability_HelperProcess(t *testing.T) {
 	if splits {
 		go restructureAtRandom(srv)
 	}
+	if os.Getenv(durabilityKinesisEnv) != "" {
+		go restructureKinesisAtRandom(srv)
+	}
 	fmt.Printf("ENDPOINT %s\n", srv.Endpoint())
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
@@ -154,21 +157,25 @@ func (c *child) kill() {
 func verifyClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: time.Minute} // a guard against a hung request, not a bound on work
 	creds := credentials.NewStaticCredentialsProvider("AKID", "secret", "")
-	retryer := func() aws.Retryer {
-		return retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = math.MaxInt32 // the context bounds the attempts
-			so.MaxBackoff = 100 * time.Millisecond
-			so.RateLimiter = ratelimit.None
-			so.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
-				if unanswered(err) {
-					return aws.TrueTernary
-				}
-				return aws.FalseTernary
-			})}
-		})
-	}
+	retryer := verifyRetryer
 	return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, Retryer: retryer(), HTTPClient: hc}),
 		dynamodbstreams.New(dynamodbstreams.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: creds, Retryer: retryer(), HTTPClient: hc})
+}
+
+// verifyRetryer retries, until the caller's context ends, a request the
+// server never answered (see verifyClients).
+func verifyRetryer() aws.Retryer {
+	return retry.NewStandard(func(so *retry.StandardOptions) {
+		so.MaxAttempts = math.MaxInt32 // the context bounds the attempts
+		so.MaxBackoff = 100 * time.Millisecond
+		so.RateLimiter = ratelimit.None
+		so.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+			if unanswered(err) {
+				return aws.TrueTernary
+			}
+			return aws.FalseTernary
+		})}
+	})
 }
 
 // unanswered reports whether err is a request the server never answered:

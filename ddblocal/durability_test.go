@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/smithy-go"
 )
 
@@ -95,6 +96,10 @@ type durabilityCase struct {
 	// them over by age, and a lineage-aware reader follow the stream
 	// through the kills (durability_shards_test.go).
 	splits bool
+	// kinesis streams the table to a Kinesis stream too, which the child
+	// splits and merges at random, and checks that stream as the DynamoDB
+	// one (durability_kinesis_test.go).
+	kinesis bool
 }
 
 // runDurability runs a case and returns the shards of the last check.
@@ -128,6 +133,9 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 		lr = newLiveReader()
 		window = 80_000 // the reader takes its share of the child's time
 	}
+	if dc.kinesis {
+		env = append(env, durabilityKinesisEnv+"=1")
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	dir := t.TempDir()
 	m := &model{items: map[string][]histEntry{}}
@@ -147,6 +155,9 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 		c.kill()
 		t.Fatalf("CreateTable: %v", err)
 	}
+	if dc.kinesis {
+		setupKinesisDestination(t, ep, c)
+	}
 	c.kill()
 
 	start := time.Now()
@@ -164,7 +175,7 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 		db, sc := durabilityClients(ep)
 		if cycle%verifyEvery == 0 {
 			vdb, vsc := verifyClients(ep)
-			verifyDurability(t, m, vdb, vsc, cycle, lr)
+			verifyDurability(t, m, vdb, vsc, cycle, lr, kinesisVerifier(dc, ep))
 			if t.Failed() {
 				c.kill()
 				return nil
@@ -206,7 +217,7 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 	c = startChild(t, dir, env...)
 	ep = c.wait(t)
 	vdb, vsc := verifyClients(ep)
-	shards := verifyDurability(t, m, vdb, vsc, cycles, lr)
+	shards := verifyDurability(t, m, vdb, vsc, cycles, lr, kinesisVerifier(dc, ep))
 	c.kill()
 	t.Logf("%d kill points (%d while starting, %d after a cycle's first acknowledged write), %d acknowledged writes, %d in flight at a kill, %d unacknowledged transactions, in %v",
 		cycles+1, earlyKills, waited, m.acked, m.failed, len(m.txs), time.Since(start).Round(time.Millisecond))
@@ -370,8 +381,9 @@ func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstrea
 // verifyDurability checks the table and its stream against the model.
 // With a live reader, it also checks what that reader saw survived: every
 // shard it finished is still closed at the same end, and every record it
-// read is still there.
-func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbstreams.Client, cycle int, lr *liveReader) []stypes.Shard {
+// read is still there. With kc, the table's Kinesis stream is checked as
+// its DynamoDB stream is.
+func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbstreams.Client, cycle int, lr *liveReader, kc *kinesis.Client) []stypes.Shard {
 	t.Helper()
 	ctx := ctxT(t)
 	recs, shards, err := readWholeStream(ctx, db, sc)
@@ -401,10 +413,27 @@ func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbs
 			break
 		}
 	}
+	checkRecords(t, m, table, recs, cycle, "stream")
+	if kc != nil {
+		krecs, err := readWholeKinesis(ctx, kc)
+		if err != nil {
+			t.Fatalf("cycle %d: reading the Kinesis stream: %v", cycle, err)
+		}
+		checkRecords(t, m, table, krecs, cycle, "Kinesis stream")
+	}
+	return shards
+}
+
+// checkRecords checks the records of a stream (what names it in
+// messages) against the model and the table: every acknowledged write
+// exactly once, in order per item, nothing else, the table as the last
+// record of each item says, transactions whole.
+func checkRecords(t *testing.T, m *model, table map[string]string, recs []streamRec, cycle int, what string) {
+	t.Helper()
 	perItem := map[string][]string{}
 	for i, r := range recs {
 		if i > 0 && r.seq.Cmp(recs[i-1].seq) == 0 {
-			t.Errorf("cycle %d: two records with sequence number %s", cycle, r.seq)
+			t.Errorf("cycle %d: %s: two records with sequence number %s", cycle, what, r.seq)
 		}
 		perItem[r.item] = append(perItem[r.item], r.token)
 	}
@@ -413,7 +442,7 @@ func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbs
 	present := map[string]bool{}
 	for it := range perItem {
 		if _, ok := m.items[it]; !ok {
-			t.Errorf("cycle %d: the stream has records of item %s, never written", cycle, it)
+			t.Errorf("cycle %d: the %s has records of item %s, never written", cycle, what, it)
 		}
 	}
 	for it, hist := range m.items {
@@ -425,12 +454,12 @@ func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbs
 				present[it+"/"+h.token] = true
 				j++
 			case h.acked:
-				t.Errorf("cycle %d: item %s: the acknowledged write %s is not in the stream where expected (stream %v, history %v)", cycle, it, h.token, got, hist)
-				return shards
+				t.Errorf("cycle %d: item %s: the acknowledged write %s is not in the %s where expected (records %v, history %v)", cycle, it, h.token, what, got, hist)
+				return
 			}
 		}
 		if j != len(got) {
-			t.Errorf("cycle %d: item %s: the stream has records no write explains, or a record twice: %v (history %v)", cycle, it, got[j:], hist)
+			t.Errorf("cycle %d: item %s: the %s has records no write explains, or a record twice: %v (history %v)", cycle, it, what, got[j:], hist)
 			continue
 		}
 		want := ""
@@ -438,18 +467,17 @@ func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbs
 			want = strings.TrimPrefix(got[len(got)-1], "P:")
 		}
 		if table[it] != want {
-			t.Errorf("cycle %d: item %s: the table holds w=%q but the stream's last record says %q (a write in the table without its record, or the reverse)", cycle, it, table[it], want)
+			t.Errorf("cycle %d: item %s: the table holds w=%q but the %s's last record says %q (a write in the table without its record, or the reverse)", cycle, it, table[it], what, want)
 		}
 	}
 	for it := range table {
-		if _, ok := m.items[it]; !ok {
+		if _, ok := m.items[it]; !ok && what == "stream" {
 			t.Errorf("cycle %d: the table holds item %s, never written", cycle, it)
 		}
 	}
 	for _, tx := range m.txs {
 		if present[tx[0]] != present[tx[1]] {
-			t.Errorf("cycle %d: transaction half applied: %s present=%v, %s present=%v", cycle, tx[0], present[tx[0]], tx[1], present[tx[1]])
+			t.Errorf("cycle %d: %s: transaction half applied: %s present=%v, %s present=%v", cycle, what, tx[0], present[tx[0]], tx[1], present[tx[1]])
 		}
 	}
-	return shards
 }

@@ -27,7 +27,7 @@ const (
 // FaultConfig injects failures; the zero value injects none.
 //
 // Rates maps an operation ("PutItem", "TransactWriteItems",
-// "DynamoDBStreams.GetRecords", or "*" for every operation) to error codes
+// "DynamoDBStreams.GetRecords", "Kinesis.GetRecords", or "*" for every operation) to error codes
 // and their probability per request. Script makes the next requests of an
 // operation fail, in order, before any rate applies. Latency delays every
 // request. Seed makes the random choices repeatable (0: a fixed default).

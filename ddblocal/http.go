@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+	"github.com/dynafold/dynafold/ddblocal/internal/kinesis"
 )
 
 const (
@@ -73,6 +74,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.hook("read", r)
 	target := r.Header.Get("X-Amz-Target")
+	if strings.HasPrefix(target, kinesis.TargetPrefix) {
+		s.serveKinesis(ctx, w, reqID, target, body) // kinesis.go
+		return
+	}
 	start := time.Now()
 	resp, err := s.dispatch(ctx, target, body)
 	if err != nil {

@@ -91,11 +91,11 @@ func (s *Server) dropTable(name string) error {
 	return nil
 }
 
-// persistChanges writes changes and their stream records in one store
-// transaction. If the transaction fails after the stream registry took its
+// persistChanges writes changes, their stream records and their Kinesis
+// streaming destination records in one store transaction. If the transaction fails after the stream registry took its
 // records, the registry and the store disagree: the server refuses every
 // later write (see failStore) until it is restarted on the data dir.
-func (s *Server) persistChanges(cs []change, recs []streamRecord) error {
+func (s *Server) persistChanges(cs []change, recs []streamRecord, krecs []kinesisRecord) error {
 	if err := s.storeFailed(); err != nil {
 		return err
 	}
@@ -127,6 +127,12 @@ func (s *Server) persistChanges(cs []change, recs []streamRecord) error {
 				return err
 			}
 		}
+		for _, r := range krecs {
+			staged = true
+			if err := s.kin.RecordTx(tx, r.stream, r.pk, r.data); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -144,6 +150,7 @@ func (s *Server) persistChanges(cs []change, recs []streamRecord) error {
 func (s *Server) failStore(err error) {
 	s.log.Error("ddblocal: store transaction failed; refusing writes until restarted", "data", s.dbPath, "err", err)
 	s.failed.CompareAndSwap(nil, &err)
+	s.kin.Fail() // its records of the failed transaction are in memory only, too
 }
 
 func (s *Server) storeFailed() error {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dynafold/dynafold/ddblocal/internal/kinesis"
 	"github.com/dynafold/dynafold/ddblocal/internal/streams"
 	bolt "go.etcd.io/bbolt"
 )
@@ -46,6 +47,9 @@ type Options struct {
 	TTLInterval time.Duration
 	// Streams tunes the stream log (shards, retention, iterators).
 	Streams StreamOptions
+	// Kinesis tunes the Kinesis Data Streams API (shards, iterators, the
+	// read limit, the streaming destination's faults).
+	Kinesis KinesisOptions
 	// Now is the clock (TTL, stream record times, idempotency windows);
 	// default time.Now.
 	Now func() time.Time
@@ -108,6 +112,7 @@ type Server struct {
 	dbPath   string
 	failed   atomic.Pointer[error]
 	streams  *streams.Registry
+	kin      *kinesis.Registry // the Kinesis Data Streams API (kinesis.go)
 	ln       net.Listener
 	http     *http.Server
 	faults   *faultState
@@ -194,6 +199,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("ddblocal: %w", err)
 	}
 	s.streams = reg
+	if s.kin, err = newKinesis(opts, s.db); err != nil {
+		s.closeStores()
+		if s.db != nil {
+			return nil, fmt.Errorf("ddblocal: %w: %s: %w; restore it from a backup, or move it away to start with an empty store", ErrDataFileDamaged, s.dbPath, err)
+		}
+		return nil, fmt.Errorf("ddblocal: %w", err)
+	}
 	if s.db != nil {
 		if err := s.loadSafely(); err != nil {
 			s.closeStores()
@@ -303,7 +315,7 @@ func (s *Server) closeStores() error {
 }
 
 // Stats returns the number of requests served per operation ("PutItem",
-// "DynamoDBStreams.GetRecords", ...), faults included.
+// "DynamoDBStreams.GetRecords", "Kinesis.GetRecords", ...), faults included.
 func (s *Server) Stats() map[string]int64 { return s.stats.snapshot() }
 
 type stats struct {

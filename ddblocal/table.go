@@ -69,6 +69,9 @@ type tableMeta struct {
 	TTLEnabled           bool              `json:",omitempty"`
 	TTLChangedAt         time.Time         `json:",omitzero"`
 	Tags                 map[string]string `json:",omitempty"` // TagResource, CreateTable's Tags
+	// KinesisDestinations are the table's Kinesis streaming destinations
+	// (kinesis_dest.go); at most one is ACTIVE.
+	KinesisDestinations []kinesisDest `json:",omitempty"`
 }
 
 // keyDef names a primary key (of the table or of an index).

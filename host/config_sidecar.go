@@ -41,6 +41,10 @@ type SidecarConfig struct {
 	// Projections overrides Failure per projection, by projection name;
 	// fields left out keep Failure's.
 	Projections map[string]FailurePolicyConfig `json:"projections,omitempty"`
+	// Kinesis, when set, names the Kinesis data stream the event table
+	// streams to (config_kinesis.go), read instead of the table's DynamoDB
+	// stream; nil: the DynamoDB stream.
+	Kinesis *KinesisConfig `json:"kinesis,omitempty"`
 }
 
 // FailurePolicyConfig is what the reader does with a record that keeps
@@ -171,6 +175,9 @@ func (c *Config) validateSidecar(ps *problems) {
 	}
 	if s.OnTrimmed != "" && s.OnTrimmed != TrimmedStop && s.OnTrimmed != TrimmedContinue {
 		ps.add("sidecar.onTrimmed", "%q is not a policy: use %q (stop and alert) or %q (read on from the oldest record kept and record the projections to rebuild)", s.OnTrimmed, TrimmedStop, TrimmedContinue)
+	}
+	if s.Kinesis != nil {
+		s.Kinesis.validate(ps, "sidecar.kinesis")
 	}
 	s.Failure.validate(ps, "sidecar.failure")
 	s.checkKept(ps, "sidecar.failure", "")

@@ -288,13 +288,19 @@ type TableReport struct {
 	// Tagged lists the tags (keys) it was created with or that were added
 	// to it: a read-model table is labelled derived state (DerivedTags).
 	Tagged []string
+
+	// Kinesis is set on the event table's report when the configuration
+	// streams it to a Kinesis data stream (sidecar.kinesis).
+	Kinesis *KinesisReport
 }
 
 // CreateTables creates the tables the configuration names and that do not
 // exist yet: the event table with a NEW_IMAGE stream and each projection's
 // read-model table (string key attributes, on-demand capacity), with its
 // outbox's table and index when configured, the quarantine table, and the
-// sidecar's lease table when the configuration has a sidecar section. It is
+// sidecar's lease table when the configuration has a sidecar section; with
+// sidecar.kinesis, the Kinesis stream (created on-demand when it does not
+// exist) is made the event table's streaming destination. It is
 // idempotent: existing tables are left as they are, except that an event
 // table without a stream gets one, a table without an index it needs gets
 // it, and a read-model table without the derived-state tags (DerivedTags)
@@ -315,6 +321,13 @@ func (h *Host) CreateTables(ctx context.Context) ([]TableReport, error) {
 			return out, err
 		}
 		out = append(out, TableReport{Table: s.spec.Name, Role: s.role, Created: st.Created, StreamEnabled: st.StreamEnabled, IndexesAdded: st.IndexesAdded, Tagged: st.TagsAdded})
+	}
+	if sc := h.cfg.Sidecar; sc != nil && sc.Kinesis != nil {
+		rep, err := h.ensureKinesis(ctx, *sc.Kinesis)
+		if err != nil {
+			return out, fmt.Errorf("the event table's Kinesis destination (sidecar.kinesis): %w", err)
+		}
+		out[0].Kinesis = &rep // the event table is first
 	}
 	return out, nil
 }

@@ -15,7 +15,8 @@ func runDDBLocal(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	slog.Info("ddblocal starting", "addr", opts.Addr, "data", opts.DataDir, "streamShards", opts.Streams.Shards, "latency", opts.Faults.Latency)
+	slog.Info("ddblocal starting", "addr", opts.Addr, "data", opts.DataDir, "streamShards", opts.Streams.Shards, "latency", opts.Faults.Latency,
+		"kinesisDuplicates", opts.Kinesis.Faults.DuplicateRate, "kinesisReorder", opts.Kinesis.Faults.ReorderRate)
 	return ddblocal.Serve(ctx, opts)
 }
 
@@ -30,8 +31,21 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	latency := fs.Duration("latency", 0, "delay every request by this much, as a network round trip to DynamoDB would (e.g. 5ms)")
 	memMiB := fs.Int64("request-memory-mib", 512, "memory (MiB) the requests being read, decoded and served may take together; a request that does not fit waits (negative: no limit)")
 	memWait := fs.Duration("request-memory-wait", 10*time.Second, "how long a request waits for request memory before it is refused with a ThrottlingException")
+	kShards := fs.Int("kinesis-shards", 4, "shards of a new on-demand Kinesis stream (or one created without a shard count)")
+	kReads := fs.Int("kinesis-read-limit", 0, "GetRecords calls per second a Kinesis shard takes before it answers ProvisionedThroughputExceededException (Kinesis: 5; 0: no limit)")
+	kDup := fs.Float64("kinesis-duplicates", 0, "probability (0 to 1) that a table's Kinesis streaming destination writes a change record twice, as AWS warns it may")
+	kReorder := fs.Float64("kinesis-reorder", 0, "probability (0 to 1) that a table's Kinesis streaming destination holds a change record back and writes it after the next record of its shard")
+	kSeed := fs.Uint64("kinesis-fault-seed", 0, "seed of the Kinesis destination's duplicate and reorder draws (repeatable runs)")
 	if err := fs.Parse(args); err != nil {
 		return ddblocal.Options{}, err
+	}
+	if *kShards < 1 || *kReads < 0 {
+		return ddblocal.Options{}, fmt.Errorf("--kinesis-shards %d and --kinesis-read-limit %d: a stream needs at least one shard, and the limit cannot be negative", *kShards, *kReads)
+	}
+	for flag, p := range map[string]float64{"--kinesis-duplicates": *kDup, "--kinesis-reorder": *kReorder} {
+		if p < 0 || p > 1 {
+			return ddblocal.Options{}, fmt.Errorf("%s %v: a probability is between 0 and 1 (e.g. 0.05)", flag, p)
+		}
 	}
 	if *shards < 1 {
 		return ddblocal.Options{}, fmt.Errorf("--stream-shards %d: a stream needs at least one shard", *shards)
@@ -41,7 +55,9 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	}
 	opts := ddblocal.Options{Addr: *addr, DataDir: *data, AllowNonLoopback: *allow, RequestMemoryWait: *memWait,
 		Streams: ddblocal.StreamOptions{Shards: *shards, SplitAfterRecords: *split},
-		Faults:  ddblocal.FaultConfig{Latency: *latency}}
+		Faults:  ddblocal.FaultConfig{Latency: *latency},
+		Kinesis: ddblocal.KinesisOptions{OnDemandShards: *kShards, ReadsPerShardPerSecond: *kReads,
+			Faults: ddblocal.KinesisFaults{DuplicateRate: *kDup, ReorderRate: *kReorder, Seed: *kSeed}}}
 	switch {
 	case *memMiB < 0:
 		opts.RequestMemory = -1

@@ -14,9 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/internal/dynamotest"
+	"github.com/dynafold/dynafold/internal/kinesisclient"
 )
 
 func TestDdblocal_NonLoopbackAddrNeedsTheFlag(t *testing.T) {
@@ -161,5 +163,34 @@ func TestW6_DDBLocalCommandSetsTheRequestMemory(t *testing.T) {
 	}
 	if opts, _ := ddblocalOptions(nil); opts.RequestMemory != 512<<20 {
 		t.Fatalf("default RequestMemory %d, want 512 MiB", opts.RequestMemory)
+	}
+}
+
+// TestK3_DdblocalKinesisFlagsSetTheStreamsShardsLimitAndFaults: the
+// --kinesis-* flags reach ddblocal's Kinesis options, and a probability
+// outside [0, 1] is refused naming the flag.
+func TestK3_DdblocalKinesisFlagsSetTheStreamsShardsLimitAndFaults(t *testing.T) {
+	opts, err := ddblocalOptions([]string{"--kinesis-shards", "8", "--kinesis-read-limit", "5", "--kinesis-duplicates", "0.1", "--kinesis-reorder", "0.2", "--kinesis-fault-seed", "9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := opts.Kinesis
+	if k.OnDemandShards != 8 || k.ReadsPerShardPerSecond != 5 || k.Faults.DuplicateRate != 0.1 || k.Faults.ReorderRate != 0.2 || k.Faults.Seed != 9 {
+		t.Errorf("Kinesis options %+v", k)
+	}
+	if _, err := ddblocalOptions([]string{"--kinesis-duplicates", "1.5"}); err == nil || !strings.Contains(err.Error(), "--kinesis-duplicates 1.5: a probability is between 0 and 1") {
+		t.Errorf("--kinesis-duplicates 1.5: %v", err)
+	}
+	srv := startFromFlags(t, "--kinesis-shards", "3")
+	kc, err := kinesisclient.NewClient(context.Background(), srv.Endpoint(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kc.CreateStream(context.Background(), &kinesis.CreateStreamInput{StreamName: aws.String("s")}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := kc.DescribeStreamSummary(context.Background(), &kinesis.DescribeStreamSummaryInput{StreamName: aws.String("s")})
+	if err != nil || aws.ToInt32(sum.StreamDescriptionSummary.OpenShardCount) != 3 {
+		t.Errorf("an on-demand stream under --kinesis-shards 3: %v %+v", err, sum)
 	}
 }

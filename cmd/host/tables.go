@@ -13,7 +13,7 @@ import (
 
 func init() {
 	commands = append(commands, command{"tables",
-		"create the configuration's tables that do not exist yet: the event table (with its stream), each read model, and the outbox, lease and quarantine tables configured (tables create --config F)", runTables})
+		"create the configuration's tables that do not exist yet: the event table (with its stream), each read model, and the outbox, lease and quarantine tables configured, and the sidecar's Kinesis stream and streaming destination when configured (tables create --config F)", runTables})
 }
 
 // tablesOut is where `host tables` prints (a variable for tests).
@@ -57,6 +57,21 @@ func runTables(ctx context.Context, args []string) error {
 			what += "; tagged derived state (" + strings.Join(r.Tagged, ", ") + ")"
 		}
 		fmt.Fprintf(tablesOut, "%-30s %-28s %s\n", r.Table, r.Role, what)
+		if k := r.Kinesis; k != nil {
+			what := "exists"
+			if k.Created {
+				what = "created (on-demand)"
+			}
+			switch {
+			case k.Enabled:
+				what += fmt.Sprintf("; streaming destination of %s enabled (%s)", k.Destination, k.PrecisionUsed)
+			case k.PrecisionSet:
+				what += fmt.Sprintf("; streaming destination of %s: precision set to %s", k.Destination, k.PrecisionUsed)
+			default:
+				what += fmt.Sprintf("; already the streaming destination of %s", k.Destination)
+			}
+			fmt.Fprintf(tablesOut, "%-30s %-28s %s\n", k.Stream, "kinesis stream", what)
+		}
 	}
 	return err
 }
