@@ -33,8 +33,9 @@ type setup struct {
 	source          string
 	plugin          string // "" runs the order-summary logic natively
 	onDecodeFailure string
-	log             *slog.Logger // nil: slog.Default()
-	metrics         io.Writer    // nil: no metrics
+	log             *slog.Logger     // nil: slog.Default()
+	metrics         io.Writer        // nil: no metrics
+	clock           func() time.Time // nil: the wall clock
 }
 
 func newFn(t *testing.T, s setup) *fn {
@@ -49,6 +50,9 @@ func newFn(t *testing.T, s setup) *fn {
 			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}}},
 	}
 	opts := []host.Option{host.WithClient(env.Client)}
+	if s.clock != nil {
+		opts = append(opts, host.WithClock(s.clock))
+	}
 	if s.plugin == "" {
 		p, err := guest.New(ordersummary.Projection)
 		if err != nil {
@@ -140,7 +144,7 @@ func records(t *testing.T, payload json.RawMessage) (raws []json.RawMessage, seq
 }
 
 // streamEvent wraps records as Lambda delivers them.
-func streamEvent(t *testing.T, raws ...json.RawMessage) json.RawMessage {
+func streamEvent(t testing.TB, raws ...json.RawMessage) json.RawMessage {
 	t.Helper()
 	if raws == nil {
 		raws = []json.RawMessage{}

@@ -3,6 +3,7 @@ package lambda
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -40,7 +41,7 @@ func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, er
 		return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
 	}
 	if ev.Records == nil {
-		return nil, fmt.Errorf("%w: no \"Records\" array: not a DynamoDB stream event", ErrPayloadShape)
+		return nil, fmt.Errorf("%w: no \"Records\" array: not a DynamoDB stream or Kinesis event", ErrPayloadShape)
 	}
 	return *ev.Records, nil
 }
@@ -53,33 +54,74 @@ type badRecord struct {
 	err          error
 }
 
-// parseRecords converts each raw record with aws-lambda-go's types and
-// host/lambdaevents. A record that does not convert stands in the
-// batch as a record of no event name (the host ignores it, keeping its
-// identifiers) and comes back in bad.
+// parseRecords converts each raw record: DynamoDB stream records with
+// aws-lambda-go's types and host/lambdaevents, Kinesis records with
+// lambdaevents.ParseKinesisRecord. One event source mapping (or Pipe)
+// delivers one kind, so the batch is read as the kind of its first record
+// that names an eventSource, and a record of the other kind is not
+// readable. A record that does not convert stands in the batch as a record
+// of no event name (the host ignores it, keeping its identifiers) and
+// comes back in bad.
 func parseRecords(raws []json.RawMessage) ([]host.Record, []badRecord) {
+	kinesis := isKinesis(raws)
+	parse, kind := parseRecord, "DynamoDB stream record"
+	if kinesis {
+		parse, kind = parseKinesisRecord, "Kinesis record of DynamoDB changes"
+	}
 	recs := make([]host.Record, len(raws))
 	var bad []badRecord
 	for i, raw := range raws {
-		rec, err := parseRecord(raw)
+		rec, err := parse(raw)
 		if err == nil {
 			recs[i] = rec
 			continue
 		}
-		var ids struct {
-			EventID   string `json:"eventID"`
-			EventName string `json:"eventName"`
-			DynamoDB  struct {
-				SequenceNumber string `json:"SequenceNumber"`
-			} `json:"dynamodb"`
-		}
+		var ids recordIDs
 		_ = json.Unmarshal(raw, &ids) // best effort: a record without them fails the call (B3)
-		recs[i] = host.Record{EventID: ids.EventID, DynamoDB: host.StreamRecord{SequenceNumber: ids.DynamoDB.SequenceNumber}}
+		seq := ids.sequenceNumber()
+		recs[i] = host.Record{EventID: ids.EventID, DynamoDB: host.StreamRecord{SequenceNumber: seq}}
 		report := ids.EventName != host.EventModify && ids.EventName != host.EventRemove
-		bad = append(bad, badRecord{pos: i, eventID: ids.EventID, seq: ids.DynamoDB.SequenceNumber, report: report,
-			err: fmt.Errorf("record %d is not a readable DynamoDB stream record: %w", i, err)})
+		bad = append(bad, badRecord{pos: i, eventID: ids.EventID, seq: seq, report: report,
+			err: fmt.Errorf("record %d is not a readable %s: %w", i, kind, err)})
 	}
 	return recs, bad
+}
+
+// recordIDs are the identifiers of a record of either kind.
+type recordIDs struct {
+	EventID   string `json:"eventID"`
+	EventName string `json:"eventName"`
+	DynamoDB  struct {
+		SequenceNumber string `json:"SequenceNumber"`
+	} `json:"dynamodb"`
+	Kinesis struct {
+		SequenceNumber string `json:"sequenceNumber"`
+	} `json:"kinesis"`
+	SequenceNumber string `json:"sequenceNumber"` // a Pipe's Kinesis record
+}
+
+func (ids recordIDs) sequenceNumber() string {
+	switch {
+	case ids.DynamoDB.SequenceNumber != "":
+		return ids.DynamoDB.SequenceNumber
+	case ids.Kinesis.SequenceNumber != "":
+		return ids.Kinesis.SequenceNumber
+	}
+	return ids.SequenceNumber
+}
+
+// isKinesis reports whether the batch holds Kinesis records: whether the
+// first record that names an eventSource names aws:kinesis.
+func isKinesis(raws []json.RawMessage) bool {
+	for _, raw := range raws {
+		var probe struct {
+			EventSource string `json:"eventSource"`
+		}
+		if json.Unmarshal(raw, &probe) == nil && probe.EventSource != "" {
+			return probe.EventSource == lambdaevents.EventSourceKinesis
+		}
+	}
+	return false
 }
 
 func parseRecord(raw json.RawMessage) (host.Record, error) {
@@ -87,5 +129,17 @@ func parseRecord(raw json.RawMessage) (host.Record, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return host.Record{}, err
 	}
+	if r.EventSource == lambdaevents.EventSourceKinesis {
+		return host.Record{}, fmt.Errorf("its eventSource is %q in an event of DynamoDB stream records (%q): "+
+			"one event source mapping delivers one kind of record", r.EventSource, lambdaevents.EventSourceDynamoDB)
+	}
 	return lambdaevents.FromRecord(r)
+}
+
+func parseKinesisRecord(raw json.RawMessage) (host.Record, error) {
+	r, err := lambdaevents.ParseKinesisRecord(raw)
+	if errors.Is(err, lambdaevents.ErrNotKinesis) {
+		return host.Record{}, fmt.Errorf("%w, in an event of Kinesis records: one event source mapping delivers one kind of record", err)
+	}
+	return r, err
 }
