@@ -54,6 +54,24 @@ func TestK1_KinesisEventWithDuplicatesAndShuffledRecordsFoldsEveryRow(t *testing
 	}
 }
 
+// TestK1_KinesisEventFixtureFoldsLikeTheStreamEvent: the captured
+// Kinesis event (stream_event.json's changes through a Kinesis data
+// stream, one arriving twice and two of o-1's out of order) writes the
+// rows the stream event does, and a redelivery changes nothing.
+func TestK1_KinesisEventFixtureFoldsLikeTheStreamEvent(t *testing.T) {
+	f := newFn(t, setup{})
+	ev := fixture(t, "kinesis_event.json")
+	f.seed(t, ev)
+	for range 2 {
+		if ids := f.mustInvoke(t, ev); len(ids) != 0 {
+			t.Fatalf("batchItemFailures = %v, want none", ids)
+		}
+		f.wantRow(t, "o-1", summary{"shipped", "2", "19.75", "4"})
+		f.wantRow(t, "o-2", summary{"placed", "1", "100", "2"})
+		f.wantRow(t, "o-3", summary{"placed", "0", "0", "1"})
+	}
+}
+
 // TestK1_AFailedRowReportsItsLowestSequenceNumber: two orders whose second
 // event the plugin cannot fold fail, each named by the lowest Kinesis
 // sequence number among its records in the batch, so Lambda retries from

@@ -75,7 +75,7 @@ type wireChange struct {
 }
 
 type wireChangeImage struct {
-	ApproximateCreationDateTime json.Number     `json:"ApproximateCreationDateTime,omitempty"`
+	ApproximateCreationDateTime json.RawMessage `json:"ApproximateCreationDateTime,omitempty"` // a number
 	Keys                        json.RawMessage `json:"Keys,omitempty"`
 	NewImage                    json.RawMessage `json:"NewImage,omitempty"`
 	OldImage                    json.RawMessage `json:"OldImage,omitempty"`
@@ -159,8 +159,8 @@ func FromKinesisData(data []byte, env KinesisEnvelope) (Record, error) {
 	out := Record{EventID: env.EventID, EventName: c.EventName, EventVersion: env.EventVersion, EventSource: SourceDynamoDB,
 		EventSourceARN: env.EventSourceARN, AWSRegion: region, UserIdentity: c.UserIdentity}
 	d := &out.DynamoDB
-	if c.DynamoDB.ApproximateCreationDateTime != "" {
-		t, err := KinesisTime(c.DynamoDB.ApproximateCreationDateTime)
+	if at := c.DynamoDB.ApproximateCreationDateTime; len(at) > 0 && string(at) != "null" {
+		t, err := KinesisTime(json.Number(at))
 		if err != nil {
 			return Record{}, fmt.Errorf("%w: Kinesis record %s: %v", ErrKinesisData, env.name(), err)
 		}
@@ -216,8 +216,7 @@ func KinesisTime(n json.Number) (time.Time, error) {
 	case a >= msFrom:
 		return time.UnixMicro(int64(math.Round(f * 1e3))).UTC(), nil
 	}
-	sec, frac := math.Modf(f)
-	return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC(), nil
+	return time.UnixMicro(int64(math.Round(f * 1e6))).UTC(), nil // a float64 of seconds holds microseconds, not nanoseconds
 }
 
 // KinesisData writes a record as the change record DynamoDB puts in a
@@ -231,9 +230,9 @@ func KinesisData(r Record, table, precision string) ([]byte, error) {
 	if !d.ApproximateCreationDateTime.IsZero() {
 		switch precision {
 		case "", PrecisionMillisecond:
-			c.DynamoDB.ApproximateCreationDateTime = json.Number(strconv.FormatInt(d.ApproximateCreationDateTime.UnixMilli(), 10))
+			c.DynamoDB.ApproximateCreationDateTime = strconv.AppendInt(nil, d.ApproximateCreationDateTime.UnixMilli(), 10)
 		case PrecisionMicrosecond:
-			c.DynamoDB.ApproximateCreationDateTime = json.Number(strconv.FormatInt(d.ApproximateCreationDateTime.UnixMicro(), 10))
+			c.DynamoDB.ApproximateCreationDateTime = strconv.AppendInt(nil, d.ApproximateCreationDateTime.UnixMicro(), 10)
 		default:
 			return nil, fmt.Errorf("precision %q: use %q or %q", precision, PrecisionMillisecond, PrecisionMicrosecond)
 		}
