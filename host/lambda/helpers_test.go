@@ -38,7 +38,7 @@ type setup struct {
 	clock           func() time.Time // nil: the wall clock
 }
 
-func newFn(t *testing.T, s setup) *fn {
+func newFn(t testing.TB, s setup) *fn {
 	t.Helper()
 	env := testenv.Start(t)
 	f := &fn{env: env, events: env.Table(t, "events", true), rows: env.Table(t, "summaries", false)}

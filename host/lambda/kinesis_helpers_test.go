@@ -112,7 +112,7 @@ func pipeKinesisRecord(t testing.TB, data []byte, seq string) json.RawMessage {
 // records in append order, with creation times in milliseconds. An order
 // in bad gets the price "x" on its second event, which the plugin cannot
 // fold.
-func (f *fn) orderEvents(t *testing.T, prefix string, orders int, bad map[int]bool) []change {
+func (f *fn) orderEvents(t testing.TB, prefix string, orders int, bad map[int]bool) []change {
 	t.Helper()
 	es, err := host.New(context.Background(), &host.Config{EventStore: host.EventStoreConfig{Table: f.events, Schema: "shop", SchemaVersion: 1,
 		Streams: []host.StreamConfig{{Name: "Order", Composite: []string{"orderId"}}}}}, host.WithClient(f.env.Client), host.WithEventStoreOnly())
@@ -179,9 +179,11 @@ func streamRecords(t testing.TB, cs []change) json.RawMessage {
 	t.Helper()
 	raws := make([]json.RawMessage, len(cs))
 	for i, c := range cs {
-		rec := host.Record{EventID: fmt.Sprint("s-", i), EventName: c.name, EventSource: "aws:dynamodb", AWSRegion: "us-east-1",
-			DynamoDB: host.StreamRecord{Keys: c.keys, NewImage: c.newImage, OldImage: c.oldImage,
-				SequenceNumber: fmt.Sprintf("%021d", i+1), StreamViewType: "NEW_AND_OLD_IMAGES"}}
+		rec := host.Record{EventID: fmt.Sprint("s-", i), EventName: c.name, EventVersion: "1.1", EventSource: "aws:dynamodb",
+			AWSRegion: "us-east-1", EventSourceARN: "arn:aws:dynamodb:us-east-1:000000000000:table/events/stream/2026-11-29T12:00:00.000",
+			DynamoDB: host.StreamRecord{ApproximateCreationDateTime: time.UnixMilli(c.at).Truncate(time.Second),
+				Keys: c.keys, NewImage: c.newImage, OldImage: c.oldImage, SequenceNumber: fmt.Sprintf("%021d", i+1),
+				SizeBytes: 321, StreamViewType: "NEW_AND_OLD_IMAGES"}}
 		b, err := json.Marshal(rec)
 		if err != nil {
 			t.Fatal(err)
