@@ -9,11 +9,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/internal/decode"
 	"github.com/dynafold/dynafold/host/lambdaevents"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 )
 
 // splitPayload returns the records of a payload of the source's shape, each
-// still raw so one unreadable record does not fail the others.
+// still raw (a sub-slice of the payload) so one unreadable record does not
+// fail the others.
 func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, error) {
 	p := bytes.TrimSpace(payload)
 	if len(p) == 0 {
@@ -28,22 +31,35 @@ func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, er
 		return nil, fmt.Errorf("%w: the source is %q, which sends {\"Records\": [...]}, but the payload is a JSON array"+
 			" (an EventBridge Pipe target receives one: set DYNAFOLD_SOURCE=%s)", ErrPayloadShape, SourceLambda, SourcePipe)
 	case isArray:
-		var recs []json.RawMessage
-		if err := json.Unmarshal(p, &recs); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
+		return rawElements(p)
+	}
+	var records []byte
+	err := ddbjson.Object(p, func(k, v []byte) error {
+		if bytes.EqualFold(k, []byte("Records")) && !ddbjson.IsNull(v) {
+			records = v
 		}
-		return recs, nil
-	}
-	var ev struct {
-		Records *[]json.RawMessage `json:"Records"`
-	}
-	if err := json.Unmarshal(p, &ev); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
 	}
-	if ev.Records == nil {
+	if records == nil {
 		return nil, fmt.Errorf("%w: no \"Records\" array: not a DynamoDB stream or Kinesis event", ErrPayloadShape)
 	}
-	return *ev.Records, nil
+	return rawElements(records)
+}
+
+// rawElements returns the elements of a JSON array, not copied.
+func rawElements(b []byte) ([]json.RawMessage, error) {
+	recs := []json.RawMessage{}
+	err := ddbjson.Array(b, func(v []byte) error {
+		recs = append(recs, v)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
+	}
+	return recs, nil
 }
 
 // badRecord is a record that is not a readable stream record.
@@ -114,11 +130,8 @@ func (ids recordIDs) sequenceNumber() string {
 // first record that names an eventSource names aws:kinesis.
 func isKinesis(raws []json.RawMessage) bool {
 	for _, raw := range raws {
-		var probe struct {
-			EventSource string `json:"eventSource"`
-		}
-		if json.Unmarshal(raw, &probe) == nil && probe.EventSource != "" {
-			return probe.EventSource == lambdaevents.EventSourceKinesis
+		if source := decode.EventSource(raw); source != "" {
+			return source == lambdaevents.EventSourceKinesis
 		}
 	}
 	return false

@@ -93,17 +93,92 @@ type KinesisEnvelope struct {
 
 // ParseKinesisRecord reads one Kinesis record in the JSON shape Lambda
 // delivers ({"kinesis": {"data": …}, …}) or an EventBridge Pipe does (the
-// Kinesis fields at the top). A record that is not a Kinesis record is
-// refused with ErrNotKinesis.
+// Kinesis fields at the top), in one pass with the host's JSON walkers
+// (the record's ParseEvent and UnmarshalJSON read the same). A record that
+// is not a Kinesis record is refused with ErrNotKinesis.
 func ParseKinesisRecord(raw []byte) (Record, error) {
-	var w wireRecord
-	if err := json.Unmarshal(raw, &w); err != nil {
+	var env KinesisEnvelope
+	var source string
+	var data []byte // the raw JSON string
+	kinesis := func(k, v []byte) error {
+		var err error
+		switch string(k) {
+		case "sequenceNumber":
+			env.SequenceNumber, err = jsonString(v)
+		case "data":
+			data = v
+		}
+		return fieldErr(k, err)
+	}
+	err := ddbjson.Object(raw, func(k, v []byte) error {
+		var err error
+		switch string(k) {
+		case "eventSource":
+			source, err = jsonString(v)
+		case "eventID":
+			env.EventID, err = jsonString(v)
+		case "eventVersion":
+			env.EventVersion, err = jsonString(v)
+		case "eventSourceARN":
+			env.EventSourceARN, err = jsonString(v)
+		case "awsRegion":
+			env.AWSRegion, err = jsonString(v)
+		case "kinesis":
+			if !ddbjson.IsNull(v) {
+				err = ddbjson.Object(v, kinesis)
+			}
+		case "sequenceNumber", "data": // a Pipe's shape
+			err = kinesis(k, v)
+		}
+		return fieldErr(k, err)
+	})
+	if err != nil {
 		return Record{}, err
 	}
-	if w.EventSource != SourceKinesis {
-		return Record{}, fmt.Errorf("%w: its eventSource is %q, not %q", ErrNotKinesis, w.EventSource, SourceKinesis)
+	if source != SourceKinesis {
+		return Record{}, fmt.Errorf("%w: its eventSource is %q, not %q", ErrNotKinesis, source, SourceKinesis)
 	}
-	return w.kinesisRecord()
+	if data == nil || ddbjson.IsNull(data) {
+		return Record{}, fmt.Errorf("%w: Kinesis record %s has no data", ErrKinesisData, env.name())
+	}
+	b, err := base64Data(data)
+	if err != nil {
+		return Record{}, fmt.Errorf("%w: the data of Kinesis record %s is not base64 (%v)", ErrKinesisData, env.name(), err)
+	}
+	return FromKinesisData(b, env)
+}
+
+// base64Data decodes a JSON string of base64, straight from the input
+// when it has no escape (base64 has none to resolve).
+func base64Data(v []byte) ([]byte, error) {
+	v = bytes.TrimSpace(v)
+	src := v
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		s, err := ddbjson.String(v)
+		if err != nil {
+			return nil, err
+		}
+		src = []byte(s)
+	} else {
+		src = v[1 : len(v)-1]
+	}
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(src)))
+	n, err := base64.StdEncoding.Decode(out, src)
+	return out[:n], err
+}
+
+// EventSource returns the eventSource of a record (JSON), reading no
+// further than it; "" when it has none or is not a JSON object.
+func EventSource(raw []byte) string {
+	var source string
+	_ = ddbjson.Object(raw, func(k, v []byte) error {
+		if string(k) != "eventSource" {
+			return nil
+		}
+		source, _ = jsonString(v)
+		return ddbjson.Stop
+	})
+	return source
 }
 
 // kinesisRecord converts a record read as wireRecord whose eventSource is
@@ -139,7 +214,14 @@ func (e KinesisEnvelope) name() string {
 // stream its EventSourceARN, and its StreamViewType KinesisViewType.
 func FromKinesisData(data []byte, env KinesisEnvelope) (Record, error) {
 	var c wireChange
-	if err := json.Unmarshal(data, &c); err != nil {
+	if err := c.read(data); err != nil {
+		var fe *fieldError
+		switch {
+		case errors.As(err, &fe) && errors.Is(err, ddbjson.ErrBadAttributeValue):
+			return Record{}, fmt.Errorf("Kinesis record %s: %w", env.name(), err)
+		case errors.As(err, &fe):
+			return Record{}, fmt.Errorf("%w: the data of Kinesis record %s: %w", ErrKinesisData, env.name(), err)
+		}
 		return Record{}, fmt.Errorf("%w: the data of Kinesis record %s is not JSON (%v); a stream read here carries "+
 			"the changes a DynamoDB table writes to it (its Kinesis streaming destination)", ErrKinesisData, env.name(), err)
 	}
@@ -159,7 +241,7 @@ func FromKinesisData(data []byte, env KinesisEnvelope) (Record, error) {
 	out := Record{EventID: env.EventID, EventName: c.EventName, EventVersion: env.EventVersion, EventSource: SourceDynamoDB,
 		EventSourceARN: env.EventSourceARN, AWSRegion: region, UserIdentity: c.UserIdentity}
 	d := &out.DynamoDB
-	if at := c.DynamoDB.ApproximateCreationDateTime; len(at) > 0 && string(at) != "null" {
+	if at := c.DynamoDB.ApproximateCreationDateTime; len(at) > 0 && !ddbjson.IsNull(at) {
 		t, err := KinesisTime(json.Number(at))
 		if err != nil {
 			return Record{}, fmt.Errorf("%w: Kinesis record %s: %v", ErrKinesisData, env.name(), err)
@@ -178,6 +260,101 @@ func FromKinesisData(data []byte, env KinesisEnvelope) (Record, error) {
 	}
 	d.SequenceNumber, d.SizeBytes, d.StreamViewType = env.SequenceNumber, c.DynamoDB.SizeBytes, KinesisViewType
 	return out, nil
+}
+
+// read fills c from a change record's JSON in one pass; the images and
+// the creation time stay sub-slices of b.
+func (c *wireChange) read(b []byte) error {
+	return ddbjson.Object(b, func(k, v []byte) error {
+		var err error
+		switch string(k) {
+		case "awsRegion":
+			c.AWSRegion, err = jsonString(v)
+		case "eventID":
+			c.EventID, err = jsonString(v)
+		case "eventName":
+			c.EventName, err = jsonString(v)
+		case "recordFormat":
+			c.RecordFormat, err = jsonString(v)
+		case "tableName":
+			c.TableName, err = jsonString(v)
+		case "eventSource":
+			c.EventSource, err = jsonString(v)
+		case "userIdentity":
+			if !ddbjson.IsNull(v) {
+				c.UserIdentity = &UserIdentity{}
+				err = ddbjson.Object(v, func(k, v []byte) error {
+					var err error
+					switch string(k) {
+					case "type":
+						c.UserIdentity.Type, err = jsonString(v)
+					case "principalId":
+						c.UserIdentity.PrincipalID, err = jsonString(v)
+					}
+					return fieldErr(k, err)
+				})
+			}
+		case "dynamodb":
+			if !ddbjson.IsNull(v) {
+				err = ddbjson.Object(v, c.DynamoDB.member)
+			}
+		}
+		return fieldErr(k, err)
+	})
+}
+
+func (d *wireChangeImage) member(k, v []byte) error {
+	var err error
+	switch string(k) {
+	case "ApproximateCreationDateTime":
+		if len(v) > 0 && v[0] == '"' {
+			err = fmt.Errorf("%s is not an epoch time", v)
+		}
+		d.ApproximateCreationDateTime = v
+	case "Keys":
+		d.Keys = v
+	case "NewImage":
+		d.NewImage = v
+	case "OldImage":
+		d.OldImage = v
+	case "SizeBytes":
+		if !ddbjson.IsNull(v) {
+			d.SizeBytes, err = strconv.ParseInt(string(v), 10, 64)
+		}
+	}
+	return fieldErr(k, err)
+}
+
+// fieldError is an error of one member of a record.
+type fieldError struct {
+	key string
+	err error
+}
+
+func (e *fieldError) Error() string { return e.key + ": " + e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+func fieldErr(k []byte, err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return &fieldError{key: string(k) + "." + fe.key, err: fe.err}
+	}
+	return &fieldError{key: string(k), err: err}
+}
+
+// jsonString reads a JSON string (null reads as "", as encoding/json has
+// it).
+func jsonString(v []byte) (string, error) {
+	if ddbjson.IsNull(v) {
+		return "", nil
+	}
+	if len(v) == 0 || v[0] != '"' {
+		return "", errors.New("want a string")
+	}
+	return ddbjson.String(v)
 }
 
 // The magnitudes that tell the units of an epoch time apart: 10^11

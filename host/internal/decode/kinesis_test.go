@@ -159,7 +159,24 @@ func TestK1_UnreadableKinesisDataSaysWhatIsWrong(t *testing.T) {
 		require.ErrorIs(t, err, decode.ErrKinesisData, c.name)
 		assert.ErrorContains(t, err, c.want, c.name)
 		assert.ErrorContains(t, err, "shardId-", c.name+": the message names the record")
+		// The handler's one-pass reader says the same.
+		_, err2 := decode.ParseKinesisRecord([]byte(c.record))
+		require.ErrorIs(t, err2, decode.ErrKinesisData, c.name)
+		assert.Equal(t, strings.TrimPrefix(err.Error(), "decode: parse records: "), err2.Error(), c.name)
 	}
+	for _, c := range []struct{ name, record string }{
+		{"Lambda", lambdaKinesisRecord(insertData, seq1)}, {"Pipe", pipeKinesisRecord(insertData, seq1)},
+		{"TTL", lambdaKinesisRecord(ttlData, seq2)}, {"escaped data", strings.Replace(strings.Replace(lambdaKinesisRecord(insertData, seq1), "/", `\/`, -1), `"data":"eyJ`, `"data":"\u0065yJ`, 1)},
+	} {
+		file, err := decode.ParseEvent([]byte(`[` + c.record + `]`))
+		require.NoError(t, err, c.name)
+		one, err := decode.ParseKinesisRecord([]byte(c.record))
+		require.NoError(t, err, c.name)
+		assert.Equal(t, file[0], one, c.name)
+	}
+	assert.Equal(t, "aws:kinesis", decode.EventSource([]byte(lambdaKinesisRecord(insertData, seq1))))
+	assert.Equal(t, "aws:dynamodb", decode.EventSource([]byte(`{"eventID":"1","eventSource":"aws:dynamodb","dynamodb":{broken`)), "read no further")
+	assert.Equal(t, "", decode.EventSource([]byte(`"garbage"`)))
 	_, err := decode.ParseEvent([]byte(`[` + lambdaKinesisRecord(strings.Replace(insertData, `{"S":"c-1"}`, `{"Q":"c-1"}`, 1), seq1) + `]`))
 	require.ErrorIs(t, err, ddbjson.ErrBadAttributeValue)
 	assert.ErrorContains(t, err, "dynamodb.NewImage")
