@@ -78,7 +78,11 @@ func (s Source) Check() error {
 	if s == "" || s == SourceLambda || s == SourcePipe {
 		return nil
 	}
-	return fmt.Errorf("%q is not a source: use %q (a Lambda event source mapping) or %q (an EventBridge Pipe)", string(s), SourceLambda, SourcePipe)
+	msg := fmt.Sprintf("%q is not a source: use %q (a Lambda event source mapping) or %q (an EventBridge Pipe)", string(s), SourceLambda, SourcePipe)
+	if strings.EqualFold(string(s), "kinesis") {
+		msg += "; a mapping or Pipe on a Kinesis data stream is one of these too: the handler reads Kinesis records by their eventSource"
+	}
+	return errors.New(msg)
 }
 
 // UnmarshalJSON reads a source and refuses any other string.

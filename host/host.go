@@ -377,9 +377,21 @@ func (h *Host) Close(ctx context.Context) error {
 // configured streams' event INSERTs, for an event source mapping
 // or a Pipe.
 func (h *Host) FilterCriteria() ([]byte, error) {
+	return h.es.Layout().FilterCriteria(h.configuredStreams()...)
+}
+
+// KinesisFilterCriteria returns the FilterCriteria JSON that keeps only the
+// configured streams' event INSERTs from a Kinesis data stream the event
+// table streams its changes to (Kinesis Data Streams for DynamoDB): the
+// same conditions, on the change record in each Kinesis record's data.
+func (h *Host) KinesisFilterCriteria() ([]byte, error) {
+	return h.es.Layout().KinesisFilterCriteria(h.configuredStreams()...)
+}
+
+func (h *Host) configuredStreams() []eventstore.Stream {
 	streams := make([]eventstore.Stream, 0, len(h.cfg.EventStore.Streams))
 	for _, s := range h.cfg.EventStore.Streams {
 		streams = append(streams, h.streams[s.Name])
 	}
-	return h.es.Layout().FilterCriteria(streams...)
+	return streams
 }

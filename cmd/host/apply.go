@@ -17,7 +17,7 @@ import (
 func runApply(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
-	recPath := fs.String("records", "-", "captured Lambda DynamoDB stream event (JSON), or - for stdin")
+	recPath := fs.String("records", "-", "captured Lambda DynamoDB stream event or Kinesis event (JSON), or - for stdin")
 	asJSON := fs.Bool("json", false, "print only the partial batch response, as Lambda returns it")
 	if err := fs.Parse(args); err != nil {
 		return err

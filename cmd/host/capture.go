@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/lambdaevents"
 	"github.com/dynafold/dynafold/internal/ddbclient"
 	"github.com/dynafold/dynafold/internal/privfile"
 )
@@ -19,15 +23,20 @@ import (
 func runCapture(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("capture", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `usage: host capture --config FILE --stream NAME [--id ID] [--from V] [--to V] [--from-stream] [--out FILE]
+		fmt.Fprintln(fs.Output(), `usage: host capture --config FILE --stream NAME [--id ID] [--from V] [--to V] [--from-stream] [--kinesis [--precision P]] [--out FILE]
 
 Writes a range of a stream from the event store as a Lambda DynamoDB stream
 event ({"Records": [...]}), the file host apply and host replay read.
 With --from-stream the records are read from the event table's DynamoDB
 stream instead, as it delivered them (only what the stream still holds).
+With --kinesis the same records are written as a Lambda Kinesis event: each
+one the change record the table would write to a Kinesis data stream
+(Kinesis Data Streams for DynamoDB), base64 in the Kinesis record's data,
+with ascending sequence numbers in the file's order.
 
-example:
+examples:
   host capture --config dynafold.json --stream Order --id o-1 --from 3 --out batch.json
+  host capture --config dynafold.json --stream Order --kinesis --precision MICROSECOND --out kinesis.json
 
 flags:`)
 		fs.PrintDefaults()
@@ -39,11 +48,22 @@ flags:`)
 	to := fs.Uint64("to", 0, "last version (0: the head)")
 	out := fs.String("out", "-", "output file, or - for stdout")
 	fromStream := fs.Bool("from-stream", false, "read the records from the event table's DynamoDB stream (what the stream still holds, with its sequence numbers) instead of the event store")
+	kinesis := fs.Bool("kinesis", false, "write a Lambda Kinesis event: the records as the table's Kinesis streaming destination writes them")
+	precision := fs.String("precision", "", "with --kinesis, the unit of the change records' ApproximateCreationDateTime: MILLISECOND (default) or MICROSECOND, as the table's ApproximateCreationDateTimePrecision")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *stream == "" {
 		return fmt.Errorf("--stream is required: the stream to capture, e.g. --stream Order")
+	}
+	if *precision != "" && !*kinesis {
+		return fmt.Errorf("--precision is the unit of a Kinesis record's creation time: add --kinesis")
+	}
+	switch p := strings.ToUpper(*precision); p {
+	case "", lambdaevents.PrecisionMillisecond, lambdaevents.PrecisionMicrosecond:
+		*precision = p
+	default:
+		return fmt.Errorf("--precision %q: use %s or %s", *precision, lambdaevents.PrecisionMillisecond, lambdaevents.PrecisionMicrosecond)
 	}
 	if *to != 0 && *from > *to {
 		return fmt.Errorf("--from %d is after --to %d", *from, *to)
@@ -66,8 +86,14 @@ flags:`)
 	if err != nil {
 		return err
 	}
+	var doc any = map[string]any{"Records": recs}
 	if recs == nil {
-		recs = []host.Record{}
+		doc = map[string]any{"Records": []host.Record{}}
+	}
+	if *kinesis {
+		if doc, err = kinesisEvent(recs, cfg, *precision); err != nil {
+			return err
+		}
 	}
 	w := os.Stdout
 	if *out != "-" {
@@ -79,7 +105,7 @@ flags:`)
 		defer f.Close()
 		w = f
 	}
-	if err := writeJSON(w, map[string]any{"Records": recs}); err != nil {
+	if err := writeJSON(w, doc); err != nil {
 		return err
 	}
 	if *out != "-" {
@@ -120,4 +146,32 @@ func captureStream(ctx context.Context, h *host.Host, cfg *host.Config, stream, 
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// kinesisEvent writes records as a Lambda Kinesis event from the event
+// table's Kinesis streaming destination: one shard, sequence numbers in
+// the records' order.
+func kinesisEvent(recs []host.Record, cfg *host.Config, precision string) (map[string]any, error) {
+	region, account := cfg.Region, "000000000000"
+	if len(recs) > 0 {
+		// arn:aws:dynamodb:REGION:ACCOUNT:table/...
+		if p := strings.Split(recs[0].EventSourceARN, ":"); len(p) > 5 && p[3] != "" && p[4] != "" {
+			region, account = p[3], p[4]
+		}
+	}
+	if region == "" {
+		region = "us-east-1"
+	}
+	o := lambdaevents.KinesisOptions{Table: cfg.EventStore.Table, Precision: precision,
+		StreamARN: fmt.Sprintf("arn:aws:kinesis:%s:%s:stream/%s-changes", region, account, cfg.EventStore.Table)}
+	out := make([]events.KinesisEventRecord, 0, len(recs))
+	for i, r := range recs {
+		r.DynamoDB.SequenceNumber = fmt.Sprintf("4965%052d", i+1) // 56 digits, as Kinesis writes them
+		kr, err := lambdaevents.ToKinesisRecord(r, o)
+		if err != nil {
+			return nil, fmt.Errorf("record %d: %w", i, err)
+		}
+		out = append(out, kr)
+	}
+	return map[string]any{"Records": out}, nil
 }

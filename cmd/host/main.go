@@ -7,7 +7,7 @@
 //	host catchup | rebuild --config F --id ID [--written-by V]
 //	host rebuild --config F --row KEY [--instance SOURCE#ID ...]
 //	host catchup --config F --row KEY
-//	host filter-pattern --config F
+//	host filter-pattern --config F [--kinesis]
 //	host plugin precompile | validate | test | rollback
 //	host run --config F [--worker-id ID] [--admin-addr ADDR]
 //	host status --config F [--json]
@@ -38,10 +38,10 @@ type command struct {
 
 var commands = []command{
 	{"demo", "run the main job on the embedded default (ddblocal in-process) and check every row; --config F [--plugin F] --events F runs any plugin", runDemo},
-	{"apply", "run one captured Lambda DynamoDB stream event through the projections; print what each row did and the batch response (--json: the response only)", runApply},
+	{"apply", "run one captured Lambda DynamoDB stream (or Kinesis) event through the projections; print what each row did and the batch response (--json: the response only)", runApply},
 	{"append", "append an event to a stream", runAppend},
 	{"ddblocal", "serve the DynamoDB-compatible server until interrupted", runDDBLocal},
-	{"capture", "write a range of a stream from the event store as a Lambda event file for apply and replay", runCapture},
+	{"capture", "write a range of a stream from the event store as a Lambda event file for apply and replay (--kinesis: a Kinesis event)", runCapture},
 	{"replay", "fold events through a candidate plugin without writing; print the rows it would write and how they differ from the table", runWhatIf},
 }
 

@@ -15,7 +15,7 @@ func init() {
 	commands = append(commands,
 		command{"catchup", "bring the row of a stream's latest event up to the head with every instance of the row (--projection, --id, --source), or every stream instance one row's checkpoints know (--row)", runCatchUp},
 		command{"rebuild", "re-derive every row a stream instance feeds from all of the row's instances (--id, --source), one row from the stream instances named (--row, --instance), or every row a plugin version wrote (--written-by)", runRebuild},
-		command{"filter-pattern", "print the FilterCriteria JSON that keeps only the configured streams' event INSERTs", runFilterPattern},
+		command{"filter-pattern", "print the FilterCriteria JSON that keeps only the configured streams' event INSERTs (--kinesis: from a Kinesis data stream)", runFilterPattern},
 	)
 }
 
@@ -202,6 +202,7 @@ func rebuildHint(err error) error {
 func runFilterPattern(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("filter-pattern", flag.ContinueOnError)
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
+	kinesis := fs.Bool("kinesis", false, "the filter of a mapping on a Kinesis data stream the event table streams its changes to (it matches inside each record's data)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -214,7 +215,11 @@ func runFilterPattern(ctx context.Context, args []string) error {
 		return err
 	}
 	defer h.Close(ctx)
-	b, err := h.FilterCriteria()
+	criteria := h.FilterCriteria
+	if *kinesis {
+		criteria = h.KinesisFilterCriteria
+	}
+	b, err := criteria()
 	if err != nil {
 		return err
 	}

@@ -26,10 +26,11 @@
 //   - DYNAFOLD_CONFIG: the configuration file (host.Config JSON).
 //     Default: dynafold.json in LAMBDA_TASK_ROOT (where Lambda unpacks the
 //     package), else beside the binary.
-//   - DYNAFOLD_SOURCE: "lambda" (a DynamoDB event source mapping invokes the
-//     function; failed records are named by dynamodb.SequenceNumber) or
-//     "pipe" (the function is an EventBridge Pipe's target; named by
-//     eventID). Overrides the configuration's "source"; default "lambda".
+//   - DYNAFOLD_SOURCE: "lambda" (an event source mapping invokes the
+//     function; failed records are named by dynamodb.SequenceNumber, or
+//     kinesis.sequenceNumber for Kinesis records) or "pipe" (the function is
+//     an EventBridge Pipe's target; named by eventID). Overrides the
+//     configuration's "source"; default "lambda".
 //   - DYNAFOLD_PLUGIN_DIR: the directory of relative plugin paths (default:
 //     the configuration file's directory).
 //   - DYNAFOLD_CACHE_KEY: the key of the precompiled cache (64 hex
@@ -74,6 +75,29 @@
 //   - FilterCriteria: keep only the INSERTs of the configured streams' events,
 //     so snapshots and other items never invoke the function.
 //   - StreamViewType of the event table: NEW_IMAGE or NEW_AND_OLD_IMAGES.
+//
+// # Kinesis Data Streams for DynamoDB
+//
+// The event source mapping may read a Kinesis data stream the event table
+// streams its changes to (the table's KinesisStreamSpecification) instead
+// of its DynamoDB stream; DYNAFOLD_SOURCE stays "lambda" ("pipe" for a Pipe
+// from the Kinesis stream). The function tells the kinds apart by each
+// batch's eventSource (aws:kinesis), decodes each record's base64 data as
+// the DynamoDB change record and names a failed one by its
+// kinesis.sequenceNumber. Kinesis delivers a change more than once and out
+// of order; the host takes each stream's order from the event store, so
+// the rows are the same. Set the same failure settings, with:
+//
+//   - FilterCriteria: the output of `host filter-pattern --kinesis`, whose
+//     pattern matches inside the record's data (a Kinesis mapping filters
+//     on data alone).
+//   - StartingPosition: TRIM_HORIZON, as for a stream (the Kinesis stream
+//     keeps records for its retention period, 24 hours to a year).
+//   - ApproximateCreationDateTimePrecision of the table: MILLISECOND or
+//     MICROSECOND; the function reads either (by magnitude: an epoch time
+//     from 10^14 on is microseconds, below it milliseconds).
+//
+// docs/deploy/template-kinesis.json is the SAM template of this variant.
 //
 // The function stops folding 500 ms before its timeout
 // (handler.DefaultDeadlineMargin) and reports the rows still running, so a

@@ -160,6 +160,18 @@ var consumers = map[string]map[string]string{
 		"dynamodb:PutItem":          "host/internal/apply",
 		"sqs:SendMessage":           "event source mapping",
 	},
+	"lambda-kinesis": { // the Lambda function fed by a Kinesis data stream (template-kinesis.json)
+		"kinesis:DescribeStream":        "event source mapping",
+		"kinesis:DescribeStreamSummary": "event source mapping",
+		"kinesis:GetRecords":            "event source mapping",
+		"kinesis:GetShardIterator":      "event source mapping",
+		"kinesis:ListShards":            "event source mapping",
+		"dynamodb:Query":                "host/internal/eventstore",
+		"dynamodb:BatchGetItem":         "host/internal/apply",
+		"dynamodb:GetItem":              "host/internal/apply",
+		"dynamodb:PutItem":              "host/internal/apply",
+		"sqs:SendMessage":               "event source mapping",
+	},
 	"sidecar": {
 		"dynamodb:DescribeStream":   "host/internal/feed",
 		"dynamodb:GetRecords":       "host/internal/feed",

@@ -23,8 +23,22 @@
 // refused with ErrPayloadShape rather than answered with identifiers its
 // reader cannot match.
 //
+// Either source may read a Kinesis data stream that a table streams its
+// changes to (Kinesis Data Streams for DynamoDB) instead of its DynamoDB
+// stream: the records are then Kinesis records (eventSource aws:kinesis)
+// whose base64 data is the DynamoDB change record, read by
+// host/lambdaevents.ParseKinesisRecord and decoded, routed and applied
+// like stream records. A failed one is named by its kinesis.sequenceNumber
+// for SourceLambda, by its eventID for SourcePipe (the same response
+// shape as events.KinesisEventResponse). One event source mapping delivers
+// one kind of record, so the handler reads a batch as the kind of its
+// first record, and a record of the other kind in it fails alone, saying
+// so. Kinesis delivers duplicates and changes out of order; the host takes
+// the order from the event store either way.
+//
 // Each record is parsed on its own: a record that is not a readable stream
-// record fails alone, like a record whose image fails to decode (reported,
+// record (or Kinesis data that is not base64 or not a DynamoDB change
+// record) fails alone, like a record whose image fails to decode (reported,
 // or acknowledged under onDecodeFailure "skip"), not the whole batch. A
 // failed record without an identifier fails the invocation with
 // host.ErrStreamRecordIdentifierMissing, so the source redelivers the batch.

@@ -36,9 +36,10 @@ type setup struct {
 	log             *slog.Logger // nil: slog.Default()
 	metrics         io.Writer    // nil: no metrics
 	freshness       host.FreshnessConfig
+	clock           func() time.Time // nil: the wall clock
 }
 
-func newFn(t *testing.T, s setup) *fn {
+func newFn(t testing.TB, s setup) *fn {
 	t.Helper()
 	env := testenv.Start(t)
 	f := &fn{env: env, events: env.Table(t, "events", true), rows: env.Table(t, "summaries", false)}
@@ -50,6 +51,9 @@ func newFn(t *testing.T, s setup) *fn {
 			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}, Freshness: s.freshness}},
 	}
 	opts := []host.Option{host.WithClient(env.Client)}
+	if s.clock != nil {
+		opts = append(opts, host.WithClock(s.clock))
+	}
 	if s.plugin == "" {
 		p, err := guest.New(ordersummary.Projection)
 		if err != nil {
@@ -141,7 +145,7 @@ func records(t *testing.T, payload json.RawMessage) (raws []json.RawMessage, seq
 }
 
 // streamEvent wraps records as Lambda delivers them.
-func streamEvent(t *testing.T, raws ...json.RawMessage) json.RawMessage {
+func streamEvent(t testing.TB, raws ...json.RawMessage) json.RawMessage {
 	t.Helper()
 	if raws == nil {
 		raws = []json.RawMessage{}

@@ -3,16 +3,20 @@ package lambda
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/internal/decode"
 	"github.com/dynafold/dynafold/host/lambdaevents"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 )
 
 // splitPayload returns the records of a payload of the source's shape, each
-// still raw so one unreadable record does not fail the others.
+// still raw (a sub-slice of the payload) so one unreadable record does not
+// fail the others.
 func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, error) {
 	p := bytes.TrimSpace(payload)
 	if len(p) == 0 {
@@ -27,22 +31,35 @@ func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, er
 		return nil, fmt.Errorf("%w: the source is %q, which sends {\"Records\": [...]}, but the payload is a JSON array"+
 			" (an EventBridge Pipe target receives one: set DYNAFOLD_SOURCE=%s)", ErrPayloadShape, SourceLambda, SourcePipe)
 	case isArray:
-		var recs []json.RawMessage
-		if err := json.Unmarshal(p, &recs); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
+		return rawElements(p)
+	}
+	var records []byte
+	err := ddbjson.Object(p, func(k, v []byte) error {
+		if bytes.EqualFold(k, []byte("Records")) && !ddbjson.IsNull(v) {
+			records = v
 		}
-		return recs, nil
-	}
-	var ev struct {
-		Records *[]json.RawMessage `json:"Records"`
-	}
-	if err := json.Unmarshal(p, &ev); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
 	}
-	if ev.Records == nil {
-		return nil, fmt.Errorf("%w: no \"Records\" array: not a DynamoDB stream event", ErrPayloadShape)
+	if records == nil {
+		return nil, fmt.Errorf("%w: no \"Records\" array: not a DynamoDB stream or Kinesis event", ErrPayloadShape)
 	}
-	return *ev.Records, nil
+	return rawElements(records)
+}
+
+// rawElements returns the elements of a JSON array, not copied.
+func rawElements(b []byte) ([]json.RawMessage, error) {
+	recs := []json.RawMessage{}
+	err := ddbjson.Array(b, func(v []byte) error {
+		recs = append(recs, v)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
+	}
+	return recs, nil
 }
 
 // badRecord is a record that is not a readable stream record.
@@ -53,33 +70,71 @@ type badRecord struct {
 	err          error
 }
 
-// parseRecords converts each raw record with aws-lambda-go's types and
-// host/lambdaevents. A record that does not convert stands in the
-// batch as a record of no event name (the host ignores it, keeping its
-// identifiers) and comes back in bad.
+// parseRecords converts each raw record: DynamoDB stream records with
+// aws-lambda-go's types and host/lambdaevents, Kinesis records with
+// lambdaevents.ParseKinesisRecord. One event source mapping (or Pipe)
+// delivers one kind, so the batch is read as the kind of its first record
+// that names an eventSource, and a record of the other kind is not
+// readable. A record that does not convert stands in the batch as a record
+// of no event name (the host ignores it, keeping its identifiers) and
+// comes back in bad.
 func parseRecords(raws []json.RawMessage) ([]host.Record, []badRecord) {
+	kinesis := isKinesis(raws)
+	parse, kind := parseRecord, "DynamoDB stream record"
+	if kinesis {
+		parse, kind = parseKinesisRecord, "Kinesis record of DynamoDB changes"
+	}
 	recs := make([]host.Record, len(raws))
 	var bad []badRecord
 	for i, raw := range raws {
-		rec, err := parseRecord(raw)
+		rec, err := parse(raw)
 		if err == nil {
 			recs[i] = rec
 			continue
 		}
-		var ids struct {
-			EventID   string `json:"eventID"`
-			EventName string `json:"eventName"`
-			DynamoDB  struct {
-				SequenceNumber string `json:"SequenceNumber"`
-			} `json:"dynamodb"`
-		}
+		var ids recordIDs
 		_ = json.Unmarshal(raw, &ids) // best effort: a record without them fails the call (B3)
-		recs[i] = host.Record{EventID: ids.EventID, DynamoDB: host.StreamRecord{SequenceNumber: ids.DynamoDB.SequenceNumber}}
+		seq := ids.sequenceNumber()
+		recs[i] = host.Record{EventID: ids.EventID, DynamoDB: host.StreamRecord{SequenceNumber: seq}}
 		report := ids.EventName != host.EventModify && ids.EventName != host.EventRemove
-		bad = append(bad, badRecord{pos: i, eventID: ids.EventID, seq: ids.DynamoDB.SequenceNumber, report: report,
-			err: fmt.Errorf("record %d is not a readable DynamoDB stream record: %w", i, err)})
+		bad = append(bad, badRecord{pos: i, eventID: ids.EventID, seq: seq, report: report,
+			err: fmt.Errorf("record %d is not a readable %s: %w", i, kind, err)})
 	}
 	return recs, bad
+}
+
+// recordIDs are the identifiers of a record of either kind.
+type recordIDs struct {
+	EventID   string `json:"eventID"`
+	EventName string `json:"eventName"`
+	DynamoDB  struct {
+		SequenceNumber string `json:"SequenceNumber"`
+	} `json:"dynamodb"`
+	Kinesis struct {
+		SequenceNumber string `json:"sequenceNumber"`
+	} `json:"kinesis"`
+	SequenceNumber string `json:"sequenceNumber"` // a Pipe's Kinesis record
+}
+
+func (ids recordIDs) sequenceNumber() string {
+	switch {
+	case ids.DynamoDB.SequenceNumber != "":
+		return ids.DynamoDB.SequenceNumber
+	case ids.Kinesis.SequenceNumber != "":
+		return ids.Kinesis.SequenceNumber
+	}
+	return ids.SequenceNumber
+}
+
+// isKinesis reports whether the batch holds Kinesis records: whether the
+// first record that names an eventSource names aws:kinesis.
+func isKinesis(raws []json.RawMessage) bool {
+	for _, raw := range raws {
+		if source := decode.EventSource(raw); source != "" {
+			return source == lambdaevents.EventSourceKinesis
+		}
+	}
+	return false
 }
 
 func parseRecord(raw json.RawMessage) (host.Record, error) {
@@ -87,5 +142,17 @@ func parseRecord(raw json.RawMessage) (host.Record, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return host.Record{}, err
 	}
+	if r.EventSource == lambdaevents.EventSourceKinesis {
+		return host.Record{}, fmt.Errorf("its eventSource is %q in an event of DynamoDB stream records (%q): "+
+			"one event source mapping delivers one kind of record", r.EventSource, lambdaevents.EventSourceDynamoDB)
+	}
 	return lambdaevents.FromRecord(r)
+}
+
+func parseKinesisRecord(raw json.RawMessage) (host.Record, error) {
+	r, err := lambdaevents.ParseKinesisRecord(raw)
+	if errors.Is(err, lambdaevents.ErrNotKinesis) {
+		return host.Record{}, fmt.Errorf("%w, in an event of Kinesis records: one event source mapping delivers one kind of record", err)
+	}
+	return r, err
 }

@@ -1,5 +1,7 @@
 // Package lambdaevents converts aws-lambda-go's DynamoDB stream event records
-// into host.Record, losslessly for every attribute type.
+// into host.Record, losslessly for every attribute type, and the records of
+// a Kinesis data stream that a DynamoDB table streams its changes to
+// (kinesis.go).
 package lambdaevents
 
 import (

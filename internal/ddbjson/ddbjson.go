@@ -3,7 +3,9 @@
 // records and captured Lambda events carry attribute values. The host's
 // decoder, its commands and fixtures, and ddblocal's wire format all use it;
 // each turns a *DecodeError into its own errors (ddblocal into DynamoDB's
-// SerializationException and ValidationException).
+// SerializationException and ValidationException). Its walkers (Object,
+// Array, String) read the plain JSON around DynamoDB JSON in the same one
+// pass: a Lambda event's envelope, the change record in a Kinesis record.
 package ddbjson
 
 import (

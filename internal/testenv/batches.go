@@ -38,7 +38,8 @@ func (e *Env) SeedEvents(t testing.TB, table string, payload []byte) {
 }
 
 // RecordIDs returns a batch's records, raw, and their identifiers by
-// position: dynamodb.SequenceNumber and eventID.
+// position: the sequence number (dynamodb.SequenceNumber, or a Kinesis
+// record's kinesis.sequenceNumber) and eventID.
 func RecordIDs(t testing.TB, payload []byte) (raws []json.RawMessage, seq, eventID []string) {
 	t.Helper()
 	if err := json.Unmarshal(payload, &raws); err != nil {
@@ -52,11 +53,12 @@ func RecordIDs(t testing.TB, payload []byte) (raws []json.RawMessage, seq, event
 		var ids struct {
 			EventID  string `json:"eventID"`
 			DynamoDB struct{ SequenceNumber string }
+			Kinesis  struct{ SequenceNumber string }
 		}
 		if err := json.Unmarshal(r, &ids); err != nil {
 			t.Fatal(err)
 		}
-		seq = append(seq, ids.DynamoDB.SequenceNumber)
+		seq = append(seq, ids.DynamoDB.SequenceNumber+ids.Kinesis.SequenceNumber)
 		eventID = append(eventID, ids.EventID)
 	}
 	return raws, seq, eventID

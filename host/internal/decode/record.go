@@ -83,13 +83,28 @@ type wireRecord struct {
 	AWSRegion      string        `json:"awsRegion,omitempty"`
 	DynamoDB       wireStream    `json:"dynamodb"`
 	UserIdentity   *UserIdentity `json:"userIdentity,omitempty"`
+
+	// A Kinesis record's fields (eventSource aws:kinesis): under "kinesis"
+	// as Lambda delivers it, or at the top as an EventBridge Pipe does.
+	Kinesis *wireKinesis `json:"kinesis,omitempty"`
+	wireKinesis
 }
 
-// UnmarshalJSON reads a record in the Lambda / Pipes JSON shape.
+// UnmarshalJSON reads a record in the Lambda / Pipes JSON shape: a
+// DynamoDB stream record, or a Kinesis record carrying a DynamoDB change
+// record (eventSource aws:kinesis; see FromKinesisData).
 func (r *Record) UnmarshalJSON(b []byte) error {
 	var w wireRecord
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
+	}
+	if w.EventSource == SourceKinesis {
+		rec, err := w.kinesisRecord()
+		if err != nil {
+			return err
+		}
+		*r = rec
+		return nil
 	}
 	out := Record{EventID: w.EventID, EventName: w.EventName, EventVersion: w.EventVersion,
 		EventSource: w.EventSource, EventSourceARN: w.EventSourceARN, AWSRegion: w.AWSRegion,
@@ -143,7 +158,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 }
 
 // ParseEvent parses a captured DynamoDB stream event, {"Records": [...]} as
-// Lambda receives it; a bare JSON array of records is accepted too.
+// Lambda receives it; a bare JSON array of records is accepted too. The
+// records may be Kinesis records carrying DynamoDB change records (a
+// Lambda Kinesis event, or a Pipe's batch from a Kinesis stream).
 func ParseEvent(data []byte) ([]Record, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {

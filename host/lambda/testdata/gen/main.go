@@ -1,4 +1,4 @@
-// Command gen writes the captured batches in cmd/lambda/testdata: it appends
+// Command gen writes the captured batches in host/lambda/testdata: it appends
 // order-summary events with the host's event store to an in-process ddblocal
 // (the effect-dynamodb item layout), writes a few items no writer should
 // (undecodable events), reads the event table's change feed through the
@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -31,6 +32,7 @@ import (
 	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
+	"github.com/dynafold/dynafold/host/lambdaevents"
 	"github.com/dynafold/dynafold/host/streamsdk"
 	"github.com/dynafold/dynafold/internal/ddbclient"
 )
@@ -107,6 +109,9 @@ func run() error {
 	if err := g.write("stream_event.json", false); err != nil {
 		return err
 	}
+	if err := g.writeKinesis("kinesis_event.json", "stream_event.json"); err != nil {
+		return err
+	}
 	// An undecodable event (o-6: version stored as a string) beside a
 	// healthy row.
 	g.append("o-4", placed("c-4"), item("sku-4", abi.N("3")))
@@ -175,6 +180,39 @@ func (g *gen) write(name string, pipe bool) error {
 	if pipe {
 		v = raws
 	}
+	return g.writeJSON(name, v, len(recs))
+}
+
+// writeKinesis writes the records of a stream event file as a Lambda
+// Kinesis event delivers them from a table's Kinesis streaming destination
+// (creation times in milliseconds): o-1's records 3 and 4 arrive in the
+// other order and o-2's first record twice, as AWS warns a Kinesis data
+// stream may deliver them (after o-1's last).
+func (g *gen) writeKinesis(name, from string) error {
+	b, err := os.ReadFile(filepath.Join(g.dir, from))
+	if err != nil {
+		return err
+	}
+	recs, err := host.ParseEvent(b)
+	if err != nil {
+		return err
+	}
+	recs[3], recs[4] = recs[4], recs[3]
+	recs = append(recs[:5], append([]host.Record{recs[2]}, recs[5:]...)...)
+	var out []events.KinesisEventRecord
+	for i, r := range recs {
+		r.DynamoDB.SequenceNumber = fmt.Sprintf("4965%052d", i+1)
+		kr, err := lambdaevents.ToKinesisRecord(r, lambdaevents.KinesisOptions{Table: "events",
+			StreamARN: "arn:aws:kinesis:us-east-1:000000000000:stream/events-changes", Shard: "shardId-000000000002"})
+		if err != nil {
+			return err
+		}
+		out = append(out, kr)
+	}
+	return g.writeJSON(name, map[string]any{"Records": out}, len(out))
+}
+
+func (g *gen) writeJSON(name string, v any, n int) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -184,7 +222,7 @@ func (g *gen) write(name string, pipe bool) error {
 		return err
 	}
 	buf.WriteByte('\n')
-	fmt.Printf("%s: %d records\n", name, len(recs))
+	fmt.Printf("%s: %d records\n", name, n)
 	return os.WriteFile(filepath.Join(g.dir, name), buf.Bytes(), 0o644)
 }
 
