@@ -138,11 +138,13 @@ func progressFor(w io.Writer) backfill.Progress {
 	return backfill.NewLines(w, 5*time.Second)
 }
 
-// bar is a backfill.Progress drawn with progressbar.
+// bar is a backfill.Progress (and a host.VerifyProgress) drawn with
+// progressbar.
 type bar struct {
 	w    io.Writer
 	b    *progressbar.ProgressBar
 	unit string
+	desc string // default "backfill"
 }
 
 // Unit sets what the bar counts: "streams" or "rows".
@@ -157,7 +159,10 @@ func (b *bar) Start(total int) {
 	if b.unit == "" {
 		b.unit = "streams"
 	}
-	b.b = progressbar.NewOptions(total, progressbar.OptionSetWriter(b.w), progressbar.OptionSetDescription("backfill"),
+	if b.desc == "" {
+		b.desc = "backfill"
+	}
+	b.b = progressbar.NewOptions(total, progressbar.OptionSetWriter(b.w), progressbar.OptionSetDescription(b.desc),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(b.unit),
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(b.w) }))
