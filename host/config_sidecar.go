@@ -41,6 +41,9 @@ type SidecarConfig struct {
 	// Projections overrides Failure per projection, by projection name;
 	// fields left out keep Failure's.
 	Projections map[string]FailurePolicyConfig `json:"projections,omitempty"`
+	// Verify, when set, verifies a sample of each projection's rows on a
+	// schedule (see VerifyConfig).
+	Verify *VerifyConfig `json:"verify,omitempty"`
 }
 
 // FailurePolicyConfig is what the reader does with a record that keeps
@@ -172,6 +175,7 @@ func (c *Config) validateSidecar(ps *problems) {
 	if s.OnTrimmed != "" && s.OnTrimmed != TrimmedStop && s.OnTrimmed != TrimmedContinue {
 		ps.add("sidecar.onTrimmed", "%q is not a policy: use %q (stop and alert) or %q (read on from the oldest record kept and record the projections to rebuild)", s.OnTrimmed, TrimmedStop, TrimmedContinue)
 	}
+	s.Verify.validate(ps, "sidecar.verify")
 	s.Failure.validate(ps, "sidecar.failure")
 	s.checkKept(ps, "sidecar.failure", "")
 	names := map[string]bool{}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/internal/ddbclient"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
@@ -207,4 +208,26 @@ func deleteRow(t *testing.T, env *testenv.Env, table string, key abi.Item) {
 	require.NoError(t, err)
 	_, err = env.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: &table, Key: k})
 	require.NoError(t, err)
+}
+
+// `host status` lists the last sampled verification pass of each
+// projection and names a drift with the command that lists its rows.
+func TestV1_StatusPrintsTheLastVerificationPass(t *testing.T) {
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	f := sidecar.Fleet{LeaseTable: "leases", At: at, Verify: []sidecar.FleetVerify{
+		{Projection: "summaries", Worker: "w1", At: at.Add(-30 * time.Second), Sample: 0.01, Rows: 40, Differs: 2, Pending: 1},
+		{Projection: "zones", Worker: "w2", At: at.Add(-time.Minute), Sample: 0.01, Rows: 12},
+	}}
+	var out bytes.Buffer
+	require.NoError(t, printFleet(&out, f))
+	s := out.String()
+	assert.Regexp(t, `VERIFIED\s+LAST PASS\s+BY\s+SAMPLE\s+ROWS\s+DIFFERS\s+MISSING\s+ORPHAN\s+AHEAD\s+PENDING\s+ERRORS`, s)
+	assert.Regexp(t, `summaries\s+30s ago\s+w1\s+0.01\s+40\s+2\s+0\s+0\s+0\s+1\s+0`, s)
+	assert.Regexp(t, `zones\s+1m0s ago\s+w2\s+0.01\s+12\s+0`, s)
+	assert.Contains(t, s, "drift in summaries: 2 rows of the last sample; run `host verify --projection summaries`")
+	assert.NotContains(t, s, "drift in zones")
+
+	js := fleetJSONOf(f)
+	require.Len(t, js.Verify, 2)
+	assert.Equal(t, int64(2), js.Verify[0].Differs)
 }

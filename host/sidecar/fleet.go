@@ -38,6 +38,9 @@ type Fleet struct {
 	// StreamErr is why the stream's shards could not be listed (the view
 	// then shows the leases alone).
 	StreamErr error
+	// Verify is the last continuous verification pass of each projection
+	// (none without the sidecar section's "verify"), by projection.
+	Verify []FleetVerify
 }
 
 // FleetShard is one shard of the fleet view.
@@ -198,6 +201,9 @@ func readFleet(ctx context.Context, lt *lease.Table, api StreamsAPI, table, arn 
 	if f.StreamErr == nil {
 		rd = feed.NewReader(api, arn, feed.Options{BatchSize: 1})
 		shards, f.StreamErr = rd.Shards(ctx)
+	}
+	if f.Verify, err = fleetVerify(ctx, lt); err != nil {
+		return f, err
 	}
 	f.Stream = arn
 	f.At = now()

@@ -67,6 +67,7 @@ type Metrics struct {
 	rejected      *prometheus.CounterVec
 	skipped       *prometheus.CounterVec
 	totals        totals // what the status page counts
+	verify        verifyMetrics
 
 	mu       sync.Mutex
 	shards   map[shardKey]*shardState
@@ -118,6 +119,8 @@ func New(o Options) *Metrics {
 	m.pluginErrors = counter("plugin_call_errors_total", "Calls into a projection's plugin that failed.", "projection", "function")
 	m.rejected = counter("events_rejected_total", "Events the plugin's evolve failed on and its terminal accepted as rejected (the row moves past them).", "projection")
 	m.skipped = counter("events_skipped_total", "Events the plugin's evolve skipped.", "projection")
+	m.verify = newVerifyMetrics()
+	m.reg.MustRegister(m.verify.collectors()...)
 	m.reg.MustRegister(m.iteratorAge, m.recordsRead, m.batches, m.batchDuration, m.applied, m.already, m.rowsWritten,
 		m.rowsFailed, m.recordsFailed, m.decodeFailed, m.retries, m.gapReads, m.gapEvents, m.conflicts, m.givenUp,
 		m.leasesHeld, m.shardsTotal, m.pluginCalls, m.pluginErrors, m.rejected, m.skipped, lagCollector{m}, pluginInfoCollector{m}, shadowCollector{m}, swapsCollector{m},

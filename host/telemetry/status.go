@@ -50,6 +50,7 @@ type Status struct {
 	Total    map[string]int    // stream → shards known
 	Counters Counters          // what this process counted
 	Swaps    []SwapEvent       // the hot-swapped plugins' events, newest first
+	Verify   []VerifyPass      // the last continuous verification pass of each projection run by this worker
 }
 
 // Status returns a snapshot of the shards, plugins and recent failures.
@@ -82,7 +83,7 @@ func (m *Metrics) Status() Status {
 	if m.versions != nil {
 		st.Plugins = m.versions()
 	}
-	st.Counters, st.Swaps = m.Counters(), m.swapEvents(m.swaps)
+	st.Counters, st.Swaps, st.Verify = m.Counters(), m.swapEvents(m.swaps), m.verifyPasses()
 	for i := range m.recent {
 		st.Failures = append(st.Failures, m.recent[(m.next+len(m.recent)-1-i)%len(m.recent)])
 	}

@@ -93,7 +93,8 @@ func NewTable(client *dynamodb.Client, name string) *Table {
 // Name is the table's name.
 func (t *Table) Name() string { return t.name }
 
-// List reads every lease (a strongly consistent scan).
+// List reads every lease (a strongly consistent scan); the verification
+// items are left out.
 func (t *Table) List(ctx context.Context) ([]Lease, error) {
 	var out []Lease
 	var start map[string]types.AttributeValue
@@ -107,7 +108,9 @@ func (t *Table) List(ctx context.Context) ([]Lease, error) {
 			return nil, fmt.Errorf("reading the leases of table %s: %w", t.name, err)
 		}
 		for _, it := range page.Items {
-			out = append(out, fromItem(it))
+			if !isVerifyItem(it) {
+				out = append(out, fromItem(it))
+			}
 		}
 		if len(page.LastEvaluatedKey) == 0 {
 			return out, nil
