@@ -120,10 +120,12 @@ func runBackfill(ctx context.Context, args []string) error {
 	if *toTable != "" {
 		fmt.Fprintf(backfillOut, `
 To cut over to %[1]s:
-  1. in %[2]s, set the table of projection %[3]q to %[1]q (it is %[4]q) and restart the hosts;
-  2. then bring in what arrived during the backfill:
+  1. check it row by row against the event store:
+       host verify --config %[2]s --projection %[3]s --table %[1]s
+  2. in %[2]s, set the table of projection %[3]q to %[1]q (it is %[4]q) and restart the hosts;
+  3. then bring in what arrived during the backfill:
        host backfill --config %[2]s --projection %[3]s --since %[5]s
-  3. keep %[4]s for the rollback window, then delete it.
+  4. keep %[4]s for the rollback window, then delete it.
 `, *toTable, *cfgPath, *proj, oldTable, rep.Started.UTC().Format(time.RFC3339Nano))
 	}
 	return nil

@@ -32,7 +32,7 @@ var (
 	verifyErr io.Writer = os.Stderr
 )
 
-const verifyUsage = `usage: host verify --config FILE [--projection NAME] [--segments N] [--sample FRACTION] [--grace DURATION] [--repair] [--json]
+const verifyUsage = `usage: host verify --config FILE [--projection NAME] [--table TABLE] [--segments N] [--sample FRACTION] [--grace DURATION] [--repair] [--json]
 
 Reconciles each projection's read model with the event store. Every row of
 the table (read in parallel segments, strongly consistent) is folded again
@@ -60,6 +60,9 @@ committed twice; a checkpoint above its head is brought down to the head)
 and checks it again. Orphans are reported and left: removing data is your
 decision.
 
+--table verifies another table as the projection's read model: a copy that
+` + "`host backfill --to-table`" + ` built, before the cutover to it.
+
 A full verification holds each projection's events in memory; --sample
 checks a random fraction of the rows (it reads that fraction of each
 table) for tables too large for that. A sample cannot tell orphans: only a
@@ -79,6 +82,7 @@ rows could not be checked.
 examples:
   host verify --config dynafold.json
   host verify --config dynafold.json --projection summaries --json | jq 'select(.kind == "differs")'
+  host verify --config dynafold.json --projection summaries --table order-summaries-v2
   host verify --config dynafold.json --sample 0.01 --grace 5m
   host verify --config dynafold.json --repair
 `
@@ -109,6 +113,7 @@ func runVerify(ctx context.Context, args []string) error {
 	grace := fs.Duration("grace", host.DefaultVerifyGrace, "events younger than this are lag, not drift")
 	repair := fs.Bool("repair", false, "rebuild each row found differing, missing or ahead, and check it again")
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
+	table := fs.String("table", "", "verify this table instead of the projection's (a backfilled copy before a cutover); needs --projection when there are several")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -127,6 +132,11 @@ func runVerify(ctx context.Context, args []string) error {
 	cfg, err := host.LoadConfig(*cfgPath)
 	if err != nil {
 		return &exitCode{2, err}
+	}
+	if *table != "" {
+		if cfg, err = withTable(cfg, *proj, *table); err != nil {
+			return &exitCode{2, err}
+		}
 	}
 	h, err := host.New(ctx, cfg)
 	if err != nil {
@@ -153,6 +163,26 @@ func runVerify(ctx context.Context, args []string) error {
 		return &exitCode{2, fmt.Errorf("%d rows could not be checked (the first: %v)", len(rep.Errors), rep.Errors[0])}
 	}
 	return nil
+}
+
+// withTable returns cfg with the table of projection (or of the only
+// projection) replaced by table.
+func withTable(cfg *host.Config, projection, table string) (*host.Config, error) {
+	if projection == "" {
+		if len(cfg.Projections) != 1 {
+			return nil, fmt.Errorf("--table %s: name the projection it is a table of with --projection", table)
+		}
+		projection = cfg.Projections[0].Name
+	}
+	c := *cfg
+	c.Projections = append([]host.ProjectionConfig(nil), cfg.Projections...)
+	for i := range c.Projections {
+		if c.Projections[i].Name == projection {
+			c.Projections[i].Table = table
+			return &c, nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q: name one of the configuration's projections with --projection", host.ErrUnknownProjection, projection)
 }
 
 // findingPrinter prints findings as they are made: lines for people, or

@@ -184,22 +184,19 @@ func TestV1_VerifyValidatesABackfilledTableBeforeACutover(t *testing.T) {
 	orders(t, cfgPath, 4)
 	_, _, err := backfillOutput(t, "--config", cfgPath, "--to-table", "summaries-v2")
 	require.NoError(t, err)
-	raw, err := os.ReadFile(cfgPath)
-	require.NoError(t, err)
-	v2 := filepath.Join(filepath.Dir(cfgPath), "dynafold-v2.json")
-	require.NoError(t, os.WriteFile(v2, raw, 0o644))
-	editConfig(t, v2, func(cfg map[string]any) {
-		cfg["projections"].([]any)[0].(map[string]any)["table"] = "summaries-v2"
-	})
 
-	code, out, _ := verifyRun(t, "verify", "--config", v2)
+	code, out, _ := verifyRun(t, "verify", "--config", cfgPath, "--table", "summaries-v2")
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "verify summaries (table summaries-v2): 4 rows and 8 events read: 0 differs, 0 missing, 0 orphan, 0 ahead")
 
 	deleteRow(t, env, "summaries-v2", summaryKey("o-0"))
-	code, out, _ = verifyRun(t, "verify", "--config", v2)
+	code, out, _ = verifyRun(t, "verify", "--config", cfgPath, "--projection", "summaries", "--table", "summaries-v2")
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, `missing  summaries {"pk":"OrderSummary#o-0","sk":"OrderSummary"}`)
+
+	code, _, stderr := verifyRun(t, "verify", "--config", cfgPath, "--table", "no-such-table")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "no-such-table")
 }
 
 func deleteRow(t *testing.T, env *testenv.Env, table string, key abi.Item) {
