@@ -172,6 +172,14 @@ func (b *bar) Start(total int) {
 
 func (b *bar) Add(n int) { _ = b.b.Add(n) }
 
+// clear erases the bar from its line, for a line printed between two
+// draws.
+func (b *bar) clear() {
+	if b.b != nil {
+		_ = b.b.Clear()
+	}
+}
+
 func (b *bar) Finish() {
 	if b.b != nil {
 		_ = b.b.Finish()

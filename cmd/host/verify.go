@@ -144,8 +144,12 @@ func runVerify(ctx context.Context, args []string) error {
 	}
 	defer h.Close(ctx)
 	p := &findingPrinter{w: verifyOut, json: *asJSON}
+	progress := verifyProgress(verifyErr, *asJSON)
+	if b, ok := progress.(*bar); ok {
+		p.clear = b.clear // a finding is printed on a line of its own, not after the bar
+	}
 	opts := host.VerifyOptions{Projection: *proj, Segments: *segments, Sample: *sample, Grace: *grace, Repair: *repair,
-		OnFinding: p.finding, Progress: verifyProgress(verifyErr, *asJSON)}
+		OnFinding: p.finding, Progress: progress}
 	if *sample == 1 {
 		opts.Sample = 0
 	}
@@ -188,14 +192,18 @@ func withTable(cfg *host.Config, projection, table string) (*host.Config, error)
 // findingPrinter prints findings as they are made: lines for people, or
 // JSON objects.
 type findingPrinter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	json bool
+	mu    sync.Mutex
+	w     io.Writer
+	json  bool
+	clear func() // clears the progress bar before a finding is printed
 }
 
 func (p *findingPrinter) finding(f host.Finding) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.clear != nil {
+		p.clear()
+	}
 	if p.json {
 		writeLine(p.w, findingJSON(f))
 		return

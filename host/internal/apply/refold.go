@@ -44,7 +44,8 @@ func (e *Engine) Refold(ctx context.Context, key, stored abi.Item, seeds []Keyed
 		return Refolded{}, err
 	}
 	put := &refoldStore{row: stored}
-	d := &Engine{p: e.p, scal: e.scal, db: put, events: events, plugin: e.plugin}
+	d := *e // the same projection, reading and writing elsewhere
+	d.db, d.events = put, events
 	d.p.Outbox, d.p.Retry.Attempts = nil, 1
 	refs := make([]InstanceRef, len(seeds))
 	for i, s := range seeds {
@@ -165,10 +166,6 @@ func (e *Engine) EngineAttrs() []string {
 	}
 	return out
 }
-
-// IsEngineItem reports whether a stored item is a tombstone or an outbox
-// item rather than a row.
-func IsEngineItem(it abi.Item) bool { return isEngineItem(it) }
 
 // IsOutboxItem reports whether a stored item is an outbox item.
 func IsOutboxItem(it abi.Item) bool {
