@@ -170,7 +170,7 @@ func printFleetVerify(w io.Writer, f sidecar.Fleet) error {
 	}
 	for _, v := range f.Verify {
 		if v.Drift() > 0 {
-			fmt.Fprintf(w, "drift in %s: %d rows of the last sample; run `host verify --projection %s` to list every row, and --repair to rebuild them\n", v.Projection, v.Drift(), v.Projection)
+			fmt.Fprintf(w, "drift in %s: %s of the last sample; run `host verify --projection %s` to list every row, and --repair to rebuild all but orphans\n", v.Projection, rowsText(int(v.Drift())), v.Projection)
 		}
 	}
 	return nil

@@ -157,7 +157,7 @@ func runVerify(ctx context.Context, args []string) error {
 	for _, e := range rep.Errors {
 		p.rowError(e)
 	}
-	p.summary(rep, *grace)
+	p.summary(rep, *grace, *repair)
 	switch {
 	case err != nil:
 		return &exitCode{2, err}
@@ -251,7 +251,7 @@ func (p *findingPrinter) rowError(e *host.RowCheckError) {
 	fmt.Fprintf(p.w, "%-8s %v\n", "error", e)
 }
 
-func (p *findingPrinter) summary(rep host.VerifyReport, grace time.Duration) {
+func (p *findingPrinter) summary(rep host.VerifyReport, grace time.Duration, repair bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := rep.Total()
@@ -279,19 +279,29 @@ func (p *findingPrinter) summary(rep host.VerifyReport, grace time.Duration) {
 		}
 		fmt.Fprintf(p.w, "; %d events pending (younger than %s)", c.Pending, grace)
 		if c.Unchecked > 0 {
-			fmt.Fprintf(p.w, "; %d rows unchecked (no stream instance known for them in a sample, or a table another projection shares)", c.Unchecked)
+			fmt.Fprintf(p.w, "; %s unchecked (no stream instance known for them in a sample, or a table another projection shares)", rowsText(c.Unchecked))
 		}
 		if c.Errors > 0 {
 			fmt.Fprintf(p.w, "; %d could not be checked", c.Errors)
 		}
 		fmt.Fprintln(p.w)
 	}
+	took := rep.Took.Round(time.Millisecond)
 	switch n := rep.Unrepaired(); {
+	case n > 0 && repair:
+		fmt.Fprintf(p.w, "drift left: %s (see each above: orphans are left for you to decide on), in %s\n", rowsText(n), took)
 	case n > 0:
-		fmt.Fprintf(p.w, "drift: %d rows; see each above, `host verify --repair` rebuilds all but orphans, in %s\n", n, rep.Took.Round(time.Millisecond))
+		fmt.Fprintf(p.w, "drift: %s (see each above; `host verify --repair` rebuilds all but orphans), in %s\n", rowsText(n), took)
 	default:
-		fmt.Fprintf(p.w, "no drift, in %s\n", rep.Took.Round(time.Millisecond))
+		fmt.Fprintf(p.w, "no drift, in %s\n", took)
 	}
+}
+
+func rowsText(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
 }
 
 func countsJSON(c host.VerifyCounts) map[string]any {

@@ -221,7 +221,7 @@ func TestV1_StatusPrintsTheLastVerificationPass(t *testing.T) {
 	assert.Regexp(t, `VERIFIED\s+LAST PASS\s+BY\s+SAMPLE\s+ROWS\s+DIFFERS\s+MISSING\s+ORPHAN\s+AHEAD\s+PENDING\s+ERRORS`, s)
 	assert.Regexp(t, `summaries\s+30s ago\s+w1\s+0.01\s+40\s+2\s+0\s+0\s+0\s+1\s+0`, s)
 	assert.Regexp(t, `zones\s+1m0s ago\s+w2\s+0.01\s+12\s+0`, s)
-	assert.Contains(t, s, "drift in summaries: 2 rows of the last sample; run `host verify --projection summaries`")
+	assert.Contains(t, s, "drift in summaries: 2 rows of the last sample; run `host verify --projection summaries` to list every row, and --repair to rebuild all but orphans")
 	assert.NotContains(t, s, "drift in zones")
 
 	js := fleetJSONOf(f)

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,12 @@ var page = template.Must(template.New("status").Funcs(template.FuncMap{
 			return "another worker"
 		}
 		return s
+	},
+	"rows": func(n int64) string {
+		if n == 1 {
+			return "1 row"
+		}
+		return strconv.FormatInt(n, 10) + " rows"
 	},
 	"dash": func(s string) string {
 		if s == "" {
@@ -58,7 +65,7 @@ tr.mine{background:#eef6ff}.problem{color:#a00;font-weight:bold}.refused{color:#
 {{if .Verify}}<h2>Verification (sampled)</h2>
 <table id="verify"><tr><th>Projection</th><th>Last pass</th><th>By</th><th>Rows checked</th><th>Differs</th><th>Missing</th><th>Orphan</th><th>Ahead</th><th>Pending</th><th>Errors</th></tr>
 {{range .Verify}}<tr{{if .Drift}} class="refused"{{end}}><td>{{.Projection}}</td><td>{{.LastPass}}</td><td>{{dash .By}}</td><td>{{.Rows}}</td><td>{{.Differs}}</td><td>{{.Missing}}</td><td>{{.Orphan}}</td><td>{{.Ahead}}</td><td>{{.Pending}}</td><td>{{.Errors}}</td></tr>
-{{end}}</table>{{range .Verify}}{{if .Drift}}<p class="problem">Drift in {{.Projection}}: {{.Drift}} rows of the last sample are not what their events make; <code>host verify --projection {{.Projection}}</code> lists every row, and <code>--repair</code> rebuilds them.</p>
+{{end}}</table>{{range .Verify}}{{if .Drift}}<p class="problem">Drift in {{.Projection}}: {{rows .Drift}} of the last sample not what their events make; <code>host verify --projection {{.Projection}}</code> lists every row, and <code>--repair</code> rebuilds all but orphans.</p>
 {{end}}{{if .Err}}<p class="problem">The last verification of {{.Projection}} could not run: {{.Err}}</p>
 {{end}}{{end}}{{end}}
 <h2>Plugins</h2>

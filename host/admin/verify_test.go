@@ -24,7 +24,7 @@ func TestV1_StatusPageAndMetricsShowTheVerificationDrift(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	assert.Contains(t, page, "<h2>Verification (sampled)</h2>")
 	assert.Contains(t, page, "<td>ledger</td>")
-	assert.Contains(t, page, "Drift in ledger: 3 rows of the last sample")
+	assert.Contains(t, page, "Drift in ledger: 3 rows of the last sample not what their events make")
 	assert.Contains(t, page, "<code>host verify --projection ledger</code>")
 	assert.Contains(t, page, "The last verification of other could not run: the table does not exist")
 
