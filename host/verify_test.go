@@ -234,3 +234,53 @@ func TestV1_VerifyChecksTombstones(t *testing.T) {
 	d := only(t, rep, host.FindingDiffers)
 	assert.Equal(t, []host.AttrDiff{{Path: "__edd_e__", Fold: str("LedgerRow#tombstone")}, {Path: "total", Stored: num("1")}}, d.Diffs)
 }
+
+// A sample checks a fraction of the rows and finds the drift among them,
+// but reports no orphan: only a full verification knows that no event
+// addresses a row. When rows name their stream instances (a checkpoint
+// map), it checks the rows of a random fraction of the table's scan
+// segments and those the sampled instances feed; when they cannot (a
+// checkpoint field without an instance field), only the latter.
+func TestV1_VerifySampleChecksAFractionOfTheRows(t *testing.T) {
+	for _, withMap := range []bool{false, true} {
+		t.Run(map[bool]string{false: "checkpoint field", true: "checkpoint map"}[withMap], func(t *testing.T) {
+			f := opstest.Start(t, "")
+			h := f.Host
+			if withMap {
+				cfg := *f.Cfg
+				cfg.Projections = append([]host.ProjectionConfig(nil), f.Cfg.Projections...)
+				cfg.Projections[0].Checkpoint = host.CheckpointConfig{Map: "checkpoints"}
+				h = f.NewHostFor(t, &cfg)
+			}
+			var recs []host.Record
+			for i := range 40 {
+				recs = append(recs, f.Append(t, fmt.Sprint("s", i), 0, opstest.Add(1))...)
+			}
+			res, err := h.ProcessBatch(context.Background(), recs)
+			require.NoError(t, err)
+			require.Empty(t, res.Failed())
+			for i := range 40 {
+				row := f.Env.Get(t, f.Rows, testlogic.RowKey(fmt.Sprint("s", i)))
+				row["total"] = abi.N("7")
+				f.Env.Put(t, f.Rows, row)
+				f.Env.Put(t, f.Rows, abi.Item{"pk": abi.S(fmt.Sprint("Ledger#ghost", i)), "sk": abi.S("L"), "total": abi.N("1")})
+			}
+
+			rep := verifyAll(t, h, host.VerifyOptions{Sample: 0.25, Seed: 7})
+
+			c := rep.Total()
+			assert.Greater(t, c.Differs, 0)
+			assert.Less(t, c.Differs, 40, "a fraction of the rows")
+			assert.Zero(t, c.Orphan)
+			assert.Equal(t, c.Rows, c.Differs+c.Unchecked)
+			if withMap {
+				assert.Greater(t, c.Unchecked, 0, "sampled rows no event addresses")
+			} else {
+				assert.Zero(t, c.Unchecked, "the rows of the sampled instances alone")
+			}
+			full := verifyAll(t, h, host.VerifyOptions{})
+			assert.Equal(t, 40, full.Total().Differs)
+			assert.Equal(t, 40, full.Total().Orphan)
+		})
+	}
+}
