@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +22,9 @@ import (
 // the event store once each, in 4 parallel scan segments, and folds every
 // row without writing; backfill (4 segments, 4 workers) rebuilds every
 // row in place. rows/s is rows per second of wall time; requests is the
-// DynamoDB requests one pass sends.
+// DynamoDB requests one pass sends. sample=1% is one pass of continuous
+// verification's default sample: the rows it checks, its requests and
+// the process's CPU time (ddblocal's included).
 //
 //	go test ./host -run '^$' -bench 'BenchmarkVerify$' -benchtime 3x
 func BenchmarkVerify(b *testing.B) {
@@ -59,6 +62,26 @@ func BenchmarkVerify(b *testing.B) {
 		}
 		report(b, f, rows)
 	})
+	b.Run("sample=1%", func(b *testing.B) {
+		// one pass of continuous verification's default sample
+		f.Host.ResetRequestCounts()
+		var rowsChecked int
+		cpu0 := cpuNow()
+		for b.Loop() {
+			rep, err := f.Host.Verify(ctx, host.VerifyOptions{Now: inAnHour, Sample: 0.01})
+			if err != nil || rep.Total().Drift() != 0 || len(rep.Errors) > 0 {
+				b.Fatalf("verify: %v %+v %v", err, rep.Total(), rep.Errors)
+			}
+			rowsChecked += rep.Total().Rows
+		}
+		b.ReportMetric(float64(cpuNow()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/pass")
+		b.ReportMetric(float64(rowsChecked)/float64(b.N), "rows/pass")
+		n := int64(0)
+		for _, c := range f.Host.RequestCounts() {
+			n += c
+		}
+		b.ReportMetric(float64(n)/float64(b.N), "requests")
+	})
 	b.Run("backfill", func(b *testing.B) {
 		f.Host.ResetRequestCounts()
 		for b.Loop() {
@@ -69,6 +92,13 @@ func BenchmarkVerify(b *testing.B) {
 		}
 		report(b, f, rows)
 	})
+}
+
+// cpuNow is the process's user and system CPU time so far.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func report(b *testing.B, f *opstest.Fixture, rows int) {
