@@ -197,7 +197,10 @@ func (v *verifier) walkEvents(ctx context.Context) error {
 	}
 	for k, evs := range byInst {
 		sort.Slice(evs, func(i, j int) bool { return evs[i].Version < evs[j].Version })
-		v.insts[k] = &instEvents{evs: evs, keys: map[string][]abi.KeyResult{}, read: true}
+		// An instance whose versions are not 1, 2, 3, ... (an item that did
+		// not decode, or one filed under another instance's key) is read
+		// again by its rows' checks, which then fail on what is wrong.
+		v.insts[k] = &instEvents{evs: evs, keys: map[string][]abi.KeyResult{}, read: contiguous(evs)}
 	}
 	// key every instance for every source reading its stream, in parallel
 	type job struct {
@@ -240,6 +243,16 @@ func (v *verifier) walkEvents(ctx context.Context) error {
 		}
 	})
 	return ctx.Err()
+}
+
+// contiguous reports whether events are versions 1, 2, 3, ... in order.
+func contiguous(evs []abi.Event) bool {
+	for i, ev := range evs {
+		if ev.Version != uint64(i)+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // indexRow is a row the walked events address, and the instances whose
@@ -290,10 +303,17 @@ func (v *verifier) events(ctx context.Context, ref InstanceRef, fresh bool) ([]a
 	v.mu.Unlock()
 	in.mu.Lock()
 	if !in.read || fresh {
-		evs, err := storeReader{v.h}.ReadFrom(ctx, stream, ref.StreamID, in.head(), 0)
+		after := in.head()
+		if !in.read {
+			after = 0 // what the walk found of it (if anything) is read again whole
+		}
+		evs, err := storeReader{v.h}.ReadFrom(ctx, stream, ref.StreamID, after, 0)
 		if err != nil {
 			in.mu.Unlock()
 			return nil, nil, err
+		}
+		if !in.read {
+			in.evs, in.keys = nil, map[string][]abi.KeyResult{}
 		}
 		in.evs, in.read = append(in.evs, evs...), true
 		v.mu.Lock()

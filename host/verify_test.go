@@ -284,3 +284,29 @@ func TestV1_VerifySampleChecksAFractionOfTheRows(t *testing.T) {
 		})
 	}
 }
+
+// An event item that does not decode is reported, and the rows of its
+// stream instance are reported as rows that could not be checked rather
+// than folded without it; the other rows are checked.
+func TestV1_VerifyReportsTheRowsOfAnInstanceWithABadEventItem(t *testing.T) {
+	ctx := context.Background()
+	f := opstest.Start(t, "")
+	ledgerRows(t, f)
+	evs, err := f.Host.ReadStream(ctx, testlogic.Stream, "a", 1, 2)
+	require.NoError(t, err)
+	bad := f.Host.EventItem(evs[0])
+	bad["version"] = abi.S("two")
+	f.Env.Put(t, f.Events, bad)
+
+	rep, err := f.Host.Verify(ctx, host.VerifyOptions{Now: inAnHour})
+
+	require.NoError(t, err)
+	assert.Empty(t, rep.Findings)
+	require.Len(t, rep.Errors, 2, "%v", rep.Errors)
+	assert.Nil(t, rep.Errors[0].Key, "the event item")
+	assert.ErrorContains(t, rep.Errors[0], "does not decode")
+	assert.Equal(t, testlogic.RowKey("a"), rep.Errors[1].Key)
+	c := rep.Total()
+	assert.Equal(t, 2, c.Errors)
+	assert.Equal(t, 3, c.Rows)
+}
