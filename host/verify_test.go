@@ -310,3 +310,41 @@ func TestV1_VerifyReportsTheRowsOfAnInstanceWithABadEventItem(t *testing.T) {
 	assert.Equal(t, 2, c.Errors)
 	assert.Equal(t, 3, c.Rows)
 }
+
+// A checkpoint field with an offset and an instance field (the first
+// instance adopts it; the second goes to the map): a clean row is no
+// finding, and the field raised above its instance's head is ahead, in
+// versions (the offset taken off).
+func TestV1_VerifyReadsCheckpointFieldsWithOffsetsAndInstanceFields(t *testing.T) {
+	ctx := context.Background()
+	f := opstest.Start(t, "")
+	cfg := *f.Cfg
+	cfg.Projections = append([]host.ProjectionConfig(nil), f.Cfg.Projections...)
+	cfg.Projections[0].Checkpoint = host.CheckpointConfig{Map: "checkpoints", Sources: map[string]host.SourceCheckpointConfig{
+		testlogic.Stream: {Field: "acctVersion", Offset: -1, InstanceField: "acctId"}}}
+	h := f.NewHostFor(t, &cfg)
+	a, b := appendAdd(t, h, "s1", "1"), appendAdd(t, h, "s2", "2")
+	res, err := h.ApplyEvents(ctx, "ledger", a, b)
+	require.NoError(t, err)
+	require.NoError(t, res.Rows[0].Err)
+
+	rep := verifyAll(t, h, host.VerifyOptions{})
+	assert.Empty(t, rep.Findings)
+	assert.Equal(t, 1, rep.Total().Rows)
+
+	row, _, err := h.Row(ctx, "ledger", testlogic.RowKey("x"))
+	require.NoError(t, err)
+	require.Equal(t, "0", row["acctVersion"].Str)
+	row["acctVersion"] = abi.N("4") // version 5
+	f.Env.Put(t, f.Rows, row)
+	rep = verifyAll(t, h, host.VerifyOptions{})
+	ahead := only(t, rep, host.FindingAhead)
+	assert.Equal(t, []host.AheadCheckpoint{{Instance: host.InstanceRef{Source: "Acct", StreamID: "s1"}, Checkpoint: 5, Head: 1}}, ahead.Ahead)
+
+	rep = verifyAll(t, h, host.VerifyOptions{Repair: true})
+	assert.True(t, only(t, rep, host.FindingAhead).Repaired)
+	row, _, err = h.Row(ctx, "ledger", testlogic.RowKey("x"))
+	require.NoError(t, err)
+	assert.Equal(t, "0", row["acctVersion"].Str, "back at the head")
+	assert.Equal(t, "3", row["total"].Str)
+}
