@@ -85,6 +85,8 @@ examples:
   host verify --config dynafold.json --projection summaries --table order-summaries-v2
   host verify --config dynafold.json --sample 0.01 --grace 5m
   host verify --config dynafold.json --repair
+
+flags:
 `
 
 // exitCode is an error with the exit status the command line returns.
