@@ -45,6 +45,9 @@ type SidecarConfig struct {
 	// streams to (config_kinesis.go), read instead of the table's DynamoDB
 	// stream; nil: the DynamoDB stream.
 	Kinesis *KinesisConfig `json:"kinesis,omitempty"`
+	// Verify, when set, verifies a sample of each projection's rows on a
+	// schedule (see VerifyConfig).
+	Verify *VerifyConfig `json:"verify,omitempty"`
 }
 
 // FailurePolicyConfig is what the reader does with a record that keeps
@@ -179,6 +182,7 @@ func (c *Config) validateSidecar(ps *problems) {
 	if s.Kinesis != nil {
 		s.Kinesis.validate(ps, "sidecar.kinesis")
 	}
+	s.Verify.validate(ps, "sidecar.verify")
 	s.Failure.validate(ps, "sidecar.failure")
 	s.checkKept(ps, "sidecar.failure", "")
 	names := map[string]bool{}

@@ -120,10 +120,12 @@ func runBackfill(ctx context.Context, args []string) error {
 	if *toTable != "" {
 		fmt.Fprintf(backfillOut, `
 To cut over to %[1]s:
-  1. in %[2]s, set the table of projection %[3]q to %[1]q (it is %[4]q) and restart the hosts;
-  2. then bring in what arrived during the backfill:
+  1. check it row by row against the event store:
+       host verify --config %[2]s --projection %[3]s --table %[1]s
+  2. in %[2]s, set the table of projection %[3]q to %[1]q (it is %[4]q) and restart the hosts;
+  3. then bring in what arrived during the backfill:
        host backfill --config %[2]s --projection %[3]s --since %[5]s
-  3. keep %[4]s for the rollback window, then delete it.
+  4. keep %[4]s for the rollback window, then delete it.
 `, *toTable, *cfgPath, *proj, oldTable, rep.Started.UTC().Format(time.RFC3339Nano))
 	}
 	return nil
@@ -138,11 +140,13 @@ func progressFor(w io.Writer) backfill.Progress {
 	return backfill.NewLines(w, 5*time.Second)
 }
 
-// bar is a backfill.Progress drawn with progressbar.
+// bar is a backfill.Progress (and a host.VerifyProgress) drawn with
+// progressbar.
 type bar struct {
 	w    io.Writer
 	b    *progressbar.ProgressBar
 	unit string
+	desc string // default "backfill"
 }
 
 // Unit sets what the bar counts: "streams" or "rows".
@@ -157,13 +161,24 @@ func (b *bar) Start(total int) {
 	if b.unit == "" {
 		b.unit = "streams"
 	}
-	b.b = progressbar.NewOptions(total, progressbar.OptionSetWriter(b.w), progressbar.OptionSetDescription("backfill"),
+	if b.desc == "" {
+		b.desc = "backfill"
+	}
+	b.b = progressbar.NewOptions(total, progressbar.OptionSetWriter(b.w), progressbar.OptionSetDescription(b.desc),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(b.unit),
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(b.w) }))
 }
 
 func (b *bar) Add(n int) { _ = b.b.Add(n) }
+
+// clear erases the bar from its line, for a line printed between two
+// draws.
+func (b *bar) clear() {
+	if b.b != nil {
+		_ = b.b.Clear()
+	}
+}
 
 func (b *bar) Finish() {
 	if b.b != nil {

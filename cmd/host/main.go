@@ -15,6 +15,7 @@
 //	host alerts --config F --format prometheus|cloudwatch [--out F]
 //	host quarantine list | replay --config F [--json] [--id ID | --all]
 //	host backfill --config F --projection P [--segments N] [--to-table T] [--since TIME]
+//	host verify --config F [--projection P] [--sample F] [--grace D] [--repair] [--json]
 //	host ddblocal --addr 127.0.0.1:8000 [--data DIR] [--allow-non-loopback] [--stream-shards N] [--split-after N] [--latency 5ms] [--request-memory-mib N]
 //	host healthcheck [--url http://127.0.0.1:9100/healthz]   a container health check
 package main
@@ -72,9 +73,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := c.run(ctx, args[1:])
+		var ec *exitCode
 		switch {
 		case errors.Is(err, flag.ErrHelp):
 			return 0 // the flag set printed the command's flags
+		case errors.As(err, &ec):
+			if ec.err != nil {
+				fmt.Fprintf(stderr, "host %s: %v\n", c.name, ec.err)
+			}
+			return ec.code
 		case err != nil:
 			fmt.Fprintf(stderr, "host %s: %v\n", c.name, err)
 			return 1

@@ -52,6 +52,12 @@ serves Prometheus metrics at /metrics, /healthz, /readyz and a status page
 at / (the whole fleet, this worker marked) on that loopback address;
 ` + "`host status`" + ` prints the fleet from the lease table.
 
+With "sidecar.verify" (e.g. {"every": "10m", "sample": 0.01}), the fleet
+verifies a sample of each projection's rows every interval, as
+` + "`host verify --sample`" + ` does: drift found is logged with each row's key,
+exported as dynafold_verify_drift_rows, and shown on the status page and
+by ` + "`host status`" + `.
+
 Example:
 
   host tables create --config dynafold.json

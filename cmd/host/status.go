@@ -48,6 +48,11 @@ its own on a lease it holds, once per lease round), against each objective of
 its "freshness" setting: the share of events applied within the threshold,
 met or missed, and the estimated percentile.
 
+With "sidecar.verify" in the configuration, the fleet verifies a sample of
+each projection's rows on a schedule; the last pass of each projection is
+listed (rows checked, drift found per kind, events pending) and a drift
+named with the command that lists every row.
+
 Example:
 
   host status --config dynafold.json
@@ -152,7 +157,33 @@ func printFleet(w io.Writer, f sidecar.Fleet) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return printProjections(w, f)
+	if err := printProjections(w, f); err != nil {
+		return err
+	}
+	return printFleetVerify(w, f)
+}
+
+// printFleetVerify writes the last sampled verification pass of each
+// projection, when the fleet runs them.
+func printFleetVerify(w io.Writer, f sidecar.Fleet) error {
+	if len(f.Verify) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nVERIFIED\tLAST PASS\tBY\tSAMPLE\tROWS\tDIFFERS\tMISSING\tORPHAN\tAHEAD\tPENDING\tERRORS")
+	for _, v := range f.Verify {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", v.Projection, ago(f.At, v.At), dash(v.Worker), v.Sample,
+			v.Rows, v.Differs, v.Missing, v.Orphan, v.Ahead, v.Pending, v.Errors)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, v := range f.Verify {
+		if v.Drift() > 0 {
+			fmt.Fprintf(w, "drift in %s: %s of the last sample; run `host verify --projection %s` to list every row, and --repair to rebuild all but orphans\n", v.Projection, rowsText(int(v.Drift())), v.Projection)
+		}
+	}
+	return nil
 }
 
 // ago is how long before now t was, "-" for a zero t.
@@ -175,6 +206,25 @@ type fleetJSON struct {
 	Workers         []workerJSON     `json:"workers"`
 	Problems        []string         `json:"problems"`
 	Projections     []projectionJSON `json:"projections"`
+	Verify          []verifyJSON     `json:"verify,omitempty"`
+}
+
+// verifyJSON is a projection's last sampled verification pass.
+type verifyJSON struct {
+	Projection string     `json:"projection"`
+	Worker     string     `json:"worker,omitempty"`
+	At         *time.Time `json:"at,omitempty"`
+	TookMS     int64      `json:"tookMillis"`
+	Sample     float64    `json:"sample"`
+	Rows       int64      `json:"rows"`
+	Events     int64      `json:"events"`
+	Pending    int64      `json:"pending"`
+	Differs    int64      `json:"differs"`
+	Missing    int64      `json:"missing"`
+	Orphan     int64      `json:"orphan"`
+	Ahead      int64      `json:"ahead"`
+	Errors     int64      `json:"errors"`
+	Unchecked  int64      `json:"unchecked"`
 }
 
 type shardJSON struct {
@@ -235,6 +285,11 @@ func fleetJSONOf(f sidecar.Fleet) fleetJSON {
 	}
 	for _, p := range f.Problems() {
 		out.Problems = append(out.Problems, p.Error())
+	}
+	for _, v := range f.Verify {
+		out.Verify = append(out.Verify, verifyJSON{Projection: v.Projection, Worker: v.Worker, At: tp(v.At), TookMS: v.Took.Milliseconds(),
+			Sample: v.Sample, Rows: v.Rows, Events: v.Events, Pending: v.Pending, Differs: v.Differs, Missing: v.Missing,
+			Orphan: v.Orphan, Ahead: v.Ahead, Errors: v.Errors, Unchecked: v.Unchecked})
 	}
 	return out
 }

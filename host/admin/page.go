@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,12 @@ var page = template.Must(template.New("status").Funcs(template.FuncMap{
 			return "another worker"
 		}
 		return s
+	},
+	"rows": func(n int64) string {
+		if n == 1 {
+			return "1 row"
+		}
+		return strconv.FormatInt(n, 10) + " rows"
 	},
 	"dash": func(s string) string {
 		if s == "" {
@@ -55,6 +62,12 @@ tr.mine{background:#eef6ff}.problem{color:#a00;font-weight:bold}.refused{color:#
 <table id="workers"><tr><th>Worker</th><th>Shards held</th><th>Last renewal</th><th>Alive</th></tr>
 {{range .Workers}}<tr{{if .Mine}} class="mine"{{end}}><td>{{.ID}}{{if .Mine}} (this worker){{end}}</td><td>{{dash .Held}}</td><td>{{.LastRenewal}}</td><td>{{.Alive}}</td></tr>
 {{end}}</table>{{end}}{{end}}{{end}}
+{{if .Verify}}<h2>Verification (sampled)</h2>
+<table id="verify"><tr><th>Projection</th><th>Last pass</th><th>By</th><th>Rows checked</th><th>Differs</th><th>Missing</th><th>Orphan</th><th>Ahead</th><th>Pending</th><th>Errors</th></tr>
+{{range .Verify}}<tr{{if .Drift}} class="refused"{{end}}><td>{{.Projection}}</td><td>{{.LastPass}}</td><td>{{dash .By}}</td><td>{{.Rows}}</td><td>{{.Differs}}</td><td>{{.Missing}}</td><td>{{.Orphan}}</td><td>{{.Ahead}}</td><td>{{.Pending}}</td><td>{{.Errors}}</td></tr>
+{{end}}</table>{{range .Verify}}{{if .Drift}}<p class="problem">Drift in {{.Projection}}: {{rows .Drift}} of the last sample not what their events make; <code>host verify --projection {{.Projection}}</code> lists every row, and <code>--repair</code> rebuilds all but orphans.</p>
+{{end}}{{if .Err}}<p class="problem">The last verification of {{.Projection}} could not run: {{.Err}}</p>
+{{end}}{{end}}{{end}}
 <h2>Plugins</h2>
 {{if .Plugins}}<table id="plugins"><tr><th>Projection</th><th>Plugin serving</th></tr>
 {{range .Plugins}}<tr><td>{{.Projection}}</td><td>{{.Version}}</td></tr>
@@ -76,6 +89,33 @@ tr.mine{background:#eef6ff}.problem{color:#a00;font-weight:bold}.refused{color:#
 `))
 
 type pluginRow struct{ Projection, Version string }
+
+// verifyRow is a projection's last sampled verification pass as the page
+// shows it.
+type verifyRow struct {
+	Projection, LastPass, By, Err                                 string
+	Rows, Differs, Missing, Orphan, Ahead, Pending, Errors, Drift int64
+}
+
+// verifyRows are the fleet's last passes (the lease table), or this
+// worker's when the fleet cannot be read.
+func verifyRows(now time.Time, fleet *sidecar.Fleet, st telemetry.Status) []verifyRow {
+	var out []verifyRow
+	if fleet != nil && len(fleet.Verify) > 0 {
+		for _, v := range fleet.Verify {
+			out = append(out, verifyRow{Projection: v.Projection, LastPass: ago(fleet.At, v.At), By: v.Worker, Rows: v.Rows, Differs: v.Differs,
+				Missing: v.Missing, Orphan: v.Orphan, Ahead: v.Ahead, Pending: v.Pending, Errors: v.Errors, Drift: v.Drift()})
+		}
+		return out
+	}
+	for _, p := range st.Verify {
+		c := p.Counts
+		out = append(out, verifyRow{Projection: p.Projection, LastPass: ago(now, p.At), By: "this worker", Err: p.Err, Rows: int64(c.Rows),
+			Differs: int64(c.Differs), Missing: int64(c.Missing), Orphan: int64(c.Orphan), Ahead: int64(c.Ahead), Pending: int64(c.Pending),
+			Errors: int64(c.Errors), Drift: int64(c.Drift())})
+	}
+	return out
+}
 
 // fleetView is the fleet as the page shows it.
 type fleetView struct {
@@ -188,14 +228,17 @@ func statusPage(w http.ResponseWriter, r *http.Request, o Options) {
 		Fleet         *fleetView
 		FleetErr      string
 		Refused       bool
+		Verify        []verifyRow
 	}{Title: o.Title, Worker: o.Worker, Now: time.Now(), Status: st, Plugins: plugins, HasFleet: o.Fleet != nil}
+	var fleet *sidecar.Fleet
 	if o.Fleet != nil {
 		if f, err := o.Fleet(ctx); err != nil {
 			data.FleetErr = err.Error()
 		} else {
-			data.Fleet = viewOf(f, o.Worker, st)
+			data.Fleet, fleet = viewOf(f, o.Worker, st), &f
 		}
 	}
+	data.Verify = verifyRows(data.Now, fleet, st)
 	data.Refused = slices.ContainsFunc(st.Swaps, func(e telemetry.SwapEvent) bool { return e.Result == "refused" })
 	var buf bytes.Buffer
 	if err := page.Execute(&buf, data); err != nil {

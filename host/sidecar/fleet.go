@@ -42,6 +42,9 @@ type Fleet struct {
 	// lease table names): paused or not, what waits to be caught up, and
 	// the freshness the workers published (pause.go).
 	Projections []FleetProjection
+	// Verify is the last continuous verification pass of each projection
+	// (none without the sidecar section's "verify"), by projection.
+	Verify []FleetVerify
 }
 
 // FleetShard is one shard of the fleet view.
@@ -203,6 +206,9 @@ func readFleet(ctx context.Context, cfg *host.Config, lt *lease.Table, api Strea
 	if f.StreamErr == nil {
 		rd = feed.NewReader(api, arn, feed.Options{BatchSize: 1})
 		shards, f.StreamErr = rd.Shards(ctx)
+	}
+	if f.Verify, err = fleetVerify(ctx, lt); err != nil {
+		return f, err
 	}
 	f.Stream = arn
 	f.At = now()

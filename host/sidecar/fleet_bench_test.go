@@ -42,6 +42,11 @@ const benchLatency = 5 * time.Millisecond
 //     natively on the test machine's shared cores (one process): what
 //     more workers add when CPU, not the fleet, is the limit.
 //
+//   - shards=8/workers=1/shared-cpu/verify=1%: shards=8/workers=1/shared-cpu
+//     without and with continuous verification of a 1% sample every
+//     second (sidecar.verify), side by side: events/s, verify-events/s
+//     and their ratio; cpu-us/event, verify-cpu-us/event and cpu-ratio.
+//
 //   - shards=1/workers=1: one shard, same backlog: events/s against what
 //     ProcessBatch alone would do (batch size ÷ its processing time,
 //     proc-events/s); overlap is their ratio, 1 when reading and
@@ -74,6 +79,27 @@ func BenchmarkChangeFeed(b *testing.B) {
 			})
 		}
 	}
+	b.Run("shards=8/workers=1/shared-cpu/verify=1%", func(b *testing.B) {
+		// the same drain with and without continuous verification of a
+		// 1% sample every second, side by side: events/s of each and
+		// their ratio, the passes run during the drain, and the process's
+		// CPU time per event of each (ddblocal's scans included) and their
+		// ratio, which a loaded machine disturbs less than the rates
+		var without, with drained
+		for n := 0; n < b.N; n++ {
+			without = drainGatedWith(b, 8, 1, 0, nil)
+			with = drainGatedWith(b, 8, 1, 0, func(s *host.SidecarConfig) {
+				s.Verify = &host.VerifyConfig{Every: host.Duration(time.Second), Sample: 0.01}
+			})
+		}
+		b.ReportMetric(without.rate, "events/s")
+		b.ReportMetric(with.rate, "verify-events/s")
+		b.ReportMetric(with.rate/without.rate, "ratio")
+		b.ReportMetric(float64(with.passes), "passes")
+		b.ReportMetric(with.cpu, "verify-cpu-us/event")
+		b.ReportMetric(without.cpu, "cpu-us/event")
+		b.ReportMetric(with.cpu/without.cpu, "cpu-ratio")
+	})
 	b.Run("shards=1/workers=1", func(b *testing.B) {
 		var r drained
 		for n := 0; n < b.N; n++ {
@@ -106,6 +132,7 @@ type drained struct {
 	// of the workers (1: an even spread; the shards' keys are hashed, so
 	// their loads differ as DynamoDB's partitions' do)
 	imbalance float64
+	passes    int64 // continuous verification passes run from the start of the workers to the end of the drain
 }
 
 // gatedObserver counts the records of batches processed without a
@@ -116,6 +143,12 @@ type gatedObserver struct {
 	opened           atomic.Int64 // unix nanoseconds; 0 while closed
 	done             atomic.Int64
 	afterN, afterDur atomic.Int64
+	passes           atomic.Int64 // continuous verification passes
+}
+
+// Verified implements sidecar.VerifyObserver.
+func (o *gatedObserver) Verified(string, host.VerifyCounts, time.Time, time.Duration, error) {
+	o.passes.Add(1)
 }
 
 func (o *gatedObserver) BatchProcessed(_, _ string, res *host.Result, took time.Duration, err error) {
@@ -178,8 +211,18 @@ const modelCorePerEvent = time.Millisecond
 // workers workers, and measures its draining; perEvent > 0 gives each
 // worker a modelled core of its own (see modelCorePerEvent).
 func drainGated(b *testing.B, shards, workers int, perEvent time.Duration) drained {
+	return drainGatedWith(b, shards, workers, perEvent, nil)
+}
+
+// drainGatedWith is drainGated with the sidecar section edited by edit
+// (nil: as is).
+func drainGatedWith(b *testing.B, shards, workers int, perEvent time.Duration, edit func(*host.SidecarConfig)) drained {
 	const ids, per, chunk = 800, 20, 5
-	e := benchStart(b, shards, host.SidecarConfig{BatchSize: 100, PollInterval: host.Duration(10 * time.Millisecond), LeaseDuration: host.Duration(time.Second)})
+	side := host.SidecarConfig{BatchSize: 100, PollInterval: host.Duration(10 * time.Millisecond), LeaseDuration: host.Duration(time.Second)}
+	if edit != nil {
+		edit(&side)
+	}
+	e := benchStart(b, shards, side)
 	gate := make(chan struct{})
 	cnt := &gatedObserver{}
 	var stops []func(error) error
@@ -237,6 +280,7 @@ func drainGated(b *testing.B, shards, workers int, perEvent time.Duration) drain
 		time.Sleep(time.Millisecond)
 	}
 	el, cpu := time.Since(t0), cpuTime()-cpu0
+	passes := cnt.passes.Load()
 	b.StopTimer()
 	for _, stop := range stops {
 		_ = stop(nil)
@@ -251,7 +295,7 @@ func drainGated(b *testing.B, shards, workers int, perEvent time.Duration) drain
 	for i := range folded {
 		most, all = max(most, folded[i].Load()), all+folded[i].Load()
 	}
-	return drained{imbalance: float64(most) * float64(workers) / float64(all), rate: float64(ids*per) / el.Seconds(), procRate: float64(cnt.afterN.Load()) / took.Seconds(), busy: float64(took) / float64(el),
+	return drained{passes: passes, imbalance: float64(most) * float64(workers) / float64(all), rate: float64(ids*per) / el.Seconds(), procRate: float64(cnt.afterN.Load()) / took.Seconds(), busy: float64(took) / float64(el),
 		cpu: float64(cpu.Microseconds()) / (ids * per), cores: cpu.Seconds() / el.Seconds()}
 }
 

@@ -227,6 +227,12 @@ func (r *Reader) Run(ctx context.Context) error {
 	})
 	defer stopWatch()
 	r.log.Info("change-feed reader started", "worker", r.sc.WorkerID, "instance", r.instance, "stream", arn, "leaseTable", r.sc.LeaseTable)
+	if r.sc.Verify != nil {
+		vctx, stopVerify := context.WithCancel(ctx)
+		verified := make(chan struct{})
+		go func() { defer close(verified); r.verifyLoop(vctx) }()
+		defer func() { stopVerify(); <-verified }()
+	}
 	tr := &lease.Tracker{Duration: time.Duration(r.sc.LeaseDuration)}
 	roundErr := r.watchOwnID(ctx, tr)
 	if roundErr != nil && ctx.Err() != nil {

@@ -74,6 +74,7 @@ type Metrics struct {
 	rateWait      *prometheus.CounterVec
 	fresh         freshnessState
 	totals        totals // what the status page counts
+	verify        verifyMetrics
 
 	mu       sync.Mutex
 	shards   map[shardKey]*shardState
@@ -129,6 +130,8 @@ func New(o Options) *Metrics {
 	m.fresh.init(o.Objectives)
 	m.freshness = newFreshnessHistogram(m.fresh.bounds)
 	m.rateWait = counter("rate_limit_wait_seconds_total", "Time batches waited for their projection's rate limit (rateLimit) before being applied.", "projection")
+	m.verify = newVerifyMetrics()
+	m.reg.MustRegister(m.verify.collectors()...)
 	m.reg.MustRegister(m.iteratorAge, m.recordsRead, m.batches, m.batchDuration, m.applied, m.already, m.rowsWritten,
 		m.rowsFailed, m.recordsFailed, m.decodeFailed, m.retries, m.gapReads, m.gapEvents, m.conflicts, m.givenUp,
 		m.leasesHeld, m.shardsTotal, m.pluginCalls, m.pluginErrors, m.rejected, m.skipped, lagCollector{m}, pluginInfoCollector{m}, shadowCollector{m}, swapsCollector{m},

@@ -59,6 +59,7 @@ type Status struct {
 	Paused []string
 	// Breakers are the delivery breakers, by projection.
 	Breakers []host.BreakerStatus
+	Verify   []VerifyPass // the last continuous verification pass of each projection run by this worker
 }
 
 // Status returns a snapshot of the shards, plugins and recent failures.
@@ -91,7 +92,7 @@ func (m *Metrics) Status() Status {
 	if m.versions != nil {
 		st.Plugins = m.versions()
 	}
-	st.Counters, st.Swaps = m.Counters(), m.swapEvents(m.swaps)
+	st.Counters, st.Swaps, st.Verify = m.Counters(), m.swapEvents(m.swaps), m.verifyPasses()
 	if m.ops != nil {
 		for _, p := range m.ops.Projections() {
 			if m.ops.IsPaused(p) {

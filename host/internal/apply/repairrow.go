@@ -27,6 +27,9 @@ type repairWork struct {
 	// bounds holds, on a rebuild, each instance's checkpoint as the
 	// attempt read it: the versions the row has already considered.
 	bounds map[instanceID]bound
+	// toHead brings a checkpoint above its instance's head down to the
+	// head (RepairRow).
+	toHead bool
 }
 
 // bound is an instance's checkpoint as read by a rebuild (0 when the row
@@ -137,6 +140,9 @@ func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present
 		rd, err := e.readInstance(ctx, w, id, after, stored)
 		if err != nil {
 			return false, err
+		}
+		if w.rebuild && rw.toHead && rd.to < stored {
+			rw.bounds[id] = bound{c: rd.to, history: row.stored == nil}
 		}
 		if present[id] == nil {
 			present[id] = map[uint64]bool{}

@@ -103,6 +103,11 @@ type Scan struct {
 	Names      map[string]string
 	Values     map[string]abi.Value
 	StartKey   abi.Item
+	// Segment and TotalSegments make the scan one segment of a parallel
+	// scan (TotalSegments 0: the whole table).
+	Segment, TotalSegments int
+	// Consistent reads strongly consistent (default: eventually).
+	Consistent bool
 }
 
 // Page is one page of a Query's result. LastKey is nil on the last page.

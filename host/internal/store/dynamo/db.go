@@ -182,8 +182,8 @@ func (d *DB) Query(ctx context.Context, q store.Query) (store.Page, error) {
 	return page, nil
 }
 
-// Scan reads one page of a table scan (eventually consistent), for
-// operator commands; the engine never scans.
+// Scan reads one page of a table scan (eventually consistent unless
+// sc.Consistent), for operator commands; the engine never scans.
 func (d *DB) Scan(ctx context.Context, sc store.Scan) (store.Page, error) {
 	vals, err := valuesMap(sc.Values)
 	if err != nil {
@@ -200,6 +200,12 @@ func (d *DB) Scan(ctx context.Context, sc store.Scan) (store.Page, error) {
 	}
 	if sc.Projection != "" {
 		in.ProjectionExpression = aws.String(sc.Projection)
+	}
+	if sc.TotalSegments > 0 {
+		in.Segment, in.TotalSegments = aws.Int32(int32(sc.Segment)), aws.Int32(int32(sc.TotalSegments))
+	}
+	if sc.Consistent {
+		in.ConsistentRead = aws.Bool(true)
 	}
 	out, err := d.client.Scan(ctx, in, d.opt)
 	if err != nil {
