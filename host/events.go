@@ -22,6 +22,16 @@ var (
 	// '#' in a multi-field id, a missing or empty value), or an event type
 	// the stream does not declare.
 	ErrInvalidEvent = eventstore.ErrValidation
+	// ErrEventDecode is matched by the error of an event item that is not
+	// a valid event, wherever it is read: a change-feed record's (in
+	// Result.DecodeFailures), a gap-fill read's (the row's, or in a row
+	// several instances feed, the instance's), a read, capture or repair.
+	ErrEventDecode = eventstore.ErrDecode
+	// ErrEventItemKey is matched (besides ErrEventDecode) by the error of
+	// an event item stored under another key than the one the layout
+	// derives from its streamId and version: a hand-written item, a
+	// migration's or another writer's. It is never folded.
+	ErrEventItemKey = eventstore.ErrKeyMismatch
 )
 
 // NewEvent is an event to append.

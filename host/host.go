@@ -281,8 +281,19 @@ func (r storeReader) ReadFrom(ctx context.Context, stream, streamID string, afte
 	if !ok {
 		return nil, fmt.Errorf("stream %q is not configured", stream)
 	}
-	return r.h.es.ReadFrom(ctx, s, streamID, after, to)
+	evs, err := r.h.es.ReadFrom(ctx, s, streamID, after, to)
+	if errors.Is(err, eventstore.ErrDecode) {
+		err = badEventItem{err}
+	}
+	return evs, err
 }
+
+// badEventItem is an event store read that met an item that is not a valid
+// event: it matches apply.ErrBadEventItem as well as its own error.
+type badEventItem struct{ err error }
+
+func (e badEventItem) Error() string   { return e.err.Error() }
+func (e badEventItem) Unwrap() []error { return []error{e.err, apply.ErrBadEventItem} }
 
 // ProcessBatch runs one batch of change-feed records through every
 // projection and returns what it did; its Response method gives the partial

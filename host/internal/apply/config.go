@@ -30,6 +30,14 @@ type EventReader interface {
 	ReadFrom(ctx context.Context, stream, streamID string, after, to uint64) ([]abi.Event, error)
 }
 
+// ErrBadEventItem is matched by an EventReader's error when an item of the
+// range read is not a valid event (a malformed item, or one stored under
+// another stream instance's or version's key). A gap-fill read that meets
+// one fails the source instance whose range it is, not the whole row: the
+// instance's events leave the write and its checkpoint stays below the
+// item, so nothing is folded past it until it is repaired.
+var ErrBadEventItem = errors.New("the event store holds an item that is not a valid event")
+
 // Source is one source of a projection: the stream it reads.
 type Source struct {
 	Name   string // unique within the projection; a single source may be named after its stream

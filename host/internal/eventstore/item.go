@@ -40,11 +40,14 @@ func (l Layout) Item(e abi.Event) abi.Item {
 
 const unknownCodecHint = "register the codec on every host that reads this table (host.WithCompression(name, codec)), then let the record be redelivered; it is reported failed until then, not lost"
 
+const keyHint = "an event is stored under the key its layout derives from its stream id and version, as an append writes it; this item was written otherwise (a hand fix, a migration, another writer): put the event under that key, or correct its streamId or version, or remove the item; it is never folded, and until it is repaired a read of its partition's events stops at it"
+
 const decodeHint = "the stored item is not a valid event: repair or remove it (with onDecodeFailure \"skip\" the record is acknowledged but the next event of its row still reads it)"
 
 // decodeEvent decodes an item already known (by its marker) to be an event
-// of stream s.
-func (l Layout) decodeEvent(s Stream, item abi.Item) (abi.Event, error) {
+// of stream s. With checkKey, an item whose key is not the one the layout
+// derives from its stream id and version is a *DecodeError (ErrKeyMismatch).
+func (l Layout) decodeEvent(s Stream, item abi.Item, checkKey bool) (abi.Event, error) {
 	failErr := func(attr, problem string, err error) error {
 		hint := decodeHint
 		if errors.Is(err, ErrUnknownCodec) {
@@ -91,6 +94,12 @@ func (l Layout) decodeEvent(s Stream, item abi.Item) (abi.Event, error) {
 	if err := checkStreamID(s, e.StreamID); err != nil {
 		return abi.Event{}, failErr(AttrStreamID, err.Error(), err)
 	}
+	if checkKey {
+		if attr, problem := l.keyMismatch(s.Name, item, e.StreamID, e.Version); attr != "" {
+			return abi.Event{}, &DecodeError{Stream: s.Name, PK: item[l.PKName()].Str, SK: item[l.SKName()].Str,
+				Attribute: attr, Problem: problem, Hint: keyHint, Err: ErrKeyMismatch}
+		}
+	}
 	d, ok := item[AttrData]
 	switch {
 	case !ok:
@@ -124,4 +133,34 @@ func (l Layout) decodeEvent(s Stream, item abi.Item) (abi.Event, error) {
 		return abi.Event{}, err
 	}
 	return e, nil
+}
+
+// ErrKeyMismatch is the underlying error of a *DecodeError for an item
+// whose key is not the one the layout derives from its stream id and
+// version.
+var ErrKeyMismatch = errors.New("the event item's key is not its stream id's and version's")
+
+// keyMismatch compares an event item's key with the one the layout derives
+// from the stream, the stream id and the version the item holds: "" when
+// they agree, else the key attribute at fault and what is wrong, naming
+// both values.
+func (l Layout) keyMismatch(stream string, item abi.Item, streamID string, version uint64) (attr, problem string) {
+	check := func(name, want, from string) bool {
+		v, ok := item[name]
+		switch {
+		case !ok:
+			attr, problem = name, fmt.Sprintf("is missing; %s gives %q", from, want)
+		case v.Kind != abi.KindS:
+			attr, problem = name, fmt.Sprintf("is of type %s; %s gives the string %q", v.Kind, from, want)
+		case v.Str != want:
+			attr, problem = name, fmt.Sprintf("is %q, but %s gives %q", v.Str, from, want)
+		default:
+			return true
+		}
+		return false
+	}
+	if check(l.PKName(), l.PK(stream, streamID), fmt.Sprintf("%s %q", AttrStreamID, streamID)) {
+		check(l.SKName(), l.SK(stream, version), fmt.Sprintf("%s %d", AttrVersion, version))
+	}
+	return attr, problem
 }
