@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/backfill"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/internal/ddbjson"
 	"github.com/dynafold/dynafold/internal/testenv"
@@ -53,7 +54,8 @@ func stockHost(t *testing.T, policy host.DecodeFailurePolicy) (*host.Host, *test
 		OnDecodeFailure: policy,
 		EventStore: host.EventStoreConfig{Table: events, Schema: "inventory", SchemaVersion: 1,
 			Streams: []host.StreamConfig{{Name: "Warehouse", EventTypes: []string{"Stocked"}, Composite: []string{"warehouseId"}}}},
-		Projections: []host.ProjectionConfig{{Name: "stock", Plugin: "native:stock", Table: rows, Checkpoint: host.CheckpointConfig{Field: "version"}}},
+		Projections: []host.ProjectionConfig{{Name: "stock", Plugin: "native:stock", Table: rows, Checkpoint: host.CheckpointConfig{Field: "version"},
+			WrittenBy: "writtenBy"}},
 	}
 	p, err := guest.New(stockProjection)
 	require.NoError(t, err)
@@ -286,4 +288,46 @@ func TestES7_RepairsAndCapturesRefuseAStrayItem(t *testing.T) {
 	check("read", err)
 	assert.Nil(t, stockRow(t, env, rows, "g-1"), "nothing written")
 	assert.Nil(t, stockRow(t, env, rows, "someone-else"))
+}
+
+// TestES7_ScansOfTheEventStoreReportAStrayItemAndFoldNothingOfIt: the
+// repairs that find stream instances by scanning the event table (a
+// backfill, a rebuild by plugin version, a capture of every instance) meet
+// the stray item of case 1. It names no instance: it is reported with both
+// values, the other instances are still rebuilt, and no row is made of it.
+func TestES7_ScansOfTheEventStoreReportAStrayItemAndFoldNothingOfIt(t *testing.T) {
+	ctx := context.Background()
+	h, env, events, rows := stockHost(t, "")
+	evs, err := h.Append(ctx, "Warehouse", "g-1", 0, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("1")}})
+	require.NoError(t, err)
+	res, err := h.ApplyEvents(ctx, "stock", evs...)
+	require.NoError(t, err)
+	require.NoError(t, res.Rows[0].Err)
+	env.Put(t, events, strayItem(h, "g-idmismatch", "someone-else", 1, "3"))
+	strayNamed := func(what string, err error) {
+		t.Helper()
+		require.Error(t, err, what)
+		assert.ErrorIs(t, err, host.ErrEventItemKey, what)
+		assert.Contains(t, err.Error(), `"$inventory#v1#warehouse#g-idmismatch"`, what)
+		assert.Contains(t, err.Error(), `streamId "someone-else"`, what)
+	}
+
+	rep, err := backfill.Run(ctx, h, backfill.Options{Projection: "stock"})
+	strayNamed("backfill", err)
+	assert.ErrorIs(t, err, backfill.ErrFailed)
+	assert.Equal(t, 1, rep.Streams, "g-1 only")
+	require.Len(t, rep.Failed, 1)
+	assert.Empty(t, rep.Failed[0].StreamID, "the item names no instance")
+
+	wb, err := h.RebuildWrittenBy(ctx, "stock", "1.0.0", false)
+	strayNamed("rebuild by plugin version", err)
+	assert.Equal(t, []string{"g-1"}, wb.Streams)
+	assert.Len(t, wb.Outcomes, 1)
+
+	_, err = h.Capture(ctx, host.CaptureOptions{Stream: "Warehouse"})
+	strayNamed("capture of every instance", err)
+
+	assert.Equal(t, "1", stockRow(t, env, rows, "g-1")["qty"].Str)
+	assert.Nil(t, stockRow(t, env, rows, "someone-else"))
+	assert.Nil(t, stockRow(t, env, rows, "g-idmismatch"))
 }

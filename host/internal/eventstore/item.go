@@ -164,3 +164,27 @@ func (l Layout) keyMismatch(stream string, item abi.Item, streamID string, versi
 	}
 	return attr, problem
 }
+
+// CheckKey reports, as a *DecodeError, an item marked as an event of
+// stream s whose streamId or version does not read, or whose key is not the
+// one the layout derives from them (ErrKeyMismatch): what a scan of the
+// event table that reads only these attributes can check.
+func (l Layout) CheckKey(s Stream, item abi.Item) error {
+	fail := func(attr, problem, hint string, err error) error {
+		return &DecodeError{Stream: s.Name, PK: item[l.PKName()].Str, SK: item[l.SKName()].Str,
+			Attribute: attr, Problem: problem, Hint: hint, Err: err}
+	}
+	id := item[AttrStreamID]
+	if id.Kind != abi.KindS || id.Str == "" {
+		return fail(AttrStreamID, "is missing, empty or not a string", decodeHint, nil)
+	}
+	v := item[AttrVersion]
+	n, err := strconv.ParseUint(v.Str, 10, 64)
+	if v.Kind != abi.KindN || err != nil || n == 0 || n > MaxVersion {
+		return fail(AttrVersion, fmt.Sprintf("is %s %q, want an integer from 1 to %d", v.Kind, v.Str, uint64(MaxVersion)), decodeHint, nil)
+	}
+	if attr, problem := l.keyMismatch(s.Name, item, id.Str, n); attr != "" {
+		return fail(attr, problem, keyHint, ErrKeyMismatch)
+	}
+	return nil
+}
