@@ -125,11 +125,15 @@ type Projection struct {
 	CreatedAt  string      // attribute keeping the row's creation time ("" disables it)
 	WrittenBy  string      // attribute recording the plugin that wrote the row ("" disables it)
 	Logic      logic.Logic // the domain logic
-	SourcesOf  SourcesOf   // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
-	Rows       int         // rows processed concurrently (default 100)
-	Retry      Retry       // lost-race policy
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// CheckEffects checks every effect the logic returns against
+	// DynamoDB's rules, as the engine does when an outbox commits them:
+	// for an offline fold (a smoke test) without an outbox.
+	CheckEffects bool
+	SourcesOf    SourcesOf // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
+	Rows         int       // rows processed concurrently (default 100)
+	Retry        Retry     // lost-race policy
+	Now          func() time.Time
+	Logger       *slog.Logger
 }
 
 // DefaultRows is the number of rows a call processes at once when

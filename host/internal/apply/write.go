@@ -7,6 +7,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/internal/itemcheck"
 )
 
 // write puts the folded row once, conditioned on what was read: the
@@ -62,6 +63,9 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 			by = e.plugin
 		}
 		it[e.p.WrittenBy] = abi.S(by)
+	}
+	if p := itemcheck.TooLarge(it); p != nil {
+		return nil, e.outputError(f, f.last, "to_item", p)
 	}
 	err := e.put(ctx, w, runs, f, it, cond, revision)
 	return it, err
