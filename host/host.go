@@ -74,6 +74,9 @@ type options struct {
 	sourcesOf map[string]SourcesOf
 	calls     CallObserver
 	codecs    []namedCodec
+	// noOutputCheck turns off the check of the plugins' output, for the
+	// benchmark that measures its cost only (export_test.go).
+	noOutputCheck bool
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -223,6 +226,7 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options, db
 		CreatedAt:  pc.CreatedAtAttribute(), WrittenBy: pc.WrittenBy, Rows: pc.Concurrency,
 		Retry: apply.Retry{Attempts: pc.Retry.Attempts, Base: time.Duration(pc.Retry.Base), Max: time.Duration(pc.Retry.Max)},
 		Now:   o.now, Logger: h.log.With("projection", pc.Name),
+		NoOutputCheck: o.noOutputCheck,
 	}
 	if f := o.sourcesOf[pc.Name]; f != nil {
 		p.SourcesOf = f.engine()

@@ -129,11 +129,14 @@ type Projection struct {
 	// DynamoDB's rules, as the engine does when an outbox commits them:
 	// for an offline fold (a smoke test) without an outbox.
 	CheckEffects bool
-	SourcesOf    SourcesOf // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
-	Rows         int       // rows processed concurrently (default 100)
-	Retry        Retry     // lost-race policy
-	Now          func() time.Time
-	Logger       *slog.Logger
+	// NoOutputCheck turns the check of the logic's output off: only for the
+	// benchmark that measures what the check costs.
+	NoOutputCheck bool
+	SourcesOf     SourcesOf // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
+	Rows          int       // rows processed concurrently (default 100)
+	Retry         Retry     // lost-race policy
+	Now           func() time.Time
+	Logger        *slog.Logger
 }
 
 // DefaultRows is the number of rows a call processes at once when

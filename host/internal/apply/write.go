@@ -64,7 +64,7 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 		}
 		it[e.p.WrittenBy] = abi.S(by)
 	}
-	if p := itemcheck.TooLarge(it); p != nil {
+	if p := itemcheck.TooLarge(it); p != nil && !e.p.NoOutputCheck {
 		return nil, e.outputError(f, f.last, "to_item", p)
 	}
 	err := e.put(ctx, w, runs, f, it, cond, revision)
