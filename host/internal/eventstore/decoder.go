@@ -19,7 +19,8 @@ type Decoder struct {
 	layout   Layout
 	byMarker map[string]Stream
 	streams  []Stream
-	keys     bool // check each item's key against the layout
+	keys     bool                   // check each item's key against the layout
+	prefixes map[string]keyPrefixes // by stream name
 }
 
 // NewDecoder returns a decoder for streams under the default casing and
@@ -40,7 +41,7 @@ func NewDecoder(streams ...Stream) (*Decoder, error) {
 // layout derives from its stream id and version (its partition key from
 // the stream id, its sort key from the version) does not decode.
 func (l Layout) NewDecoder(streams ...Stream) (*Decoder, error) {
-	d := &Decoder{layout: l, byMarker: map[string]Stream{}, keys: true}
+	d := &Decoder{layout: l, byMarker: map[string]Stream{}, keys: true, prefixes: map[string]keyPrefixes{}}
 	for _, s := range streams {
 		if err := s.Validate(); err != nil {
 			return nil, err
@@ -53,6 +54,7 @@ func (l Layout) NewDecoder(streams ...Stream) (*Decoder, error) {
 		}
 		d.byMarker[m] = s
 		d.streams = append(d.streams, s)
+		d.prefixes[s.Name] = l.prefixes(s.Name)
 	}
 	return d, nil
 }
@@ -94,7 +96,7 @@ func (d *Decoder) Decode(image abi.Item) (ev Decoded, ok bool, err error) {
 	if !known {
 		return Decoded{}, false, nil
 	}
-	e, err := d.layout.decodeEvent(s, image, d.keys)
+	e, err := d.layout.decodeEvent(s, image, d.keys, d.prefixes[s.Name])
 	if err != nil {
 		return Decoded{}, false, err
 	}

@@ -129,3 +129,20 @@ func TestES7_ReadFromRefusesAnItemWhoseIDIsAnotherInstances(t *testing.T) {
 	_, err = f.es.Head(ctx, warehouseStream, "g-1")
 	require.ErrorIs(t, err, eventstore.ErrDecode, "the head of g-1 is the stray item: no version of g-1")
 }
+
+// TestES7_KeysOfStreamIDsBeyondASCIIAreCheckedAsTheLayoutCasesThem: an id
+// whose letters are not ASCII is cased by the layout as a whole; its own
+// key decodes, another's does not, under every casing.
+func TestES7_KeysOfStreamIDsBeyondASCIIAreCheckedAsTheLayoutCasesThem(t *testing.T) {
+	for _, casing := range []eventstore.Casing{eventstore.CasingLower, eventstore.CasingUpper, eventstore.CasingPreserve} {
+		l := eventstore.Layout{Schema: "Inv", SchemaVersion: 1, Casing: casing}
+		d, err := l.NewDecoder(warehouseStream)
+		require.NoError(t, err)
+		item := l.Item(stocked("Über-Straße-1", 3, "1"))
+		_, ok, err := d.Decode(item)
+		require.NoError(t, err, "casing %d", casing)
+		require.True(t, ok)
+		item["pk"] = abi.S(l.PK("Warehouse", "Über-Straße-2"))
+		assert.Equal(t, "pk", decodeErr(t, d, item).Attribute, "casing %d", casing)
+	}
+}

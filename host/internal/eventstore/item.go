@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -46,8 +48,9 @@ const decodeHint = "the stored item is not a valid event: repair or remove it (w
 
 // decodeEvent decodes an item already known (by its marker) to be an event
 // of stream s. With checkKey, an item whose key is not the one the layout
-// derives from its stream id and version is a *DecodeError (ErrKeyMismatch).
-func (l Layout) decodeEvent(s Stream, item abi.Item, checkKey bool) (abi.Event, error) {
+// derives from its stream id and version (pre: the stream's key prefixes)
+// is a *DecodeError (ErrKeyMismatch).
+func (l Layout) decodeEvent(s Stream, item abi.Item, checkKey bool, pre keyPrefixes) (abi.Event, error) {
 	failErr := func(attr, problem string, err error) error {
 		hint := decodeHint
 		if errors.Is(err, ErrUnknownCodec) {
@@ -95,7 +98,7 @@ func (l Layout) decodeEvent(s Stream, item abi.Item, checkKey bool) (abi.Event, 
 		return abi.Event{}, failErr(AttrStreamID, err.Error(), err)
 	}
 	if checkKey {
-		if attr, problem := l.keyMismatch(s.Name, item, e.StreamID, e.Version); attr != "" {
+		if attr, problem := l.keyMismatch(s.Name, pre, item, e.StreamID, e.Version); attr != "" {
 			return abi.Event{}, &DecodeError{Stream: s.Name, PK: item[l.PKName()].Str, SK: item[l.SKName()].Str,
 				Attribute: attr, Problem: problem, Hint: keyHint, Err: ErrKeyMismatch}
 		}
@@ -140,13 +143,28 @@ func (l Layout) decodeEvent(s Stream, item abi.Item, checkKey bool) (abi.Event, 
 // version.
 var ErrKeyMismatch = errors.New("the event item's key is not its stream id's and version's")
 
+// keyPrefixes are the parts of a stream's event keys that do not depend
+// on the stream id or the version, cased: computed once per stream.
+type keyPrefixes struct {
+	pk string // PK(stream, "") : "$<schema>#v<n>#<stream>#"
+	sk string // SKPrefix(stream)
+}
+
+func (l Layout) prefixes(stream string) keyPrefixes {
+	return keyPrefixes{pk: l.cased(l.prefix() + stream + IDSeparator), sk: l.SKPrefix(stream)}
+}
+
 // keyMismatch compares an event item's key with the one the layout derives
 // from the stream, the stream id and the version the item holds: "" when
 // they agree, else the key attribute at fault and what is wrong, naming
-// both values.
-func (l Layout) keyMismatch(stream string, item abi.Item, streamID string, version uint64) (attr, problem string) {
-	check := func(name, want, from string) bool {
-		v, ok := item[name]
+// both values. An item whose key agrees costs no allocation.
+func (l Layout) keyMismatch(stream string, pre keyPrefixes, item abi.Item, streamID string, version uint64) (attr, problem string) {
+	pk, hasPK := item[l.PKName()]
+	sk, hasSK := item[l.SKName()]
+	if pk.Kind == abi.KindS && sk.Kind == abi.KindS && l.pkIs(pk.Str, pre, stream, streamID) && skIs(sk.Str, pre, version) {
+		return "", ""
+	}
+	check := func(name string, v abi.Value, ok bool, want, from string) bool {
 		switch {
 		case !ok:
 			attr, problem = name, fmt.Sprintf("is missing; %s gives %q", from, want)
@@ -159,10 +177,62 @@ func (l Layout) keyMismatch(stream string, item abi.Item, streamID string, versi
 		}
 		return false
 	}
-	if check(l.PKName(), l.PK(stream, streamID), fmt.Sprintf("%s %q", AttrStreamID, streamID)) {
-		check(l.SKName(), l.SK(stream, version), fmt.Sprintf("%s %d", AttrVersion, version))
+	if check(l.PKName(), pk, hasPK, l.PK(stream, streamID), fmt.Sprintf("%s %q", AttrStreamID, streamID)) {
+		check(l.SKName(), sk, hasSK, l.SK(stream, version), fmt.Sprintf("%s %d", AttrVersion, version))
 	}
 	return attr, problem
+}
+
+// pkIs reports whether got is PK(stream, streamID), building it only for
+// a stream id that is not ASCII.
+func (l Layout) pkIs(got string, pre keyPrefixes, stream, streamID string) bool {
+	if !strings.HasPrefix(got, pre.pk) {
+		return false
+	}
+	rest := got[len(pre.pk):]
+	if len(rest) != len(streamID) {
+		return l.Casing != CasingPreserve && !isASCII(streamID) && got == l.PK(stream, streamID)
+	}
+	for i := 0; i < len(streamID); i++ {
+		c := streamID[i]
+		if c >= utf8.RuneSelf {
+			return got == l.PK(stream, streamID)
+		}
+		switch {
+		case l.Casing == CasingLower && 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case l.Casing == CasingUpper && 'a' <= c && c <= 'z':
+			c -= 'a' - 'A'
+		}
+		if rest[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
+// skIs reports whether got is SK(stream, version).
+func skIs(got string, pre keyPrefixes, version uint64) bool {
+	if len(got) != len(pre.sk)+10 || !strings.HasPrefix(got, pre.sk) {
+		return false
+	}
+	v := version
+	for i := len(got) - 1; i >= len(pre.sk); i-- {
+		if got[i] != byte('0'+v%10) {
+			return false
+		}
+		v /= 10
+	}
+	return v == 0
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckKey reports, as a *DecodeError, an item marked as an event of
@@ -183,7 +253,7 @@ func (l Layout) CheckKey(s Stream, item abi.Item) error {
 	if v.Kind != abi.KindN || err != nil || n == 0 || n > MaxVersion {
 		return fail(AttrVersion, fmt.Sprintf("is %s %q, want an integer from 1 to %d", v.Kind, v.Str, uint64(MaxVersion)), decodeHint, nil)
 	}
-	if attr, problem := l.keyMismatch(s.Name, item, id.Str, n); attr != "" {
+	if attr, problem := l.keyMismatch(s.Name, l.prefixes(s.Name), item, id.Str, n); attr != "" {
 		return fail(attr, problem, keyHint, ErrKeyMismatch)
 	}
 	return nil

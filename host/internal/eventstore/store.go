@@ -221,13 +221,14 @@ func (s *Store) ReadFrom(ctx context.Context, stream Stream, streamID string, af
 		Limit: s.pageLimit,
 	}
 	var out []abi.Event
+	pre := s.layout.prefixes(stream.Name)
 	for {
 		page, err := s.db.Query(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("eventstore: read %s %q after %d: %w", stream.Name, streamID, afterVersion, err)
 		}
 		for _, it := range page.Items {
-			e, err := s.layout.decodeEvent(stream, it, true)
+			e, err := s.layout.decodeEvent(stream, it, true, pre)
 			if err != nil {
 				return nil, err
 			}
@@ -269,7 +270,7 @@ func (s *Store) Head(ctx context.Context, stream Stream, streamID string) (uint6
 	}
 	// The head is a version of this instance only when the item's key is
 	// the one its own stream id and version give.
-	if attr, problem := s.layout.keyMismatch(stream.Name, it, it[AttrStreamID].Str, n); attr != "" {
+	if attr, problem := s.layout.keyMismatch(stream.Name, s.layout.prefixes(stream.Name), it, it[AttrStreamID].Str, n); attr != "" {
 		return 0, &DecodeError{Stream: stream.Name, PK: it[s.layout.PKName()].Str, SK: it[s.layout.SKName()].Str,
 			Attribute: attr, Problem: problem, Hint: keyHint, Err: ErrKeyMismatch}
 	}
