@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
@@ -22,6 +23,16 @@ var (
 	// '#' in a multi-field id, a missing or empty value), or an event type
 	// the stream does not declare.
 	ErrInvalidEvent = eventstore.ErrValidation
+	// ErrEventDecode is matched by the error of an event item that is not
+	// a valid event, wherever it is read: a change-feed record's (in
+	// Result.DecodeFailures), a gap-fill read's (the row's, or in a row
+	// several instances feed, the instance's), a read, capture or repair.
+	ErrEventDecode = eventstore.ErrDecode
+	// ErrEventItemKey is matched (besides ErrEventDecode) by the error of
+	// an event item stored under another key than the one the layout
+	// derives from its streamId and version: a hand-written item, a
+	// migration's or another writer's. It is never folded.
+	ErrEventItemKey = eventstore.ErrKeyMismatch
 )
 
 // NewEvent is an event to append.
@@ -89,4 +100,53 @@ func (h *Host) EventItem(ev abi.Event) abi.Item {
 		return h.es.Layout().Item(ev)
 	}
 	return it
+}
+
+// EventItemsError is the error of a scan of the event table for a stream's
+// instances (a backfill's, RebuildWrittenBy's, a capture of every
+// instance) that met items marked as the stream's events whose streamId or
+// version does not read, or whose key is not the one the layout derives
+// from them. They are left out: the scan's other instances are still
+// found (and rebuilt, or captured). Each of Items matches ErrEventDecode,
+// and those under another key ErrEventItemKey.
+type EventItemsError struct {
+	Stream string
+	Items  []error
+}
+
+// Error names how many items, and the first.
+func (e *EventItemsError) Error() string {
+	return fmt.Sprintf("%d items of the event table marked as %s events are not valid events and were left out (first: %v)", len(e.Items), e.Stream, e.Items[0])
+}
+
+// Unwrap returns the items' errors.
+func (e *EventItemsError) Unwrap() []error { return e.Items }
+
+// eventItems collects the items a scan of stream's instances leaves out.
+type eventItems struct {
+	layout eventstore.Layout
+	stream eventstore.Stream
+	mu     sync.Mutex
+	bad    []error
+}
+
+// check reports whether it is an event item of the stream whose key agrees
+// with its streamId and version, and keeps its error when not.
+func (c *eventItems) check(it abi.Item) bool {
+	err := c.layout.CheckKey(c.stream, it)
+	if err == nil {
+		return true
+	}
+	c.mu.Lock()
+	c.bad = append(c.bad, err)
+	c.mu.Unlock()
+	return false
+}
+
+// err is the *EventItemsError of the items left out; nil when none was.
+func (c *eventItems) err() error {
+	if len(c.bad) == 0 {
+		return nil
+	}
+	return &EventItemsError{Stream: c.stream.Name, Items: c.bad}
 }

@@ -78,6 +78,9 @@ type options struct {
 	calls     CallObserver
 	codecs    []namedCodec
 	limitClk  ratelimit.Clock // WithRateLimitClock
+	// noOutputCheck turns off the check of the plugins' output, for the
+	// benchmark that measures its cost only (export_test.go).
+	noOutputCheck bool
 }
 
 // RecordShape reads records of a shape other than Record, for
@@ -238,6 +241,7 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options, db
 		CreatedAt:  pc.CreatedAtAttribute(), WrittenBy: pc.WrittenBy, Rows: pc.Concurrency,
 		Retry: apply.Retry{Attempts: pc.Retry.Attempts, Base: time.Duration(pc.Retry.Base), Max: time.Duration(pc.Retry.Max)},
 		Now:   o.now, Logger: h.log.With("projection", pc.Name),
+		NoOutputCheck: o.noOutputCheck,
 	}
 	if rl := pc.RateLimit; rl != nil && db == store.DB(h.db) {
 		// only the live engine waits: a shadow or what-if engine writes nothing
@@ -302,8 +306,19 @@ func (r storeReader) ReadFrom(ctx context.Context, stream, streamID string, afte
 	if !ok {
 		return nil, fmt.Errorf("stream %q is not configured", stream)
 	}
-	return r.h.es.ReadFrom(ctx, s, streamID, after, to)
+	evs, err := r.h.es.ReadFrom(ctx, s, streamID, after, to)
+	if errors.Is(err, eventstore.ErrDecode) {
+		err = badEventItem{err}
+	}
+	return evs, err
 }
+
+// badEventItem is an event store read that met an item that is not a valid
+// event: it matches apply.ErrBadEventItem as well as its own error.
+type badEventItem struct{ err error }
+
+func (e badEventItem) Error() string   { return e.err.Error() }
+func (e badEventItem) Unwrap() []error { return []error{e.err, apply.ErrBadEventItem} }
 
 // ProcessBatch runs one batch of change-feed records through every
 // projection and returns what it did; its Response method gives the partial

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
@@ -21,7 +22,7 @@ import (
 
 // orderHost starts ddblocal and a host running the order-summary projection
 // through the Wasm plugin ("wasm") or the same Go logic natively ("native").
-func orderHost(tb testing.TB, kind string) (*host.Host, *testenv.Env) {
+func orderHost(tb testing.TB, kind string, more ...host.Option) (*host.Host, *testenv.Env) {
 	tb.Helper()
 	return orderHostWith(tb, kind, nil)
 }
@@ -54,7 +55,7 @@ func orderHostWith(tb testing.TB, kind string, edit func(*host.ProjectionConfig)
 		edit(&cfg.Projections[0])
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h, err := host.New(context.Background(), cfg, append(opts, host.WithClient(env.Client), host.WithLogger(quiet))...)
+	h, err := host.New(context.Background(), cfg, append(append(opts, more...), host.WithClient(env.Client), host.WithLogger(quiet))...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -89,9 +90,11 @@ func appendOrders(tb testing.TB, h *host.Host, prefix string, n, k int) []host.R
 // in-process ddblocal, and the DynamoDB requests per batch: 100 orders of 5
 // events per iteration, in batches of 100 records, either in append order
 // or shuffled across the whole iteration. writes/row-call is PutItems per
-// row touched by a call (the target is exactly 1).
+// row touched by a call (the target is exactly 1). The outputcheck
+// variants measure what the check of the plugin's output costs (below).
 func BenchmarkApplyBatch(b *testing.B) {
 	for _, kind := range []string{"native", "wasm"} {
+		b.Run(kind+"/outputcheck", func(b *testing.B) { benchOutputCheck(b, kind) })
 		for _, order := range []string{"inorder", "shuffled"} {
 			b.Run(kind+"/"+order, func(b *testing.B) {
 				h, _ := orderHost(b, kind)
@@ -134,4 +137,45 @@ func BenchmarkApplyBatch(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchOutputCheck measures what checking the plugin's output against
+// DynamoDB's rules costs: two hosts, one with the check and one without,
+// each on its own ddblocal, process the same shape of work (100 orders of
+// 5 events, in order, in batches of 100) in turn, alternating which goes
+// first, so both see the same load on a shared machine. It reports each
+// host's events/s and the ratio (1 = free).
+func benchOutputCheck(b *testing.B, kind string) {
+	ctx := context.Background()
+	on, _ := orderHost(b, kind)
+	off, _ := orderHost(b, kind, host.WithoutOutputCheck())
+	var took [2]time.Duration
+	var events int64
+	run := func(h *host.Host, recs []host.Record) time.Duration {
+		start := time.Now()
+		for len(recs) > 0 {
+			n := min(100, len(recs))
+			res, err := h.ProcessBatch(ctx, recs[:n])
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(res.Failed()) > 0 {
+				b.Fatalf("%d records failed", len(res.Failed()))
+			}
+			recs = recs[n:]
+		}
+		return time.Since(start)
+	}
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		recs := [2][]host.Record{appendOrders(b, on, fmt.Sprintf("i%d", i), 100, 5), appendOrders(b, off, fmt.Sprintf("i%d", i), 100, 5)}
+		b.StartTimer()
+		first := i % 2
+		took[first] += run([2]*host.Host{on, off}[first], recs[first])
+		took[1-first] += run([2]*host.Host{on, off}[1-first], recs[1-first])
+		events += int64(len(recs[0]))
+	}
+	b.ReportMetric(float64(events)/took[0].Seconds(), "events/s-checked")
+	b.ReportMetric(float64(events)/took[1].Seconds(), "events/s-unchecked")
+	b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "checked/unchecked")
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/eventstore"
 	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/internal/store/dynamo"
-	"github.com/dynafold/dynafold/host/swap"
 )
 
 // ErrUnknownProjection is matched by a call naming a projection the
@@ -110,127 +108,29 @@ func (h *Host) RequestCounts() map[string]int64 { return h.db.Counts() }
 // ResetRequestCounts sets every request count back to zero.
 func (h *Host) ResetRequestCounts() { h.db.ResetCounts() }
 
-// WrittenByReport is what RebuildWrittenBy found and did.
-type WrittenByReport struct {
-	Table     string    // the projection's table
-	WrittenBy string    // name@version whose rows were looked for
-	Rows      int       // rows of the table that version wrote
-	Streams   []string  // stream instances feeding those rows, rebuilt (or to rebuild, on a dry run): the stream id, or "<source>#<streamId>" for a projection with several sources
-	Outcomes  []Outcome // the rebuilt rows (none on a dry run)
-}
-
-// RebuildWrittenBy rebuilds the rows of a projection that a given plugin
-// version wrote (the projection's writtenBy attribute records it) with the
-// plugin now serving: the stream instances whose events address such a
-// row are found over every source, and each row is rebuilt once, as
-// RebuildRowAll does, from those instances and every other the row names.
-// version is "1.0.0" (the plugin's name is added) or "name@1.0.0". With
-// dryRun, it only finds them.
-func (h *Host) RebuildWrittenBy(ctx context.Context, projection, version string, dryRun bool) (WrittenByReport, error) {
-	e, err := h.engine(projection)
-	if err != nil {
-		return WrittenByReport{}, err
-	}
-	p := e.Projection()
-	attr := p.WrittenBy
-	for _, pc := range h.cfg.Projections {
-		if pc.Name == projection && pc.WrittenBy != "" {
-			attr = pc.WrittenBy // the engine leaves it to a hot-swapped plugin
-		}
-	}
-	rep := WrittenByReport{Table: p.Table}
-	if attr == "" {
-		return rep, fmt.Errorf("projection %q records no writtenBy attribute; set \"writtenBy\" in its configuration", projection)
-	}
-	if version == "" {
-		return rep, fmt.Errorf("no plugin version given: which version's rows to rebuild (e.g. 1.0.0)")
-	}
-	if !strings.Contains(version, "@") {
-		version = p.Logic.Describe().Name + "@" + version
-	}
-	rep.WrittenBy = version
-	rows := map[string]bool{}
-	err = h.scan(ctx, store.Scan{
-		Table: p.Table, Filter: "#wb = :wb",
-		Names: map[string]string{"#wb": attr}, Values: map[string]abi.Value{":wb": abi.S(version)},
-	}, func(it abi.Item) {
-		key := abi.Item{}
-		for _, a := range p.KeyAttrs {
-			key[a] = it[a]
-		}
-		rows[swap.KeyString(key)] = true
-	})
-	if err != nil {
-		return rep, fmt.Errorf("scanning %s for rows written by %s: %w", p.Table, version, err)
-	}
-	rep.Rows = len(rows)
-	if len(rows) == 0 {
-		return rep, nil
-	}
-	// The instances whose events address those rows, over every source;
-	// each row is rebuilt once, from every instance that feeds it.
-	var order []string
-	hits := map[string][]InstanceRef{}
-	keyOf := map[string]abi.Item{}
-	ids := map[string][]string{} // by stream, scanned once
-	for _, src := range p.Sources {
-		if _, ok := ids[src.Stream]; !ok {
-			if ids[src.Stream], err = h.streamIDs(ctx, src.Stream); err != nil {
-				return rep, err
-			}
-		}
-		for _, id := range ids[src.Stream] {
-			ref := InstanceRef{Source: src.Name, StreamID: id}
-			keys, err := e.RowsOf(ctx, apply.InstanceRef{Source: src.Name, StreamID: id})
-			if err != nil {
-				return rep, fmt.Errorf("rows of %s %s: %w", src.Stream, id, err)
-			}
-			hit := false
-			for _, k := range keys {
-				ks := swap.KeyString(k)
-				if !rows[ks] {
-					continue
-				}
-				hit = true
-				if _, ok := keyOf[ks]; !ok {
-					keyOf[ks] = k
-					order = append(order, ks)
-				}
-				hits[ks] = append(hits[ks], ref)
-			}
-			if hit {
-				name := id
-				if len(p.Sources) > 1 {
-					name = ref.String()
-				}
-				rep.Streams = append(rep.Streams, name)
-			}
-		}
-	}
-	if dryRun {
-		return rep, nil
-	}
-	for _, ks := range order {
-		o, err := e.RebuildRowAll(ctx, keyOf[ks], engineRefs(hits[ks]))
-		rep.Outcomes = append(rep.Outcomes, outcomeOf(o))
-		if err != nil {
-			return rep, fmt.Errorf("rebuild of row %s: %w", ks, err)
-		}
-	}
-	return rep, nil
-}
-
 // streamIDs returns the ids of a stream's instances in the event store, in
-// scan order, each once.
+// scan order, each once. Items marked as the stream's events whose key is
+// not their streamId's and version's are left out and returned as an
+// *EventItemsError, with the ids of the others.
 func (h *Host) streamIDs(ctx context.Context, stream string) ([]string, error) {
+	st, err := h.stream(stream)
+	if err != nil {
+		return nil, err
+	}
+	l := h.es.Layout()
+	items := &eventItems{layout: l, stream: st}
 	seen := map[string]bool{}
 	var ids []string
-	err := h.scan(ctx, store.Scan{
-		Table: h.es.Table(), Filter: "#m = :m", Projection: "#id",
-		Names:  map[string]string{"#m": eventstore.AttrMarker, "#id": eventstore.AttrStreamID},
-		Values: map[string]abi.Value{":m": abi.S(h.es.Layout().Marker(stream))},
+	err = h.scan(ctx, store.Scan{
+		Table: h.es.Table(), Filter: "#m = :m", Projection: "#id, #v, #pk, #sk",
+		Names: map[string]string{"#m": eventstore.AttrMarker, "#id": eventstore.AttrStreamID, "#v": eventstore.AttrVersion,
+			"#pk": l.PKName(), "#sk": l.SKName()},
+		Values: map[string]abi.Value{":m": abi.S(l.Marker(stream))},
 	}, func(it abi.Item) {
-		if id := it[eventstore.AttrStreamID].Str; id != "" && !seen[id] {
+		if !items.check(it) {
+			return
+		}
+		if id := it[eventstore.AttrStreamID].Str; !seen[id] {
 			seen[id] = true
 			ids = append(ids, id)
 		}
@@ -238,7 +138,7 @@ func (h *Host) streamIDs(ctx context.Context, stream string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scanning the event store for %s streams: %w", stream, err)
 	}
-	return ids, nil
+	return ids, items.err()
 }
 
 // scan runs a Scan to its end, calling f with each item.

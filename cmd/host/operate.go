@@ -146,7 +146,7 @@ func runRebuild(ctx context.Context, args []string) error {
 			"example: host rebuild --config dynafold.json --projection shipments --row '{\"pk\": \"Shipment#sh-1\", \"sk\": \"S\"}' --instance order#o-1 --instance weigh#w-1\n\n")
 		f.fs.PrintDefaults()
 	}
-	asJSON := f.fs.Bool("json", false, "with --id: print the rows' outcomes as JSON (rows in plain JSON)")
+	asJSON := f.fs.Bool("json", false, "with --id: print the rows' outcomes as JSON (rows in plain JSON); with --written-by: the report, each row with what its rebuild did, and the counts")
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func runRebuild(ctx context.Context, args []string) error {
 	}
 	defer h.Close(ctx)
 	if *by != "" {
-		return rebuildWrittenBy(ctx, h, *f.proj, *by, *dry)
+		return rebuildWrittenBy(ctx, h, *f.proj, *by, *dry, *asJSON)
 	}
 	ref, err := f.instance(h)
 	if err != nil {

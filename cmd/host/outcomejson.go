@@ -22,14 +22,19 @@ type outcomeJSON struct {
 func writeOutcomes(w io.Writer, outs []host.Outcome) error {
 	rows := make([]outcomeJSON, 0, len(outs))
 	for _, o := range outs {
-		j := outcomeJSON{Key: plainItem(o.Key), Written: o.Written, Removed: o.Removed, Applied: len(o.Applied()), Row: plainItem(o.State)}
-		if len(o.Instances) > 0 {
-			j.Checkpoint = o.Instances[0].Version
-		}
-		if o.Err != nil {
-			j.Error = o.Err.Error()
-		}
-		rows = append(rows, j)
+		rows = append(rows, outcomeOf(o))
 	}
 	return writeJSON(w, map[string]any{"rows": rows})
+}
+
+// outcomeOf is a row's outcome in plain JSON.
+func outcomeOf(o host.Outcome) outcomeJSON {
+	j := outcomeJSON{Key: plainItem(o.Key), Written: o.Written, Removed: o.Removed, Applied: len(o.Applied()), Row: plainItem(o.State)}
+	if len(o.Instances) > 0 {
+		j.Checkpoint = o.Instances[0].Version
+	}
+	if o.Err != nil {
+		j.Error = o.Err.Error()
+	}
+	return j
 }

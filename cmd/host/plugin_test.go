@@ -236,7 +236,8 @@ func TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion(t *testing.T) {
 	require.NoError(t, rebuild(ctx, []string{"--config", cfgPath, "--written-by", "1.0.0"}))
 	t.Log(out.String())
 	assert.Contains(t, out.String(), "2 rows of "+summaries+" written by order-summary@1.0.0")
-	assert.Contains(t, out.String(), "2 stream instances rebuilt")
+	assert.Contains(t, out.String(), "row pk=OrderSummary#o-1,sk=OrderSummary: changed")
+	assert.Contains(t, out.String(), "2 stream instances rebuilt: 2 rows, 0 created, 2 changed, 0 unchanged, 0 removed, 0 failed")
 	for _, id := range []string{"o-1", "o-2"} {
 		it := row(id)
 		assert.Equal(t, "order-summary@2.0.0", it["writtenBy"].Str, id)
@@ -248,6 +249,27 @@ func TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion(t *testing.T) {
 	err := rebuild(ctx, []string{"--config", cfgPath, "--written-by", "1.0.0"})
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "0 rows of "+summaries+" written by order-summary@1.0.0")
+	// --json: the report, each row with what its rebuild did, the counts.
+	apply1(writeConfig(v1Path(t)), "o-5")
+	cfgPath = writeConfig(v2Path(t))
+	out.Reset()
+	require.NoError(t, rebuild(ctx, []string{"--config", cfgPath, "--written-by", "1.0.0", "--json"}))
+	var rep struct {
+		RowsWrittenBy int            `json:"rowsWrittenBy"`
+		Streams       []string       `json:"streams"`
+		Summary       map[string]int `json:"summary"`
+		Rows          []struct {
+			Key    map[string]any `json:"key"`
+			Change string         `json:"change"`
+		} `json:"rows"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	assert.Equal(t, 1, rep.RowsWrittenBy)
+	assert.Equal(t, []string{"o-5"}, rep.Streams)
+	assert.Equal(t, map[string]int{"created": 0, "changed": 1, "unchanged": 0, "removed": 0, "failed": 0}, rep.Summary)
+	require.Len(t, rep.Rows, 1)
+	assert.Equal(t, "changed", rep.Rows[0].Change)
+	assert.Equal(t, "OrderSummary#o-5", rep.Rows[0].Key["pk"])
 	// Without --written-by, rebuild needs a stream instance.
 	err = rebuild(ctx, []string{"--config", cfgPath})
 	assert.ErrorContains(t, err, "--id (a stream instance) or --written-by (a plugin version) is required")

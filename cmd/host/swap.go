@@ -4,10 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/swap"
+	"github.com/dynafold/dynafold/internal/keys"
 )
 
 func init() {
@@ -52,29 +54,63 @@ func runPluginRollback(ctx context.Context, args []string) error {
 	return fmt.Errorf("name the plugin's source: --s3 s3://BUCKET/KEY, or --file F --archive DIR")
 }
 
-// rebuildWrittenBy rebuilds every row of a projection whose writtenBy
-// attribute names a plugin version: a Scan of the read model finds the rows,
-// a Scan of the event store the stream instances whose events fold into
-// one of those rows, and each row is rebuilt by the current plugin from
-// every instance that feeds it.
-func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry bool) error {
+// rebuildWrittenBy re-derives every row of every stream instance that fed
+// a row whose writtenBy attribute names a plugin version: a Scan of the
+// read model finds the rows, a Scan of the event store the stream
+// instances whose events fold into one of those rows, and each row those
+// instances feed is rebuilt by the current plugin from every instance that
+// feeds it. It prints each row and what the rebuild did to it, and the
+// counts (with asJSON, one JSON object).
+func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry, asJSON bool) error {
 	rep, err := h.RebuildWrittenBy(ctx, proj, by, dry)
+	if asJSON {
+		if jerr := writeWrittenBy(pluginOut, rep, dry); jerr != nil {
+			return jerr
+		}
+		return err
+	}
 	fmt.Fprintf(pluginOut, "%d rows of %s written by %s\n", rep.Rows, rep.Table, rep.WrittenBy)
 	for _, id := range rep.Streams {
 		if dry {
 			fmt.Fprintf(pluginOut, "would rebuild %s\n", id)
 		}
 	}
-	for _, o := range rep.Outcomes {
-		fmt.Fprintf(pluginOut, "row %s written %v\n", swap.KeyString(o.Key), o.Written)
-	}
-	if err != nil {
-		return err
+	for i, o := range rep.Outcomes {
+		if o.Err != nil {
+			fmt.Fprintf(pluginOut, "row %s: failed: %v\n", keys.String(o.Key), o.Err)
+			continue
+		}
+		fmt.Fprintf(pluginOut, "row %s: %s\n", keys.String(o.Key), rep.Changes[i])
 	}
 	if dry {
-		fmt.Fprintf(pluginOut, "%d stream instances would be rebuilt (dry run: nothing written)\n", len(rep.Streams))
-		return nil
+		fmt.Fprintf(pluginOut, "%d stream instances would be rebuilt, %d rows (dry run: nothing written)\n", len(rep.Streams), rep.ToRebuild)
+		return err
 	}
-	fmt.Fprintf(pluginOut, "%d stream instances rebuilt\n", len(rep.Streams))
-	return nil
+	fmt.Fprintf(pluginOut, "%d stream instances rebuilt: %d rows, %d created, %d changed, %d unchanged, %d removed, %d failed\n",
+		len(rep.Streams), len(rep.Outcomes), rep.Created, rep.Changed, rep.Unchanged, rep.Removed, rep.Failed)
+	return err
+}
+
+// writeWrittenBy prints a rebuild by plugin version as one JSON object.
+func writeWrittenBy(w io.Writer, rep host.WrittenByReport, dry bool) error {
+	type row struct {
+		outcomeJSON
+		Change host.RebuildChange `json:"change"`
+	}
+	rows := make([]row, len(rep.Outcomes))
+	for i, o := range rep.Outcomes {
+		rows[i] = row{outcomeOf(o), rep.Changes[i]}
+	}
+	return writeJSON(w, map[string]any{
+		"table": rep.Table, "writtenBy": rep.WrittenBy, "rowsWrittenBy": rep.Rows, "streams": nonNil(rep.Streams),
+		"toRebuild": rep.ToRebuild, "dryRun": dry, "rows": rows,
+		"summary": map[string]int{"created": rep.Created, "changed": rep.Changed, "unchanged": rep.Unchanged, "removed": rep.Removed, "failed": rep.Failed},
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

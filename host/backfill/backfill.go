@@ -84,7 +84,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Failure is a stream instance the backfill could not rebuild a row of.
+// Failure is a stream instance the backfill could not rebuild a row of, or
+// an item of the event table that names no instance (StreamID empty; Err
+// matches host.ErrEventDecode and names the item's key).
 type Failure struct {
 	Source   string // the source reading the instance
 	StreamID string
@@ -128,7 +130,16 @@ func Run(ctx context.Context, h *host.Host, o Options) (Report, error) {
 	for _, stream := range streamsOf(sources) {
 		rep.Scanned = append(rep.Scanned, stream)
 		var ids []string
-		if err := h.ScanStreamIDs(ctx, stream, o.Segments, o.Since, func(id string) { ids = append(ids, id) }); err != nil {
+		err := h.ScanStreamIDs(ctx, stream, o.Segments, o.Since, func(id string) { ids = append(ids, id) })
+		var items *host.EventItemsError
+		switch {
+		case errors.As(err, &items):
+			// Items that name no instance are reported, never folded;
+			// the instances of the others are rebuilt.
+			for _, ie := range items.Items {
+				rep.Failed = append(rep.Failed, Failure{Source: sourceOf(sources, stream), Err: ie})
+			}
+		case err != nil:
 			return rep, err
 		}
 		for _, src := range sources {
@@ -195,11 +206,32 @@ func Run(ctx context.Context, h *host.Host, o Options) (Report, error) {
 		return rep, fmt.Errorf("backfill of %s interrupted: %w", o.Projection, err)
 	}
 	if len(rep.Failed) > 0 {
-		f := rep.Failed[0]
-		return rep, fmt.Errorf("%w: %d of %d instances of %v (first: %s#%s: %v); run the backfill again once the cause is fixed",
-			ErrFailed, len(rep.Failed), rep.Streams, rep.Scanned, f.Source, f.StreamID, f.Err)
+		return rep, failedErr(rep)
 	}
 	return rep, nil
+}
+
+// failedErr is the error of a backfill that had failures: how many
+// instances failed and how many event items named none, and the first.
+func failedErr(rep Report) error {
+	var instances, items int
+	for _, f := range rep.Failed {
+		if f.StreamID == "" {
+			items++
+		} else {
+			instances++
+		}
+	}
+	f := rep.Failed[0]
+	first := f.Source + "#" + f.StreamID
+	if f.StreamID == "" {
+		first = "an item of " + f.Source
+	}
+	what := fmt.Sprintf("%d of %d instances of %v", instances, rep.Streams, rep.Scanned)
+	if items > 0 {
+		what += fmt.Sprintf(", %d event items that name no instance", items)
+	}
+	return fmt.Errorf("%w: %s (first: %s: %w); run the backfill again once the cause is fixed", ErrFailed, what, first, f.Err)
 }
 
 // run is the work of a backfill: total units (of unit), done one by one by
@@ -367,4 +399,14 @@ func defaults(o Options) Options {
 		o.Now = time.Now
 	}
 	return o
+}
+
+// sourceOf returns the first source reading stream.
+func sourceOf(sources []host.SourceRef, stream string) string {
+	for _, s := range sources {
+		if s.Stream == stream {
+			return s.Name
+		}
+	}
+	return ""
 }

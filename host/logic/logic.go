@@ -5,6 +5,7 @@ package logic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dynafold/dynafold/abi"
@@ -40,3 +41,41 @@ func (e *CallError) Error() string {
 
 // Unwrap returns the cause.
 func (e *CallError) Unwrap() error { return e.Cause }
+
+// ErrOutput is matched by *OutputError.
+var ErrOutput = errors.New("plugin output that cannot be written")
+
+// OutputError is an item or an effect a plugin returned that DynamoDB would
+// refuse (a number it cannot store, an empty or duplicated set, an empty
+// attribute name, too deep, over 400 KB) or whose key attributes are not
+// its row's. It is found where the output is made, before anything is
+// written: the row fails, nothing is written, and its records are
+// delivered again until the plugin is fixed. host plugin validate (through
+// a Go plugin's self test), host plugin test and the hot-swap smoke test
+// run the same check, so such a module is refused before it serves.
+type OutputError struct {
+	Projection string // the projection (for an offline fold, the plugin's name)
+	Plugin     string // name@version
+	// The event whose fold made the output: for an item, the last event
+	// applied to the row; for an effect, the event that produced it.
+	Stream, StreamID string
+	Version          uint64
+	Type             string
+	Output           string // what was refused: "to_item", "effect 2" (of the event), "outbox item of effect 2"
+	Path             string // the attribute path, e.g. "qty" or "lines[2].price" ("" for the value itself)
+	Problem          string // what is wrong
+}
+
+// Error names the plugin, the projection, the event, the attribute and the
+// problem, and says what to do.
+func (e *OutputError) Error() string {
+	attr := "its value"
+	if e.Path != "" {
+		attr = fmt.Sprintf("attribute %q", e.Path)
+	}
+	return fmt.Sprintf("plugin %s, projection %q, event %s %s v%d (%s): %s returned %s that %s; nothing was written: fix the plugin and deploy the fix (the records are delivered again until then)",
+		e.Plugin, e.Projection, e.Stream, e.StreamID, e.Version, e.Type, e.Output, attr, e.Problem)
+}
+
+// Is matches ErrOutput.
+func (e *OutputError) Is(target error) bool { return target == ErrOutput }

@@ -57,6 +57,10 @@ func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) 
 		Checkpoint: apply.Checkpoint{Field: foldCheckpoint}, Rows: 1,
 		Removal: &apply.Removal{EntityType: d.Name}, // a removed row comes back absent
 		Now:     func() time.Time { return time.Time{} },
+		// Every item and effect is checked against DynamoDB's rules, as
+		// the engine checks them before a write: a module whose output
+		// DynamoDB would refuse fails its row here, before it serves.
+		CheckEffects: true,
 	}
 	if len(sources) > 1 {
 		p.Revision = &apply.Revision{Field: foldRevision}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/itemcheck"
 	guest "github.com/dynafold/dynafold/sdk-guest"
 )
 
@@ -117,6 +118,10 @@ func evolve(p *guest.Plugin, single bool, key guest.Key, events []abi.SourcedEve
 		res.Decisions = resp.Decisions
 		last := len(resp.Decisions) - 1
 		if last < 0 || resp.Decisions[last].Outcome != abi.Failed {
+			if err := checkOutput(key, events, resp); err != nil {
+				failed = append(failed, err.Error()) // the host fails the row: nothing is written
+				break
+			}
 			if resp.State != nil {
 				res.Item = Row(key, resp.Item)
 			}
@@ -140,6 +145,45 @@ func evolve(p *guest.Plugin, single bool, key guest.Key, events []abi.SourcedEve
 		res.Err = fmt.Errorf("%s", strings.Join(failed, "; "))
 	}
 	return res, nil
+}
+
+// checkOutput checks a fold's item and effects against DynamoDB's rules,
+// as the host does before it writes them (internal/itemcheck): a number
+// DynamoDB cannot store, an empty or duplicated set, an empty attribute
+// name, nesting deeper than 32 levels, an item over 400 KB, or key
+// attributes that are not the row's fail the row.
+func checkOutput(key guest.Key, events []abi.SourcedEvent, resp *abi.EvolveResponse) error {
+	var lastApplied abi.Event
+	for i, d := range resp.Decisions {
+		if d.Outcome != abi.Applied {
+			continue
+		}
+		ev := events[i].Event
+		lastApplied = ev
+		for j, v := range d.Effects {
+			if p := itemcheck.Value(v); p != nil {
+				return outputError(ev, fmt.Sprintf("effect %d", j), p)
+			}
+		}
+	}
+	if resp.State == nil || resp.Removed {
+		return nil
+	}
+	if p := itemcheck.Item(resp.Item, key); p != nil {
+		return outputError(lastApplied, "to_item", p)
+	}
+	if p := itemcheck.TooLarge(Row(key, resp.Item)); p != nil {
+		return outputError(lastApplied, "to_item", p)
+	}
+	return nil
+}
+
+func outputError(ev abi.Event, output string, p *itemcheck.Problem) error {
+	attr := "its value"
+	if p.Path != "" {
+		attr = fmt.Sprintf("attribute %q", p.Path)
+	}
+	return fmt.Errorf("%s %s v%d (%s): %s returned %s that %s; the host would refuse to write it", ev.Stream, ev.StreamID, ev.Version, ev.Type, output, attr, p.What)
 }
 
 // KeyString renders a key as the host's messages do: "pk=a,sk=b",

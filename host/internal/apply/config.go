@@ -30,6 +30,14 @@ type EventReader interface {
 	ReadFrom(ctx context.Context, stream, streamID string, after, to uint64) ([]abi.Event, error)
 }
 
+// ErrBadEventItem is matched by an EventReader's error when an item of the
+// range read is not a valid event (a malformed item, or one stored under
+// another stream instance's or version's key). A gap-fill read that meets
+// one fails the source instance whose range it is, not the whole row: the
+// instance's events leave the write and its checkpoint stays below the
+// item, so nothing is folded past it until it is repaired.
+var ErrBadEventItem = errors.New("the event store holds an item that is not a valid event")
+
 // Source is one source of a projection: the stream it reads.
 type Source struct {
 	Name   string // unique within the projection; a single source may be named after its stream
@@ -117,12 +125,19 @@ type Projection struct {
 	CreatedAt  string      // attribute keeping the row's creation time ("" disables it)
 	WrittenBy  string      // attribute recording the plugin that wrote the row ("" disables it)
 	Logic      logic.Logic // the domain logic
-	SourcesOf  SourcesOf   // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
-	Rows       int         // rows processed concurrently (default 100)
-	Retry      Retry       // lost-race policy
-	Limit      Limiter     // waited on before a batch is applied (nil: no limit)
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// CheckEffects checks every effect the logic returns against
+	// DynamoDB's rules, as the engine does when an outbox commits them:
+	// for an offline fold (a smoke test) without an outbox.
+	CheckEffects bool
+	// NoOutputCheck turns the check of the logic's output off: only for the
+	// benchmark that measures what the check costs.
+	NoOutputCheck bool
+	SourcesOf     SourcesOf // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
+	Rows          int       // rows processed concurrently (default 100)
+	Retry         Retry     // lost-race policy
+	Limit         Limiter   // waited on before a batch is applied (nil: no limit)
+	Now           func() time.Time
+	Logger        *slog.Logger
 }
 
 // DefaultRows is the number of rows a call processes at once when

@@ -17,6 +17,7 @@ type folded struct {
 	moved      map[instanceID]bool           // the run applied or rejected an event: its checkpoint is written
 	by         string                        // "name@version" of the plugin version that computed resp
 	removedAny bool                          // an event of the run removed the row (a later one may have started it again)
+	last       abi.Event                     // the last event applied, in fold order: the one that made the item
 }
 
 // fold calls evolve once for the row's runs, in fold order: sources in
@@ -90,6 +91,9 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		}
 		if resp.Removed && !f.removedAny {
 			return nil, fmt.Errorf("plugin %s: evolve says the run removed the row but no decision removes it", e.plugin)
+		}
+		if err := e.checkOutput(w, req, resp, f); err != nil {
+			return nil, err
 		}
 		anyApplied := false
 		for _, r := range runs {

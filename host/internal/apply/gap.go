@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -40,6 +41,11 @@ func (e *Engine) fillAllGaps(ctx context.Context, w *rowWork, runs []*run, prese
 		wg.Wait()
 	}
 	for i, r := range runs {
+		if errors.Is(errs[i], ErrBadEventItem) {
+			// the instance cannot fold past the item: it fails, alone
+			r.failed, r.fold = errs[i], nil
+			continue
+		}
 		if errs[i] != nil {
 			return errs[i]
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/internal/itemcheck"
 )
 
 // Outbox makes a projection commit the effects of its applied events with
@@ -221,6 +222,9 @@ func (e *Engine) put(ctx context.Context, w *rowWork, runs []*run, f *folded, it
 		item[OutboxIndexPK] = abi.S(l.IndexBucket(w.keyStr))
 		item[OutboxIndexSK] = abi.S(w.keyStr + "#" + seq(revision, i))
 		claim.mark(item)
+		if p := itemcheck.TooLarge(item); p != nil && !e.p.NoOutputCheck {
+			return e.outputError(f, x.ev, fmt.Sprintf("the outbox item of effect %d", x.index), p)
+		}
 		writes = append(writes, store.Write{Put: &store.Put{Table: l.Table, Item: item}})
 	}
 	err := e.db.TransactWriteItems(ctx, writes)

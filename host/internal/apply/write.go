@@ -7,6 +7,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/internal/itemcheck"
 )
 
 // write puts the folded row once, conditioned on what was read: the
@@ -31,16 +32,12 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 	for k, v := range w.key {
 		it[k] = v
 	}
-	cond := &store.Cond{Names: map[string]string{}, Values: map[string]abi.Value{}}
 	e.setCheckpoints(it, w, row, runs, f)
-	if e.p.Revision == nil {
-		guard(cond, e.p.Checkpoint.Field, row.stored)
-	}
+	cond := e.writeCond(row)
 	var revision int64
 	if r := e.p.Revision; r != nil {
 		revision = row.nextRevision(r)
 		it[r.Field] = abi.N(strconv.FormatInt(revision, 10))
-		guard(cond, r.Field, row.stored)
 	}
 	if removed {
 		rm := e.p.Removal
@@ -67,8 +64,47 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 		}
 		it[e.p.WrittenBy] = abi.S(by)
 	}
+	if p := itemcheck.TooLarge(it); p != nil && !e.p.NoOutputCheck {
+		return nil, e.outputError(f, f.last, "to_item", p)
+	}
 	err := e.put(ctx, w, runs, f, it, cond, revision)
 	return it, err
+}
+
+// writeCond is the condition of the row's write: that the table holds
+// what was read.
+//
+//   - No item was read: the write creates the row, conditioned on the key's
+//     absence, so that a row another writer created meanwhile (Host.CreateRow,
+//     a migration), with or without checkpoints, is never put over: the
+//     write loses the race and the row is read and folded again.
+//   - A row or a tombstone was read: the revision still holds the value read
+//     (attribute_not_exists when absent), or without a revision the
+//     checkpoint field. Over a tombstone, the tombstone's marker must still
+//     be there too: a row created over it carries its checkpoints, so the
+//     checkpoint alone would not tell them apart.
+func (e *Engine) writeCond(row *rowState) *store.Cond {
+	c := &store.Cond{Names: map[string]string{}, Values: map[string]abi.Value{}}
+	if row.stored == nil {
+		c.Expr = "attribute_not_exists(#k)"
+		c.Names["#k"] = e.p.KeyAttrs[0]
+		c.Values = nil
+		return c
+	}
+	field := e.p.Checkpoint.Field
+	if r := e.p.Revision; r != nil {
+		field = r.Field
+	}
+	guard(c, field, row.stored)
+	if row.tombstone {
+		c.Expr += " AND #m = :m"
+		c.Names["#m"] = MarkerAttr
+		if c.Values == nil {
+			c.Values = map[string]abi.Value{}
+		}
+		c.Values[":m"] = row.stored[MarkerAttr]
+	}
+	return c
 }
 
 // guard conditions the write on field still holding what was read.

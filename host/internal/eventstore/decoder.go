@@ -19,18 +19,29 @@ type Decoder struct {
 	layout   Layout
 	byMarker map[string]Stream
 	streams  []Stream
+	keys     bool                   // check each item's key against the layout
+	prefixes map[string]keyPrefixes // by stream name
 }
 
 // NewDecoder returns a decoder for streams under the default casing and
-// attribute names (only the marker matters to decoding, so the schema name
-// is not needed). Two streams with one marker are a *ConfigError [EDD-9082].
+// attribute names that knows no schema, and so checks no item's key: it
+// recognises events by their marker and decodes their attributes. The
+// host decodes with Layout.NewDecoder, which also checks keys. Two streams
+// with one marker are a *ConfigError [EDD-9082].
 func NewDecoder(streams ...Stream) (*Decoder, error) {
-	return Layout{Schema: "-"}.NewDecoder(streams...)
+	d, err := Layout{Schema: "-"}.NewDecoder(streams...)
+	if d != nil {
+		d.keys = false
+	}
+	return d, err
 }
 
-// NewDecoder returns a decoder for streams stored under this layout.
+// NewDecoder returns a decoder for streams stored under this layout. An
+// item marked as an event of one of them whose key is not the one the
+// layout derives from its stream id and version (its partition key from
+// the stream id, its sort key from the version) does not decode.
 func (l Layout) NewDecoder(streams ...Stream) (*Decoder, error) {
-	d := &Decoder{layout: l, byMarker: map[string]Stream{}}
+	d := &Decoder{layout: l, byMarker: map[string]Stream{}, keys: true, prefixes: map[string]keyPrefixes{}}
 	for _, s := range streams {
 		if err := s.Validate(); err != nil {
 			return nil, err
@@ -43,6 +54,7 @@ func (l Layout) NewDecoder(streams ...Stream) (*Decoder, error) {
 		}
 		d.byMarker[m] = s
 		d.streams = append(d.streams, s)
+		d.prefixes[s.Name] = l.prefixes(s.Name)
 	}
 	return d, nil
 }
@@ -73,7 +85,8 @@ func (d *Decoder) Stream(name string) (Stream, bool) {
 // Decode decodes an image. An item that is not an event of one of the
 // decoder's streams (no marker, another stream's, a snapshot, an idempotency
 // sentinel, a read-model row) is "none": ok false and no error. An item marked
-// as an event of one of them that does not decode is a *DecodeError.
+// as an event of one of them that does not decode is a *DecodeError; so is
+// one stored under another key than its stream id's and version's.
 func (d *Decoder) Decode(image abi.Item) (ev Decoded, ok bool, err error) {
 	m, has := image[AttrMarker]
 	if !has || m.Kind != abi.KindS {
@@ -83,7 +96,7 @@ func (d *Decoder) Decode(image abi.Item) (ev Decoded, ok bool, err error) {
 	if !known {
 		return Decoded{}, false, nil
 	}
-	e, err := d.layout.decodeEvent(s, image)
+	e, err := d.layout.decodeEvent(s, image, d.keys, d.prefixes[s.Name])
 	if err != nil {
 		return Decoded{}, false, err
 	}

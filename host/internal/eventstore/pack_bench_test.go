@@ -53,3 +53,36 @@ func BenchmarkDecodePacked(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeKeyCheck measures what checking an event item's key
+// against its streamId and version adds to a decode: the host's decoder
+// (checked) beside one that knows no layout and checks no key, on the same
+// small item (an order's event, upper-case letters in its stream id).
+//
+//	go test ./host/internal/eventstore -run '^$' -bench DecodeKeyCheck -count 5
+func BenchmarkDecodeKeyCheck(b *testing.B) {
+	l := eventstore.DefaultLayout("shop", 1)
+	checked, err := l.NewDecoder(orderStream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	unchecked, err := eventstore.NewDecoder(orderStream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	item := l.Item(abi.Event{Stream: "Order", StreamID: "O-1042", Version: 7, Type: "ItemAdded",
+		Data: abi.Item{"sku": abi.S("A-1"), "price": abi.N("12.50")}, Timestamp: "2026-11-29T12:00:00.000Z"})
+	for _, c := range []struct {
+		name string
+		d    *eventstore.Decoder
+	}{{"checked", checked}, {"unchecked", unchecked}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok, err := c.d.Decode(item); !ok || err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

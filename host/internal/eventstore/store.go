@@ -221,13 +221,14 @@ func (s *Store) ReadFrom(ctx context.Context, stream Stream, streamID string, af
 		Limit: s.pageLimit,
 	}
 	var out []abi.Event
+	pre := s.layout.prefixes(stream.Name)
 	for {
 		page, err := s.db.Query(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("eventstore: read %s %q after %d: %w", stream.Name, streamID, afterVersion, err)
 		}
 		for _, it := range page.Items {
-			e, err := s.layout.decodeEvent(stream, it)
+			e, err := s.layout.decodeEvent(stream, it, true, pre)
 			if err != nil {
 				return nil, err
 			}
@@ -260,11 +261,18 @@ func (s *Store) Head(ctx context.Context, stream Stream, streamID string) (uint6
 	if len(page.Items) == 0 {
 		return 0, nil
 	}
-	v := page.Items[0][AttrVersion]
+	it := page.Items[0]
+	v := it[AttrVersion]
 	n, err := strconv.ParseUint(v.Str, 10, 64)
 	if v.Kind != abi.KindN || err != nil {
-		return 0, &DecodeError{Stream: stream.Name, PK: page.Items[0][s.layout.PKName()].Str, SK: page.Items[0][s.layout.SKName()].Str,
+		return 0, &DecodeError{Stream: stream.Name, PK: it[s.layout.PKName()].Str, SK: it[s.layout.SKName()].Str,
 			Attribute: AttrVersion, Problem: fmt.Sprintf("is %s %q, want an integer N", v.Kind, v.Str), Hint: decodeHint}
+	}
+	// The head is a version of this instance only when the item's key is
+	// the one its own stream id and version give.
+	if attr, problem := s.layout.keyMismatch(stream.Name, s.layout.prefixes(stream.Name), it, it[AttrStreamID].Str, n); attr != "" {
+		return 0, &DecodeError{Stream: stream.Name, PK: it[s.layout.PKName()].Str, SK: it[s.layout.SKName()].Str,
+			Attribute: attr, Problem: problem, Hint: keyHint, Err: ErrKeyMismatch}
 	}
 	return n, nil
 }

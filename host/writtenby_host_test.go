@@ -1,0 +1,134 @@
+package host_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/testenv"
+	"github.com/dynafold/dynafold/internal/testlogic"
+)
+
+// ledgerVersion is the test ledger under another version. From 1.1.0 on,
+// it applies the events 1.0.0 skipped (a "Skip" folds as an "Add"), and an
+// event whose data says v11 = "Close" removes its row.
+type ledgerVersion struct {
+	*testlogic.Ledger
+	version string
+}
+
+func (l ledgerVersion) Describe() abi.Description {
+	d := l.Ledger.Describe()
+	d.Version = l.version
+	return d
+}
+
+func (l ledgerVersion) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, error) {
+	if l.version == "1.0.0" {
+		return l.Ledger.Evolve(ctx, req)
+	}
+	q := *req
+	q.Events = make([]abi.SourcedEvent, len(req.Events))
+	for i, se := range req.Events {
+		if se.Event.Type == "Skip" {
+			se.Event.Type = "Add"
+		}
+		if se.Event.Data["v11"].Str == "Close" {
+			se.Event.Type = "Close"
+		}
+		q.Events[i] = se
+	}
+	return l.Ledger.Evolve(ctx, &q)
+}
+
+// versionedLedgerHosts returns hosts of one event store and read model
+// serving the ledger at 1.0.0 and at 1.1.0, recording writtenBy.
+func versionedLedgerHosts(t *testing.T) (v10, v11 *host.Host, env *testenv.Env, rows string) {
+	t.Helper()
+	env = testenv.Start(t)
+	rows = env.Table(t, "ledger", false)
+	cfg := &host.Config{
+		EventStore: host.EventStoreConfig{Table: env.Table(t, "events", true), Schema: "test", SchemaVersion: 1,
+			Streams: []host.StreamConfig{{Name: testlogic.Stream, Composite: []string{"acctId"}}}},
+		Projections: []host.ProjectionConfig{{Name: "ledger", Plugin: "native:ledger", Table: rows,
+			Checkpoint: host.CheckpointConfig{Field: "version"}, WrittenBy: "writtenBy",
+			ReadModel: host.ReadModelConfig{EntityType: "LedgerRow"}, Removal: &host.RemovalConfig{}}},
+	}
+	open := func(version string) *host.Host {
+		h, err := host.New(context.Background(), cfg, host.WithNative("ledger", ledgerVersion{&testlogic.Ledger{}, version}),
+			host.WithClient(env.Client), host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		require.NoError(t, err)
+		t.Cleanup(func() { h.Close(context.Background()) })
+		return h
+	}
+	return open("1.0.0"), open("1.1.0"), env, rows
+}
+
+// TestY3_RebuildWrittenByRederivesEveryRowOfTheInstancesItFinds is the
+// issue's case 2: 1.0.0 skips events that 1.1.0 applies, one of which
+// makes a row of its own. Rebuilding the rows 1.0.0 wrote re-derives every
+// row of every stream instance that fed one of them, as `rebuild --id`
+// does: the row only 1.1.0 makes is created, a row 1.1.0 folds otherwise
+// is changed, one it folds the same is unchanged, one it removes is
+// removed, and the summary counts each. An instance that fed no row 1.0.0
+// wrote is not rebuilt (a backfill re-derives it).
+func TestY3_RebuildWrittenByRederivesEveryRowOfTheInstancesItFinds(t *testing.T) {
+	ctx := context.Background()
+	v10, v11, env, rows := versionedLedgerHosts(t)
+	ev := func(typ, n, row string, more ...string) host.NewEvent {
+		d := abi.Item{"n": abi.N(n), "row": abi.S(row)}
+		if len(more) > 0 {
+			d["v11"] = abi.S(more[0])
+		}
+		return host.NewEvent{Type: typ, Data: d}
+	}
+	var all []abi.Event
+	for id, evs := range map[string][]host.NewEvent{
+		"a": {ev("Add", "1", "a"), ev("Skip", "5", "extra-a"), ev("Skip", "2", "a")},
+		"d": {ev("Add", "4", "d"), ev("Add", "1", "gone-d", "Close")},
+		"c": {ev("Skip", "7", "extra-c")},
+	} {
+		got, err := v10.Append(ctx, testlogic.Stream, id, 0, evs...)
+		require.NoError(t, err)
+		all = append(all, got...)
+	}
+	res, err := v10.ApplyEvents(ctx, "ledger", all...)
+	require.NoError(t, err)
+	for _, o := range res.Rows {
+		require.NoError(t, o.Err)
+	}
+	get := func(row string) abi.Item { return env.Get(t, rows, testlogic.RowKey(row)) }
+	require.Equal(t, "1", get("a")["total"].Str, "1.0.0 skipped v3")
+	require.Nil(t, get("extra-a"), "1.0.0 skipped the event that makes it")
+	require.Equal(t, "ledger@1.0.0", get("gone-d")["writtenBy"].Str)
+
+	rep, err := v11.RebuildWrittenBy(ctx, "ledger", "1.0.0", false)
+
+	require.NoError(t, err)
+	assert.Equal(t, 3, rep.Rows, "a, d and gone-d were written by 1.0.0")
+	assert.ElementsMatch(t, []string{"a", "d"}, rep.Streams)
+	assert.Len(t, rep.Outcomes, 4, "every row of a and d, each once")
+	assert.Equal(t, 1, rep.Created, "extra-a")
+	assert.Equal(t, 1, rep.Changed, "a")
+	assert.Equal(t, 1, rep.Unchanged, "d")
+	assert.Equal(t, 1, rep.Removed, "gone-d")
+	extra := get("extra-a")
+	require.NotNil(t, extra, "the row only 1.1.0 makes is created")
+	assert.Equal(t, "5", extra["total"].Str)
+	assert.Equal(t, "ledger@1.1.0", extra["writtenBy"].Str)
+	assert.Equal(t, "3", get("a")["total"].Str, "1.1.0 applies v3")
+	assert.Equal(t, "4", get("d")["total"].Str)
+	assert.Equal(t, "LedgerRow#tombstone", get("gone-d")["__edd_e__"].Str)
+	assert.Nil(t, get("extra-c"), "c fed no row 1.0.0 wrote: a backfill makes its row")
+
+	// Everything 1.0.0 wrote is re-derived: a second run finds nothing.
+	rep, err = v11.RebuildWrittenBy(ctx, "ledger", "1.0.0", false)
+	require.NoError(t, err)
+	assert.Equal(t, 0, rep.Rows)
+}
