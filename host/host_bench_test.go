@@ -24,12 +24,12 @@ import (
 // through the Wasm plugin ("wasm") or the same Go logic natively ("native").
 func orderHost(tb testing.TB, kind string, more ...host.Option) (*host.Host, *testenv.Env) {
 	tb.Helper()
-	return orderHostWith(tb, kind, nil)
+	return orderHostWith(tb, kind, nil, more...)
 }
 
 // orderHostWith is orderHost with the projection's configuration changed
 // by edit (nil: none).
-func orderHostWith(tb testing.TB, kind string, edit func(*host.ProjectionConfig)) (*host.Host, *testenv.Env) {
+func orderHostWith(tb testing.TB, kind string, edit func(*host.ProjectionConfig), more ...host.Option) (*host.Host, *testenv.Env) {
 	tb.Helper()
 	env := testenv.Start(tb)
 	cfg := &host.Config{
