@@ -25,6 +25,10 @@ var (
 	// ErrNoRow is matched by CatchUp's error when no event of the stream
 	// instance addresses a row.
 	ErrNoRow = apply.ErrNoRow
+	// ErrNoEvents is matched by the error of a catch-up or a rebuild of a
+	// stream instance that has no event at all (an id or a source that
+	// names nothing).
+	ErrNoEvents = apply.ErrNoEvents
 )
 
 // Result is what one batch did: each record decoded, ignored or failed to
@@ -95,7 +99,7 @@ type KeyFailure struct {
 // set, nothing written).
 type Outcome struct {
 	Key       abi.Item   // the row's key
-	Instances []Instance // one per stream instance with events for the row
+	Instances []Instance // one per stream instance with events for the row; on a catch-up, every instance caught up (those already at the head with the checkpoint the row holds)
 	State     abi.Item   // the row after the call (as written, or as read when nothing was written)
 	Written   bool       // the call wrote the row
 	// Removed: the row is a tombstone after the call (State is nil). With

@@ -13,18 +13,26 @@ type outcomeJSON struct {
 	Written    bool           `json:"written"`
 	Removed    bool           `json:"removed,omitempty"`
 	Applied    int            `json:"applied"`
-	Checkpoint uint64         `json:"checkpoint"`
+	Checkpoint uint64         `json:"checkpoint"` // the instance's checkpoint (the one the command names)
+	// Checkpoints are every instance's checkpoint, "<source>#<streamId>",
+	// for a row fed by several.
+	Checkpoints map[string]uint64 `json:"checkpoints,omitempty"`
 	Row        map[string]any `json:"row"`
 	Error      string         `json:"error,omitempty"`
 }
 
-// writeOutcomes prints outcomes as {"rows": [...]}.
-func writeOutcomes(w io.Writer, outs []host.Outcome) error {
+// writeOutcomes prints outcomes as {"rows": [...]}, each row's
+// checkpoint the one of the instance ref.
+func writeOutcomes(w io.Writer, outs []host.Outcome, ref host.InstanceRef) error {
 	rows := make([]outcomeJSON, 0, len(outs))
 	for _, o := range outs {
 		j := outcomeJSON{Key: plainItem(o.Key), Written: o.Written, Removed: o.Removed, Applied: len(o.Applied()), Row: plainItem(o.State)}
-		if len(o.Instances) > 0 {
-			j.Checkpoint = o.Instances[0].Version
+		j.Checkpoint = instanceCheckpoint(o, ref)
+		if len(o.Instances) > 1 {
+			j.Checkpoints = map[string]uint64{}
+			for _, in := range o.Instances {
+				j.Checkpoints[in.Source+"#"+in.StreamID] = in.Version
+			}
 		}
 		if o.Err != nil {
 			j.Error = o.Err.Error()

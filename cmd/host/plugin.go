@@ -414,8 +414,8 @@ func runPluginTest(ctx context.Context, args []string) error {
 		fmt.Fprintln(pluginOut, "FAIL", d)
 	}
 	if len(diffs) > 0 {
-		return fmt.Errorf("%s: %d differences: %w", p.Name(), len(diffs), errTestFailed)
+		return fmt.Errorf("%s: %s: %w", p.Name(), plural(len(diffs), "difference"), errTestFailed)
 	}
-	fmt.Fprintf(pluginOut, "ok %s: %d events, %d rows as expected\n", p.Name(), len(evs), len(want))
+	fmt.Fprintf(pluginOut, "ok %s: %s, %s as expected\n", p.Name(), plural(len(evs), "event"), plural(len(want), "row"))
 	return nil
 }

@@ -59,7 +59,7 @@ func runPluginRollback(ctx context.Context, args []string) error {
 // every instance that feeds it.
 func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry bool) error {
 	rep, err := h.RebuildWrittenBy(ctx, proj, by, dry)
-	fmt.Fprintf(pluginOut, "%d rows of %s written by %s\n", rep.Rows, rep.Table, rep.WrittenBy)
+	fmt.Fprintf(pluginOut, "%s of %s written by %s\n", plural(rep.Rows, "row"), rep.Table, rep.WrittenBy)
 	for _, id := range rep.Streams {
 		if dry {
 			fmt.Fprintf(pluginOut, "would rebuild %s\n", id)

@@ -270,7 +270,11 @@ func SelfTest(ctx context.Context, p transport.Plugin, wasm []byte) (ran bool, e
 		return true, fmt.Errorf("self_test: malformed result: %w", err)
 	}
 	if len(resp.Failures) > 0 {
-		return true, fmt.Errorf("self_test: %d failures: %s", len(resp.Failures), strings.Join(resp.Failures, "; "))
+		failures := "failures"
+		if len(resp.Failures) == 1 {
+			failures = "failure"
+		}
+		return true, fmt.Errorf("self_test: %d %s: %s", len(resp.Failures), failures, strings.Join(resp.Failures, "; "))
 	}
 	return true, nil
 }
