@@ -6,6 +6,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/batch"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // Errors callers match with errors.Is.
@@ -29,6 +30,11 @@ var (
 	// stream instance that has no event at all (an id or a source that
 	// names nothing).
 	ErrNoEvents = apply.ErrNoEvents
+	// ErrEndpointUnreachable is matched by the error of a DynamoDB request
+	// that no server answered (connection refused or timed out, a name
+	// that does not resolve); its text names the endpoint and what to
+	// check.
+	ErrEndpointUnreachable = ddbclient.ErrUnreachable
 )
 
 // Result is what one batch did: each record decoded, ignored or failed to

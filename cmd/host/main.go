@@ -38,7 +38,7 @@ var commands = []command{
 	{"demo", "run the main job on the embedded default (ddblocal in-process) and check every row; --config F [--plugin F] --events F runs any plugin", runDemo},
 	{"apply", "run one captured Lambda DynamoDB stream event through the projections; print what each row did and the batch response (--json: the response only)", runApply},
 	{"append", "append an event to a stream", runAppend},
-	{"ddblocal", "serve the DynamoDB-compatible server until interrupted", runDDBLocal},
+	{"ddblocal", "serve ddblocal, the project's DynamoDB-compatible server (DynamoDB and its Streams on your machine), until interrupted", runDDBLocal},
 	{"capture", "write a range of a stream from the event store as a Lambda event file for apply and replay", runCapture},
 	{"replay", "fold events through a candidate plugin without writing; print the rows it would write and how they differ from the table", runWhatIf},
 }

@@ -18,6 +18,11 @@ func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, er
 	if len(p) == 0 {
 		return nil, fmt.Errorf("%w: empty payload", ErrPayloadShape)
 	}
+	if !json.Valid(p) {
+		var x any
+		err := json.Unmarshal(p, &x)
+		return nil, fmt.Errorf("%w: the payload is not JSON (%v; it starts %q): %s", ErrPayloadShape, err, head(p, 40), expected(source))
+	}
 	isArray := p[0] == '['
 	switch {
 	case source == SourcePipe && !isArray:
@@ -43,6 +48,22 @@ func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, er
 		return nil, fmt.Errorf("%w: no \"Records\" array: not a DynamoDB stream event", ErrPayloadShape)
 	}
 	return *ev.Records, nil
+}
+
+// expected says what a payload of the source looks like.
+func expected(source string) string {
+	if source == SourcePipe {
+		return "an EventBridge Pipe sends a JSON array of DynamoDB stream records"
+	}
+	return `a Lambda event source mapping sends a DynamoDB stream event, {"Records": [...]} (a captured one: host capture --out F)`
+}
+
+// head returns at most n bytes of b, for a message.
+func head(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
 }
 
 // badRecord is a record that is not a readable stream record.
