@@ -93,7 +93,9 @@ func TestH6_UnreachableEndpointSaysWhichAndWhatToDo(t *testing.T) {
 	require.NoError(t, os.WriteFile(down, out, 0o644))
 
 	for name, run := range map[string]func() error{
-		"append":        func() error { return runAppend(context.Background(), []string{"--config", down, "--stream", "Order", "--id", "o-1", "--type", "OrderPlaced"}) },
+		"append": func() error {
+			return runAppend(context.Background(), []string{"--config", down, "--stream", "Order", "--id", "o-1", "--type", "OrderPlaced"})
+		},
 		"catchup":       func() error { return runCatchUp(context.Background(), []string{"--config", down, "--id", "o-1"}) },
 		"tables create": func() error { return runTables(context.Background(), []string{"create", "--config", down}) },
 	} {
@@ -111,7 +113,7 @@ func TestH6_UnreachableEndpointSaysWhichAndWhatToDo(t *testing.T) {
 
 func TestH6_HelpOfAppendAndDDBLocalSaysWhatTheyDo(t *testing.T) {
 	for cmd, wants := range map[string][]string{
-		"append":   {"Appends one event to a stream", "docs/EVENTS.md", "Examples:", "--expect N the append succeeds only if the stream's head is N", "absent: append at the head"},
+		"append": {"Appends one event to a stream", "docs/EVENTS.md", "Examples:", "--expect N the append succeeds only if the stream's head is N", "absent: append at the head"},
 		"ddblocal": {"DynamoDB-compatible server", "until interrupted", `point
 "endpoint" in dynafold.json`, "docs/ddblocal.md", "Examples:"},
 	} {

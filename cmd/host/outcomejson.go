@@ -17,8 +17,8 @@ type outcomeJSON struct {
 	// Checkpoints are every instance's checkpoint, "<source>#<streamId>",
 	// for a row fed by several.
 	Checkpoints map[string]uint64 `json:"checkpoints,omitempty"`
-	Row        map[string]any `json:"row"`
-	Error      string         `json:"error,omitempty"`
+	Row         map[string]any    `json:"row"`
+	Error       string            `json:"error,omitempty"`
 }
 
 // writeOutcomes prints outcomes as {"rows": [...]}, each row's
