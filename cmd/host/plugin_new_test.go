@@ -59,7 +59,7 @@ func TestH2_PluginNewGoProjectBuildsTestsAndValidates(t *testing.T) {
 	out, err = runPluginCmd(t, "test", wasm, "--events", filepath.Join(dir, "testdata/events.json"),
 		"--expect", filepath.Join(dir, "testdata/rows.json"))
 	require.NoError(t, err)
-	assert.Contains(t, out, "4 events, 1 rows as expected")
+	assert.Contains(t, out, "4 events, 1 row as expected")
 
 	cache := filepath.Join(t.TempDir(), "cache")
 	out, err = runPluginCmd(t, "precompile", "--cache", cache, wasm)
@@ -102,7 +102,7 @@ func TestH2_PluginNewAssemblyScriptProjectBuildsAndValidates(t *testing.T) {
 	out, err = runPluginCmd(t, "test", wasm, "--events", filepath.Join(dir, "testdata/events.json"),
 		"--expect", filepath.Join(dir, "testdata/rows.json"))
 	require.NoError(t, err)
-	assert.Contains(t, out, "4 events, 1 rows as expected")
+	assert.Contains(t, out, "4 events, 1 row as expected")
 
 	out, err = runPluginCmd(t, "precompile", "--cache", filepath.Join(t.TempDir(), "cache"), wasm)
 	require.NoError(t, err)

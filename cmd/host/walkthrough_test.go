@@ -119,7 +119,7 @@ func TestH2_READMEWalkthrough(t *testing.T) {
 	require.True(t, finished, "the walkthrough stopped early")
 	require.NoError(t, err)
 	for _, want := range []string{
-		"ok  \texample.com/account-balance", "selftest passed", "ok account-balance@1.0.0: 4 events, 1 rows as expected",
+		"ok  \texample.com/account-balance", "selftest passed", "ok account-balance@1.0.0: 4 events, 1 row as expected",
 		"row pk=Account#a-1,sk=Account: applied 3 events, checkpoint 3, written true",
 		`replaces account-balance@1.0.0 in projection "account-balance"`,
 		"1 stream instances rebuilt", "compiled into build/wasm-cache",

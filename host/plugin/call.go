@@ -11,6 +11,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin/internal/calls"
+	"github.com/dynafold/dynafold/host/plugin/internal/wasmstack"
 	"github.com/dynafold/dynafold/host/plugin/internal/determinism"
 )
 
@@ -160,7 +161,7 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 	var exit *sys.ExitError
 	switch {
 	case fired == ErrTimeout:
-		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s"+timeoutHint, p.cfg.CallTimeout))
+		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s (%s)"+timeoutHint, p.cfg.CallTimeout, p.cfg.callTimeoutName()))
 	case fired == ErrCanceled:
 		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Cause(ctx)))
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
@@ -168,7 +169,7 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 		if ctx.Err() != nil { // the caller's own deadline, not CallTimeout
 			return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", ctx.Err()))
 		}
-		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s"+timeoutHint, p.cfg.CallTimeout))
+		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s (%s)"+timeoutHint, p.cfg.CallTimeout, p.cfg.callTimeoutName()))
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
 		errors.Is(err, context.Canceled):
 		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Canceled))
@@ -200,18 +201,11 @@ func (p *Plugin) memoryExhausted(in *instance, reason string) bool {
 }
 
 // trapText shortens wazero's "wasm error: unreachable\nwasm stack trace:
-// ..." to "unreachable", then what the guest said before trapping (a Go
-// guest's "panic: ..." line), then at most eight frames of the stack.
+// ..." to one line: "unreachable", what the guest said before trapping (a
+// Go guest's "panic: ..." line), and the guest's own frames, demangled
+// (wasmstack.Short).
 func trapText(err error, reason string) string {
-	text := strings.TrimPrefix(err.Error(), "wasm error: ")
-	lines := strings.Split(text, "\n")
-	if reason != "" {
-		lines[0] += ": " + reason
-	}
-	if len(lines) > 10 {
-		lines = append(lines[:10], "\t...")
-	}
-	return strings.Join(lines, "\n")
+	return wasmstack.Short(err.Error(), reason)
 }
 
 func orText(reason string, err error) string {
@@ -221,6 +215,6 @@ func orText(reason string, err error) string {
 	return strings.SplitN(err.Error(), "\n", 2)[0]
 }
 
-// timeoutHint follows "timeout after 5s" in a call's error: what the
-// timeout is and what usually causes it.
-const timeoutHint = " (plugins.callTimeout): the plugin did not return; look for an endless loop, or raise callTimeout only for honest work"
+// timeoutHint follows "timeout after 5s (plugins.callTimeout)" in a call's
+// error: what usually causes it.
+const timeoutHint = ": the plugin did not return; look for an endless loop, or raise the timeout only for honest work"

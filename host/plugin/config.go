@@ -38,6 +38,10 @@ type Config struct {
 	// CallTimeout bounds each call into the plugin, including the
 	// instantiation of a new instance.
 	CallTimeout time.Duration
+	// CallTimeoutName is the setting CallTimeout came from, named in a
+	// timeout's error so a user knows what to change (default
+	// "plugins.callTimeout"; a command's flag, e.g. "--timeout").
+	CallTimeoutName string
 	// CacheDir, when set, is a directory where compiled code is cached
 	// across processes. `host plugin precompile` (Precompile) fills one to
 	// ship beside the binary. Compiled code is native code the host runs:
@@ -137,4 +141,12 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: GuestLog.Burst %d is negative", ErrConfig, c.GuestLog.Burst)
 	}
 	return c, c.checkLoopBudget()
+}
+
+// callTimeoutName returns the setting a timeout's error names.
+func (c Config) callTimeoutName() string {
+	if c.CallTimeoutName == "" {
+		return "plugins.callTimeout"
+	}
+	return c.CallTimeoutName
 }
