@@ -11,8 +11,8 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin/internal/calls"
-	"github.com/dynafold/dynafold/host/plugin/internal/wasmstack"
 	"github.com/dynafold/dynafold/host/plugin/internal/determinism"
+	"github.com/dynafold/dynafold/host/plugin/internal/wasmstack"
 )
 
 // Output status bytes of the calling convention.

@@ -51,7 +51,7 @@ func TestW6_TrapTextIsOneShortReadableLine(t *testing.T) {
 
 func TestW6_FramesAreDemangled(t *testing.T) {
 	for in, want := range map[string]string{
-		".main.__folder_go.shape.int_.fold(i32) i32": "main.(*folder[…]).fold",
+		".main.__folder_go.shape.int_.fold(i32) i32":                   "main.(*folder[…]).fold",
 		".main.fold_go.shape.struct___X_abi.Item___(i32) i32":          "main.fold[…]",
 		".main.fold_go.shape.string_(i32) i32":                         "main.fold[…]",
 		"main.(*fold[go.shape.struct { X string }]).run":               "main.(*fold[…]).run",
