@@ -106,7 +106,10 @@ func (p *Plugin) callOn(ctx context.Context, in *instance, fn string, encode fun
 		cerr := p.classify(ctx, fn, in, fired, err)
 		p.pool.Discard(ctx, in)
 		p.pool.Counters.Failure()
-		p.cfg.Logger.Warn("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", cerr)
+		// Debug: the failure is returned, and the caller reports it with
+		// what it means (the row, the record); a bisect calls the failing
+		// event many times, so a warning here would repeat it.
+		p.cfg.Logger.Debug("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", cerr)
 		return cerr
 	}
 	if cap(in.scratch) > 1<<20 {

@@ -68,7 +68,8 @@ type Config struct {
 	// module whose precompiled code does not verify or was compiled for a
 	// CPU with other features. Nothing is ever written there.
 	CacheReadOnly bool
-	// Logger receives load events, call failures, the guest's stdout and
+	// Logger receives load events, call failures (debug: the error is
+	// returned to the caller, who reports it), the guest's stdout and
 	// stderr (debug level) and, with GuestLog enabled, the guest's log
 	// messages. Nil discards them.
 	Logger *slog.Logger

@@ -94,7 +94,10 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 	if err != nil {
 		p.pool.Discard(ctx, in)
 		p.pool.Counters.Failure()
-		p.cfg.Logger.Warn("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", err)
+		// Debug: the failure is returned, and the caller reports it with
+		// what it means (the row, the record); a bisect calls the failing
+		// event many times, so a warning here would repeat it.
+		p.cfg.Logger.Debug("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", err)
 		return err
 	}
 	if cap(in.scratch) > 1<<20 {
