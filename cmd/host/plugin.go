@@ -216,12 +216,29 @@ type sourceReport struct {
 	EventTypes []string `json:"eventTypes,omitempty"`
 }
 
+const validateUsage = `usage: host plugin validate FILE [--json] [--timeout D] [--cache DIR] [--config F [--projection P]]
+
+Loads a module as the host would and checks it: the ABI, what describe says
+(name, version, sources, exports) and its self test (the cases a module
+ships, run inside it). A module is valid only once its self test has passed
+(or it ships none); a failing or trapping self test refuses it. With
+--config, the sandbox is the configuration's (plugins.callTimeout,
+memoryLimitPages, maxLoopIterations; --timeout still wins when given), and
+the module is also checked as a replacement for the projection's plugin:
+streams, compatibility, sha256 pins and the configured smoke-test fixture.
+
+Flags:`
+
 func runPluginValidate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plugin validate", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), validateUsage)
+		fs.PrintDefaults()
+	}
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cache := fs.String("cache", "", "compilation-cache directory to use")
-	timeout := fs.Duration("timeout", plugin.DefaultCallTimeout, "bound on each call into the module, its start function and _initialize included")
-	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration")
+	timeout := fs.Duration("timeout", plugin.DefaultCallTimeout, "bound on each call into the module, its start function, _initialize and self test included (default: with --config, its plugins.callTimeout)")
+	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration, in its sandbox")
 	proj := fs.String("projection", "", "with --config: the projection (default: the only one)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -230,15 +247,19 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	if len(files) != 1 {
 		return fmt.Errorf("usage: host plugin validate FILE [--json] [--timeout D] [--config F [--projection P]]")
 	}
+	pc, err := validateSandbox(fs, *cfgPath, *cache, *timeout)
+	if err != nil {
+		return err
+	}
 	wasm, err := os.ReadFile(files[0])
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	p, tr, err := transport.Load(ctx, wasm, plugin.Config{CacheDir: *cache, PoolSize: 1, CallTimeout: *timeout})
+	p, tr, err := transport.Load(ctx, wasm, pc)
 	if err != nil {
 		if errors.Is(err, plugin.ErrTimeout) {
-			return fmt.Errorf("%s was refused: it ran past --timeout %s: %w", files[0], *timeout, err)
+			return fmt.Errorf("%s was refused: it ran past %s %s: %w", files[0], pc.CallTimeoutName, pc.CallTimeout, err)
 		}
 		return fmt.Errorf("%s does not follow the ABI: %w", files[0], err)
 	}
@@ -262,20 +283,54 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	if *asJSON {
 		b, _ := json.MarshalIndent(v, "", "  ")
 		fmt.Fprintln(pluginOut, string(b))
+		if serr != nil {
+			return fmt.Errorf("%s was refused: its self test failed (selfTest in the report above)", files[0])
+		}
 	} else {
-		fmt.Fprintf(pluginOut, "%s: valid (loaded in %s)\n  plugin   %s@%s\n  sha256   %s\n  abi      %s (%s)\n  sources ", v.File, v.LoadTime, v.Name, v.Version, v.SHA256, v.ABI, v.Transport)
+		verdict := "valid"
+		if serr != nil {
+			verdict = "REFUSED: its self test failed"
+		}
+		fmt.Fprintf(pluginOut, "%s: %s (loaded in %s)\n  plugin   %s@%s\n  sha256   %s\n  abi      %s (%s)\n  sources ", v.File, verdict, v.LoadTime, v.Name, v.Version, v.SHA256, v.ABI, v.Transport)
 		for _, s := range v.Sources {
 			fmt.Fprintf(pluginOut, " %s<-%s (%s: %s)", s.Name, s.Stream, s.Mode, strings.Join(s.EventTypes, ", "))
 		}
-		fmt.Fprintf(pluginOut, "\n  exports  %s\n  selftest %s\n", strings.Join(v.Capabilities, ", "), v.SelfTest)
+		self := v.SelfTest
+		if serr != nil {
+			self = "FAILED (the error follows)"
+		}
+		fmt.Fprintf(pluginOut, "\n  exports  %s\n  selftest %s\n", strings.Join(v.Capabilities, ", "), self)
 	}
 	if serr != nil {
-		return fmt.Errorf("%s: %w", files[0], serr)
+		return fmt.Errorf("%s was refused: %w", files[0], serr)
 	}
 	if *cfgPath != "" {
 		return checkReplaces(ctx, p, wasm, *cfgPath, *proj, !*asJSON)
 	}
 	return nil
+}
+
+// validateSandbox is the sandbox validate loads a module in: --timeout and
+// --cache, or with a configuration its plugins settings, --timeout given
+// on the command line winning. Its CallTimeoutName says where the timeout
+// came from, so that a timeout's error names what to change.
+func validateSandbox(fs *flag.FlagSet, cfgPath, cache string, timeout time.Duration) (plugin.Config, error) {
+	pc := plugin.Config{CacheDir: cache, PoolSize: 1, CallTimeout: timeout, CallTimeoutName: "--timeout"}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "timeout" })
+	if cfgPath == "" {
+		return pc, nil
+	}
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		return pc, err
+	}
+	eff := cfg.Effective().Plugins
+	pc.MemoryLimitPages, pc.MaxLoopIterations = eff.MemoryLimitPages, eff.MaxLoopIterations
+	if !given {
+		pc.CallTimeout, pc.CallTimeoutName = time.Duration(eff.CallTimeout), "plugins.callTimeout of "+cfgPath
+	}
+	return pc, nil
 }
 
 // checkReplaces checks that p (loaded from wasm) could replace the plugin a

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin/extism/transport"
 )
 
@@ -262,6 +263,10 @@ func SelfTest(ctx context.Context, p transport.Plugin, wasm []byte) (ran bool, e
 		return false, nil
 	}
 	out, err := p.Call(ctx, abi.CapSelfTest, nil)
+	var ce *logic.CallError
+	if errors.As(err, &ce) {
+		return true, err // it names the plugin and self_test
+	}
 	if err != nil {
 		return true, fmt.Errorf("self_test: %w", err)
 	}
