@@ -113,18 +113,24 @@ func TestH6_UnreachableEndpointSaysWhichAndWhatToDo(t *testing.T) {
 
 func TestH6_HelpOfAppendAndDDBLocalSaysWhatTheyDo(t *testing.T) {
 	for cmd, wants := range map[string][]string{
-		"append": {"Appends one event to a stream", "docs/EVENTS.md", "Examples:", "--expect N the append succeeds only if the stream's head is N", "absent: append at the head"},
+		"append":   {"Appends one event to a stream", "docs/EVENTS.md", "Examples:", "--expect N the append succeeds only if the stream's head is N", "absent: append at the head"},
 		"ddblocal": {"DynamoDB-compatible server", "until interrupted", `point
 "endpoint" in dynafold.json`, "docs/ddblocal.md", "Examples:"},
+		// the fixture format, where it said only "see host/swap.Fixture"
+		"plugin test": {"EVENTS.json is a JSON array of events", `"timestamp": "2026-01-01T00:00:00Z"`, "default 2026-01-01T00:00:00Z",
+			"ROWS.json is a JSON array of items in DynamoDB JSON", "--decisions prints what became of each event", "rejected"},
+		"catchup":         {"--id brings every row the stream instance feeds up to the stream's head", "A row already up to date", "is not written"},
+		"plugin validate": {"A module is valid only once its self test has passed", "plugins.callTimeout"},
 	} {
 		out := captureStderr(t, func() {
 			var stdout, stderr strings.Builder
-			assert.Equal(t, 0, run(context.Background(), []string{cmd, "--help"}, &stdout, &stderr))
+			assert.Equal(t, 0, run(context.Background(), append(strings.Fields(cmd), "--help"), &stdout, &stderr))
 		})
 		for _, want := range wants {
 			assert.Contains(t, out, want, cmd)
 		}
 		assert.NotContains(t, out, "(default -1)", cmd)
+		assert.NotContains(t, out, "see host/swap", cmd)
 		assert.NotContains(t, out, fmt.Sprintf("Usage of %s:", cmd), cmd)
 	}
 }

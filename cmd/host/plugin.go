@@ -28,7 +28,7 @@ var pluginOut io.Writer = os.Stdout
 var pluginCommands = []command{
 	{"precompile", "compile plugins into a compilation-cache directory that ships beside the binary (--cache DIR, FILE... or --config F)", runPluginPrecompile},
 	{"validate", "check a module against the ABI and print what describe says (FILE)", runPluginValidate},
-	{"test", "fold fixture events through a plugin and compare the rows, no DynamoDB (FILE --events F [--expect F])", runPluginTest},
+	{"test", "fold fixture events through a plugin and compare the rows, no DynamoDB (FILE --events F [--expect F] [--decisions])", runPluginTest},
 	{"new", "generate a plugin project that builds and passes its tests (NAME [--lang go|assemblyscript] [--dir DIR])", runPluginNew},
 }
 
@@ -396,16 +396,52 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 	return nil
 }
 
+const pluginTestUsage = `usage: host plugin test FILE --events EVENTS.json [--expect ROWS.json] [--decisions]
+
+Folds a fixture's events through the module with the host's own engine, over
+an empty read model (no DynamoDB), and compares the rows with the expected
+ones. Without --expect it prints the rows, one per line, in the format of an
+expected-rows file: check them by eye, save them, and pass them as --expect.
+Exit 1 when a row differs or fails.
+
+EVENTS.json is a JSON array of events, in any order (give every version from
+1: the fold starts from nothing):
+
+  [{"stream": "Order", "streamId": "o-1", "version": 1, "type": "OrderPlaced",
+    "data": {"customer": {"S": "ann"}}, "timestamp": "2026-01-01T00:00:00Z"}]
+
+  stream, streamId, version, type   required (streamId: composites joined with #)
+  data, metadata                    items in DynamoDB JSON ({"S": ...}, {"N": "2.5"}, ...);
+                                    data gets "_tag" = type when it has none
+  timestamp                         ISO-8601; default 2026-01-01T00:00:00Z (as guesttest.Event)
+  source                            the source reading the event, only when two sources read one stream
+
+ROWS.json is a JSON array of items in DynamoDB JSON: each row as the plugin
+makes it, its key and to_item's attributes (the host's own attributes, such
+as the checkpoint, createdAt and writtenBy, are not part of it).
+
+--decisions prints what became of each event: applied, skipped, rejected
+(with the error terminal accepted), superseded, duplicate, no row (key named
+none), or failed (with the row's error); on stdout with --expect, else on
+stderr (stdout holds the rows).
+
+Flags:`
+
 func runPluginTest(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plugin test", flag.ContinueOnError)
-	events := fs.String("events", "", "events file (JSON array; see host/swap.Fixture)")
-	expect := fs.String("expect", "", "expected rows file (JSON array of DynamoDB JSON items); without it the rows are printed")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), pluginTestUsage)
+		fs.PrintDefaults()
+	}
+	events := fs.String("events", "", "the fixture's events file (JSON array, see above)")
+	expect := fs.String("expect", "", "the expected rows file (JSON array of DynamoDB JSON items); without it the rows are printed")
+	decisions := fs.Bool("decisions", false, "print what became of each event (applied, skipped, rejected with its error, ...)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(files) != 1 || *events == "" {
-		return fmt.Errorf("usage: host plugin test FILE --events F [--expect F]")
+		return fmt.Errorf("usage: host plugin test FILE --events F [--expect F] [--decisions] (host plugin test --help describes the files)")
 	}
 	p, _, err := transport.LoadFile(ctx, files[0], plugin.Config{PoolSize: 1})
 	if err != nil {
@@ -420,9 +456,17 @@ func runPluginTest(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *events, err)
 	}
-	rows, err := swap.Fold(ctx, p, evs)
+	folded, err := swap.FoldEvents(ctx, p, evs)
 	if err != nil {
 		return err
+	}
+	rows := folded.Rows
+	if *decisions {
+		w := io.Writer(os.Stderr)
+		if *expect != "" {
+			w = pluginOut
+		}
+		printDecisions(w, folded.Decisions)
 	}
 	if *expect == "" {
 		var items []json.RawMessage
@@ -473,4 +517,24 @@ func runPluginTest(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(pluginOut, "ok %s: %s, %s as expected\n", p.Name(), plural(len(evs), "event"), plural(len(want), "row"))
 	return nil
+}
+
+// printDecisions prints one line per event of a fold: the event, the row
+// it addressed and what became of it.
+func printDecisions(w io.Writer, ds []swap.Decision) {
+	for _, d := range ds {
+		e := d.Event
+		line := fmt.Sprintf("%s %s v%d %s", e.Stream, e.StreamID, e.Version, e.Type)
+		if d.Source != "" {
+			line += " (source " + d.Source + ")"
+		}
+		if d.Row != nil {
+			line += " → row " + swap.KeyString(d.Row)
+		}
+		line += ": " + d.Outcome
+		if d.Err != nil {
+			line += ": " + d.Err.Error()
+		}
+		fmt.Fprintln(w, line)
+	}
 }
