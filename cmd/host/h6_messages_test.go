@@ -113,7 +113,7 @@ func TestH6_UnreachableEndpointSaysWhichAndWhatToDo(t *testing.T) {
 
 func TestH6_HelpOfAppendAndDDBLocalSaysWhatTheyDo(t *testing.T) {
 	for cmd, wants := range map[string][]string{
-		"append":   {"Appends one event to a stream", "docs/EVENTS.md", "Examples:", "--expect N the append succeeds only if the stream's head is N", "absent: append at the head"},
+		"append": {"Appends one event to a stream", "docs/EVENTS.md", "Examples:", "--expect N the append succeeds only if the stream's head is N", "absent: append at the head"},
 		"ddblocal": {"DynamoDB-compatible server", "until interrupted", `point
 "endpoint" in dynafold.json`, "docs/ddblocal.md", "Examples:"},
 		// the fixture format, where it said only "see host/swap.Fixture"
