@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/host/plugin/extism/transport"
 	"github.com/dynafold/dynafold/host/swap"
 )
 
@@ -42,11 +44,20 @@ func runPluginRollback(ctx context.Context, args []string) error {
 		fmt.Fprintf(pluginOut, "%s: version %s is current again (new version %s); hosts polling it swap it in\n", *s3url, from, to)
 		return nil
 	case *file != "" && *archive != "":
-		used, err := swap.RollbackDir(*archive, *file)
+		r, err := swap.RollbackFile(*archive, *file)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(pluginOut, "%s: replaced by %s; hosts watching it swap it in\n", *file, used)
+		if r.Plugin == "" { // archived before the archive recorded versions: ask the module
+			if p, _, lerr := transport.LoadFile(ctx, r.File, plugin.Config{PoolSize: 1}); lerr == nil {
+				r.Plugin = p.Name()
+				p.Close(ctx)
+			} else {
+				r.Plugin = "the archived module"
+			}
+		}
+		fmt.Fprintf(pluginOut, "%s: %s is back (sha256 %.12s, from %s; it replaced sha256 %.12s); hosts watching the file swap it in and log \"plugin rolled back\"\n",
+			*file, r.Plugin, r.SHA256, r.File, r.From)
 		return nil
 	}
 	return fmt.Errorf("name the plugin's source: --s3 s3://BUCKET/KEY, or --file F --archive DIR")
