@@ -30,6 +30,10 @@ func TestH6_LambdaAnswersANonJSONPayloadClearlyAndLogsIt(t *testing.T) {
 	if !errors.Is(err, lambda.ErrPayloadShape) {
 		t.Errorf("err = %v, want ErrPayloadShape", err)
 	}
+	var pe *lambda.PayloadError // Lambda's errorType: "PayloadError", not "wrapError"
+	if !errors.As(err, &pe) {
+		t.Errorf("err = %T, want a *lambda.PayloadError", err)
+	}
 	for _, want := range []string{"the payload is not JSON", `it starts "this is not an event"`, `{"Records": [...]}`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %q, want it to say %q", err, want)

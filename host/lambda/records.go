@@ -16,25 +16,25 @@ import (
 func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, error) {
 	p := bytes.TrimSpace(payload)
 	if len(p) == 0 {
-		return nil, fmt.Errorf("%w: empty payload", ErrPayloadShape)
+		return nil, payloadError("%w: empty payload", ErrPayloadShape)
 	}
 	if !json.Valid(p) {
 		var x any
 		err := json.Unmarshal(p, &x)
-		return nil, fmt.Errorf("%w: the payload is not JSON (%v; it starts %q): %s", ErrPayloadShape, err, head(p, 40), expected(source))
+		return nil, payloadError("%w: the payload is not JSON (%v; it starts %q): %s", ErrPayloadShape, err, head(p, 40), expected(source))
 	}
 	isArray := p[0] == '['
 	switch {
 	case source == SourcePipe && !isArray:
-		return nil, fmt.Errorf("%w: the source is %q, which sends a JSON array of records, but the payload is not an array"+
+		return nil, payloadError("%w: the source is %q, which sends a JSON array of records, but the payload is not an array"+
 			" (a Lambda event source mapping sends {\"Records\": [...]}: set DYNAFOLD_SOURCE=%s)", ErrPayloadShape, SourcePipe, SourceLambda)
 	case source == SourceLambda && isArray:
-		return nil, fmt.Errorf("%w: the source is %q, which sends {\"Records\": [...]}, but the payload is a JSON array"+
+		return nil, payloadError("%w: the source is %q, which sends {\"Records\": [...]}, but the payload is a JSON array"+
 			" (an EventBridge Pipe target receives one: set DYNAFOLD_SOURCE=%s)", ErrPayloadShape, SourceLambda, SourcePipe)
 	case isArray:
 		var recs []json.RawMessage
 		if err := json.Unmarshal(p, &recs); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
+			return nil, payloadError("%w: %w", ErrPayloadShape, err)
 		}
 		return recs, nil
 	}
@@ -42,12 +42,28 @@ func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, er
 		Records *[]json.RawMessage `json:"Records"`
 	}
 	if err := json.Unmarshal(p, &ev); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
+		return nil, payloadError("%w: %w", ErrPayloadShape, err)
 	}
 	if ev.Records == nil {
-		return nil, fmt.Errorf("%w: no \"Records\" array: not a DynamoDB stream event", ErrPayloadShape)
+		return nil, payloadError("%w: no \"Records\" array: not a DynamoDB stream event", ErrPayloadShape)
 	}
 	return *ev.Records, nil
+}
+
+// PayloadError is the error of an invocation whose payload is not the
+// shape its source delivers; it matches ErrPayloadShape. Lambda reports it
+// as errorType "PayloadError".
+type PayloadError struct{ err error }
+
+// Error implements error.
+func (e *PayloadError) Error() string { return e.err.Error() }
+
+// Unwrap returns ErrPayloadShape and the cause, if any.
+func (e *PayloadError) Unwrap() error { return e.err }
+
+// payloadError is fmt.Errorf as a *PayloadError.
+func payloadError(format string, args ...any) error {
+	return &PayloadError{err: fmt.Errorf(format, args...)}
 }
 
 // expected says what a payload of the source looks like.
