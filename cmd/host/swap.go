@@ -83,9 +83,9 @@ func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry bo
 		return err
 	}
 	if dry {
-		fmt.Fprintf(pluginOut, "%d stream instances would be rebuilt (dry run: nothing written)\n", len(rep.Streams))
+		fmt.Fprintf(pluginOut, "%s would be rebuilt (dry run: nothing written)\n", plural(len(rep.Streams), "stream instance"))
 		return nil
 	}
-	fmt.Fprintf(pluginOut, "%d stream instances rebuilt\n", len(rep.Streams))
+	fmt.Fprintf(pluginOut, "%s rebuilt\n", plural(len(rep.Streams), "stream instance"))
 	return nil
 }
