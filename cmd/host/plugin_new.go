@@ -68,7 +68,7 @@ func runPluginNew(_ context.Context, args []string) error {
 		fmt.Fprintln(pluginOut, "  # no dynafold checkout found: edit the replace line in go.mod (or pass --sdk DIR)")
 	}
 	fmt.Fprintln(pluginOut, "  go mod tidy\n  make test wasm validate fixture   # native tests, build, check with the host")
-	fmt.Fprintln(pluginOut, "then run it on ddblocal: README.md, \"Run it\" (host ddblocal, host tables create, host run)")
+	fmt.Fprintln(pluginOut, "then run it: see \"Run it\" in its README.md (host ddblocal, host tables create, host run)")
 	return nil
 }
 
