@@ -162,7 +162,7 @@ func runCatchUp(ctx context.Context, args []string) error {
 // that has no events what to check.
 func instanceHint(err error, ref host.InstanceRef) error {
 	if errors.Is(err, host.ErrNoEvents) {
-		return fmt.Errorf("%w\n(check --id: a stream id as appended, composites joined with #; and --source, the source %q reads that stream: `host capture --stream S --id ID --out -` shows a stream's events)", err, ref.Source)
+		return fmt.Errorf("%w\n(check --id, a stream id as appended, composites joined with #, and --source (now %q) for a projection with several sources; `host capture --config F --stream STREAM --out -` prints a stream's events with their ids)", err, ref.Source)
 	}
 	return err
 }
