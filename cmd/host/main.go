@@ -11,7 +11,7 @@
 //	host plugin precompile | validate | test | rollback
 //	host run --config F [--worker-id ID] [--admin-addr ADDR]
 //	host status --config F [--json]
-//	host quarantine list | replay --config F [--json] [--id ID | --all]
+//	host quarantine list | replay --config F [--file PATH] [--json] [--id ID | --all]
 //	host backfill --config F --projection P [--segments N] [--to-table T] [--since TIME]
 //	host ddblocal --addr 127.0.0.1:8000 [--data DIR] [--allow-non-loopback] [--stream-shards N] [--split-after N] [--latency 5ms] [--request-memory-mib N]
 //	host healthcheck [--url http://127.0.0.1:9100/healthz]   a container health check
