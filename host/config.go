@@ -448,8 +448,11 @@ func ParseConfig(b []byte) (*Config, error) {
 	for _, e := range read {
 		e.Path = cfg.userPath(e.Path)
 		all = append(all, &problem{path: "", text: e.Error()})
-		if !e.Key {
+		switch {
+		case !e.Key:
 			refused = append(refused, e.Path)
+		case e.Meant != "": // a misspelt key: what it meant is absent, not missing
+			refused = append(refused, cfg.userPath(e.Meant))
 		}
 	}
 	for _, p := range cfg.validateAll() {

@@ -319,7 +319,7 @@ func TestH4_StrictJSONRefusesCaseDuplicatesAndTrailingData(t *testing.T) {
 		{"top-level field in other case", `{"Source": "pipe", ` + body + `}`,
 			[]string{`unknown field "Source" in the top-level object`, `did you mean "source"?`}},
 		{"nested field in other case", strings.Replace(string(valid), `"checkpoint"`, `"checkPoint"`, 1),
-			[]string{`unknown field "checkPoint" in projections[0]`, `did you mean "checkpoint"?`}},
+			[]string{`unknown field "checkPoint" in projection "summaries"`, `did you mean "checkpoint"?`}},
 		{"unknown field far from any", `{"plugins": {"sandbox": true}, ` + body + `}`,
 			[]string{`unknown field "sandbox" in plugins`, "poolSize", "callTimeout"}},
 		{"duplicate key", `{"source": "lambda", "source": "pipe", ` + body + `}`,

@@ -48,4 +48,20 @@ func TestH6_ConfigMistakesAreAllListedAtOnceAndSpeltOneWay(t *testing.T) {
 	if strings.Contains(msg, "table is required") {
 		t.Errorf("a value refused for its type is also reported missing:\n%s", msg)
 	}
+
+	// A misspelt key is one mistake: the field it meant is not reported
+	// missing beside it.
+	_, err = host.ParseConfig([]byte(`{
+  "eventStore": {"table": "events", "schema": "shop", "streams": [{"name": "Stock", "composite": ["sku"]}]},
+  "projections": [{"name": "stock", "plugin": "stock.wasm", "table": "stock", "checkPoint": {"field": "version"}}]
+}`))
+	if err == nil {
+		t.Fatal("a misspelt key was accepted")
+	}
+	if want := `unknown field "checkPoint" in projection "stock" (line 3); did you mean "checkpoint"?`; !strings.Contains(err.Error(), want) {
+		t.Errorf("%v lacks %q", err, want)
+	}
+	if strings.Contains(err.Error(), "checkpoint.field is required") || strings.Count(err.Error(), "\n") != 0 {
+		t.Errorf("one mistake, reported twice:\n%v", err)
+	}
 }

@@ -88,7 +88,8 @@ func Decode(b []byte, v any) error {
 	}
 	if _, err := w.dec.Token(); err != io.EOF {
 		off := w.dec.InputOffset()
-		w.errs = append(w.errs, &Error{Line: w.lineAt(off), Text: "unexpected data after its end: a configuration is exactly one JSON object"})
+		w.errs = append(w.errs, &Error{Line: w.lineAt(off), Whole: true,
+			Text: "unexpected data after the end of the top-level object: a configuration is exactly one JSON object"})
 	}
 	// The value without what was refused: encoding/json fills v with the
 	// rest (the walk checked every key, so unknown ones need no refusing).
@@ -116,6 +117,13 @@ type Error struct {
 	// Key is set when the mistake is a key (unknown or repeated): the
 	// value under it was ignored, not refused.
 	Key bool
+	// Meant is, for an unknown key close to a field's name, the path of
+	// that field: the value the writer meant is absent, and a caller
+	// checking the rest need not report it missing as well.
+	Meant string
+	// Whole is set when the mistake is the document's, not a value's
+	// (something after the configuration object): Text is printed alone.
+	Whole bool
 }
 
 // Error implements error.
@@ -123,6 +131,9 @@ func (e *Error) Error() string {
 	line := ""
 	if e.Line > 0 {
 		line = fmt.Sprintf(" (line %d)", e.Line)
+	}
+	if e.Whole {
+		return e.Text + line
 	}
 	if e.In {
 		text, more, _ := strings.Cut(e.Text, "; ")
@@ -463,7 +474,11 @@ func (w *walker) object(t reflect.Type, path string) error {
 		var kerr error
 		switch {
 		case !ok:
-			kerr = w.ignoreKey(path, kstart, "%s", unknownField(key, fields))
+			text, meant := unknownField(key, fields)
+			kerr = w.ignoreKey(path, kstart, "%s", text)
+			if meant != "" && kerr == nil {
+				w.errs[len(w.errs)-1].Meant = join(path, meant)
+			}
 		case seen[key]:
 			kerr = w.ignoreKey(path, kstart, "duplicate key %q; each key may appear once", key)
 		default:
@@ -479,17 +494,18 @@ func (w *walker) object(t reflect.Type, path string) error {
 }
 
 // unknownField says that key is no field, and which field was probably
-// meant: "unknown field "x"; did you mean "y"? ...".
-func unknownField(key string, fields map[string]reflect.StructField) string {
+// meant: "unknown field "x"; did you mean "y"? ..." and "y" ("" when no
+// field is close).
+func unknownField(key string, fields map[string]reflect.StructField) (text, meant string) {
 	names := make([]string, 0, len(fields))
 	for n := range fields {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	if s := suggest(key, names); s != "" {
-		return fmt.Sprintf("unknown field %q; did you mean %q? Field names are case-sensitive", key, s)
+		return fmt.Sprintf("unknown field %q; did you mean %q? Field names are case-sensitive", key, s), s
 	}
-	return fmt.Sprintf("unknown field %q; the fields there are: %s", key, strings.Join(names, ", "))
+	return fmt.Sprintf("unknown field %q; the fields there are: %s", key, strings.Join(names, ", ")), ""
 }
 
 // suggest returns the name key was probably meant to be: the same name in
