@@ -18,6 +18,11 @@ type Event struct {
 	Timestamp string // ISO-8601, as stored
 }
 
+// TestTimestamp is the timestamp a test event gets when it names none: the
+// events of sdk-guest/guesttest and the fixtures of `host plugin test` and
+// the hot-swap smoke test, so a case folds alike natively and in the host.
+const TestTimestamp = "2026-01-01T00:00:00Z"
+
 // Capability names an optional export of a plugin.
 type Capability = string
 

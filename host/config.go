@@ -443,18 +443,54 @@ func LoadConfig(path string) (*Config, error) {
 // a key that is not exactly the name of a field (the JSON names are
 // case-sensitive; the error suggests the field meant), a key given twice in
 // one object, anything after the configuration object, a value of the wrong
-// type, every mistake Validate finds and a configuration without
-// projections (RequireProjections). Errors name the JSON path of the value
-// at fault.
+// type or out of range, every mistake Validate finds and a configuration
+// without projections (RequireProjections). All of them are reported at
+// once, one per line, each naming the path of the value at fault as
+// Validate does (a projection by its name); only JSON that does not parse
+// stops the reading at its first error.
 func ParseConfig(b []byte) (*Config, error) {
 	var cfg Config
-	if err := jsonconf.Decode(b, &cfg); err != nil {
+	err := jsonconf.Decode(b, &cfg)
+	var read jsonconf.Errors
+	if err != nil && !errors.As(err, &read) {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	if err := errors.Join(cfg.Validate(), cfg.RequireProjections()); err != nil {
+	var all problems
+	var refused []string
+	for _, e := range read {
+		e.Path = cfg.userPath(e.Path)
+		all = append(all, &problem{path: "", text: e.Error()})
+		switch {
+		case !e.Key:
+			refused = append(refused, e.Path)
+		case e.Meant != "": // a misspelt key: what it meant is absent, not missing
+			refused = append(refused, cfg.userPath(e.Meant))
+		}
+	}
+	for _, p := range cfg.validateAll() {
+		if !under(p.path, refused) {
+			all = append(all, p)
+		}
+	}
+	if err := cfg.RequireProjections(); err != nil && !under("projections", refused) {
+		all = append(all, &problem{text: strings.TrimPrefix(err.Error(), "configuration: ")})
+	}
+	if err := all.err(); err != nil {
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// under reports whether path is one of paths or inside one: a value the
+// JSON reader refused is absent to Validate, which must not report it
+// missing as well.
+func under(path string, paths []string) bool {
+	for _, p := range paths {
+		if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 // native reports whether plugin names logic registered with WithNative.

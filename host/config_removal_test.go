@@ -22,7 +22,7 @@ func TestT4_RemovalConfigMistakesRefused(t *testing.T) {
 		{"negative ttl", func(m map[string]any) { projection0(m)["removal"] = map[string]any{"ttl": "-48h"} },
 			[]string{p + "removal.ttl", "negative"}},
 		{"ttl not a duration", func(m map[string]any) { projection0(m)["removal"] = map[string]any{"ttl": "30 days"} },
-			[]string{"projections[0].removal.ttl", `"30 days"`}},
+			[]string{`projection "summaries".removal.ttl`, `"30 days"`}},
 		{"ttl attribute without ttl", func(m map[string]any) {
 			projection0(m)["removal"] = map[string]any{"ttlAttribute": "expiresAt"}
 		}, []string{p + "removal.ttlAttribute", "removal.ttl"}},

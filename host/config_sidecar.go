@@ -195,7 +195,7 @@ func (c *Config) validateSidecar(ps *problems) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		path := fmt.Sprintf("sidecar.projections[%q]", k)
+		path := "sidecar.projections." + k
 		if !names[k] {
 			ps.add(path, "names no projection of \"projections\"")
 		}

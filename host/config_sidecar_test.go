@@ -28,8 +28,8 @@ func TestC4_SidecarConfigErrorsNameTheJSONPath(t *testing.T) {
 		"sidecar.batchSize is 5000",
 		`sidecar.onTrimmed: "ignore" is not a policy`,
 		"sidecar.failure.onFailure sets 2 destinations",
-		`sidecar.projections["nope"]: names no projection`,
-		`sidecar.projections["nope"].maxRetries is -2`,
+		`sidecar.projections.nope: names no projection`,
+		`sidecar.projections.nope.maxRetries is -2`,
 	} {
 		assert.Contains(t, err.Error(), want)
 	}
@@ -60,7 +60,7 @@ func TestC4_APolicyThatGivesRecordsUpNeedsADestination(t *testing.T) {
     "projections": {"summaries": {"maxRecordAge": "1h"}}}`, 1)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sidecar.failure.maxRetries: gives a record up after 2 retries, but there is no onFailure destination")
-	assert.Contains(t, err.Error(), `sidecar.projections["summaries"].maxRecordAge: gives a record up once older than 1h0m0s, but there is no onFailure destination`)
+	assert.Contains(t, err.Error(), `sidecar.projections.summaries.maxRecordAge: gives a record up once older than 1h0m0s, but there is no onFailure destination`)
 
 	cfg, err := host.ParseConfig([]byte(strings.Replace(sidecarBase, "%s", `{"leaseTable": "leases"}`, 1)))
 	require.NoError(t, err)

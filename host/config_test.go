@@ -71,8 +71,8 @@ func TestW4_GuestLogConfigDefaultsAndOverride(t *testing.T) {
 		})
 	}
 	for _, bad := range []struct{ plugins, projection, fragment string }{
-		{`{"guestLog": {"rate": -1}}`, ``, `plugins.guestLog.rate -1 is negative`},
-		{`{}`, `, "guestLog": {"burst": -2}`, `projection "summaries".guestLog.burst -2 is negative`},
+		{`{"guestLog": {"rate": -1}}`, ``, `plugins.guestLog.rate: -1 is negative`},
+		{`{}`, `, "guestLog": {"burst": -2}`, `projection "summaries".guestLog.burst: -2 is negative`},
 		{`{"guestLog": {"enable": true}}`, ``, `unknown field "enable"`},
 	} {
 		_, err := ParseConfig([]byte(withPlugins(bad.plugins, bad.projection)))
@@ -147,13 +147,13 @@ func TestH4_ConfigMistakesRefused(t *testing.T) {
 			[]string{"source", `"lambda"`, `"pipe"`}},
 		{"s3 interval not a duration", func(m map[string]any) {
 			projection0(m)["hotSwap"] = map[string]any{"s3": map[string]any{"bucket": "b", "key": "k", "interval": "soon"}}
-		}, []string{"projections[0].hotSwap.s3.interval", `"soon"`, `"30s"`}},
+		}, []string{`projection "summaries".hotSwap.s3.interval`, `"soon"`, `"30s"`}},
 		{"negative s3 interval", func(m map[string]any) {
 			projection0(m)["hotSwap"] = map[string]any{"s3": map[string]any{"bucket": "b", "key": "k", "interval": "-1s"}}
 		}, []string{p + "hotSwap.s3.interval", "negative", "positive duration"}},
 		{"settle not a duration", func(m map[string]any) {
 			projection0(m)["hotSwap"] = map[string]any{"watch": true, "settle": "later"}
-		}, []string{"projections[0].hotSwap.settle", `"later"`, `"200ms"`}},
+		}, []string{`projection "summaries".hotSwap.settle`, `"later"`, `"200ms"`}},
 		{"settle without watch", func(m map[string]any) {
 			projection0(m)["hotSwap"] = map[string]any{"settle": "1s"}
 		}, []string{p + "hotSwap.settle", `"watch": true`}},
@@ -201,7 +201,7 @@ func TestH4_ConfigMistakesRefused(t *testing.T) {
 		{"retry base above the default max", func(m map[string]any) { projection0(m)["retry"] = map[string]any{"base": "1s"} },
 			[]string{p + "retry.base", "1s", "at most", "200ms"}},
 		{"retry attempts not a number", func(m map[string]any) { projection0(m)["retry"] = map[string]any{"attempts": "3"} },
-			[]string{"projections[0].retry.attempts", "whole number"}},
+			[]string{`projection "summaries".retry.attempts`, "whole number"}},
 		{"negative schema version", func(m map[string]any) { m["eventStore"].(map[string]any)["schemaVersion"] = -1 },
 			[]string{"eventStore.schemaVersion", "-1", "1 or more"}},
 		{"checkpoint offset out of range", func(m map[string]any) {
@@ -319,7 +319,7 @@ func TestH4_StrictJSONRefusesCaseDuplicatesAndTrailingData(t *testing.T) {
 		{"top-level field in other case", `{"Source": "pipe", ` + body + `}`,
 			[]string{`unknown field "Source" in the top-level object`, `did you mean "source"?`}},
 		{"nested field in other case", strings.Replace(string(valid), `"checkpoint"`, `"checkPoint"`, 1),
-			[]string{`unknown field "checkPoint" in projections[0]`, `did you mean "checkpoint"?`}},
+			[]string{`unknown field "checkPoint" in projection "summaries"`, `did you mean "checkpoint"?`}},
 		{"unknown field far from any", `{"plugins": {"sandbox": true}, ` + body + `}`,
 			[]string{`unknown field "sandbox" in plugins`, "poolSize", "callTimeout"}},
 		{"duplicate key", `{"source": "lambda", "source": "pipe", ` + body + `}`,

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,17 +22,73 @@ const MaxMemoryLimitPages = 65536
 // version + offset is exact in every number type that reads the row.
 const MaxCheckpointOffset = 1 << 53
 
-// problems collects what Validate finds, each naming the JSON path at fault.
-type problems []error
+// problems collects what Validate finds, each naming the path at fault.
+type problems []*problem
 
-func (ps *problems) add(path, format string, args ...any) {
+// problem is one mistake of a configuration: the path of the value at
+// fault, as users read it (a projection by its name, see projectionPath),
+// and what is wrong.
+type problem struct {
+	path, text string
+}
+
+// Error implements error: "configuration: <path> <text>".
+func (p *problem) Error() string {
+	if p.path == "" {
+		return "configuration: " + p.text
+	}
 	sep := ": "
 	for _, verb := range []string{"is ", "lists ", "sets "} {
-		if strings.HasPrefix(format, verb) {
+		if strings.HasPrefix(p.text, verb) {
 			sep = " " // "eventStore.table is required"
 		}
 	}
-	*ps = append(*ps, fmt.Errorf("configuration: %s%s%s", path, sep, fmt.Sprintf(format, args...)))
+	return "configuration: " + p.path + sep + p.text
+}
+
+func (ps *problems) add(path, format string, args ...any) {
+	*ps = append(*ps, &problem{path: path, text: fmt.Sprintf(format, args...)})
+}
+
+// err joins the problems, one per line; nil when there is none.
+func (ps problems) err() error {
+	errs := make([]error, len(ps))
+	for i, p := range ps {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}
+
+// projectionPath is how messages name projections[i]: by its name,
+// `projection "summaries"`, when it has one that no earlier projection
+// has; else by its place in the list, projections[3].
+func (c *Config) projectionPath(i int) string {
+	name := c.Projections[i].Name
+	if name == "" {
+		return fmt.Sprintf("projections[%d]", i)
+	}
+	for j := range i {
+		if c.Projections[j].Name == name {
+			return fmt.Sprintf("projections[%d]", i)
+		}
+	}
+	return fmt.Sprintf("projection %q", name)
+}
+
+// userPath rewrites a JSON path (projections[0].retry.base) as messages
+// name it (projection "summaries".retry.base): one spelling in every
+// message, whether the JSON reader or Validate found the mistake.
+func (c *Config) userPath(path string) string {
+	rest, ok := strings.CutPrefix(path, "projections[")
+	if !ok {
+		return path
+	}
+	n, tail, ok := strings.Cut(rest, "]")
+	i, err := strconv.Atoi(n)
+	if !ok || err != nil || i < 0 || i >= len(c.Projections) {
+		return path
+	}
+	return c.projectionPath(i) + tail
 }
 
 // Validate reports everything that cannot work in the configuration and can
@@ -47,7 +104,7 @@ func (ps *problems) add(path, format string, args ...any) {
 // serves only its event store (`host append` builds one); a configuration
 // file must list at least one (see RequireProjections).
 func (c *Config) Validate() error {
-	return c.validateAll()
+	return c.validateAll().err()
 }
 
 // RequireProjections reports a configuration that lists no projection: a
@@ -60,8 +117,8 @@ func (c *Config) RequireProjections() error {
 	return nil
 }
 
-// validateAll is Validate's body.
-func (c *Config) validateAll() error {
+// validateAll is Validate's body: every problem found.
+func (c *Config) validateAll() problems {
 	var ps problems
 	if err := c.Source.Check(); err != nil {
 		ps.add("source", "%v", err)
@@ -88,11 +145,8 @@ func (c *Config) validateAll() error {
 	names := map[string]int{}
 	for i := range c.Projections {
 		p := &c.Projections[i]
-		where := fmt.Sprintf("projections[%d]", i)
+		where := c.projectionPath(i)
 		j, dup := names[p.Name]
-		if p.Name != "" && !dup {
-			where = fmt.Sprintf("projection %q", p.Name)
-		}
 		switch {
 		case p.Name == "":
 			ps.add(where+".name", "is required: name the projection (it names it in outcomes, logs and commands)")
@@ -107,7 +161,7 @@ func (c *Config) validateAll() error {
 	c.validateQuarantine(&ps)
 	c.validateAdmin(&ps)
 	c.validateSidecar(&ps)
-	return errors.Join(ps...)
+	return ps
 }
 
 func listOf(streams []StreamConfig) string {
@@ -208,10 +262,10 @@ func (g *GuestLogConfig) validate(ps *problems, where string) {
 		return
 	}
 	if g.Rate < 0 || math.IsNaN(g.Rate) || math.IsInf(g.Rate, 0) {
-		*ps = append(*ps, fmt.Errorf("configuration: %s.guestLog.rate %v is negative; it is messages per second: use a positive number (absent or 0: %d)", where, g.Rate, DefaultGuestLogRate))
+		ps.add(where+".guestLog.rate", "%v is negative; it is messages per second: use a positive number (absent or 0: %d)", g.Rate, DefaultGuestLogRate)
 	}
 	if g.Burst < 0 {
-		*ps = append(*ps, fmt.Errorf("configuration: %s.guestLog.burst %d is negative; it is a number of messages: use 1 or more (absent or 0: %d)", where, g.Burst, DefaultGuestLogBurst))
+		ps.add(where+".guestLog.burst", "%d is negative; it is a number of messages: use 1 or more (absent or 0: %d)", g.Burst, DefaultGuestLogBurst)
 	}
 }
 

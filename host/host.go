@@ -276,12 +276,16 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 		}
 		return l, nil
 	}
+	start := time.Now()
 	if pc.HotSwap != nil {
 		hs, err := h.cfg.newHotSwap(ctx, pc, h.log)
 		if err != nil {
 			return nil, err
 		}
 		h.swaps = append(h.swaps, hs)
+		cur := hs.swapper.Current()
+		h.log.Info("plugin loaded", "projection", pc.Name, "plugin", cur.Plugin, "sha256", shortSHA(cur.SHA256),
+			"origin", cur.Origin, "elapsed", time.Since(start).Round(time.Millisecond).String())
 		return hs.swapper, nil
 	}
 	path := pc.Plugin
@@ -295,8 +299,13 @@ func (h *Host) loadLogic(ctx context.Context, pc ProjectionConfig, o options) (l
 		return nil, err
 	}
 	h.logics = append(h.logics, p)
+	h.log.Info("plugin loaded", "projection", pc.Name, "plugin", p.Name(), "sha256", shortSHA(p.SHA256()),
+		"elapsed", time.Since(start).Round(time.Millisecond).String())
 	return p, nil
 }
+
+// shortSHA is a digest's first 12 hex digits, as logs show it.
+func shortSHA(sha string) string { return sha[:min(12, len(sha))] }
 
 // storeReader adapts the event store to the engine's EventReader.
 type storeReader struct{ h *Host }

@@ -50,6 +50,22 @@ func (h *Host) CatchUpInstance(ctx context.Context, projection string, ref Insta
 	return outcomeOf(o), err
 }
 
+// CatchUpRows brings every row a stream instance feeds (the rows its
+// events address) up to the head, each as CatchUpRow does: from every
+// instance its checkpoints know and this one. A row left behind (a record
+// given up, a failed delivery) is brought up even when the stream's latest
+// event addresses another row; a row already at the head is not written,
+// and its outcome reports the checkpoints it holds. ErrNoEvents when the
+// instance has no event; ErrNoRow when none of its events addresses a row.
+func (h *Host) CatchUpRows(ctx context.Context, projection string, ref InstanceRef) ([]Outcome, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := e.CatchUpRows(ctx, apply.InstanceRef{Source: ref.Source, StreamID: ref.StreamID})
+	return outcomesOf(rows), err
+}
+
 // Rebuild re-derives every row that the projection's first source's stream
 // instance streamID feeds: RebuildInstance of that instance.
 func (h *Host) Rebuild(ctx context.Context, projection, streamID string) ([]Outcome, error) {

@@ -7,6 +7,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/batch"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // Errors callers match with errors.Is.
@@ -26,6 +27,15 @@ var (
 	// ErrNoRow is matched by CatchUp's error when no event of the stream
 	// instance addresses a row.
 	ErrNoRow = apply.ErrNoRow
+	// ErrNoEvents is matched by the error of a catch-up or a rebuild of a
+	// stream instance that has no event at all (an id or a source that
+	// names nothing).
+	ErrNoEvents = apply.ErrNoEvents
+	// ErrEndpointUnreachable is matched by the error of a DynamoDB request
+	// that no server answered (connection refused or timed out, a name
+	// that does not resolve); its text names the endpoint and what to
+	// check.
+	ErrEndpointUnreachable = ddbclient.ErrUnreachable
 )
 
 // Result is what one batch did: each record decoded, ignored or failed to
@@ -110,7 +120,7 @@ type KeyFailure struct {
 // set, nothing written).
 type Outcome struct {
 	Key       abi.Item   // the row's key
-	Instances []Instance // one per stream instance with events for the row
+	Instances []Instance // one per stream instance with events for the row; on a catch-up, every instance caught up (those already at the head with the checkpoint the row holds)
 	State     abi.Item   // the row after the call (as written, or as read when nothing was written)
 	Written   bool       // the call wrote the row
 	// Removed: the row is a tombstone after the call (State is nil). With

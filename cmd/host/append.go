@@ -4,27 +4,58 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
 )
 
+const appendUsage = `usage: host append --config F --stream S --id ID --type T [--data JSON] [--expect N]
+
+Appends one event to a stream of the event store, as the host writes it (one
+TransactWriteItems with the version-contiguity check; the item layout is in
+docs/EVENTS.md), and prints the stream, the id, the version it got and the type.
+Without --expect the event goes at the stream's head (read first); with
+--expect N the append succeeds only if the stream's head is N (0: a new
+stream), so a concurrent writer is caught instead of overtaken.
+
+Examples:
+  host append --config dynafold.json --stream Order --id o-1 --type OrderPlaced --data '{"customer": "ann"}'
+  host append --config dynafold.json --stream Order --id o-1 --type ItemAdded --data '{"sku": "s-1", "price": 2.5}' --expect 1
+
+Flags:`
+
 func runAppend(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("append", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), appendUsage)
+		fs.PrintDefaults()
+	}
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
-	stream := fs.String("stream", "", "stream name, e.g. Order")
-	id := fs.String("id", "", "stream id (composites joined with #)")
+	stream := fs.String("stream", "", "stream name, as in eventStore.streams (e.g. Order)")
+	id := fs.String("id", "", "stream id: the composite's value (several joined with #, e.g. acme#o-7)")
 	typ := fs.String("type", "", "event type, e.g. OrderPlaced")
-	data := fs.String("data", "{}", "event data as plain JSON")
-	expect := fs.Int64("expect", -1, "expected current version (default: the stream's head)")
+	data := fs.String("data", "{}", `event data: a plain JSON object, e.g. '{"amount": 2.5}' (numbers keep their digits)`)
+	expect := fs.String("expect", "", "the version the stream's head must be for the append to succeed (0: a new stream); absent: append at the head, whatever it is")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *stream == "" || *id == "" || *typ == "" {
-		return fmt.Errorf("--stream, --id and --type are required")
+		return fmt.Errorf("--stream, --id and --type are required (host append --help shows an example)")
+	}
+	item, err := jsonItem(*data)
+	if err != nil {
+		return fmt.Errorf("--data: %w", err)
+	}
+	var want uint64
+	if *expect != "" {
+		if want, err = strconv.ParseUint(*expect, 10, 64); err != nil {
+			return fmt.Errorf("--expect %q: want a version, 0 or more (0: a new stream)", *expect)
+		}
 	}
 	cfg, err := host.LoadConfig(*cfgPath)
 	if err != nil {
@@ -35,17 +66,17 @@ func runAppend(ctx context.Context, args []string) error {
 		return err
 	}
 	defer h.Close(ctx)
-	item, err := jsonItem(*data)
-	if err != nil {
-		return fmt.Errorf("--data: %w", err)
-	}
-	head := uint64(*expect)
-	if *expect < 0 {
-		if head, err = h.Head(ctx, *stream, *id); err != nil {
+	if *expect == "" {
+		if want, err = h.Head(ctx, *stream, *id); err != nil {
 			return err
 		}
 	}
-	evs, err := h.Append(ctx, *stream, *id, head, host.NewEvent{Type: *typ, Data: item})
+	evs, err := h.Append(ctx, *stream, *id, want, host.NewEvent{Type: *typ, Data: item})
+	if errors.Is(err, host.ErrVersionConflict) {
+		if head, herr := h.Head(ctx, *stream, *id); herr == nil {
+			return fmt.Errorf("%w: the stream's head is %d; append with --expect %d once you have seen events up to it, or without --expect to append at the head", err, head, head)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -60,12 +91,36 @@ func runAppend(ctx context.Context, args []string) error {
 func jsonItem(s string) (abi.Item, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
 	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return nil, fmt.Errorf("not JSON (%w): want an object such as '{\"amount\": 2.5}'", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("more than one JSON value: want one object such as '{\"amount\": 2.5}'")
+	}
+	m, ok := x.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is %s, not an object: give the attributes by name, e.g. '{\"items\": %s}'", s, jsonKind(x), s)
 	}
 	v, err := jsonValue(m)
 	return v.Map, err
+}
+
+// jsonKind names a decoded JSON value's kind.
+func jsonKind(x any) string {
+	switch x.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "a value"
 }
 
 func jsonValue(x any) (abi.Value, error) {

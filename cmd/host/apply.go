@@ -64,7 +64,7 @@ func runApply(ctx context.Context, args []string) error {
 // applied, skipped or rejected (with the plugin's reason), and why a row or
 // an event's key failed.
 func summarize(w io.Writer, res *host.Result) {
-	fmt.Fprintf(w, "%d records: %d events, %d ignored, %d failed to decode\n", res.Records, len(res.Events), len(res.Ignored), len(res.DecodeFailures))
+	fmt.Fprintf(w, "%s: %s, %d ignored, %d failed to decode\n", plural(res.Records, "record"), plural(len(res.Events), "event"), len(res.Ignored), len(res.DecodeFailures))
 	for _, f := range res.DecodeFailures {
 		fmt.Fprintf(w, "  record %d (%s) failed to decode: %v\n", f.Position, f.Identifier, f.Err)
 	}
@@ -75,7 +75,7 @@ func summarize(w io.Writer, res *host.Result) {
 	sort.Strings(names)
 	for _, name := range names {
 		pr := res.Projections[name]
-		fmt.Fprintf(w, "projection %s: %d rows, %d events naming no row\n", name, len(pr.Rows), len(pr.NoRow))
+		fmt.Fprintf(w, "projection %s: %s, %s naming no row\n", name, plural(len(pr.Rows), "row"), plural(len(pr.NoRow), "event"))
 		for _, o := range pr.Rows {
 			if o.Err != nil {
 				fmt.Fprintf(w, "  row %s: FAILED, nothing written: %v\n", keys.String(o.Key), o.Err)

@@ -111,8 +111,8 @@ func runBackfill(ctx context.Context, args []string) error {
 	rep, err := backfill.Run(ctx, h, backfill.Options{Projection: *proj, Segments: *segments, Workers: *workers,
 		Since: since, Progress: progressFor(backfillErr)})
 	target := cfg.Projections[idx].Table
-	fmt.Fprintf(backfillOut, "backfill of %s into %s: %d stream instances, %d rows written, %d caught up with events that arrived meanwhile, %d failed, in %s\n",
-		*proj, target, rep.Streams, rep.Rows, rep.CaughtUp, len(rep.Failed), rep.Took.Round(time.Millisecond))
+	fmt.Fprintf(backfillOut, "backfill of %s into %s: %s, %s written, %d caught up with events that arrived meanwhile, %d failed, in %s\n",
+		*proj, target, plural(rep.Streams, "stream instance"), plural(rep.Rows, "row"), rep.CaughtUp, len(rep.Failed), rep.Took.Round(time.Millisecond))
 	fmt.Fprintf(backfillOut, "watermark (started): %s\n", rep.Started.UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return err

@@ -63,7 +63,7 @@ func TestX3_BackfillCommandCutsOverToANewTable(t *testing.T) {
 	require.NoError(t, err)
 	out, _, err = backfillOutput(t, "--config", cfgPath, "--to-table", "summaries-v2", "--since", m[1])
 	require.NoError(t, err, out)
-	assert.Contains(t, out, "1 stream instances", "only the stream with an event since the watermark")
+	assert.Contains(t, out, "into summaries-v2: 1 stream instance,", "only the stream with an event since the watermark")
 	row := env.Get(t, "summaries-v2", abi.Item{"pk": abi.S("OrderSummary#o-2"), "sk": abi.S("OrderSummary")})
 	assert.Equal(t, "13", row["total"].Str)
 

@@ -109,7 +109,7 @@ flags:`)
 		return err
 	}
 	if *out != "-" {
-		fmt.Fprintf(os.Stderr, "%d records written to %s\n", len(recs), *out)
+		fmt.Fprintf(os.Stderr, "%s written to %s\n", plural(len(recs), "record"), *out)
 		return w.Close()
 	}
 	return nil

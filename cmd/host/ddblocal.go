@@ -20,9 +20,30 @@ func runDDBLocal(ctx context.Context, args []string) error {
 	return ddblocal.Serve(ctx, opts)
 }
 
+const ddblocalUsage = `usage: host ddblocal [--addr 127.0.0.1:8000] [--data DIR] [flags]
+
+Serves ddblocal, the project's DynamoDB-compatible server (DynamoDB and
+DynamoDB Streams over HTTP, AWS JSON 1.0), until interrupted (Ctrl-C). The
+host, its commands, the SDKs and the AWS CLI talk to it unchanged: point
+"endpoint" in dynafold.json (or AWS_ENDPOINT_URL_DYNAMODB) at
+http://ADDR. Any access key is accepted. Tables live in memory unless
+--data names a directory. What it implements and where it differs from
+DynamoDB: docs/ddblocal.md.
+
+Examples:
+  host ddblocal                                   # http://127.0.0.1:8000, in memory
+  host ddblocal --addr 127.0.0.1:8001 --data .ddb # kept across restarts
+  AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=x aws --endpoint-url http://127.0.0.1:8000 --region us-east-1 dynamodb list-tables
+
+Flags:`
+
 // ddblocalOptions reads the flags of host ddblocal.
 func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	fs := flag.NewFlagSet("ddblocal", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), ddblocalUsage)
+		fs.PrintDefaults()
+	}
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address; must be loopback unless --allow-non-loopback")
 	data := fs.String("data", "", "data directory; tables, items and streams survive a restart, every acknowledged write with its stream record (default: in memory)")
 	allow := fs.Bool("allow-non-loopback", false, "allow a non-loopback --addr such as 0.0.0.0:8000 (ddblocal has no authentication: anyone who reaches it can read and change every table)")

@@ -259,7 +259,7 @@ func itemCovers(got, want abi.Item, skip string) bool {
 
 // reportCounts prints the feed, the deliveries, the requests and the time.
 func reportCounts(w io.Writer, records, instances, rows int, st *replayStats, counts map[string]int64, applyTime, total time.Duration) {
-	fmt.Fprintf(w, "  change feed:   %d records, %d stream instances, %d rows\n", records, instances, rows)
+	fmt.Fprintf(w, "  change feed:   %s, %s, %s\n", plural(records, "record"), plural(instances, "stream instance"), plural(rows, "row"))
 	reportRun(w, st, counts, applyTime, total)
 }
 

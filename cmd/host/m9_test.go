@@ -129,7 +129,7 @@ func TestM9_BackfillAndRebuildByIdKeepEverySourceOfAShipment(t *testing.T) {
 	stdout = captureStdout(t, func() {
 		require.NoError(t, runCatchUp(ctx, []string{"--config", cfgPath, "--id", "w-1", "--source", "weigh"}))
 	})
-	assert.Contains(t, stdout, "row pk=Shipment#sh-1,sk=S: applied 1 events, checkpoint 2, written true")
+	assert.Contains(t, stdout, "row pk=Shipment#sh-1,sk=S: applied 1 event, checkpoint 2, written true")
 	assert.Equal(t, "12", env.Get(t, rows, key1)["kg"].Str)
 	assert.Equal(t, "2", env.Get(t, rows, key1)["parcels"].Str)
 	assert.Equal(t, 1, notices(key1), "still one notice")

@@ -13,7 +13,7 @@
 //	host status --config F [--json]
 //	host pause | resume --config F --projection P [--reason R]
 //	host alerts --config F --format prometheus|cloudwatch [--out F]
-//	host quarantine list | replay --config F [--json] [--id ID | --all]
+//	host quarantine list | replay --config F [--file PATH] [--json] [--id ID | --all]
 //	host backfill --config F --projection P [--segments N] [--to-table T] [--since TIME]
 //	host verify --config F [--projection P] [--sample F] [--grace D] [--repair] [--json]
 //	host ddblocal --addr 127.0.0.1:8000 [--data DIR] [--allow-non-loopback] [--stream-shards N] [--split-after N] [--latency 5ms] [--request-memory-mib N]
@@ -41,7 +41,7 @@ var commands = []command{
 	{"demo", "run the main job on the embedded default (ddblocal in-process) and check every row; --config F [--plugin F] --events F runs any plugin", runDemo},
 	{"apply", "run one captured Lambda DynamoDB stream (or Kinesis) event through the projections; print what each row did and the batch response (--json: the response only)", runApply},
 	{"append", "append an event to a stream", runAppend},
-	{"ddblocal", "serve the DynamoDB-compatible server until interrupted", runDDBLocal},
+	{"ddblocal", "serve ddblocal, the project's DynamoDB-compatible server (DynamoDB and its Streams on your machine), until interrupted", runDDBLocal},
 	{"capture", "write a range of a stream from the event store as a Lambda event file for apply and replay (--kinesis: a Kinesis event)", runCapture},
 	{"replay", "fold events through a candidate plugin without writing; print the rows it would write and how they differ from the table", runWhatIf},
 }

@@ -13,7 +13,7 @@ import (
 
 func init() {
 	commands = append(commands,
-		command{"catchup", "bring the row of a stream's latest event up to the head with every instance of the row (--projection, --id, --source), or every stream instance one row's checkpoints know (--row)", runCatchUp},
+		command{"catchup", "bring every row a stream instance feeds up to the head, each with every instance of the row (--projection, --id, --source), or every stream instance one row's checkpoints know (--row)", runCatchUp},
 		command{"rebuild", "re-derive every row a stream instance feeds from all of the row's instances (--id, --source), one row from the stream instances named (--row, --instance), or every row a plugin version wrote (--written-by)", runRebuild},
 		command{"filter-pattern", "print the FilterCriteria JSON that keeps only the configured streams' event INSERTs (--kinesis: from a Kinesis data stream)", runFilterPattern},
 	)
@@ -59,18 +59,13 @@ func (f *projectionFlags) instance(h *host.Host) (host.InstanceRef, error) {
 // instance's checkpoint on the first line, and every instance of a row
 // that several feed.
 func printRow(o host.Outcome, ref host.InstanceRef, rebuilt bool) {
-	var c uint64
-	for _, in := range o.Instances {
-		if in.Source == ref.Source && in.StreamID == ref.StreamID {
-			c = in.Version
-		}
-	}
+	c := instanceCheckpoint(o, ref)
 	n := len(o.Applied())
 	switch {
 	case !rebuilt:
-		fmt.Fprintf(os.Stdout, "row %s: applied %d events, checkpoint %d, written %v\n", keys.String(o.Key), n, c, o.Written)
+		fmt.Fprintf(os.Stdout, "row %s: applied %s, checkpoint %d, written %v\n", keys.String(o.Key), plural(n, "event"), c, o.Written)
 	case n > 0:
-		fmt.Fprintf(os.Stdout, "row %s: written %v, checkpoint %d, applied %d events after the row's checkpoints\n", keys.String(o.Key), o.Written, c, n)
+		fmt.Fprintf(os.Stdout, "row %s: written %v, checkpoint %d, applied %s after the row's checkpoints\n", keys.String(o.Key), o.Written, c, plural(n, "event"))
 	default:
 		fmt.Fprintf(os.Stdout, "row %s: written %v, checkpoint %d\n", keys.String(o.Key), o.Written, c)
 	}
@@ -79,6 +74,17 @@ func printRow(o host.Outcome, ref host.InstanceRef, rebuilt bool) {
 			fmt.Fprintf(os.Stdout, "  %s#%s: checkpoint %d\n", in.Source, in.StreamID, in.Version)
 		}
 	}
+}
+
+// instanceCheckpoint returns the checkpoint the outcome reports for the
+// instance ref (0 when it reports none).
+func instanceCheckpoint(o host.Outcome, ref host.InstanceRef) uint64 {
+	for _, in := range o.Instances {
+		if in.Source == ref.Source && in.StreamID == ref.StreamID {
+			return in.Version
+		}
+	}
+	return 0
 }
 
 // open loads the configuration and builds the host; the projection defaults
@@ -101,7 +107,19 @@ func (f *projectionFlags) open(ctx context.Context) (*host.Host, error) {
 func runCatchUp(ctx context.Context, args []string) error {
 	f := newProjectionFlags("catchup")
 	row := f.fs.String("row", "", `bring instead every stream instance this row's checkpoints know up to its head; the row's key as JSON, plain or DynamoDB JSON: '{"pk": "Shipment#sh-1", "sk": "S"}'`)
-	asJSON := f.fs.Bool("json", false, "print the row's outcome as JSON (the row in plain JSON)")
+	asJSON := f.fs.Bool("json", false, "print the rows' outcomes as JSON (rows in plain JSON)")
+	f.fs.Usage = func() {
+		fmt.Fprintf(f.fs.Output(), "usage: host catchup --config F [--projection P] (--id ID [--source S] | --row KEY) [--json]\n\n"+
+			"--id brings every row the stream instance feeds up to the stream's head: each row its events address, from\n"+
+			"every instance the row's checkpoints know and this one, so a row left behind (a record given up, a failed\n"+
+			"delivery) is brought up even when the stream's latest event went to another row. A row already up to date\n"+
+			"is not written. Each row prints the events applied, the row's checkpoint for the instance afterwards (the\n"+
+			"version it has folded up to, whether or not this run wrote it) and whether it was written.\n"+
+			"--row brings one row up, from every stream instance its checkpoints know.\n\n"+
+			"example: host catchup --config dynafold.json --id o-1\n"+
+			"  row pk=Order#o-1,sk=Order: applied 2 events, checkpoint 22, written true\n\n")
+		f.fs.PrintDefaults()
+	}
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
@@ -109,7 +127,7 @@ func runCatchUp(ctx context.Context, args []string) error {
 		return catchUpRow(ctx, f, *row)
 	}
 	if *f.id == "" {
-		return fmt.Errorf("--id is required: the stream instance whose row to bring up to its head (or --row: a row)")
+		return fmt.Errorf("--id is required: the stream instance whose rows to bring up to its head (or --row: a row)")
 	}
 	h, err := f.open(ctx)
 	if err != nil {
@@ -120,15 +138,33 @@ func runCatchUp(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	o, err := h.CatchUpInstance(ctx, *f.proj, ref)
-	if err != nil {
-		return err
+	outs, err := h.CatchUpRows(ctx, *f.proj, ref)
+	if err != nil && len(outs) == 0 {
+		return instanceHint(err, ref)
 	}
 	if *asJSON {
-		return writeOutcomes(os.Stdout, []host.Outcome{o})
+		if jerr := writeOutcomes(os.Stdout, outs, ref); jerr != nil {
+			return jerr
+		}
+		return err
 	}
-	printRow(o, ref, false)
-	return nil
+	for _, o := range outs {
+		if o.Err != nil {
+			fmt.Fprintf(os.Stdout, "row %s: failed: %v\n", keys.String(o.Key), o.Err)
+			continue
+		}
+		printRow(o, ref, false)
+	}
+	return err
+}
+
+// instanceHint adds to the error of a catch-up or rebuild of an instance
+// that has no events what to check.
+func instanceHint(err error, ref host.InstanceRef) error {
+	if errors.Is(err, host.ErrNoEvents) {
+		return fmt.Errorf("%w\n(check --id, a stream id as appended, composites joined with #, and --source (now %q) for a projection with several sources; `host capture --config F --stream STREAM --out -` prints a stream's events with their ids)", err, ref.Source)
+	}
+	return err
 }
 
 func runRebuild(ctx context.Context, args []string) error {
@@ -175,8 +211,11 @@ func runRebuild(ctx context.Context, args []string) error {
 		return err
 	}
 	outs, err := h.RebuildInstance(ctx, *f.proj, ref)
+	if err != nil && len(outs) == 0 {
+		return instanceHint(rebuildHint(err), ref)
+	}
 	if *asJSON {
-		if jerr := writeOutcomes(os.Stdout, outs); jerr != nil {
+		if jerr := writeOutcomes(os.Stdout, outs, ref); jerr != nil {
 			return jerr
 		}
 		return rebuildHint(err)

@@ -13,25 +13,40 @@ type outcomeJSON struct {
 	Written    bool           `json:"written"`
 	Removed    bool           `json:"removed,omitempty"`
 	Applied    int            `json:"applied"`
-	Checkpoint uint64         `json:"checkpoint"`
-	Row        map[string]any `json:"row"`
-	Error      string         `json:"error,omitempty"`
+	Checkpoint uint64         `json:"checkpoint"` // the instance's checkpoint (the one the command names)
+	// Checkpoints are every instance's checkpoint, "<source>#<streamId>",
+	// for a row fed by several.
+	Checkpoints map[string]uint64 `json:"checkpoints,omitempty"`
+	Row         map[string]any    `json:"row"`
+	Error       string            `json:"error,omitempty"`
 }
 
-// writeOutcomes prints outcomes as {"rows": [...]}.
-func writeOutcomes(w io.Writer, outs []host.Outcome) error {
+// writeOutcomes prints outcomes as {"rows": [...]}, each row's
+// checkpoint the one of the instance ref.
+func writeOutcomes(w io.Writer, outs []host.Outcome, ref host.InstanceRef) error {
 	rows := make([]outcomeJSON, 0, len(outs))
 	for _, o := range outs {
-		rows = append(rows, outcomeOf(o))
+		rows = append(rows, outcomeOf(o, &ref))
 	}
 	return writeJSON(w, map[string]any{"rows": rows})
 }
 
-// outcomeOf is a row's outcome in plain JSON.
-func outcomeOf(o host.Outcome) outcomeJSON {
+// outcomeOf is a row's outcome in plain JSON: its checkpoint is the one
+// of the instance ref (nil: the first instance folded), and a row fed by
+// several instances lists every instance's.
+func outcomeOf(o host.Outcome, ref *host.InstanceRef) outcomeJSON {
 	j := outcomeJSON{Key: plainItem(o.Key), Written: o.Written, Removed: o.Removed, Applied: len(o.Applied()), Row: plainItem(o.State)}
-	if len(o.Instances) > 0 {
+	switch {
+	case ref != nil:
+		j.Checkpoint = instanceCheckpoint(o, *ref)
+	case len(o.Instances) > 0:
 		j.Checkpoint = o.Instances[0].Version
+	}
+	if len(o.Instances) > 1 {
+		j.Checkpoints = map[string]uint64{}
+		for _, in := range o.Instances {
+			j.Checkpoints[in.Source+"#"+in.StreamID] = in.Version
+		}
 	}
 	if o.Err != nil {
 		j.Error = o.Err.Error()

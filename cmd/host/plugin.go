@@ -28,7 +28,7 @@ var pluginOut io.Writer = os.Stdout
 var pluginCommands = []command{
 	{"precompile", "compile plugins into a compilation-cache directory that ships beside the binary (--cache DIR, FILE... or --config F)", runPluginPrecompile},
 	{"validate", "check a module against the ABI and print what describe says (FILE)", runPluginValidate},
-	{"test", "fold fixture events through a plugin and compare the rows, no DynamoDB (FILE --events F [--expect F])", runPluginTest},
+	{"test", "fold fixture events through a plugin and compare the rows, no DynamoDB (FILE --events F [--expect F] [--decisions])", runPluginTest},
 	{"new", "generate a plugin project that builds and passes its tests (NAME [--lang go|assemblyscript] [--dir DIR])", runPluginNew},
 }
 
@@ -216,12 +216,29 @@ type sourceReport struct {
 	EventTypes []string `json:"eventTypes,omitempty"`
 }
 
+const validateUsage = `usage: host plugin validate FILE [--json] [--timeout D] [--cache DIR] [--config F [--projection P]]
+
+Loads a module as the host would and checks it: the ABI, what describe says
+(name, version, sources, exports) and its self test (the cases a module
+ships, run inside it). A module is valid only once its self test has passed
+(or it ships none); a failing or trapping self test refuses it. With
+--config, the sandbox is the configuration's (plugins.callTimeout,
+memoryLimitPages, maxLoopIterations; --timeout still wins when given), and
+the module is also checked as a replacement for the projection's plugin:
+streams, compatibility, sha256 pins and the configured smoke-test fixture.
+
+Flags:`
+
 func runPluginValidate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plugin validate", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), validateUsage)
+		fs.PrintDefaults()
+	}
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cache := fs.String("cache", "", "compilation-cache directory to use")
-	timeout := fs.Duration("timeout", plugin.DefaultCallTimeout, "bound on each call into the module, its start function and _initialize included")
-	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration")
+	timeout := fs.Duration("timeout", plugin.DefaultCallTimeout, "bound on each call into the module, its start function, _initialize and self test included (default: with --config, its plugins.callTimeout)")
+	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration, in its sandbox")
 	proj := fs.String("projection", "", "with --config: the projection (default: the only one)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -230,15 +247,19 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	if len(files) != 1 {
 		return fmt.Errorf("usage: host plugin validate FILE [--json] [--timeout D] [--config F [--projection P]]")
 	}
+	pc, err := validateSandbox(fs, *cfgPath, *cache, *timeout)
+	if err != nil {
+		return err
+	}
 	wasm, err := os.ReadFile(files[0])
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	p, tr, err := transport.Load(ctx, wasm, plugin.Config{CacheDir: *cache, PoolSize: 1, CallTimeout: *timeout})
+	p, tr, err := transport.Load(ctx, wasm, pc)
 	if err != nil {
 		if errors.Is(err, plugin.ErrTimeout) {
-			return fmt.Errorf("%s was refused: it ran past --timeout %s: %w", files[0], *timeout, err)
+			return fmt.Errorf("%s was refused: it ran past %s %s: %w", files[0], pc.CallTimeoutName, pc.CallTimeout, err)
 		}
 		return fmt.Errorf("%s does not follow the ABI: %w", files[0], err)
 	}
@@ -262,20 +283,54 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	if *asJSON {
 		b, _ := json.MarshalIndent(v, "", "  ")
 		fmt.Fprintln(pluginOut, string(b))
+		if serr != nil {
+			return fmt.Errorf("%s was refused: its self test failed (selfTest in the report above)", files[0])
+		}
 	} else {
-		fmt.Fprintf(pluginOut, "%s: valid (loaded in %s)\n  plugin   %s@%s\n  sha256   %s\n  abi      %s (%s)\n  sources ", v.File, v.LoadTime, v.Name, v.Version, v.SHA256, v.ABI, v.Transport)
+		verdict := "valid"
+		if serr != nil {
+			verdict = "REFUSED: its self test failed"
+		}
+		fmt.Fprintf(pluginOut, "%s: %s (loaded in %s)\n  plugin   %s@%s\n  sha256   %s\n  abi      %s (%s)\n  sources ", v.File, verdict, v.LoadTime, v.Name, v.Version, v.SHA256, v.ABI, v.Transport)
 		for _, s := range v.Sources {
 			fmt.Fprintf(pluginOut, " %s<-%s (%s: %s)", s.Name, s.Stream, s.Mode, strings.Join(s.EventTypes, ", "))
 		}
-		fmt.Fprintf(pluginOut, "\n  exports  %s\n  selftest %s\n", strings.Join(v.Capabilities, ", "), v.SelfTest)
+		self := v.SelfTest
+		if serr != nil {
+			self = "FAILED (the error follows)"
+		}
+		fmt.Fprintf(pluginOut, "\n  exports  %s\n  selftest %s\n", strings.Join(v.Capabilities, ", "), self)
 	}
 	if serr != nil {
-		return fmt.Errorf("%s: %w", files[0], serr)
+		return fmt.Errorf("%s was refused: %w", files[0], serr)
 	}
 	if *cfgPath != "" {
 		return checkReplaces(ctx, p, wasm, *cfgPath, *proj, !*asJSON)
 	}
 	return nil
+}
+
+// validateSandbox is the sandbox validate loads a module in: --timeout and
+// --cache, or with a configuration its plugins settings, --timeout given
+// on the command line winning. Its CallTimeoutName says where the timeout
+// came from, so that a timeout's error names what to change.
+func validateSandbox(fs *flag.FlagSet, cfgPath, cache string, timeout time.Duration) (plugin.Config, error) {
+	pc := plugin.Config{CacheDir: cache, PoolSize: 1, CallTimeout: timeout, CallTimeoutName: "--timeout"}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "timeout" })
+	if cfgPath == "" {
+		return pc, nil
+	}
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		return pc, err
+	}
+	eff := cfg.Effective().Plugins
+	pc.MemoryLimitPages, pc.MaxLoopIterations = eff.MemoryLimitPages, eff.MaxLoopIterations
+	if !given {
+		pc.CallTimeout, pc.CallTimeoutName = time.Duration(eff.CallTimeout), "plugins.callTimeout of "+cfgPath
+	}
+	return pc, nil
 }
 
 // checkReplaces checks that p (loaded from wasm) could replace the plugin a
@@ -341,16 +396,52 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 	return nil
 }
 
+const pluginTestUsage = `usage: host plugin test FILE --events EVENTS.json [--expect ROWS.json] [--decisions]
+
+Folds a fixture's events through the module with the host's own engine, over
+an empty read model (no DynamoDB), and compares the rows with the expected
+ones. Without --expect it prints the rows, one per line, in the format of an
+expected-rows file: check them by eye, save them, and pass them as --expect.
+Exit 1 when a row differs or fails.
+
+EVENTS.json is a JSON array of events, in any order (give every version from
+1: the fold starts from nothing):
+
+  [{"stream": "Order", "streamId": "o-1", "version": 1, "type": "OrderPlaced",
+    "data": {"customer": {"S": "ann"}}, "timestamp": "2026-01-01T00:00:00Z"}]
+
+  stream, streamId, version, type   required (streamId: composites joined with #)
+  data, metadata                    items in DynamoDB JSON ({"S": ...}, {"N": "2.5"}, ...);
+                                    data gets "_tag" = type when it has none
+  timestamp                         ISO-8601; default 2026-01-01T00:00:00Z (as guesttest.Event)
+  source                            the source reading the event, only when two sources read one stream
+
+ROWS.json is a JSON array of items in DynamoDB JSON: each row as the plugin
+makes it, its key and to_item's attributes (the host's own attributes, such
+as the checkpoint, createdAt and writtenBy, are not part of it).
+
+--decisions prints what became of each event: applied, skipped, rejected
+(with the error terminal accepted), superseded, duplicate, no row (key named
+none), or failed (with the row's error); on stdout with --expect, else on
+stderr (stdout holds the rows).
+
+Flags:`
+
 func runPluginTest(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plugin test", flag.ContinueOnError)
-	events := fs.String("events", "", "events file (JSON array; see host/swap.Fixture)")
-	expect := fs.String("expect", "", "expected rows file (JSON array of DynamoDB JSON items); without it the rows are printed")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), pluginTestUsage)
+		fs.PrintDefaults()
+	}
+	events := fs.String("events", "", "the fixture's events file (JSON array, see above)")
+	expect := fs.String("expect", "", "the expected rows file (JSON array of DynamoDB JSON items); without it the rows are printed")
+	decisions := fs.Bool("decisions", false, "print what became of each event (applied, skipped, rejected with its error, ...)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(files) != 1 || *events == "" {
-		return fmt.Errorf("usage: host plugin test FILE --events F [--expect F]")
+		return fmt.Errorf("usage: host plugin test FILE --events F [--expect F] [--decisions] (host plugin test --help describes the files)")
 	}
 	p, _, err := transport.LoadFile(ctx, files[0], plugin.Config{PoolSize: 1})
 	if err != nil {
@@ -365,9 +456,17 @@ func runPluginTest(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *events, err)
 	}
-	rows, err := swap.Fold(ctx, p, evs)
+	folded, err := swap.FoldEvents(ctx, p, evs)
 	if err != nil {
 		return err
+	}
+	rows := folded.Rows
+	if *decisions {
+		w := io.Writer(os.Stderr)
+		if *expect != "" {
+			w = pluginOut
+		}
+		printDecisions(w, folded.Decisions)
 	}
 	if *expect == "" {
 		var items []json.RawMessage
@@ -414,8 +513,28 @@ func runPluginTest(ctx context.Context, args []string) error {
 		fmt.Fprintln(pluginOut, "FAIL", d)
 	}
 	if len(diffs) > 0 {
-		return fmt.Errorf("%s: %d differences: %w", p.Name(), len(diffs), errTestFailed)
+		return fmt.Errorf("%s: %s: %w", p.Name(), plural(len(diffs), "difference"), errTestFailed)
 	}
-	fmt.Fprintf(pluginOut, "ok %s: %d events, %d rows as expected\n", p.Name(), len(evs), len(want))
+	fmt.Fprintf(pluginOut, "ok %s: %s, %s as expected\n", p.Name(), plural(len(evs), "event"), plural(len(want), "row"))
 	return nil
+}
+
+// printDecisions prints one line per event of a fold: the event, the row
+// it addressed and what became of it.
+func printDecisions(w io.Writer, ds []swap.Decision) {
+	for _, d := range ds {
+		e := d.Event
+		line := fmt.Sprintf("%s %s v%d %s", e.Stream, e.StreamID, e.Version, e.Type)
+		if d.Source != "" {
+			line += " (source " + d.Source + ")"
+		}
+		if d.Row != nil {
+			line += " → row " + swap.KeyString(d.Row)
+		}
+		line += ": " + d.Outcome
+		if d.Err != nil {
+			line += ": " + d.Err.Error()
+		}
+		fmt.Fprintln(w, line)
+	}
 }

@@ -14,15 +14,19 @@ import (
 
 const pluginNewUsage = `usage: host plugin new NAME [--lang go|assemblyscript] [--dir DIR] [--sdk DIR]
 
-Generates a plugin project that builds and passes its tests: a Go projection
-on the SDK with native tests (guesttest), test cases shipped in the module as
-its self test, a fixture for 'host plugin test', a Makefile and a
-configuration to run it on a local ddblocal; or an AssemblyScript project
-started from the order-summary example.
+Generates a plugin project that builds and passes its tests, named for
+NAME: for "inventory", a Go projection of the stream Inventory (events
+InventoryOpened, InventoryIncreased, InventoryDecreased; ids in inventoryId)
+into one row per Inventory with an exact running total, on the SDK, with
+native tests (guesttest), test cases shipped in the module as its self test,
+a fixture for 'host plugin test', a Makefile, and a dynafold.json that runs
+it on a local ddblocal with 'host run' (its sidecar section) or 'host
+catchup'. Replace the state, events and evolve with your domain's. With
+--lang assemblyscript: a project started from the order-summary example.
 
 Example:
-  host plugin new account-balance --sdk ~/src/dynafold
-  cd account-balance && go mod tidy && make test wasm validate fixture
+  host plugin new inventory --sdk ~/src/dynafold
+  cd inventory && go mod tidy && make test wasm validate fixture
 
 Flags:`
 
@@ -64,6 +68,7 @@ func runPluginNew(_ context.Context, args []string) error {
 		fmt.Fprintln(pluginOut, "  # no dynafold checkout found: edit the replace line in go.mod (or pass --sdk DIR)")
 	}
 	fmt.Fprintln(pluginOut, "  go mod tidy\n  make test wasm validate fixture   # native tests, build, check with the host")
+	fmt.Fprintln(pluginOut, "then run it: see \"Run it\" in its README.md (host ddblocal, host tables create, host run)")
 	return nil
 }
 

@@ -46,7 +46,7 @@ func TestH2_PluginNewGoProjectBuildsTestsAndValidates(t *testing.T) {
 	assert.Contains(t, string(gomod), "replace github.com/dynafold/dynafold => "+filepath.ToSlash(repoRoot(t)))
 
 	sh(t, dir, "go", "mod", "tidy")
-	assert.Contains(t, sh(t, dir, "go", "test", "-v", "./..."), "--- PASS: TestCases/deposits_sum_exactly")
+	assert.Contains(t, sh(t, dir, "go", "test", "-v", "./..."), "--- PASS: TestCases/amounts_sum_exactly")
 	sh(t, dir, "make", "wasm")
 	wasm := filepath.Join(dir, "build", "account-balance.wasm")
 
@@ -57,9 +57,38 @@ func TestH2_PluginNewGoProjectBuildsTestsAndValidates(t *testing.T) {
 	assert.Contains(t, out, "selftest passed")
 
 	out, err = runPluginCmd(t, "test", wasm, "--events", filepath.Join(dir, "testdata/events.json"),
-		"--expect", filepath.Join(dir, "testdata/rows.json"))
+		"--expect", filepath.Join(dir, "testdata/rows.json"), "--decisions")
 	require.NoError(t, err)
-	assert.Contains(t, out, "4 events, 1 rows as expected")
+	assert.Contains(t, out, "5 events, 1 row as expected")
+	// What became of each event, the rejected one with terminal's error.
+	for _, want := range []string{
+		"AccountBalance a-1 v1 AccountBalanceOpened → row pk=AccountBalance#a-1,sk=AccountBalance: applied\n",
+		"AccountBalance a-1 v4 AccountBalanceDecreased → row pk=AccountBalance#a-1,sk=AccountBalance: rejected: BelowZero: v4: taking 5 from a total of 2.35\n",
+		"AccountBalance a-1 v5 AccountBalanceIncreased → row pk=AccountBalance#a-1,sk=AccountBalance: applied\n",
+	} {
+		assert.Contains(t, out, want)
+	}
+
+	// Without --expect the rows go to stdout and the decisions to stderr:
+	// a skipped event, and a row that fails with the plugin's error.
+	events2 := filepath.Join(t.TempDir(), "events.json")
+	require.NoError(t, os.WriteFile(events2, []byte(`[
+  {"stream": "AccountBalance", "streamId": "a-1", "version": 1, "type": "AccountBalanceOpened", "data": {"name": {"S": "Ada"}}},
+  {"stream": "AccountBalance", "streamId": "a-1", "version": 2, "type": "AccountBalanceAudited"},
+  {"stream": "AccountBalance", "streamId": "b-1", "version": 1, "type": "AccountBalanceIncreased", "data": {"amount": {"S": "ten"}}}
+]`), 0o644))
+	var testErr error
+	stderr := captureStderr(t, func() {
+		out, testErr = runPluginCmd(t, "test", wasm, "--events", events2, "--decisions")
+	})
+	require.Error(t, testErr, "a row failed")
+	assert.Contains(t, out, `"pk":{"S":"AccountBalance#a-1"}`, "the rows that folded, on stdout")
+	for _, want := range []string{
+		"AccountBalance a-1 v2 AccountBalanceAudited → row pk=AccountBalance#a-1,sk=AccountBalance: skipped\n",
+		"AccountBalance b-1 v1 AccountBalanceIncreased → row pk=AccountBalance#b-1,sk=AccountBalance: failed: evolve failed on AccountBalance b-1 v1 (AccountBalanceIncreased): BadAmount: AccountBalanceIncreased v1: amount is not a positive number",
+	} {
+		assert.Contains(t, stderr, want)
+	}
 
 	cache := filepath.Join(t.TempDir(), "cache")
 	out, err = runPluginCmd(t, "precompile", "--cache", cache, wasm)
@@ -102,7 +131,7 @@ func TestH2_PluginNewAssemblyScriptProjectBuildsAndValidates(t *testing.T) {
 	out, err = runPluginCmd(t, "test", wasm, "--events", filepath.Join(dir, "testdata/events.json"),
 		"--expect", filepath.Join(dir, "testdata/rows.json"))
 	require.NoError(t, err)
-	assert.Contains(t, out, "4 events, 1 rows as expected")
+	assert.Contains(t, out, "4 events, 1 row as expected")
 
 	out, err = runPluginCmd(t, "precompile", "--cache", filepath.Join(t.TempDir(), "cache"), wasm)
 	require.NoError(t, err)

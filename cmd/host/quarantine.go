@@ -20,30 +20,39 @@ import (
 
 func init() {
 	commands = append(commands, command{"quarantine",
-		"list the records given up (quarantine list --config F [--json]) or run them again through the plugins (quarantine replay --config F --id ID | --all)", runQuarantine})
+		"list the records given up, from the quarantine table or an onFailure file (quarantine list --config F [--file PATH] [--json]), or run them again through the plugins (quarantine replay --config F [--file PATH] --id ID | --all)", runQuarantine})
 }
 
 // quarantineOut is where `host quarantine` prints (a variable for tests).
 var quarantineOut io.Writer = os.Stdout
 
 const quarantineUsage = `usage:
-  host quarantine list   --config FILE [--json]
-  host quarantine replay --config FILE (--id ID | --all)
+  host quarantine list   --config FILE [--file PATH] [--json]
+  host quarantine replay --config FILE [--file PATH] (--id ID | --all)
 
-list prints the records kept in the configuration's quarantine table (its
-"quarantine": {"table": ...} section): id, projection, the event (stream,
-stream id, version and event type, read from the record's image), shard,
-sequence number, first seen, attempts and reason; --json prints one JSON object per line, the record
-included.
+The records given up are kept where the configuration sends them: the
+quarantine table ("quarantine": {"table": ...}), or a file (the sidecar's
+"onFailure": {"file": PATH}, JSON lines). Both commands read the quarantine
+table when the configuration has one, else the onFailure file it names
+(when it names one); --file PATH reads that file instead.
+
+list prints the records kept: id, projection, the event (stream, stream id,
+version and event type, read from the record's image), shard, sequence
+number, first seen, attempts and reason; --json prints one JSON object per
+line, the record included.
 
 replay runs each chosen record again through the projections with the
-plugins of the configuration, as a batch of one, and deletes its entry only
-when it succeeds; an entry that fails again stays, and the reason is printed.
+plugins of the configuration, as a batch of one, and removes its entry only
+when it succeeds; an entry that fails again stays, and the reason is
+printed. A file is never rewritten (a running reader may be appending to
+it): a replayed entry's id goes to PATH.replayed, and list no longer shows
+it.
 
 examples:
   host quarantine list --config dynafold.json
   host quarantine replay --config dynafold.json --id 3f2a9c0e1b7d5a4c6e8f0a1b
-  host quarantine replay --config dynafold.json --all`
+  host quarantine replay --config dynafold.json --all
+  host quarantine list --config dynafold.json --file given-up.jsonl`
 
 func runQuarantine(ctx context.Context, args []string) error {
 	if len(args) == 0 || isHelp(args[0]) {
@@ -57,13 +66,14 @@ func runQuarantine(ctx context.Context, args []string) error {
 	fs.SetOutput(quarantineOut)
 	fs.Usage = func() { fmt.Fprintln(quarantineOut, quarantineUsage); fs.PrintDefaults() }
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
+	file := fs.String("file", "", "read the records given up from this file (an onFailure file) instead of the configuration's quarantine")
 	switch args[0] {
 	case "list":
 		asJSON := fs.Bool("json", false, "print one JSON object per entry, the record included")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		cfg, t, err := openQuarantine(ctx, *cfgPath)
+		cfg, t, err := openQuarantine(ctx, *cfgPath, *file)
 		if err != nil {
 			return err
 		}
@@ -77,7 +87,7 @@ func runQuarantine(ctx context.Context, args []string) error {
 		if (*id == "") == !*all {
 			return errors.New("name what to replay: --id ID (one entry) or --all (every entry)")
 		}
-		cfg, t, err := openQuarantine(ctx, *cfgPath)
+		cfg, t, err := openQuarantine(ctx, *cfgPath, *file)
 		if err != nil {
 			return err
 		}
@@ -86,14 +96,28 @@ func runQuarantine(ctx context.Context, args []string) error {
 	return fmt.Errorf("unknown subcommand %q: use list or replay (host quarantine --help)", args[0])
 }
 
-// openQuarantine loads the configuration and opens its quarantine table.
-func openQuarantine(ctx context.Context, path string) (*host.Config, *quarantine.Table, error) {
+// openQuarantine loads the configuration and opens where its given-up
+// records are kept: file when given, else the quarantine table, else the
+// one onFailure file of the sidecar section.
+func openQuarantine(ctx context.Context, path, file string) (*host.Config, quarantine.Store, error) {
 	cfg, err := host.LoadConfig(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	if cfg.Quarantine == nil {
-		return nil, nil, fmt.Errorf("%s has no quarantine section: add \"quarantine\": {\"table\": \"NAME\"} and run `host tables create --config %s`", path, path)
+	if file == "" && cfg.Quarantine == nil {
+		files := onFailureFiles(cfg)
+		switch len(files) {
+		case 0:
+			return nil, nil, fmt.Errorf("%s keeps no record given up: add \"quarantine\": {\"table\": \"NAME\"} (and run `host tables create --config %s`), or an onFailure destination to its sidecar section; for a file elsewhere, give --file PATH", path, path)
+		case 1:
+			file = files[0]
+		default:
+			return nil, nil, fmt.Errorf("%s sends given-up records to several files (%s): choose one with --file PATH", path, strings.Join(files, ", "))
+		}
+	}
+	if file != "" {
+		s, err := quarantine.OpenFile(file)
+		return cfg, s, err
 	}
 	client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Effective().Region)
 	if err != nil {
@@ -103,7 +127,29 @@ func openQuarantine(ctx context.Context, path string) (*host.Config, *quarantine
 	return cfg, t, err
 }
 
-func listQuarantine(ctx context.Context, cfg *host.Config, t *quarantine.Table, asJSON bool) error {
+// onFailureFiles returns the distinct files the sidecar section gives
+// records up to, in the order the configuration names them.
+func onFailureFiles(cfg *host.Config) []string {
+	if cfg.Sidecar == nil {
+		return nil
+	}
+	sc := cfg.EffectiveSidecar()
+	var out []string
+	seen := map[string]bool{}
+	add := func(of *host.OnFailureConfig) {
+		if of != nil && of.File != "" && !seen[of.File] {
+			seen[of.File] = true
+			out = append(out, of.File)
+		}
+	}
+	add(sc.Failure.OnFailure)
+	for _, p := range cfg.Projections {
+		add(sc.Policy(p.Name).OnFailure)
+	}
+	return out
+}
+
+func listQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store, asJSON bool) error {
 	entries, err := t.All(ctx)
 	if err != nil {
 		return err
@@ -143,7 +189,7 @@ func listQuarantine(ctx context.Context, cfg *host.Config, t *quarantine.Table, 
 	return nil
 }
 
-func replayQuarantine(ctx context.Context, cfg *host.Config, t *quarantine.Table, id string) error {
+func replayQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store, id string) error {
 	var entries []quarantine.Entry
 	if id != "" {
 		e, err := t.Get(ctx, id)
@@ -170,7 +216,7 @@ func replayQuarantine(ctx context.Context, cfg *host.Config, t *quarantine.Table
 	failed := 0
 	for _, r := range done {
 		if r.OK {
-			fmt.Fprintf(quarantineOut, "%s: replayed, entry deleted\n", r.Entry.ID)
+			fmt.Fprintf(quarantineOut, "%s: replayed, entry removed\n", r.Entry.ID)
 			continue
 		}
 		failed++

@@ -60,7 +60,7 @@ func catchUpRow(ctx context.Context, f *projectionFlags, rowArg string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stdout, "row %s: applied %d events, written %v, revision %d\n", keys.String(o.Key), len(o.Applied()), o.Written, o.Revision)
+	fmt.Fprintf(os.Stdout, "row %s: applied %s, written %v, revision %d\n", keys.String(o.Key), plural(len(o.Applied()), "event"), o.Written, o.Revision)
 	for _, in := range o.Instances {
 		fmt.Fprintf(os.Stdout, "  %s#%s: checkpoint %d\n", in.Source, in.StreamID, in.Version)
 	}

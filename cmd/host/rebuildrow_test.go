@@ -64,6 +64,6 @@ func TestM8_RebuildAndCatchUpCommandsForOneRow(t *testing.T) {
 	out = captureStdout(t, func() {
 		require.NoError(t, runCatchUp(ctx, []string{"--config", cfgPath, "--row", `{"pk": "Shipment#sh-1", "sk": "S"}`}))
 	})
-	assert.Contains(t, out, "applied 1 events, written true, revision 2")
+	assert.Contains(t, out, "applied 1 event, written true, revision 2")
 	assert.Equal(t, "7", env.Get(t, rows, key)["parcels"].Str)
 }

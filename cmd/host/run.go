@@ -185,10 +185,10 @@ func printProgress(w io.Writer, st, prev sidecar.Stats, every time.Duration) {
 		stream, _, _ = strings.Cut(stream[i+len(":table/"):], "/stream/")
 	}
 	if every == 0 {
-		fmt.Fprintf(w, "host run: stopped: %d records, %d rows written, %d failures, %d given up\n", st.Records, st.Written, st.Failures, st.GivenUp)
+		fmt.Fprintf(w, "host run: stopped: %s, %s written, %s, %d given up\n", plural(int(st.Records), "record"), plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp)
 		return
 	}
 	rate := float64(st.Records-prev.Records) / every.Seconds()
-	fmt.Fprintf(w, "host run: %.1f records/s, %d rows written, %d failures, %d given up, %d shards held, lag %s %s\n",
-		rate, st.Written, st.Failures, st.GivenUp, st.Shards, stream, st.Behind.Round(time.Millisecond))
+	fmt.Fprintf(w, "host run: %.1f records/s, %s written, %s, %d given up, %s held, lag %s %s\n",
+		rate, plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp, plural(st.Shards, "shard"), stream, st.Behind.Round(time.Millisecond))
 }

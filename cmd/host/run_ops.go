@@ -151,13 +151,14 @@ func destinations(cfg *host.Config) sidecar.DestinationFunc {
 	}
 }
 
-// fleet is the status page's fleet view, read through the reader.
+// fleet is the status page's fleet view, read through the reader, with
+// each shard's lag read as host status reads it.
 func (o *runOps) fleet(ctx context.Context) (sidecar.Fleet, error) {
 	r := o.reader.Load()
 	if r == nil {
 		return sidecar.Fleet{}, errors.New("the change-feed reader is not started yet")
 	}
-	return r.Fleet(ctx, sidecar.FleetOptions{})
+	return r.Fleet(ctx, sidecar.FleetOptions{Lag: true})
 }
 
 // replayedIn tells the status page which recent failures were replayed: the

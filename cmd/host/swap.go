@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/plugin"
+	"github.com/dynafold/dynafold/host/plugin/extism/transport"
 	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/keys"
 )
@@ -44,11 +46,20 @@ func runPluginRollback(ctx context.Context, args []string) error {
 		fmt.Fprintf(pluginOut, "%s: version %s is current again (new version %s); hosts polling it swap it in\n", *s3url, from, to)
 		return nil
 	case *file != "" && *archive != "":
-		used, err := swap.RollbackDir(*archive, *file)
+		r, err := swap.RollbackFile(*archive, *file)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(pluginOut, "%s: replaced by %s; hosts watching it swap it in\n", *file, used)
+		if r.Plugin == "" { // archived before the archive recorded versions: ask the module
+			if p, _, lerr := transport.LoadFile(ctx, r.File, plugin.Config{PoolSize: 1}); lerr == nil {
+				r.Plugin = p.Name()
+				p.Close(ctx)
+			} else {
+				r.Plugin = "the archived module"
+			}
+		}
+		fmt.Fprintf(pluginOut, "%s: %s is back (sha256 %.12s, from %s; it replaced sha256 %.12s); hosts watching the file swap it in and log \"plugin rolled back\"\n",
+			*file, r.Plugin, r.SHA256, r.File, r.From)
 		return nil
 	}
 	return fmt.Errorf("name the plugin's source: --s3 s3://BUCKET/KEY, or --file F --archive DIR")
@@ -69,7 +80,7 @@ func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry, a
 		}
 		return err
 	}
-	fmt.Fprintf(pluginOut, "%d rows of %s written by %s\n", rep.Rows, rep.Table, rep.WrittenBy)
+	fmt.Fprintf(pluginOut, "%s of %s written by %s\n", plural(rep.Rows, "row"), rep.Table, rep.WrittenBy)
 	for _, id := range rep.Streams {
 		if dry {
 			fmt.Fprintf(pluginOut, "would rebuild %s\n", id)
@@ -83,11 +94,11 @@ func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry, a
 		fmt.Fprintf(pluginOut, "row %s: %s\n", keys.String(o.Key), rep.Changes[i])
 	}
 	if dry {
-		fmt.Fprintf(pluginOut, "%d stream instances would be rebuilt, %d rows (dry run: nothing written)\n", len(rep.Streams), rep.ToRebuild)
+		fmt.Fprintf(pluginOut, "%s would be rebuilt, %s (dry run: nothing written)\n", plural(len(rep.Streams), "stream instance"), plural(rep.ToRebuild, "row"))
 		return err
 	}
-	fmt.Fprintf(pluginOut, "%d stream instances rebuilt: %d rows, %d created, %d changed, %d unchanged, %d removed, %d failed\n",
-		len(rep.Streams), len(rep.Outcomes), rep.Created, rep.Changed, rep.Unchanged, rep.Removed, rep.Failed)
+	fmt.Fprintf(pluginOut, "%s rebuilt: %s, %d created, %d changed, %d unchanged, %d removed, %d failed\n",
+		plural(len(rep.Streams), "stream instance"), plural(len(rep.Outcomes), "row"), rep.Created, rep.Changed, rep.Unchanged, rep.Removed, rep.Failed)
 	return err
 }
 
@@ -99,7 +110,7 @@ func writeWrittenBy(w io.Writer, rep host.WrittenByReport, dry bool) error {
 	}
 	rows := make([]row, len(rep.Outcomes))
 	for i, o := range rep.Outcomes {
-		rows[i] = row{outcomeOf(o), rep.Changes[i]}
+		rows[i] = row{outcomeOf(o, nil), rep.Changes[i]}
 	}
 	return writeJSON(w, map[string]any{
 		"table": rep.Table, "writtenBy": rep.WrittenBy, "rowsWrittenBy": rep.Rows, "streams": nonNil(rep.Streams),

@@ -158,5 +158,5 @@ func printWhatIf(w io.Writer, rows []host.WhatIfRow) {
 			fmt.Fprintf(w, "  would write: %s\n", plainJSON(r.Would))
 		}
 	}
-	fmt.Fprintf(w, "%d rows, %d differ from the table; nothing was written\n", len(rows), changed)
+	fmt.Fprintf(w, "%s, %d differ from the table; nothing was written\n", plural(len(rows), "row"), changed)
 }

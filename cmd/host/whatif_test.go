@@ -105,7 +105,7 @@ func TestY5_ReplayShowsTheCandidatesRowsAndTheDiffWithoutWriting(t *testing.T) {
 	assert.Contains(t, out, "row pk=OrderSummary#o-2,sk=OrderSummary: 2 attributes differ from the table")
 	assert.Contains(t, out, `status: {"S":"placed"} → {"S":"placed-vip"}`)
 	assert.Contains(t, out, `"status":"placed-vip"`)
-	assert.Contains(t, out, "1 rows, 1 differ from the table; nothing was written")
+	assert.Contains(t, out, "1 row, 1 differ from the table; nothing was written")
 	assert.Equal(t, "placed", env.Get(t, summaries, key2)["status"].Str, "replay writes nothing")
 
 	batch := filepath.Join(t.TempDir(), "batch.json")

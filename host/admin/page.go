@@ -58,7 +58,8 @@ tr.mine{background:#eef6ff}.problem{color:#a00;font-weight:bold}.refused{color:#
 {{range .Problems}}<p class="problem">{{.}}</p>
 {{end}}{{if .Shards}}<table id="fleet"><tr><th>Shard</th><th>State</th><th>Owner</th><th>Checkpoint</th><th>Parent</th><th>Lag</th><th>Last write</th></tr>
 {{range .Shards}}<tr{{if .Mine}} class="mine"{{end}}><td>{{.ID}}</td><td>{{.State}}</td><td>{{.Owner}}</td><td>{{dash .Checkpoint}}</td><td>{{dash .Parent}}</td><td>{{dash .Lag}}</td><td>{{.LastWrite}}</td></tr>
-{{end}}</table>{{else}}<p class="none">No shard has a lease yet.</p>{{end}}
+{{end}}</table>
+<p>Lag: the age of the oldest record after the shard's checkpoint (0s: none waits), as <code>host status</code> shows it.</p>{{else}}<p class="none">No shard has a lease yet.</p>{{end}}
 <table id="workers"><tr><th>Worker</th><th>Shards held</th><th>Last renewal</th><th>Alive</th></tr>
 {{range .Workers}}<tr{{if .Mine}} class="mine"{{end}}><td>{{.ID}}{{if .Mine}} (this worker){{end}}</td><td>{{dash .Held}}</td><td>{{.LastRenewal}}</td><td>{{.Alive}}</td></tr>
 {{end}}</table>{{end}}{{end}}{{end}}
@@ -78,8 +79,8 @@ tr.mine{background:#eef6ff}.problem{color:#a00;font-weight:bold}.refused{color:#
 {{range .Status.Swaps}}<tr{{if eq .Result "refused" "fallback"}} class="refused"{{end}}><td>{{ts .Time}}</td><td>{{.Projection}}</td><td>{{.Result}}</td><td>{{dash .Plugin}}</td><td>{{dash .Origin}}</td><td>{{dash .Step}}</td><td>{{dash .Reason}}</td></tr>
 {{end}}</table>{{if .Refused}}<p>A refused module stays where it was written and never replaces the version serving; fix it, or put the last accepted version back with <code>host plugin rollback</code>.</p>{{end}}{{end}}
 <h2>Shards read by this worker</h2>
-{{if .Status.Shards}}<table id="shards"><tr><th>Stream</th><th>Shard</th><th>Owner</th><th>Lag</th><th>Iterator age</th><th>Last read</th><th>Records read</th></tr>
-{{range .Status.Shards}}<tr><td>{{.Stream}}</td><td>{{.Shard}}</td><td>{{owner .Owner}}</td><td>{{dur .Lag}}</td><td>{{dur .Behind}}</td><td>{{ts .LastRead}}</td><td>{{.Records}}</td></tr>
+{{if .Status.Shards}}<table id="shards"><tr><th>Stream</th><th>Shard</th><th>Owner</th><th>Iterator age at the last read</th><th>Last read</th><th>Records read</th></tr>
+{{range .Status.Shards}}<tr><td>{{.Stream}}</td><td>{{.Shard}}</td><td>{{owner .Owner}}</td><td>{{dur .Behind}}</td><td>{{ts .LastRead}}</td><td>{{.Records}}</td></tr>
 {{end}}</table>{{else}}<p class="none">No shard read yet by this worker{{if .HasFleet}} (the fleet above shows who reads them){{end}}.</p>{{end}}
 <h2>Recent failures</h2>
 {{if .Status.Failures}}<table id="failures"><tr><th>Time</th><th>Projection</th><th>Stream</th><th>Shard</th><th>Record</th><th>Reason</th><th>Replayed</th></tr>
@@ -144,18 +145,15 @@ func ago(now, t time.Time) string {
 	return now.Sub(t).Round(time.Millisecond).String() + " ago"
 }
 
-// viewOf turns the fleet into the page's rows: this worker marked, the lag
-// of its own shards from what it read.
-func viewOf(f sidecar.Fleet, me string, st telemetry.Status) *fleetView {
+// viewOf turns the fleet into the page's rows, this worker marked. A
+// shard's lag is the fleet's, as host status computes it (the age of the
+// oldest record after its checkpoint; "-" when it could not be read),
+// not this worker's iterator age plus the time since its last read, which
+// showed a caught-up shard as the poll interval behind.
+func viewOf(f sidecar.Fleet, me string) *fleetView {
 	v := &fleetView{Stream: f.Stream, LeaseTable: f.LeaseTable, LeaseDuration: f.LeaseDuration, At: f.At}
 	for _, p := range f.Problems() {
 		v.Problems = append(v.Problems, p.Error())
-	}
-	lag := map[string]time.Duration{}
-	for _, s := range st.Shards {
-		if !s.LastRead.IsZero() {
-			lag[s.Shard] = s.Lag
-		}
 	}
 	for _, s := range f.Shards {
 		row := fleetShard{ID: s.ID, State: s.State, Owner: s.Owner, Checkpoint: s.Checkpoint, Parent: strings.Join(s.Parents, ", "),
@@ -174,8 +172,6 @@ func viewOf(f sidecar.Fleet, me string, st telemetry.Status) *fleetView {
 		}
 		if s.LagKnown {
 			row.Lag = s.Lag.Round(time.Millisecond).String()
-		} else if d, ok := lag[s.ID]; ok && row.Mine {
-			row.Lag = d.Round(time.Millisecond).String()
 		}
 		if !s.HasLease {
 			row.Checkpoint = "(no lease yet)"
@@ -235,7 +231,7 @@ func statusPage(w http.ResponseWriter, r *http.Request, o Options) {
 		if f, err := o.Fleet(ctx); err != nil {
 			data.FleetErr = err.Error()
 		} else {
-			data.Fleet, fleet = viewOf(f, o.Worker, st), &f
+			data.Fleet, fleet = viewOf(f, o.Worker), &f
 		}
 	}
 	data.Verify = verifyRows(data.Now, fleet, st)

@@ -90,6 +90,19 @@ var ErrUnknownSource = errors.New("dynafold lambda: unknown source")
 // and the source retries the whole batch.
 type Func func(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error)
 
+// Invoke implements aws-lambda-go's lambda.Handler, so lambda.Start(fn)
+// hands the handler the payload exactly as it came: a payload that is not
+// JSON is then answered and logged by the handler (ErrPayloadShape, saying
+// what the source sends), where aws-lambda-go's own decoding would fail the
+// invocation with a bare JSON error before the handler ran, logging nothing.
+func (f Func) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	resp, err := f(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resp)
+}
+
 // Option changes how New builds a handler.
 type Option func(*handler)
 

@@ -20,15 +20,20 @@ import (
 func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, error) {
 	p := bytes.TrimSpace(payload)
 	if len(p) == 0 {
-		return nil, fmt.Errorf("%w: empty payload", ErrPayloadShape)
+		return nil, payloadError("%w: empty payload", ErrPayloadShape)
+	}
+	if !json.Valid(p) {
+		var x any
+		err := json.Unmarshal(p, &x)
+		return nil, payloadError("%w: the payload is not JSON (%v; it starts %q): %s", ErrPayloadShape, err, head(p, 40), expected(source))
 	}
 	isArray := p[0] == '['
 	switch {
 	case source == SourcePipe && !isArray:
-		return nil, fmt.Errorf("%w: the source is %q, which sends a JSON array of records, but the payload is not an array"+
+		return nil, payloadError("%w: the source is %q, which sends a JSON array of records, but the payload is not an array"+
 			" (a Lambda event source mapping sends {\"Records\": [...]}: set DYNAFOLD_SOURCE=%s)", ErrPayloadShape, SourcePipe, SourceLambda)
 	case source == SourceLambda && isArray:
-		return nil, fmt.Errorf("%w: the source is %q, which sends {\"Records\": [...]}, but the payload is a JSON array"+
+		return nil, payloadError("%w: the source is %q, which sends {\"Records\": [...]}, but the payload is a JSON array"+
 			" (an EventBridge Pipe target receives one: set DYNAFOLD_SOURCE=%s)", ErrPayloadShape, SourceLambda, SourcePipe)
 	case isArray:
 		return rawElements(p)
@@ -41,10 +46,10 @@ func splitPayload(payload json.RawMessage, source string) ([]json.RawMessage, er
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
+		return nil, payloadError("%w: %w", ErrPayloadShape, err)
 	}
 	if records == nil {
-		return nil, fmt.Errorf("%w: no \"Records\" array: not a DynamoDB stream or Kinesis event", ErrPayloadShape)
+		return nil, payloadError("%w: no \"Records\" array: not a DynamoDB stream or Kinesis event", ErrPayloadShape)
 	}
 	return rawElements(records)
 }
@@ -57,9 +62,41 @@ func rawElements(b []byte) ([]json.RawMessage, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPayloadShape, err)
+		return nil, payloadError("%w: %w", ErrPayloadShape, err)
 	}
 	return recs, nil
+}
+
+// PayloadError is the error of an invocation whose payload is not the
+// shape its source delivers; it matches ErrPayloadShape. Lambda reports it
+// as errorType "PayloadError".
+type PayloadError struct{ err error }
+
+// Error implements error.
+func (e *PayloadError) Error() string { return e.err.Error() }
+
+// Unwrap returns ErrPayloadShape and the cause, if any.
+func (e *PayloadError) Unwrap() error { return e.err }
+
+// payloadError is fmt.Errorf as a *PayloadError.
+func payloadError(format string, args ...any) error {
+	return &PayloadError{err: fmt.Errorf(format, args...)}
+}
+
+// expected says what a payload of the source looks like.
+func expected(source string) string {
+	if source == SourcePipe {
+		return "an EventBridge Pipe sends a JSON array of DynamoDB stream records"
+	}
+	return `a Lambda event source mapping sends a DynamoDB stream or Kinesis event, {"Records": [...]} (a captured one: host capture --out F)`
+}
+
+// head returns at most n bytes of b, for a message.
+func head(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
 }
 
 // badRecord is a record that is not a readable stream record.

@@ -12,6 +12,7 @@ import (
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin/internal/calls"
 	"github.com/dynafold/dynafold/host/plugin/internal/determinism"
+	"github.com/dynafold/dynafold/host/plugin/internal/wasmstack"
 )
 
 // Output status bytes of the calling convention.
@@ -105,7 +106,10 @@ func (p *Plugin) callOn(ctx context.Context, in *instance, fn string, encode fun
 		cerr := p.classify(ctx, fn, in, fired, err)
 		p.pool.Discard(ctx, in)
 		p.pool.Counters.Failure()
-		p.cfg.Logger.Warn("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", cerr)
+		// Debug: the failure is returned, and the caller reports it with
+		// what it means (the row, the record); a bisect calls the failing
+		// event many times, so a warning here would repeat it.
+		p.cfg.Logger.Debug("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", cerr)
 		return cerr
 	}
 	if cap(in.scratch) > 1<<20 {
@@ -160,7 +164,7 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 	var exit *sys.ExitError
 	switch {
 	case fired == ErrTimeout:
-		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s"+timeoutHint, p.cfg.CallTimeout))
+		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s (%s)"+timeoutHint, p.cfg.CallTimeout, p.cfg.callTimeoutName()))
 	case fired == ErrCanceled:
 		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Cause(ctx)))
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
@@ -168,7 +172,7 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 		if ctx.Err() != nil { // the caller's own deadline, not CallTimeout
 			return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", ctx.Err()))
 		}
-		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s"+timeoutHint, p.cfg.CallTimeout))
+		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s (%s)"+timeoutHint, p.cfg.CallTimeout, p.cfg.callTimeoutName()))
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
 		errors.Is(err, context.Canceled):
 		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Canceled))
@@ -200,18 +204,11 @@ func (p *Plugin) memoryExhausted(in *instance, reason string) bool {
 }
 
 // trapText shortens wazero's "wasm error: unreachable\nwasm stack trace:
-// ..." to "unreachable", then what the guest said before trapping (a Go
-// guest's "panic: ..." line), then at most eight frames of the stack.
+// ..." to one line: "unreachable", what the guest said before trapping (a
+// Go guest's "panic: ..." line), and the guest's own frames, demangled
+// (wasmstack.Short).
 func trapText(err error, reason string) string {
-	text := strings.TrimPrefix(err.Error(), "wasm error: ")
-	lines := strings.Split(text, "\n")
-	if reason != "" {
-		lines[0] += ": " + reason
-	}
-	if len(lines) > 10 {
-		lines = append(lines[:10], "\t...")
-	}
-	return strings.Join(lines, "\n")
+	return wasmstack.Short(err.Error(), reason)
 }
 
 func orText(reason string, err error) string {
@@ -221,6 +218,6 @@ func orText(reason string, err error) string {
 	return strings.SplitN(err.Error(), "\n", 2)[0]
 }
 
-// timeoutHint follows "timeout after 5s" in a call's error: what the
-// timeout is and what usually causes it.
-const timeoutHint = " (plugins.callTimeout): the plugin did not return; look for an endless loop, or raise callTimeout only for honest work"
+// timeoutHint follows "timeout after 5s (plugins.callTimeout)" in a call's
+// error: what usually causes it.
+const timeoutHint = ": the plugin did not return; look for an endless loop, or raise the timeout only for honest work"

@@ -38,6 +38,10 @@ type Config struct {
 	// CallTimeout bounds each call into the plugin, including the
 	// instantiation of a new instance.
 	CallTimeout time.Duration
+	// CallTimeoutName is the setting CallTimeout came from, named in a
+	// timeout's error so a user knows what to change (default
+	// "plugins.callTimeout"; a command's flag, e.g. "--timeout").
+	CallTimeoutName string
 	// CacheDir, when set, is a directory where compiled code is cached
 	// across processes. `host plugin precompile` (Precompile) fills one to
 	// ship beside the binary. Compiled code is native code the host runs:
@@ -64,7 +68,8 @@ type Config struct {
 	// module whose precompiled code does not verify or was compiled for a
 	// CPU with other features. Nothing is ever written there.
 	CacheReadOnly bool
-	// Logger receives load events, call failures, the guest's stdout and
+	// Logger receives load events, call failures (debug: the error is
+	// returned to the caller, who reports it), the guest's stdout and
 	// stderr (debug level) and, with GuestLog enabled, the guest's log
 	// messages. Nil discards them.
 	Logger *slog.Logger
@@ -137,4 +142,12 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: GuestLog.Burst %d is negative", ErrConfig, c.GuestLog.Burst)
 	}
 	return c, c.checkLoopBudget()
+}
+
+// callTimeoutName returns the setting a timeout's error names.
+func (c Config) callTimeoutName() string {
+	if c.CallTimeoutName == "" {
+		return "plugins.callTimeout"
+	}
+	return c.CallTimeoutName
 }

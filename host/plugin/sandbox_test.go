@@ -19,8 +19,9 @@ func TestW4_TrapFailsOnlyThatCall(t *testing.T) {
 		event     string
 		fragments []string
 	}{
-		{"Boom", []string{"trap: out of bounds memory access", "wasm stack trace:"}},
-		{"Panic", []string{"trap: unreachable: panic: runtime error: invalid memory address or nil pointer dereference", "runtime.gopanic"}},
+		{"Boom", []string{"trap: out of bounds memory access; wasm stack: main.evolve.func1 < rawguest.Evolve < "}},
+		{"Panic", []string{"trap: unreachable: panic: runtime error: invalid memory address or nil pointer dereference; wasm stack: main.evolve.func1 < rawguest.Evolve < "}},
+		{"Shape", []string{"trap: out of bounds memory access; wasm stack: main.(*folder[…]).fold ×3 < main.evolve.func1 < rawguest.Evolve < "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {

@@ -23,11 +23,12 @@ type Replayed struct {
 }
 
 // Replay runs each entry's record through p, as a batch of one, with the
-// plugins serving now, and deletes the entry from t only when the record
-// succeeded (no row, key or decode failure). Entries that fail again stay,
-// with the reason in their Replayed. The error is set only when t cannot
-// be written; it stops the replay.
-func Replay(ctx context.Context, p Processor, t *Table, entries []Entry) ([]Replayed, error) {
+// plugins serving now, and deletes the entry from t (a Table, or a
+// FileStore, which marks it replayed) only when the record succeeded (no
+// row, key or decode failure). Entries that fail again stay, with the
+// reason in their Replayed. The error is set only when t cannot be
+// written; it stops the replay.
+func Replay(ctx context.Context, p Processor, t Store, entries []Entry) ([]Replayed, error) {
 	var out []Replayed
 	for _, e := range entries {
 		r := Replayed{Entry: e}

@@ -191,8 +191,8 @@ func TestC3_CrashMidBatchLeasesTakenOverAfterExpiryEveryRowEqualsTheSequentialFo
 	}
 	// While it waited, the new worker said why it read nothing, once.
 	out := logB.String()
-	assert.Equal(t, 1, strings.Count(out, "shard held by another worker"), "log:\n%s", out)
-	assert.Contains(t, out, "owner=crashed")
+	assert.Equal(t, 1, strings.Count(out, "shards held by other workers"), "log:\n%s", out)
+	assert.Contains(t, out, "owners=crashed")
 	assert.Contains(t, out, "leaseDuration=900ms")
 	_ = context.Background
 }

@@ -3,6 +3,8 @@ package sidecar
 import (
 	"context"
 	"errors"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -232,16 +234,29 @@ func nextExpiry(avail []lease.Lease, mine map[string]bool, tr *lease.Tracker, no
 
 // noteWaiting logs, once per shard and owner, why a worker that holds no
 // shard reads nothing: another worker holds the lease (after a crash, the
-// crashed worker still does until its lease expires).
+// crashed worker still does until its lease expires). The shards a lease
+// round finds held are told in one line, not one per shard.
 func (r *Reader) noteWaiting(avail []lease.Lease, tr *lease.Tracker, now time.Time) {
+	var shards []string
+	owners := map[string]bool{}
 	for _, l := range avail {
 		if l.Owner == "" || l.Owner == r.sc.WorkerID || tr.Expired(l, now) || r.waiting[l.Key] == l.Owner {
 			continue
 		}
 		r.waiting[l.Key] = l.Owner
-		r.log.Info("shard held by another worker; this one takes it over if that worker stops renewing the lease for the lease duration",
-			"shard", l.Key, "owner", l.Owner, "leaseDuration", tr.Duration.String())
+		shards = append(shards, l.Key)
+		owners[l.Owner] = true
 	}
+	if len(shards) == 0 {
+		return
+	}
+	names := make([]string, 0, len(owners))
+	for o := range owners {
+		names = append(names, o)
+	}
+	sort.Strings(names)
+	r.log.Info("shards held by other workers; this one takes a shard over if its owner stops renewing the lease for the lease duration",
+		"count", len(shards), "owners", strings.Join(names, ","), "shards", strings.Join(shards, ","), "leaseDuration", tr.Duration.String())
 }
 
 // take takes a free or expired lease and starts reading its shard.

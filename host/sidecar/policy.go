@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -53,7 +54,15 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 		}
 		a.n++
 		if !r.exhausted(f.projections, a, rec) {
-			r.log.Warn("record failed; it is delivered again", "shard", shard, "sequenceNumber", seq, "attempt", a.n, "projections", f.projections, "reason", f.reason)
+			// One warning per failing record: its first failure. A bisect
+			// runs the record in every half it splits, and each retry
+			// fails it the same way; those say nothing new (debug), and a
+			// record given up is logged as an error.
+			level := slog.LevelDebug
+			if a.n == 1 {
+				level = slog.LevelWarn
+			}
+			r.log.Log(ctx, level, "record failed; it is delivered again", "shard", shard, "sequenceNumber", seq, "attempt", a.n, "projections", f.projections, "reason", f.reason)
 			return i, true
 		}
 		if err := r.giveUp(ctx, stream, shard, rec, f, a); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin/extism/transport"
 )
 
@@ -262,6 +263,10 @@ func SelfTest(ctx context.Context, p transport.Plugin, wasm []byte) (ran bool, e
 		return false, nil
 	}
 	out, err := p.Call(ctx, abi.CapSelfTest, nil)
+	var ce *logic.CallError
+	if errors.As(err, &ce) {
+		return true, err // it names the plugin and self_test
+	}
 	if err != nil {
 		return true, fmt.Errorf("self_test: %w", err)
 	}
@@ -270,7 +275,11 @@ func SelfTest(ctx context.Context, p transport.Plugin, wasm []byte) (ran bool, e
 		return true, fmt.Errorf("self_test: malformed result: %w", err)
 	}
 	if len(resp.Failures) > 0 {
-		return true, fmt.Errorf("self_test: %d failures: %s", len(resp.Failures), strings.Join(resp.Failures, "; "))
+		failures := "failures"
+		if len(resp.Failures) == 1 {
+			failures = "failure"
+		}
+		return true, fmt.Errorf("self_test: %d %s: %s", len(resp.Failures), failures, strings.Join(resp.Failures, "; "))
 	}
 	return true, nil
 }

@@ -34,6 +34,46 @@ const (
 // after the fold, or was removed: evolve's removeRow is folded as a host
 // with removal configured does).
 func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) {
+	res, err := FoldEvents(ctx, l, events)
+	if err != nil {
+		return nil, err
+	}
+	return res.Rows, nil
+}
+
+// Folded is what FoldEvents did: the rows, and what became of each event.
+type Folded struct {
+	Rows []Row
+	// Decisions has one entry per event given, sorted by stream, stream
+	// id, version and row.
+	Decisions []Decision
+}
+
+// The outcomes of an event in a fold, as Decision.Outcome names them.
+const (
+	Applied       = "applied"     // evolve folded it into the row
+	Skipped       = "skipped"     // evolve skipped it: the row unchanged, the event decided again later
+	Rejected      = "rejected"    // evolve failed and terminal accepted the error: the row unchanged, the checkpoint past it
+	Superseded    = "superseded"  // latest mode: a newer event of its instance was applied
+	Duplicate     = "duplicate"   // the same version given twice: folded once
+	NoRow         = "no row"      // key named no row: acknowledged, nothing folded
+	FailedOutcome = "failed"      // the row (or this instance of it) failed: nothing of it applied
+	NotDecided    = "not decided" // none of the above (an event the engine left out)
+)
+
+// Decision is what became of one event of a fold.
+type Decision struct {
+	Source  string    // the source that read it ("" when the plugin has one)
+	Event   abi.Event // the event
+	Row     abi.Item  // the row it addressed; nil for NoRow
+	Outcome string    // Applied, Skipped, Rejected, Superseded, Duplicate, NoRow, FailedOutcome
+	Err     error     // Rejected: the error terminal accepted; FailedOutcome: why the row failed
+}
+
+// FoldEvents is Fold, with the decision of every event: applied, skipped,
+// rejected with the error terminal accepted, superseded, no row, or
+// failed with the row's error.
+func FoldEvents(ctx context.Context, l logic.Logic, events []SrcEvent) (*Folded, error) {
 	d := l.Describe()
 	var sources []apply.Source
 	streams := map[string]bool{}
@@ -49,8 +89,16 @@ func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) 
 		inputs[i] = apply.Input{Source: e.Source, Event: e.Event, Pos: i}
 	}
 	attrs, err := keyAttrs(ctx, l, d.Sources, events)
-	if err != nil || attrs == nil {
+	if err != nil {
 		return nil, err
+	}
+	if attrs == nil { // no event names a row
+		f := &Folded{}
+		for _, e := range events {
+			f.Decisions = append(f.Decisions, Decision{Source: e.Source, Event: e.Event, Outcome: NoRow})
+		}
+		sortDecisions(f.Decisions)
+		return f, nil
 	}
 	p := apply.Projection{
 		Name: d.Name, Table: "fold", KeyAttrs: attrs, Sources: sources, Logic: l,
@@ -76,7 +124,12 @@ func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) 
 		return nil, fmt.Errorf("key of %s %s v%d: %v", kf.Event.Stream, kf.Event.StreamID, kf.Event.Version, kf.Err)
 	}
 	out := make([]Row, 0, len(res.Rows))
+	decided := make([]*Decision, len(events))
+	for _, ig := range res.Ignored {
+		decided[ig.Pos] = &Decision{Source: events[ig.Pos].Source, Event: ig.Event, Outcome: NoRow}
+	}
 	for _, o := range res.Rows {
+		decide(decided, events, o)
 		row := Row{Key: o.Key, Err: o.Err}
 		if o.Err == nil && !o.Removed {
 			row.Item = db.rows[keys.String(o.Key)]
@@ -91,7 +144,97 @@ func Fold(ctx context.Context, l logic.Logic, events []SrcEvent) ([]Row, error) 
 		out = append(out, row)
 	}
 	sort.Slice(out, func(i, j int) bool { return KeyString(out[i].Key) < KeyString(out[j].Key) })
-	return out, nil
+	f := &Folded{Rows: out}
+	for i, d := range decided {
+		if d == nil {
+			d = &Decision{Source: events[i].Source, Event: events[i].Event, Outcome: NotDecided}
+		}
+		f.Decisions = append(f.Decisions, *d)
+	}
+	sortDecisions(f.Decisions)
+	return f, nil
+}
+
+// decide records what the row's outcome says of each of its events, by
+// their positions in the fold's input.
+func decide(decided []*Decision, events []SrcEvent, o apply.Outcome) {
+	set := func(pos int, ev abi.Event, outcome string, err error) {
+		if pos >= 0 && pos < len(decided) && decided[pos] == nil {
+			decided[pos] = &Decision{Source: events[pos].Source, Event: ev, Row: o.Key, Outcome: outcome, Err: err}
+		}
+	}
+	cause := o.Err
+	var re *apply.RowError
+	if errors.As(cause, &re) {
+		cause = re.Cause
+	}
+	if o.Err != nil {
+		for _, pos := range o.Positions {
+			set(pos, events[pos].Event, FailedOutcome, cause)
+		}
+		return
+	}
+	for _, in := range o.Instances {
+		// positions of the instance's events, by version (a duplicate
+		// version keeps its first position, the others are duplicates)
+		at := map[uint64]int{}
+		for _, pos := range in.Positions {
+			v := events[pos].Version
+			if _, ok := at[v]; ok {
+				set(pos, events[pos].Event, Duplicate, nil)
+				continue
+			}
+			at[v] = pos
+		}
+		pos := func(ev abi.Event) int {
+			if p, ok := at[ev.Version]; ok {
+				return p
+			}
+			return -1 // not one of the given events
+		}
+		if in.Err != nil {
+			for _, p := range at {
+				set(p, events[p].Event, FailedOutcome, in.Err)
+			}
+			continue
+		}
+		for _, ev := range in.Applied {
+			set(pos(ev), ev, Applied, nil)
+		}
+		for _, ev := range in.Skipped {
+			set(pos(ev), ev, Skipped, nil)
+		}
+		for _, r := range in.Rejected {
+			var err error
+			if r.Error != nil {
+				err = r.Error
+			}
+			set(pos(r.Event), r.Event, Rejected, err)
+		}
+		for _, ev := range in.Superseded {
+			set(pos(ev), ev, Superseded, nil)
+		}
+		for _, ev := range in.AlreadyApplied {
+			set(pos(ev), ev, Duplicate, nil)
+		}
+	}
+}
+
+// sortDecisions orders decisions by stream, stream id, version and row.
+func sortDecisions(ds []Decision) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i].Event, ds[j].Event
+		if a.Stream != b.Stream {
+			return a.Stream < b.Stream
+		}
+		if a.StreamID != b.StreamID {
+			return a.StreamID < b.StreamID
+		}
+		if a.Version != b.Version {
+			return a.Version < b.Version
+		}
+		return KeyString(ds[i].Row) < KeyString(ds[j].Row)
+	})
 }
 
 // keyAttrs returns the names of the attributes of the first key the plugin

@@ -2,6 +2,7 @@ package swap
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -98,19 +99,33 @@ func (s *Swapper) archive(c Candidate, info Info) {
 		return
 	}
 	name := filepath.Join(s.cfg.Archive, fmt.Sprintf("%019d-%s.wasm", info.Since.UnixNano(), short(info.SHA256)))
+	meta, _ := json.Marshal(archiveMeta{Plugin: info.Plugin, SHA256: info.SHA256})
 	if old, _ := filepath.Glob(filepath.Join(s.cfg.Archive, "*-"+short(info.SHA256)+".wasm")); len(old) > 0 {
 		err := os.Rename(old[0], name)
 		for _, extra := range old[1:] { // archives written before there was one per module
 			err = errors.Join(err, os.Remove(extra))
+			_ = os.Remove(extra + metaSuffix)
 		}
+		_ = os.Remove(old[0] + metaSuffix)
+		err = errors.Join(err, writeAtomic(name+metaSuffix, meta))
 		if err != nil {
 			s.cfg.Logger.Warn("archiving the plugin version", "plugin", info.Plugin, "err", err)
 		}
 		return
 	}
-	if err := writeAtomic(name, c.Wasm); err != nil {
+	if err := errors.Join(writeAtomic(name, c.Wasm), writeAtomic(name+metaSuffix, meta)); err != nil {
 		s.cfg.Logger.Warn("archiving the plugin version", "plugin", info.Plugin, "err", err)
 	}
+}
+
+// metaSuffix names the file beside an archived module that says which
+// version it is.
+const metaSuffix = ".json"
+
+// archiveMeta is what the archive keeps beside a module.
+type archiveMeta struct {
+	Plugin string `json:"plugin"` // name@version
+	SHA256 string `json:"sha256"`
 }
 
 // writeAtomic writes b to path through a temporary file renamed into place,
@@ -138,29 +153,49 @@ func writeAtomic(path string, b []byte) error {
 // differs from the module at path, through a rename, so the Swapper
 // watching path's directory swaps it in. It returns the archived file used.
 func RollbackDir(archive, path string) (string, error) {
+	r, err := RollbackFile(archive, path)
+	return r.File, err
+}
+
+// Restored is what RollbackFile put back.
+type Restored struct {
+	File   string // the archived module used
+	Plugin string // its name@version, as the host recorded it when it accepted it ("" for an archive written before it was recorded)
+	SHA256 string // its digest
+	From   string // the digest of the module it replaced
+}
+
+// RollbackFile is RollbackDir, saying which version it put back.
+func RollbackFile(archive, path string) (Restored, error) {
 	cur, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("rollback: %w", err)
+		return Restored{}, fmt.Errorf("rollback: %w", err)
 	}
 	curSHA := (&Candidate{Wasm: cur}).SHA256()
 	names, err := archived(archive)
 	if err != nil {
-		return "", fmt.Errorf("rollback: %w", err)
+		return Restored{}, fmt.Errorf("rollback: %w", err)
 	}
 	for _, n := range names {
 		if strings.HasSuffix(n, "-"+short(curSHA)+".wasm") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(archive, n))
+		file := filepath.Join(archive, n)
+		b, err := os.ReadFile(file)
 		if err != nil {
-			return "", fmt.Errorf("rollback: %w", err)
+			return Restored{}, fmt.Errorf("rollback: %w", err)
 		}
 		if err := writeAtomic(path, b); err != nil {
-			return "", fmt.Errorf("rollback: %w", err)
+			return Restored{}, fmt.Errorf("rollback: %w", err)
 		}
-		return filepath.Join(archive, n), nil
+		r := Restored{File: file, SHA256: (&Candidate{Wasm: b}).SHA256(), From: curSHA}
+		var meta archiveMeta
+		if mb, err := os.ReadFile(file + metaSuffix); err == nil && json.Unmarshal(mb, &meta) == nil && meta.SHA256 == r.SHA256 {
+			r.Plugin = meta.Plugin
+		}
+		return r, nil
 	}
-	return "", fmt.Errorf("rollback: %w in %s", ErrNoHistory, archive)
+	return Restored{}, fmt.Errorf("rollback: %w in %s", ErrNoHistory, archive)
 }
 
 // sleep waits d or until ctx ends.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,7 +99,7 @@ type Info struct {
 // Stats are the Swapper's counters.
 type Stats struct {
 	Swaps     uint64            // versions swapped in (rollbacks included), the first one excluded
-	Rollbacks uint64            // swaps made by Rollback
+	Rollbacks uint64            // swaps back to a version accepted before: Rollback, or an offered module that is one (host plugin rollback)
 	Failed    uint64            // candidates refused by the pipeline
 	FailedBy  map[string]uint64 // refusals by step (StepPin, StepLoad, StepCompat, StepSmoke)
 	Unchanged uint64            // candidates identical to the current version, ignored
@@ -309,11 +310,34 @@ func (s *Swapper) install(v *version, c Candidate, rollback bool) *version {
 		}
 	}
 	if old != nil {
-		s.cfg.Logger.Info("plugin swapped", "from", old.info.Plugin, "to", v.info.Plugin,
+		msg := "plugin swapped"
+		if rollback {
+			msg = "plugin rolled back" // to a version accepted before
+		}
+		s.cfg.Logger.Info(msg, "from", old.info.Plugin, "to", v.info.Plugin,
 			"sha256", short(v.info.SHA256), "origin", v.info.Origin, "rollback", rollback)
 		s.release(old)
 	}
 	return old
+}
+
+// acceptedBefore returns where in the history a module accepted before the
+// current one sits (-1: kept only in the archive; ok false: never
+// accepted): a module offered again is a rollback to it, whoever put it
+// back (Rollback, or `host plugin rollback` writing it where the host
+// watches). s.mu is held.
+func (s *Swapper) acceptedBefore(sha string) (at int, ok bool) {
+	for i := len(s.history) - 2; i >= 0; i-- {
+		if s.history[i].info.SHA256 == sha {
+			return i, true
+		}
+	}
+	if s.cfg.Archive != "" {
+		if old, _ := filepath.Glob(filepath.Join(s.cfg.Archive, "*-"+short(sha)+".wasm")); len(old) > 0 {
+			return -1, true
+		}
+	}
+	return 0, false
 }
 
 // Offer runs a candidate through the pipeline and, when it passes, swaps it
@@ -359,6 +383,20 @@ func (s *Swapper) Offer(ctx context.Context, c Candidate) (info Info, changed bo
 		s.cfg.Logger.Warn("plugin candidate not swapped in: another version was swapped in while it was validated",
 			"candidate", v.info.Plugin, "origin", c.Origin, "serving", now.info.Plugin)
 		return now.info, false, fmt.Errorf("%s from %s: %w (%s)", v.info.Plugin, c.Origin, ErrSuperseded, now.info.Plugin)
+	}
+	if at, back := s.acceptedBefore(c.SHA256()); back {
+		// A version accepted before, put back: a rollback, counted and
+		// logged as one. The versions after it are forgotten, as Rollback
+		// forgets the one it leaves.
+		if at >= 0 {
+			s.history = s.history[:at+1]
+		} else {
+			s.history = append(s.history, &accepted{cand: c, info: v.info})
+		}
+		s.rollbacks.Add(1)
+		s.install(v, c, true)
+		s.archive(c, v.info) // newest again
+		return v.info, true, nil
 	}
 	s.install(v, c, false)
 	return v.info, true, nil

@@ -23,8 +23,12 @@ import (
 // "30s", "200ms", "1m30s".
 type Duration time.Duration
 
-// UnmarshalJSON reads a duration string such as "5s" or "200ms".
+// UnmarshalJSON reads a duration string such as "5s" or "200ms"; null
+// leaves d as it is.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("%s is not a duration: write a string such as \"30s\" or \"200ms\"", b)
@@ -65,9 +69,13 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 //     (either bound may be empty);
 //   - a value refused by its type's UnmarshalJSON.
 //
-// Each error names the JSON path of the value (projections[0].retry.base)
-// and its line. The checks walk the JSON tokens against v's type; v is then
-// filled by encoding/json with unknown fields disallowed.
+// Every such mistake is reported, not only the first: the error is then
+// Errors, one *Error per mistake, each naming the JSON path of the value
+// (projections[0].retry.base) and its line, and v is filled with the rest
+// of the value (a refused value is left out, as if absent; an unknown or
+// repeated key is ignored), so that a caller can check what was read and
+// report its own findings beside these. Invalid JSON is a plain error, and
+// v is left as it was.
 func Decode(b []byte, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -79,27 +87,149 @@ func Decode(b []byte, v any) error {
 		return err
 	}
 	if _, err := w.dec.Token(); err != io.EOF {
-		return fmt.Errorf("%s: unexpected data after the end of the top-level object: a configuration is exactly one JSON object", w.line(w.dec.InputOffset()))
+		off := w.dec.InputOffset()
+		w.errs = append(w.errs, &Error{Line: w.lineAt(off), Whole: true,
+			Text: "unexpected data after the end of the top-level object: a configuration is exactly one JSON object"})
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
+	// The value without what was refused: encoding/json fills v with the
+	// rest (the walk checked every key, so unknown ones need no refusing).
+	dec := json.NewDecoder(bytes.NewReader(w.cleaned()))
 	if err := dec.Decode(v); err != nil {
 		return err
+	}
+	if len(w.errs) > 0 {
+		return w.errs
 	}
 	return nil
 }
 
+// Error is one mistake Decode found in a value.
+type Error struct {
+	// Path is the JSON path of the value at fault ("projections[0].retry"),
+	// "" for the top-level value; a caller may rewrite it to name the
+	// value as its users know it before the error is printed.
+	Path string
+	Line int // the line of the value (or key) at fault; 0 when unknown
+	// Text says what is wrong and what to do. With In set, it reads
+	// "<Text> in <path>"; else "<path>: <Text>".
+	Text string
+	In   bool
+	// Key is set when the mistake is a key (unknown or repeated): the
+	// value under it was ignored, not refused.
+	Key bool
+	// Meant is, for an unknown key close to a field's name, the path of
+	// that field: the value the writer meant is absent, and a caller
+	// checking the rest need not report it missing as well.
+	Meant string
+	// Whole is set when the mistake is the document's, not a value's
+	// (something after the configuration object): Text is printed alone.
+	Whole bool
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	line := ""
+	if e.Line > 0 {
+		line = fmt.Sprintf(" (line %d)", e.Line)
+	}
+	if e.Whole {
+		return e.Text + line
+	}
+	if e.In {
+		text, more, _ := strings.Cut(e.Text, "; ")
+		if more != "" {
+			more = "; " + more
+		}
+		return fmt.Sprintf("%s in %s%s%s", text, where(e.Path), line, more)
+	}
+	return fmt.Sprintf("%s: %s%s", where(e.Path), e.Text, line)
+}
+
+// Errors is every mistake Decode found, in the order of the input.
+type Errors []*Error
+
+// Error implements error: one mistake per line.
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the mistakes, for errors.Is and errors.As.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
 type walker struct {
-	dec *json.Decoder
-	src []byte
+	dec   *json.Decoder
+	src   []byte
+	errs  Errors
+	edits []edit // what the cleaned value replaces, in input order
+}
+
+// edit replaces src[start:end] in the cleaned value.
+type edit struct {
+	start, end int64
+	with       string
+}
+
+// cleaned returns the source with every edit made: refused values become
+// null (absent), ignored keys a name no field has.
+func (w *walker) cleaned() []byte {
+	if len(w.edits) == 0 {
+		return w.src
+	}
+	slices.SortFunc(w.edits, func(a, b edit) int { return int(a.start - b.start) })
+	var out bytes.Buffer
+	at := int64(0)
+	for _, e := range w.edits {
+		if e.start < at {
+			continue // inside a value already replaced
+		}
+		out.Write(w.src[at:e.start])
+		out.WriteString(e.with)
+		at = e.end
+	}
+	out.Write(w.src[at:])
+	return out.Bytes()
+}
+
+// next returns where the token after offset off starts: past white space
+// and the separators ':' and ','.
+func (w *walker) next(off int64) int64 {
+	for off < int64(len(w.src)) {
+		switch w.src[off] {
+		case ' ', '\t', '\n', '\r', ':', ',':
+			off++
+			continue
+		}
+		break
+	}
+	return off
+}
+
+// refuse records a mistake in the value that starts at start, whose last
+// token has been read: the value is left out of the decoding.
+func (w *walker) refuse(path string, start int64, in bool, format string, args ...any) {
+	w.errs = append(w.errs, &Error{Path: path, Line: w.lineAt(start), Text: fmt.Sprintf(format, args...), In: in})
+	w.edits = append(w.edits, edit{start, w.dec.InputOffset(), "null"})
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // line returns "line N" for a byte offset of the source.
-func (w *walker) line(off int64) string {
+func (w *walker) line(off int64) string { return fmt.Sprintf("line %d", w.lineAt(off)) }
+
+// lineAt returns the line of a byte offset of the source.
+func (w *walker) lineAt(off int64) int {
 	off = min(max(off, 0), int64(len(w.src)))
-	return fmt.Sprintf("line %d", bytes.Count(w.src[:off], []byte("\n"))+1)
+	return bytes.Count(w.src[:off], []byte("\n")) + 1
 }
 
 // where names path in messages.
@@ -156,13 +286,14 @@ func jsonKind(t json.Token) string {
 }
 
 // value checks the next JSON value against type t at path; rng is the
-// field's range tag.
+// field's range tag. A mistake in the value is recorded (refuse) and the
+// walk goes on past it; only invalid JSON ends the walk, with its error.
 func (w *walker) value(t reflect.Type, path, rng string) error {
 	for t.Kind() == reflect.Pointer && !t.Implements(unmarshalerType) {
 		t = t.Elem()
 	}
+	start := w.next(w.dec.InputOffset())
 	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
-		off := w.dec.InputOffset()
 		var raw json.RawMessage
 		if err := w.dec.Decode(&raw); err != nil {
 			return w.syntax(err)
@@ -175,11 +306,10 @@ func (w *walker) value(t reflect.Type, path, rng string) error {
 			nt = nt.Elem()
 		}
 		if err := reflect.New(nt).Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
-			return fmt.Errorf("%s: %s (%s)", where(path), err, w.line(off+1))
+			w.refuse(path, start, false, "%s", err)
 		}
 		return nil
 	}
-	off := w.dec.InputOffset()
 	tok, err := w.token()
 	if err != nil {
 		return err
@@ -188,7 +318,11 @@ func (w *walker) value(t reflect.Type, path, rng string) error {
 		return nil // null leaves the field as it is
 	}
 	want := func(what string) error {
-		return fmt.Errorf("%s: want %s, got %s (%s)", where(path), what, jsonKind(tok), w.line(off+1))
+		if err := w.skip(tok); err != nil {
+			return err
+		}
+		w.refuse(path, start, false, "want %s, got %s", what, jsonKind(tok))
+		return nil
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -202,13 +336,17 @@ func (w *walker) value(t reflect.Type, path, rng string) error {
 		}
 		seen := map[string]bool{}
 		for w.dec.More() {
+			kstart := w.next(w.dec.InputOffset())
 			k, err := w.token()
 			if err != nil {
 				return err
 			}
 			key := k.(string)
 			if seen[key] {
-				return fmt.Errorf("duplicate key %q in %s (%s): each key may appear once", key, where(path), w.line(w.dec.InputOffset()))
+				if err := w.ignoreKey(path, kstart, "duplicate key %q; each key may appear once", key); err != nil {
+					return err
+				}
+				continue
 			}
 			seen[key] = true
 			if err := w.value(t.Elem(), join(path, key), ""); err != nil {
@@ -244,7 +382,7 @@ func (w *walker) value(t reflect.Type, path, rng string) error {
 		lo, hi := int64(-1)<<(t.Bits()-1), int64(math.MaxInt64)>>(64-t.Bits())
 		lo, hi = narrow(rng, lo, hi)
 		if v, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil || v < lo || v > hi {
-			return fmt.Errorf("%s: %s is out of range: use a whole number from %d to %d (%s)", where(path), n, lo, hi, w.line(off+1))
+			w.refuse(path, start, false, "%s is out of range: use a whole number from %d to %d", n, lo, hi)
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n, ok := tok.(json.Number)
@@ -253,7 +391,7 @@ func (w *walker) value(t reflect.Type, path, rng string) error {
 		}
 		lo, hi := narrow(rng, 0, int64(min(uint64(math.MaxInt64), uint64(math.MaxUint64)>>(64-t.Bits()))))
 		if v, err := strconv.ParseUint(string(n), 10, t.Bits()); err != nil || v > uint64(hi) || int64(v) < lo {
-			return fmt.Errorf("%s: %s is out of range: use a whole number from %d to %d (%s)", where(path), n, lo, hi, w.line(off+1))
+			w.refuse(path, start, false, "%s is out of range: use a whole number from %d to %d", n, lo, hi)
 		}
 	case reflect.Float32, reflect.Float64:
 		n, ok := tok.(json.Number)
@@ -261,12 +399,26 @@ func (w *walker) value(t reflect.Type, path, rng string) error {
 			return want("a number")
 		}
 		if _, err := strconv.ParseFloat(string(n), t.Bits()); err != nil {
-			return fmt.Errorf("%s: %s is out of range (%s)", where(path), n, w.line(off+1))
+			w.refuse(path, start, false, "%s is out of range", n)
 		}
 	default: // interface{} and the like: any value, skipped
 		return w.skip(tok)
 	}
 	return nil
+}
+
+// ignoreKey records a mistake in the key that starts at kstart (just read)
+// and skips its value: the key is renamed in the cleaned value, so that no
+// field takes the value.
+func (w *walker) ignoreKey(path string, kstart int64, format string, args ...any) error {
+	kend := w.dec.InputOffset()
+	w.errs = append(w.errs, &Error{Path: path, Line: w.lineAt(kend), Text: fmt.Sprintf(format, args...), In: true, Key: true})
+	w.edits = append(w.edits, edit{kstart, kend, `"#ignored"`})
+	t, err := w.token()
+	if err != nil {
+		return err
+	}
+	return w.skip(t)
 }
 
 // narrow applies a range tag "min,max" to the bounds lo and hi.
@@ -312,39 +464,48 @@ func (w *walker) object(t reflect.Type, path string) error {
 	fields := fieldsOf(t)
 	seen := map[string]bool{}
 	for w.dec.More() {
+		kstart := w.next(w.dec.InputOffset())
 		k, err := w.token()
 		if err != nil {
 			return err
 		}
 		key := k.(string)
-		at := w.line(w.dec.InputOffset()) // the end of the key
 		f, ok := fields[key]
-		if !ok {
-			return unknownField(key, path, at, fields)
+		var kerr error
+		switch {
+		case !ok:
+			text, meant := unknownField(key, fields)
+			kerr = w.ignoreKey(path, kstart, "%s", text)
+			if meant != "" && kerr == nil {
+				w.errs[len(w.errs)-1].Meant = join(path, meant)
+			}
+		case seen[key]:
+			kerr = w.ignoreKey(path, kstart, "duplicate key %q; each key may appear once", key)
+		default:
+			seen[key] = true
+			kerr = w.value(f.Type, join(path, key), f.Tag.Get("range"))
 		}
-		if seen[key] {
-			return fmt.Errorf("duplicate key %q in %s (%s): each key may appear once", key, where(path), at)
-		}
-		seen[key] = true
-		if err := w.value(f.Type, join(path, key), f.Tag.Get("range")); err != nil {
-			return err
+		if kerr != nil {
+			return kerr
 		}
 	}
 	_, err := w.token()
 	return err
 }
 
-func unknownField(key, path, at string, fields map[string]reflect.StructField) error {
+// unknownField says that key is no field, and which field was probably
+// meant: "unknown field "x"; did you mean "y"? ..." and "y" ("" when no
+// field is close).
+func unknownField(key string, fields map[string]reflect.StructField) (text, meant string) {
 	names := make([]string, 0, len(fields))
 	for n := range fields {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	in := "in " + where(path)
 	if s := suggest(key, names); s != "" {
-		return fmt.Errorf("unknown field %q %s (%s); did you mean %q? Field names are case-sensitive", key, in, at, s)
+		return fmt.Sprintf("unknown field %q; did you mean %q? Field names are case-sensitive", key, s), s
 	}
-	return fmt.Errorf("unknown field %q %s (%s); the fields there are: %s", key, in, at, strings.Join(names, ", "))
+	return fmt.Sprintf("unknown field %q; the fields there are: %s", key, strings.Join(names, ", ")), ""
 }
 
 // suggest returns the name key was probably meant to be: the same name in

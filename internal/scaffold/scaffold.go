@@ -93,6 +93,38 @@ func Generate(o Options) ([]string, error) {
 // Package returns the Go package name of a plugin name.
 func Package(name string) string { return strings.ReplaceAll(name, "-", "") }
 
+// Names are the names a Go project takes from its plugin's name, so that a
+// project is named for what it folds: for "inventory", the stream
+// "Inventory" with the events InventoryOpened, InventoryIncreased and
+// InventoryDecreased, ids in "inventoryId" ("i-1"), rows of the Go type
+// Inventory.
+type Names struct {
+	Stream   string // the stream and the events' prefix: the name in CamelCase ("account-balance": "AccountBalance")
+	State    string // the Go type of a row's state: Stream, unless that names another of the project's identifiers
+	IDField  string // the stream's composite: "inventoryId"
+	IDPrefix string // the examples' stream ids start with it: "i" for i-1
+}
+
+// reserved are the identifiers the Go project declares besides its state.
+var reserved = map[string]bool{"Projection": true, "Cases": true, "RowKey": true}
+
+// NamesOf returns the names a Go project takes from a plugin name (see
+// Names); name is valid (lower-case letters, digits and dashes).
+func NamesOf(name string) Names {
+	var camel strings.Builder
+	for _, part := range strings.Split(name, "-") {
+		if part != "" {
+			camel.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	n := Names{Stream: camel.String(), State: camel.String(), IDPrefix: name[:1]}
+	if reserved[n.State] || strings.HasSuffix(n.State, "Opened") {
+		n.State += "State"
+	}
+	n.IDField = strings.ToLower(n.Stream[:1]) + n.Stream[1:] + "Id"
+	return n
+}
+
 func goFiles(o Options) (map[string][]byte, error) {
 	replace := "// Point this at a dynafold checkout, or delete it and run\n// go get " + SDKModule + "@VERSION:\n// replace " + SDKModule + " => ../dynafold"
 	if o.SDK != "" {
@@ -105,7 +137,9 @@ func goFiles(o Options) (map[string][]byte, error) {
 		}
 		replace = "// The SDK from a local checkout. To use a published version instead,\n// delete this line and run go get " + SDKModule + "@VERSION.\nreplace " + SDKModule + " => " + filepath.ToSlash(abs)
 	}
-	r := strings.NewReplacer("__NAME__", o.Name, "__PACKAGE__", Package(o.Name), "__REPLACE__", replace)
+	n := NamesOf(o.Name)
+	r := strings.NewReplacer("__NAME__", o.Name, "__PACKAGE__", Package(o.Name), "__REPLACE__", replace,
+		"__STATE__", n.State, "__TYPE__", n.Stream, "__IDFIELD__", n.IDField, "__ID__", n.IDPrefix)
 	out := map[string][]byte{}
 	err := fs.WalkDir(templates, "templates/go", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -3,6 +3,7 @@ package scaffold
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,63 @@ func TestH2_ScaffoldNamesTheProjectEverywhere(t *testing.T) {
 	}
 	if _, err := Generate(Options{Name: "x", Dir: t.TempDir(), SDK: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "not a dynafold checkout") {
 		t.Errorf("an --sdk that is no checkout: %v", err)
+	}
+}
+
+// TestH6_PluginNewIsNamedForItsName: `plugin new inventory` folds an
+// Inventory stream (it generated the account-balance domain whatever the
+// name), its comments name files that exist, and its configuration has the
+// sidecar section `host run` needs.
+func TestH6_PluginNewIsNamedForItsName(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "inventory")
+	files, err := Generate(Options{Name: "inventory", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(f string) string {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for f, wants := range map[string][]string{
+		"projection.go":        {"type Inventory struct", `Stream:     "Inventory"`, `"InventoryOpened", "InventoryIncreased", "InventoryDecreased"`, `ddb:"inventoryId"`},
+		"cases.go":             {`guesttest.Event("Inventory", "i-1", 1, "InventoryOpened"`, "(projection_test.go)"},
+		"dynafold.json":        {`"name": "Inventory"`, `"composite": ["inventoryId"]`, `"sidecar": { "leaseTable": "inventory-leases" }`},
+		"testdata/events.json": {`"stream": "Inventory", "streamId": "i-1"`},
+		"README.md":            {"host run --config dynafold.json", "--stream Inventory --id i-1 --type InventoryOpened"},
+	} {
+		s := read(f)
+		for _, want := range wants {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s lacks %q", f, want)
+			}
+		}
+	}
+	have := map[string]bool{}
+	for _, f := range files {
+		have[f] = true
+		if s := read(f); strings.Contains(s, "Account") || strings.Contains(s, "account") {
+			t.Errorf("%s still names the account-balance domain", f)
+		}
+	}
+	// Every Go file a generated file mentions exists.
+	goFile := regexp.MustCompile(`[a-z_]+(?:_test)?\.go\b`)
+	for _, f := range files {
+		for _, m := range goFile.FindAllString(read(f), -1) {
+			if m != "main.go" && !have[m] && !have["wasm/"+m] {
+				t.Errorf("%s names %s, which the project does not have", f, m)
+			}
+		}
+	}
+	for name, want := range map[string]Names{
+		"account-balance": {Stream: "AccountBalance", State: "AccountBalance", IDField: "accountBalanceId", IDPrefix: "a"},
+		"projection":      {Stream: "Projection", State: "ProjectionState", IDField: "projectionId", IDPrefix: "p"},
+		"x2":              {Stream: "X2", State: "X2", IDField: "x2Id", IDPrefix: "x"},
+	} {
+		if got := NamesOf(name); got != want {
+			t.Errorf("NamesOf(%q) = %+v, want %+v", name, got, want)
+		}
 	}
 }

@@ -32,8 +32,9 @@ type Ev struct {
 	abi.Event
 }
 
-// Timestamp is the timestamp events get unless At sets one.
-const Timestamp = "2026-01-01T00:00:00Z"
+// Timestamp is the timestamp events get unless At sets one: the one the
+// fixtures of `host plugin test` get when they name none (abi.TestTimestamp).
+const Timestamp = abi.TestTimestamp
 
 // Event builds version version of stream instance id of stream, of type
 // typ, with data: nil, an abi.Item, a map[string]T or a struct, mapped like

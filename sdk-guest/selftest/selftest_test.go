@@ -44,7 +44,7 @@ func TestH3_ShippedSelfTestGatesTheModule(t *testing.T) {
 	if err == nil {
 		t.Fatal("a failing self test passed the smoke test")
 	}
-	for _, want := range []string{"self_test: 1 failures: expects a float sum:", "total = 2.35, want 2.3500000000000001"} {
+	for _, want := range []string{"self_test: 1 failure: expects a float sum:", "total = 2.35, want 2.3500000000000001"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

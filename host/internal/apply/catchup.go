@@ -13,6 +13,10 @@ import (
 // addresses a row.
 var ErrNoRow = errors.New("no event of the stream addresses a row")
 
+// ErrNoEvents is returned by a catch-up or a rebuild of a stream instance
+// that has no event at all: an id or a source that names nothing.
+var ErrNoEvents = errors.New("no events")
+
 // CatchUp brings the row of the latest event of the first source's stream
 // instance streamID that addresses a row up to its head: CatchUpInstance
 // of that instance.
@@ -70,6 +74,44 @@ func (e *Engine) RebuildInstance(ctx context.Context, ref InstanceRef) ([]Outcom
 	if err != nil {
 		return nil, fmt.Errorf("rebuild of %s: %w", ref, err)
 	}
+	return e.eachRow(ref, evs, ks, func(key abi.Item, keyStr string) Outcome {
+		rw, err := e.allInstances(ctx, key, keyStr, []InstanceRef{ref})
+		if err != nil {
+			return e.failed(&rowWork{key: key, keyStr: keyStr}, err)
+		}
+		rw.seed(ref, evs, ks, keyStr)
+		return e.repairRow(ctx, key, keyStr, rw, true)
+	})
+}
+
+// CatchUpRows brings every row the stream instance feeds (the rows its
+// events address) up to the head, each as CatchUpRow does: from every
+// instance its checkpoints know and this one, so a row left behind by a
+// record given up is brought up even when the stream's latest event
+// addresses another row. A row already at the head is not written; its
+// outcome reports the checkpoints it holds. Rows are caught up
+// concurrently (the projection's row concurrency); the error joins the
+// rows' failures and the events whose key failed.
+func (e *Engine) CatchUpRows(ctx context.Context, ref InstanceRef) ([]Outcome, error) {
+	evs, ks, err := e.keyedEvents(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("catch-up of %s: %w", ref, err)
+	}
+	outs, err := e.eachRow(ref, evs, ks, func(key abi.Item, keyStr string) Outcome {
+		rw := newRepair([]InstanceRef{ref}, true)
+		rw.seed(ref, evs, ks, keyStr)
+		return e.repairRow(ctx, key, keyStr, rw, false)
+	})
+	if len(outs) == 0 && err == nil {
+		return nil, fmt.Errorf("catch-up of %s: %w", ref, ErrNoRow)
+	}
+	return outs, err
+}
+
+// eachRow runs f on every row the instance's events address, at most the
+// projection's row concurrency at once, and returns their outcomes in the
+// order of the first event addressing each, with the failures joined.
+func (e *Engine) eachRow(ref InstanceRef, evs []abi.Event, ks []abi.KeyResult, f func(key abi.Item, keyStr string) Outcome) ([]Outcome, error) {
 	rows, errs := e.rowsOf(ref, evs, ks)
 	outs := make([]Outcome, len(rows))
 	sem := make(chan struct{}, e.p.Rows)
@@ -79,14 +121,7 @@ func (e *Engine) RebuildInstance(ctx context.Context, ref InstanceRef) ([]Outcom
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			keyStr := keyString(key)
-			rw, err := e.allInstances(ctx, key, keyStr, []InstanceRef{ref})
-			if err != nil {
-				outs[i] = e.failed(&rowWork{key: key, keyStr: keyStr}, err)
-				return
-			}
-			rw.seed(ref, evs, ks, keyStr)
-			outs[i] = e.repairRow(ctx, key, keyStr, rw, true)
+			outs[i] = f(key, keyString(key))
 		}()
 	}
 	wg.Wait()
@@ -120,7 +155,7 @@ func (e *Engine) keyedEvents(ctx context.Context, ref InstanceRef) ([]abi.Event,
 		return nil, nil, fmt.Errorf("reading %s %s: %w", src.Stream, ref.StreamID, err)
 	}
 	if len(evs) == 0 {
-		return nil, nil, nil
+		return nil, nil, fmt.Errorf("%w: stream %s has no event with id %q", ErrNoEvents, src.Stream, ref.StreamID)
 	}
 	ks, err := e.keys(ctx, src.Name, evs)
 	if err != nil {

@@ -42,7 +42,7 @@ type Instance struct {
 // Failed (Err set).
 type Outcome struct {
 	Key       abi.Item   // the row's key
-	Instances []Instance // one per source instance with events in the call
+	Instances []Instance // one per source instance with events in the call; on a catch-up, every instance caught up (those at the head with the checkpoint read)
 	State     abi.Item   // the row after the call (as written, or as read when nothing was written)
 	Written   bool       // the call wrote the row
 	// Removed: the row is a tombstone after the call (State is nil). With

@@ -30,6 +30,12 @@ type repairWork struct {
 	// toHead brings a checkpoint above its instance's head down to the
 	// head (RepairRow).
 	toHead bool
+	// ids are the instances the last attempt folded, in fold order, and
+	// stored their checkpoints as that attempt read them: a catch-up
+	// reports every instance it brought up, those already at the head
+	// included, with its real checkpoint.
+	ids    []instanceID
+	stored map[instanceID]uint64
 }
 
 // bound is an instance's checkpoint as read by a rebuild (0 when the row
@@ -88,7 +94,38 @@ func (e *Engine) repairRow(ctx context.Context, key abi.Item, keyStr string, rw 
 	}
 	o := e.applyRow(ctx, w, item, map[instanceID]map[uint64]bool{})
 	e.afterRow(ctx, w, &o)
+	if !rebuild && o.Err == nil {
+		rw.reportAll(&o)
+	}
 	return o
+}
+
+// reportAll adds to a catch-up's outcome the instances it brought up that
+// had nothing to apply, with the checkpoint the row holds for each, so an
+// outcome lists every instance caught up, in fold order.
+func (rw *repairWork) reportAll(o *Outcome) {
+	if len(rw.ids) == 0 {
+		return
+	}
+	have := make(map[instanceID]Instance, len(o.Instances))
+	for _, in := range o.Instances {
+		have[instanceID{in.Source, in.StreamID}] = in
+	}
+	all := make([]Instance, 0, len(rw.ids))
+	for _, id := range rw.ids {
+		in, ok := have[id]
+		if !ok {
+			in = Instance{Source: id.source, StreamID: id.streamID, Version: rw.stored[id]}
+		}
+		delete(have, id)
+		all = append(all, in)
+	}
+	for _, in := range o.Instances { // any the fold reports beyond the plan
+		if _, ok := have[instanceID{in.Source, in.StreamID}]; ok {
+			all = append(all, in)
+		}
+	}
+	o.Instances = all
 }
 
 // checkRefs reports an instance of a source the projection does not have.
@@ -126,12 +163,14 @@ func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present
 	}
 	w.instances = map[instanceID][]Input{}
 	rw.bounds = map[instanceID]bound{}
+	rw.ids, rw.stored = ids, map[instanceID]uint64{}
 	events := 0
 	for _, id := range ids {
 		stored, known, err := e.storedCheckpoint(row, id)
 		if err != nil {
 			return false, err
 		}
+		rw.stored[id] = stored
 		after := stored
 		if w.rebuild {
 			after = 0

@@ -147,7 +147,7 @@ func TestW4_BadPluginsFailOnlyTheirRows(t *testing.T) {
 	}{
 		{"hog", plugin.ErrMemoryLimit, []string{"memory limit of 512 pages reached", "out of memory"}},
 		{"loop", plugin.ErrTimeout, []string{"timeout after " + loopTimeout.String()}},
-		{"boom", plugin.ErrTrap, []string{"trap: out of bounds memory access", "wasm stack trace:"}},
+		{"boom", plugin.ErrTrap, []string{"trap: out of bounds memory access; wasm stack: "}},
 	}
 	for _, tt := range failures {
 		t.Run(tt.id, func(t *testing.T) {

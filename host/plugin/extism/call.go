@@ -11,6 +11,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin/internal/calls"
+	"github.com/dynafold/dynafold/host/plugin/internal/wasmstack"
 )
 
 // Output status bytes of the calling convention.
@@ -93,7 +94,10 @@ func (p *Plugin) call(ctx context.Context, fn string, encode func([]byte) []byte
 	if err != nil {
 		p.pool.Discard(ctx, in)
 		p.pool.Counters.Failure()
-		p.cfg.Logger.Warn("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", err)
+		// Debug: the failure is returned, and the caller reports it with
+		// what it means (the row, the record); a bisect calls the failing
+		// event many times, so a warning here would repeat it.
+		p.cfg.Logger.Debug("plugin call failed; instance replaced", "plugin", p.name, "function", fn, "err", err)
 		return err
 	}
 	if cap(in.scratch) > 1<<20 {
@@ -139,16 +143,12 @@ func (p *Plugin) classify(ctx, cctx context.Context, fn string, in *instance, er
 	if msg != "" {
 		lines[0] += ": " + msg
 	}
-	if len(lines) > 10 {
-		lines = append(lines[:10], "\t...")
-	}
-	text = strings.Join(lines, "\n")
-	if strings.Contains(text, "out of memory") || strings.Contains(text, "Allocation too large") ||
-		strings.Contains(text, "memory limit") {
+	if all := text + msg; strings.Contains(all, "out of memory") || strings.Contains(all, "Allocation too large") ||
+		strings.Contains(all, "memory limit") {
 		return p.wrap(fn, newCause(ErrMemoryLimit, err, "memory limit of %d pages reached (%s)", p.cfg.MemoryLimitPages, lines[0]))
 	}
 	if isExit {
 		return p.wrap(fn, newCause(ErrTrap, err, "trap: guest exited with code %d", exit.ExitCode()))
 	}
-	return p.wrap(fn, newCause(ErrTrap, err, "trap: %s", text))
+	return p.wrap(fn, newCause(ErrTrap, err, "trap: %s", wasmstack.Short(text, msg)))
 }

@@ -213,7 +213,9 @@ func load(ctx context.Context, wasm []byte, cfg Config, fallbackName string) (_ 
 	p.desc = *desc
 	p.name = calls.Name(cfg.Name, p.name, desc)
 	p.pool.Adopt(ctx, in)
-	cfg.Logger.Info("plugin loaded", "plugin", p.name, "transport", "extism", "sha256", hash[:12],
+	// Debug: a module loaded is not yet accepted (a hot-swap candidate
+	// still meets its checks); the host logs the plugin it serves.
+	cfg.Logger.Debug("plugin loaded", "plugin", p.name, "transport", "extism", "sha256", hash[:12],
 		"abi", fmt.Sprintf("%d.%d", major, minor), "capabilities", desc.Capabilities,
 		"elapsed", time.Since(start))
 	return p, nil

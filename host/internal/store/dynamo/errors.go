@@ -54,6 +54,9 @@ func mapError(op string, err error) error {
 	if errors.As(err, &rnf) {
 		return fmt.Errorf("dynamo %s: %w: the table does not exist at this endpoint and region (or is not active yet); create the configuration's tables with `host tables create --config FILE`, or check the table names, endpoint and region: %w", op, store.ErrNoTable, err)
 	}
+	if ue, ok := ddbclient.Unreachable(err); ok {
+		return fmt.Errorf("dynamo %s: %w", op, ue)
+	}
 	var api smithy.APIError
 	if errors.As(err, &api) && throttleCodes[api.ErrorCode()] {
 		return fmt.Errorf("dynamo %s: %w: %w", op, store.ErrThrottled, err)

@@ -26,12 +26,34 @@ var sink byte
 
 type node struct{ next *node }
 
+// stock is a state type as a plugin's: a generic fold over it has frames
+// named by its shape (go.shape.struct { WarehouseID string "ddb:..." }).
+type stock struct {
+	WarehouseID string `ddb:"warehouseId"`
+	Qty         int    `ddb:"qty"`
+}
+
+type folder[S any] struct{ state S }
+
+// fold traps (a load outside linear memory) inside a generic method.
+//
+//go:noinline
+func (f *folder[S]) fold(n int) S {
+	if n > 0 {
+		return f.fold(n - 1)
+	}
+	sink = unsafe.Slice(&sink, 1<<31)[1<<31-1]
+	return f.state
+}
+
 //go:wasmexport evolve
 func evolve(ptr, size int32) int64 {
 	return rawguest.Evolve(ptr, size, func(e *abi.Event) (int64, bool) {
 		switch e.Type {
 		case "Boom": // a load far outside linear memory: the Wasm trap
 			sink = unsafe.Slice(&sink, 1<<31)[1<<31-1]
+		case "Shape": // the trap inside a generic method, three calls deep
+			(&folder[stock]{}).fold(2)
 		case "Panic": // a nil dereference: a Go panic, the module exits
 			var n *node
 			sink = byte(uintptr(unsafe.Pointer(n.next)))

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/host"
+)
+
+// captureStderr returns what f wrote to os.Stderr (flag sets print their
+// usage there).
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	old := os.Stderr
+	os.Stderr = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	defer func() { os.Stderr = old }()
+	f()
+	w.Close()
+	os.Stderr = old
+	return <-done
+}
+
+func TestH6_AppendDataMustBeAnObjectAndSaysSo(t *testing.T) {
+	cfgPath, _, _ := orderConfig(t)
+	for data, want := range map[string]string{
+		`[1,2]`:      `[1,2] is an array, not an object: give the attributes by name, e.g. '{"items": [1,2]}'`,
+		`"ann"`:      `is a string, not an object`,
+		`{"a": 1`:    `not JSON`,
+		`{"a":1} {}`: `more than one JSON value`,
+	} {
+		err := runAppend(context.Background(), []string{"--config", cfgPath, "--stream", "Order", "--id", "o-1", "--type", "OrderPlaced", "--data", data})
+		require.Error(t, err, data)
+		assert.Contains(t, err.Error(), want, data)
+		assert.NotContains(t, err.Error(), "Go value", data)
+	}
+}
+
+func TestH6_AppendConflictNamesTheHead(t *testing.T) {
+	cfgPath, _, _ := orderConfig(t)
+	appendAll(t, cfgPath,
+		[]string{"--stream", "Order", "--id", "o-1", "--type", "OrderPlaced", "--data", `{"customer":"ann"}`},
+		[]string{"--stream", "Order", "--id", "o-1", "--type", "ItemAdded", "--data", `{"sku":"s","price":1}`, "--expect", "1"},
+	)
+	err := runAppend(context.Background(), []string{"--config", cfgPath, "--stream", "Order", "--id", "o-1", "--type", "OrderShipped", "--expect", "0"})
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, host.ErrVersionConflict), "%v", err)
+	assert.Contains(t, err.Error(), "expected version 0 is not the head: the stream's head is 2; append with --expect 2")
+	err = runAppend(context.Background(), []string{"--config", cfgPath, "--stream", "Order", "--id", "o-1", "--type", "OrderShipped", "--expect", "-1"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--expect "-1": want a version, 0 or more`)
+}
+
+// closedEndpoint returns the URL of a loopback port nothing listens on.
+func closedEndpoint(t *testing.T) (string, string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return "http://" + addr, addr
+}
+
+// With the endpoint down, the commands say which endpoint did not answer
+// and what to do, not the SDK's retry summary alone.
+func TestH6_UnreachableEndpointSaysWhichAndWhatToDo(t *testing.T) {
+	cfgPath, _, _ := orderConfig(t)
+	b, err := os.ReadFile(cfgPath)
+	require.NoError(t, err)
+	endpoint, addr := closedEndpoint(t)
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal(b, &cfg))
+	cfg["endpoint"] = endpoint
+	down := filepath.Join(t.TempDir(), "down.json")
+	out, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(down, out, 0o644))
+
+	for name, run := range map[string]func() error{
+		"append": func() error {
+			return runAppend(context.Background(), []string{"--config", down, "--stream", "Order", "--id", "o-1", "--type", "OrderPlaced"})
+		},
+		"catchup":       func() error { return runCatchUp(context.Background(), []string{"--config", down, "--id", "o-1"}) },
+		"tables create": func() error { return runTables(context.Background(), []string{"create", "--config", down}) },
+	} {
+		var err error
+		captureStdout(t, func() { err = run() })
+		require.Error(t, err, name)
+		assert.True(t, errors.Is(err, host.ErrEndpointUnreachable), "%s: %v", name, err)
+		for _, want := range []string{"nothing answered at " + endpoint, "connection refused", "is ddblocal running?",
+			"host ddblocal --addr " + addr, `"endpoint" in the configuration`, "AWS_ENDPOINT_URL_DYNAMODB"} {
+			assert.Contains(t, err.Error(), want, name)
+		}
+		assert.NotContains(t, err.Error(), "exceeded maximum number of attempts", name)
+	}
+}
+
+func TestH6_HelpOfAppendAndDDBLocalSaysWhatTheyDo(t *testing.T) {
+	for cmd, wants := range map[string][]string{
+		"append": {"Appends one event to a stream", "docs/EVENTS.md", "Examples:", "--expect N the append succeeds only if the stream's head is N", "absent: append at the head"},
+		"ddblocal": {"DynamoDB-compatible server", "until interrupted", `point
+"endpoint" in dynafold.json`, "docs/ddblocal.md", "Examples:"},
+		// the fixture format, where it said only "see host/swap.Fixture"
+		"plugin test": {"EVENTS.json is a JSON array of events", `"timestamp": "2026-01-01T00:00:00Z"`, "default 2026-01-01T00:00:00Z",
+			"ROWS.json is a JSON array of items in DynamoDB JSON", "--decisions prints what became of each event", "rejected"},
+		"catchup":         {"--id brings every row the stream instance feeds up to the stream's head", "A row already up to date", "is not written"},
+		"plugin validate": {"A module is valid only once its self test has passed", "plugins.callTimeout"},
+	} {
+		out := captureStderr(t, func() {
+			var stdout, stderr strings.Builder
+			assert.Equal(t, 0, run(context.Background(), append(strings.Fields(cmd), "--help"), &stdout, &stderr))
+		})
+		for _, want := range wants {
+			assert.Contains(t, out, want, cmd)
+		}
+		assert.NotContains(t, out, "(default -1)", cmd)
+		assert.NotContains(t, out, "see host/swap", cmd)
+		assert.NotContains(t, out, fmt.Sprintf("Usage of %s:", cmd), cmd)
+	}
+}

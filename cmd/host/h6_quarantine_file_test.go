@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/quarantine"
+	"github.com/dynafold/dynafold/internal/testenv"
+	"github.com/dynafold/dynafold/internal/wasmbuild"
+)
+
+// Records given up to a file (the sidecar's onFailure {"file": PATH}) are
+// listed and replayed like those of a quarantine table: the commands find
+// the file in the configuration (or take --file), replay marks what went
+// through in PATH.replayed and never rewrites the file a reader appends
+// to. They read only a quarantine table before.
+func TestC4_QuarantineCommandsReadAFileDestination(t *testing.T) {
+	ctx := context.Background()
+	env := testenv.Start(t)
+	dir := t.TempDir()
+	qfile := filepath.Join(dir, "given-up.jsonl")
+	cfgPath := filepath.Join(dir, "dynafold.json")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `{
+  "endpoint": %q,
+  "eventStore": {"table": "shop-events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": "order-summaries", "checkpoint": {"field": "version"}}],
+  "sidecar": {"leaseTable": "leases", "failure": {"maxRetries": 2, "onFailure": {"file": %q}}}
+}`, env.Server.Endpoint(), wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm"), qfile), 0o644))
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	old := tablesOut
+	tablesOut = &strings.Builder{}
+	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
+	tablesOut = old
+
+	_, err := quarantineOutput(t, "list", "--config", cfgPath)
+	require.Error(t, err, "no record given up yet")
+	assert.Contains(t, err.Error(), "quarantine file "+qfile+" does not exist: no record has been given up there yet")
+
+	cfg, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly())
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	good, err := h.Append(ctx, "Order", "o-1", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}})
+	require.NoError(t, err)
+	bad, err := h.Append(ctx, "Order", "o-2", 0, host.NewEvent{Type: "OrderRefunded", Data: abi.Item{}})
+	require.NoError(t, err)
+	dest := quarantine.NewFile(qfile) // as host run's reader gives records up
+	for i, ev := range []abi.Event{good[0], bad[0]} {
+		require.NoError(t, dest.Send(ctx, quarantine.Entry{Projection: "summaries", Stream: "Order", Shard: "shardId-7", Attempts: 3, Reason: "row failed",
+			Record: host.Record{EventName: "INSERT", EventID: fmt.Sprint("e", i), DynamoDB: host.StreamRecord{
+				NewImage: h.EventItem(ev), SequenceNumber: fmt.Sprint(500 + i)}}}))
+	}
+	entries, err := quarantine.ReadFile(qfile)
+	require.NoError(t, err)
+	require.Len(t, entries, 2)
+	ids := map[string]string{"o-1": entries[0].ID, "o-2": entries[1].ID}
+
+	out, err := quarantineOutput(t, "list", "--config", cfgPath)
+	require.NoError(t, err)
+	assert.Regexp(t, ids["o-1"]+`\s+summaries\s+Order\s+o-1\s+1\s+OrderPlaced\s+shardId-7\s+500\s+`, out)
+	assert.Regexp(t, ids["o-2"]+`\s+summaries\s+Order\s+o-2\s+1\s+OrderRefunded\s+shardId-7\s+501\s+`, out)
+	assert.Contains(t, out, "2 quarantined in "+qfile)
+
+	out, err = quarantineOutput(t, "replay", "--config", cfgPath, "--all")
+	require.Error(t, err, "an entry failed again")
+	assert.Contains(t, out, ids["o-1"]+": replayed, entry removed")
+	assert.Contains(t, out, ids["o-2"]+": failed again, entry kept:")
+	assert.Contains(t, out, "1 replayed, 1 failed again")
+	row := env.Get(t, "order-summaries", abi.Item{"pk": abi.S("OrderSummary#o-1"), "sk": abi.S("OrderSummary")})
+	require.NotNil(t, row, "the replayed record's row is written")
+	assert.Equal(t, "placed", row["status"].Str)
+
+	out, err = quarantineOutput(t, "list", "--config", cfgPath, "--file", qfile) // --file: the same file, named
+	require.NoError(t, err)
+	assert.NotContains(t, out, ids["o-1"], "a replayed entry is no longer listed")
+	assert.Contains(t, out, "1 quarantined in "+qfile)
+	entries, err = quarantine.ReadFile(qfile)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "the file a reader appends to is never rewritten")
+	marks, err := os.ReadFile(qfile + quarantine.ReplayedSuffix)
+	require.NoError(t, err)
+	assert.Equal(t, ids["o-1"]+"\n", string(marks))
+	_, err = quarantineOutput(t, "replay", "--config", cfgPath, "--id", ids["o-1"])
+	assert.ErrorIs(t, err, quarantine.ErrNotFound, "replayed already")
+}

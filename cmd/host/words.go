@@ -1,0 +1,16 @@
+package main
+
+import "fmt"
+
+// plural returns n and the noun, in the plural unless n is 1: "1 row",
+// "2 rows", "0 rows". A noun whose plural is not noun+"s" passes it as
+// the optional third word ("1 entry", "3 entries").
+func plural(n int, noun string, plur ...string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	if len(plur) > 0 {
+		return fmt.Sprintf("%d %s", n, plur[0])
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

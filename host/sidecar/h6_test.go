@@ -1,0 +1,65 @@
+package sidecar_test
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/quarantine"
+	"github.com/dynafold/dynafold/internal/syncbuf"
+	"github.com/dynafold/dynafold/internal/testlogic"
+)
+
+// One poison record in a batch, under bisect and three retries: the log
+// has one warning for it (its first failure) and one error (given up),
+// where every retry warned again.
+func TestC4_OnePoisonRecordUnderBisectLogsOneWarning(t *testing.T) {
+	qfile := filepath.Join(t.TempDir(), "q.jsonl")
+	retries := 3
+	e := start(t, ddblocal.StreamOptions{Shards: 1}, host.SidecarConfig{BatchSize: 50,
+		Failure: host.FailurePolicyConfig{MaxRetries: &retries, OnFailure: &host.OnFailureConfig{File: qfile}}})
+	h := e.host(t, &testlogic.Ledger{})
+	appendAdds(t, h, "a", 0, 3)
+	_, err := h.Append(context.Background(), testlogic.Stream, "bad", 0, host.NewEvent{Type: "Fail", Data: abi.Item{}})
+	require.NoError(t, err)
+	appendAdds(t, h, "c", 0, 3)
+	var spans []span
+	var mu sync.Mutex
+	logs := &syncbuf.Buffer{}
+	stop := run(e.readerLogging(t, h, "w1", newRecorder("w1", &spans, &mu), slog.New(slog.NewTextHandler(logs, nil))))
+	e.waitRows(t, map[string]string{"a": foldLog(3), "c": foldLog(3)}, time.Minute)
+	deadline := time.Now().Add(time.Minute)
+	var es []quarantine.Entry
+	for time.Now().Before(deadline) {
+		if es, _ = quarantine.ReadFile(qfile); len(es) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, stop(nil))
+	require.Len(t, es, 1)
+	assert.Equal(t, retries+1, es[0].Attempts)
+
+	out := logs.String()
+	var warns []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "level=WARN") {
+			warns = append(warns, l)
+		}
+	}
+	require.Len(t, warns, 1, "log:\n%s", out)
+	assert.Contains(t, warns[0], "record failed; it is delivered again")
+	assert.Contains(t, warns[0], "sequenceNumber="+es[0].Record.DynamoDB.SequenceNumber)
+	assert.Equal(t, 1, strings.Count(out, "level=ERROR"), "log:\n%s", out)
+	assert.Contains(t, out, "record given up")
+}
