@@ -184,6 +184,7 @@ var consumers = map[string]map[string]string{
 		"dynamodb:UpdateItem":       "host/internal/lease",
 		"dynamodb:DeleteItem":       "host/internal/lease",
 		"dynamodb:Scan":             "host/internal/lease",
+		"dynamodb:BatchWriteItem":   "host/internal/lease",
 		"dynamodb:DescribeTable":    "host/internal/store/dynamo",
 	},
 	"drain": {
@@ -201,18 +202,25 @@ var consumers = map[string]map[string]string{
 		"dynamodb:PutItem":      "host/internal/apply",
 	},
 	"operator": {
-		"dynamodb:CreateTable":        "host/internal/store/dynamo",
-		"dynamodb:DescribeTable":      "host/internal/store/dynamo",
-		"dynamodb:UpdateTable":        "host/internal/store/dynamo",
-		"dynamodb:ConditionCheckItem": "host/internal/eventstore",
-		"dynamodb:PutItem":            "host/internal/eventstore",
-		"dynamodb:Query":              "host/internal/eventstore",
-		"dynamodb:Scan":               "host",
-		"dynamodb:GetItem":            "host/internal/apply",
-		"s3:GetObject":                "host/swap",
-		"s3:GetObjectVersion":         "host/swap",
-		"s3:ListBucketVersions":       "host/swap",
-		"s3:PutObject":                "host/swap",
+		"dynamodb:CreateTable":                         "host/internal/store/dynamo",
+		"dynamodb:DescribeTable":                       "host/internal/store/dynamo",
+		"dynamodb:UpdateTable":                         "host/internal/store/dynamo",
+		"dynamodb:ListTagsOfResource":                  "host/internal/store/dynamo",
+		"dynamodb:TagResource":                         "host/internal/store/dynamo",
+		"dynamodb:DescribeKinesisStreamingDestination": "host/internal/store/dynamo",
+		"dynamodb:EnableKinesisStreamingDestination":   "host/internal/store/dynamo",
+		"dynamodb:UpdateKinesisStreamingDestination":   "host/internal/store/dynamo",
+		"kinesis:CreateStream":                         "host",
+		"kinesis:DescribeStreamSummary":                "host",
+		"dynamodb:ConditionCheckItem":                  "host/internal/eventstore",
+		"dynamodb:PutItem":                             "host/internal/eventstore",
+		"dynamodb:Query":                               "host/internal/eventstore",
+		"dynamodb:Scan":                                "host",
+		"dynamodb:GetItem":                             "host/internal/apply",
+		"s3:GetObject":                                 "host/swap",
+		"s3:GetObjectVersion":                          "host/swap",
+		"s3:ListBucketVersions":                        "host/swap",
+		"s3:PutObject":                                 "host/swap",
 	},
 }
 
@@ -306,7 +314,15 @@ var iamOf = map[string][]string{
 	"dynamodbstreams.GetShardIterator": {"dynamodb:GetShardIterator"}, "dynamodbstreams.ListStreams": {"dynamodb:ListStreams"},
 	"sqs.SendMessage": {"sqs:SendMessage"}, "eventbridge.PutEvents": {"events:PutEvents"},
 	"s3.GetObject": {"s3:GetObject", "s3:GetObjectVersion"}, "s3.PutObject": {"s3:PutObject"},
-	"s3.ListObjectVersions": {"s3:ListBucketVersions"},
+	"s3.ListObjectVersions":   {"s3:ListBucketVersions"},
+	"dynamodb.BatchWriteItem": {"dynamodb:BatchWriteItem"}, "dynamodb.TagResource": {"dynamodb:TagResource"},
+	"dynamodb.ListTagsOfResource":                  {"dynamodb:ListTagsOfResource"},
+	"dynamodb.EnableKinesisStreamingDestination":   {"dynamodb:EnableKinesisStreamingDestination"},
+	"dynamodb.DescribeKinesisStreamingDestination": {"dynamodb:DescribeKinesisStreamingDestination"},
+	"dynamodb.UpdateKinesisStreamingDestination":   {"dynamodb:UpdateKinesisStreamingDestination"},
+	"kinesis.CreateStream":                         {"kinesis:CreateStream"}, "kinesis.DescribeStreamSummary": {"kinesis:DescribeStreamSummary"},
+	"kinesis.DescribeStream": {"kinesis:DescribeStream"}, "kinesis.ListShards": {"kinesis:ListShards"},
+	"kinesis.GetShardIterator": {"kinesis:GetShardIterator"}, "kinesis.GetRecords": {"kinesis:GetRecords"},
 }
 
 // The store methods (package host/internal/store) and the actions they
@@ -318,7 +334,7 @@ var storeIAM = map[string][]string{
 }
 
 var (
-	sdkCall   = regexp.MustCompile(`\b(dynamodb|dynamodbstreams|sqs|eventbridge|s3)\.([A-Z][A-Za-z]*)Input\{`)
+	sdkCall   = regexp.MustCompile(`\b(dynamodb|dynamodbstreams|kinesis|sqs|eventbridge|s3)\.([A-Z][A-Za-z]*)Input\{`)
 	storeCall = regexp.MustCompile(`\.(GetItem|BatchGetItem|PutItem|UpdateItem|DeleteItem|TransactWriteItems|Query|Scan|EnsureTable)\(ctx`)
 	storeKind = regexp.MustCompile(`store\.Write\{(Put|Update|Delete|Check):`)
 )
