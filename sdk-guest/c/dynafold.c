@@ -1484,6 +1484,18 @@ void df_attrs_value(df_attrs *a, const char *name, const df_value *v) {
     df_value_encode(a->b, v);
 }
 
+void df_attrs_item(df_attrs *a, const df_item *it) {
+    if (it->n == 0) return;
+    df_attr *sorted = (df_attr *)df_xalloc(it->n * sizeof(df_attr));
+    memcpy(sorted, it->attrs, it->n * sizeof(df_attr));
+    qsort(sorted, it->n, sizeof(df_attr), df_attr_cmp);
+    for (size_t i = 0; i < it->n; i++) {
+        a->n++;
+        df_buf_str(a->b, sorted[i].name);
+        df_value_encode(a->b, sorted[i].value);
+    }
+}
+
 void df_attrs_map_begin(df_attrs *a, const char *name, df_attrs *m) {
     df_attrs_name(a, name);
     df_buf_byte(a->b, DF_M);

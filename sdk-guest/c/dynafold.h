@@ -286,6 +286,9 @@ void df_attrs_bool(df_attrs *a, const char *name, bool v);
 void df_attrs_null(df_attrs *a, const char *name);
 void df_attrs_bytes(df_attrs *a, const char *name, df_str v);
 void df_attrs_value(df_attrs *a, const char *name, const df_value *v);
+/* df_attrs_item writes every attribute of an item, in ascending name
+ * order. */
+void df_attrs_item(df_attrs *a, const df_item *it);
 /* df_attrs_map_begin starts map attribute name, written through m and
  * ended by df_attrs_map_end(a, m). */
 void df_attrs_map_begin(df_attrs *a, const char *name, df_attrs *m);

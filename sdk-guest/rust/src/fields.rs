@@ -671,6 +671,27 @@ impl<T: Field> Field for Option<T> {
     }
 }
 
+/// An item is a state of any attributes: each read into a [`Value`],
+/// written back in ascending name order.
+impl Fields for Item {
+    fn write_fields(&self, w: &mut Attrs<'_>) {
+        w.item(self);
+    }
+
+    fn read_field(&mut self, name: &[u8], v: ValueRef<'_>) -> Result<bool, DecodeError> {
+        let name = match std::str::from_utf8(name) {
+            Ok(n) => n.to_string(),
+            Err(_) => return Err(DecodeError { what: "an attribute name is not UTF-8".into(), at: v.offset() }),
+        };
+        let x = decode_value(&v)?;
+        if self.contains_key(&name) {
+            return Err(DecodeError { what: format!("duplicate attribute {}", quote(name.as_bytes())), at: v.offset() });
+        }
+        self.insert(name, x);
+        Ok(true)
+    }
+}
+
 /// Writes a struct's entries as an M value: for [`fields!`] structs nested
 /// in others.
 pub fn encode_map<T: Fields>(out: &mut Vec<u8>, v: &T) -> Result<(), String> {
