@@ -18,13 +18,18 @@
 
 typedef unsigned __int128 df_u128;
 
-static void df_oom(void) {
+void df_out_of_memory(void) {
+    /* the host reports "out of memory" as its memory limit reached */
+    static const char msg[] = "dynafold: out of memory\n";
+    fwrite(msg, 1, sizeof msg - 1, stderr);
 #if defined(__clang__) || defined(__GNUC__)
     __builtin_trap();
 #else
     abort();
 #endif
 }
+
+static void df_oom(void) { df_out_of_memory(); }
 
 /* ---- memory: an arena freed when a call into the module starts ---- */
 
@@ -2161,7 +2166,7 @@ __attribute__((export_name("dynafold_alloc"))) int32_t df_export_alloc(int32_t s
 
 static int64_t df_result(void) { return (int64_t)((uint64_t)(uintptr_t)df_out.p << 32 | (uint64_t)df_out.len); }
 
-static int64_t df_run(const char *name, int32_t ptr, int32_t len) {
+int64_t df_export_call(const char *name, int32_t ptr, int32_t len) {
     df_arena_reset();
     df_out.len = 0;
     df_str in = {"", 0};
@@ -2184,13 +2189,15 @@ static int64_t df_run(const char *name, int32_t ptr, int32_t len) {
     return df_result();
 }
 
-__attribute__((export_name("describe"))) int64_t df_export_describe(int32_t p, int32_t n) { return df_run("describe", p, n); }
-__attribute__((export_name("key"))) int64_t df_export_key(int32_t p, int32_t n) { return df_run("key", p, n); }
-__attribute__((export_name("evolve"))) int64_t df_export_evolve(int32_t p, int32_t n) { return df_run("evolve", p, n); }
-__attribute__((export_name("initial"))) int64_t df_export_initial(int32_t p, int32_t n) { return df_run("initial", p, n); }
-__attribute__((export_name("terminal"))) int64_t df_export_terminal(int32_t p, int32_t n) { return df_run("terminal", p, n); }
-__attribute__((export_name("to_item"))) int64_t df_export_to_item(int32_t p, int32_t n) { return df_run("to_item", p, n); }
-__attribute__((export_name("effects"))) int64_t df_export_effects(int32_t p, int32_t n) { return df_run("effects", p, n); }
+__attribute__((export_name("describe"))) int64_t df_export_describe(int32_t p, int32_t n) { return df_export_call("describe", p, n); }
+__attribute__((export_name("key"))) int64_t df_export_key(int32_t p, int32_t n) { return df_export_call("key", p, n); }
+#ifndef DYNAFOLD_NO_EVOLVE_EXPORT
+__attribute__((export_name("evolve"))) int64_t df_export_evolve(int32_t p, int32_t n) { return df_export_call("evolve", p, n); }
+#endif
+__attribute__((export_name("initial"))) int64_t df_export_initial(int32_t p, int32_t n) { return df_export_call("initial", p, n); }
+__attribute__((export_name("terminal"))) int64_t df_export_terminal(int32_t p, int32_t n) { return df_export_call("terminal", p, n); }
+__attribute__((export_name("to_item"))) int64_t df_export_to_item(int32_t p, int32_t n) { return df_export_call("to_item", p, n); }
+__attribute__((export_name("effects"))) int64_t df_export_effects(int32_t p, int32_t n) { return df_export_call("effects", p, n); }
 
 #ifdef DYNAFOLD_SELF_TEST
 __attribute__((export_name("self_test"))) int64_t df_export_self_test(int32_t p, int32_t n) {

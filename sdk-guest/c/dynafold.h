@@ -453,6 +453,18 @@ const df_projection *dynafold_projection(void);
  * response to out; it returns NULL, or the guest-level error (status 1). */
 const char *df_call(const df_projection *p, const char *name, df_str in, df_buf *out);
 
+/* df_export_call runs export name on the request at ptr (len bytes, from
+ * dynafold_alloc) with the raw calling convention (ABI.md §2), for a
+ * plugin that defines an export itself: built with
+ * -DDYNAFOLD_NO_EVOLVE_EXPORT, dynafold.c leaves the evolve export to the
+ * plugin, which may call df_export_call("evolve", ptr, len). Wasm only. */
+int64_t df_export_call(const char *name, int32_t ptr, int32_t len);
+
+/* df_out_of_memory writes "out of memory" to stderr and traps: the host
+ * then reports the plugin's memory limit reached (the SDK calls it when
+ * malloc fails; so may a plugin). */
+void df_out_of_memory(void);
+
 /* ---- logging (ABI.md §7) ---- */
 
 enum { DF_LOG_DEBUG = 0, DF_LOG_INFO = 1, DF_LOG_WARN = 2, DF_LOG_ERROR = 3 };

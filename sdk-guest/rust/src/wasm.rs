@@ -78,9 +78,21 @@ fn fail(b: &mut Buffers, msg: &str) -> u64 {
     result(&b.output)
 }
 
+/// Installs, once per instance, a panic hook that writes the panic as one
+/// line starting "panic:" to stderr: the line the host names when the
+/// abort that follows traps (Rust on wasm32 cannot unwind). The default
+/// hook's last line is a note about RUST_BACKTRACE.
+fn panic_hook() {
+    static HOOKED: std::sync::Once = std::sync::Once::new();
+    HOOKED.call_once(|| {
+        std::panic::set_hook(Box::new(|info| eprintln!("panic: {}", info)));
+    });
+}
+
 /// Runs export `e` of `p` on the request at `ptr`.
 #[doc(hidden)]
 pub fn run<P: Projection>(p: &P, e: Export, ptr: u32, len: u32, self_test: bool) -> u64 {
+    panic_hook();
     let b = buffers();
     let input: &[u8] = if len == 0 {
         &[]
@@ -103,6 +115,7 @@ pub fn run<P: Projection>(p: &P, e: Export, ptr: u32, len: u32, self_test: bool)
 /// The self_test export: status 0, then one message per failing case.
 #[doc(hidden)]
 pub fn self_test<P: Projection>(p: &P, cases: fn() -> Vec<Case>) -> u64 {
+    panic_hook();
     let b = buffers();
     let failures = run_cases(p, &cases());
     b.output.clear();
