@@ -102,7 +102,12 @@ func findC() (string, error) {
 	}
 	defer os.RemoveAll(dir)
 	src := filepath.Join(dir, "probe.c")
-	probe := "#include <stdlib.h>\n#include <string.h>\n__attribute__((export_name(\"f\"))) int f(int n) { char *p = malloc(n); memset(p, 1, n); return p[0] + (int)(n / 3ULL); }\n"
+	// malloc (wasi-libc) and a 128-bit division (compiler-rt's builtins,
+	// libclang-rt-dev-wasm32, whose Debian build wants the stack protector's
+	// symbols, which dynafold.c defines weakly).
+	probe := "#include <stdlib.h>\n" +
+		"__attribute__((weak)) unsigned long __stack_chk_guard; __attribute__((weak)) void __stack_chk_fail(void) {}\n" +
+		"__attribute__((export_name(\"f\"))) int f(int n) { volatile unsigned __int128 x = (unsigned)n; char *p = malloc(n); return p[0] + (int)(x / 7); }\n"
 	if err := os.WriteFile(src, []byte(probe), 0o644); err != nil {
 		return "", err
 	}
