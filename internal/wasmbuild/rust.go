@@ -79,7 +79,10 @@ func BuildRustFile(ctx context.Context, dir string) (string, error) {
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
-	targetDir := filepath.Join(cache, "cargo-target")
+	targetDir, err := CargoTargetDir("wasm")
+	if err != nil {
+		return "", err
+	}
 	cmd := exec.CommandContext(ctx, tc.Cargo, "build", "--release", "--offline", "--target", tc.Target,
 		"--manifest-path", filepath.Join(dir, "Cargo.toml"), "--target-dir", targetDir)
 	cmd.Env = tc.Env()
@@ -168,4 +171,15 @@ func BuildRustPath(tb testing.TB, dir string) string {
 	path, err := BuildRustFile(ctx, dir)
 	skipIfMissing(tb, err)
 	return path
+}
+
+// CargoTargetDir is a cargo target directory under the build cache, kept
+// between runs so that cargo builds incrementally: "wasm" holds the
+// modules' builds, other names other builds (the native tests').
+func CargoTargetDir(name string) (string, error) {
+	root, err := cacheRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "cargo-"+name), nil
 }
