@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,11 +20,16 @@ import (
 
 // BenchmarkFold folds k order-summary events (OrderPlaced then ItemAdded...)
 // from an absent row in one evolve call, through the Wasm plugin and through
-// logic.Native on the same Go projection. Both go through logic.Logic, so the
-// Wasm numbers include the host's encoding of the request, the copy into the
-// guest, the guest's decode, fold and encode, and the host's decode.
+// logic.Native on the same Go projection, and through the same plugin
+// written in Rust ("rust", sdk-guest/rust) and C ("c", sdk-guest/c) when
+// their toolchains are installed. All go through logic.Logic, so the Wasm
+// numbers include the host's encoding of the request, the copy into the
+// guest, the guest's decode, fold and encode, and the host's decode. Each
+// implementation is warmed up before its first sub-benchmark's timer
+// (warmUp), so a figure does not depend on which sub-benchmark runs first.
 //
 //	go test ./host/plugin -run '^$' -bench 'Fold|CallOverhead' -benchtime 2s
+//	go test ./host/plugin -run '^$' -bench 'Fold$/^(native|wasm|rust|c)$/^k=100$' -benchtime 3000x
 func BenchmarkFold(b *testing.B) {
 	ctx := context.Background()
 	wasm := orderSummaryWasm(b)
@@ -52,11 +58,26 @@ func BenchmarkFold(b *testing.B) {
 		name string
 		l    logic.Logic
 	}{{"native", nativeOrderSummary()}, {"wasm", p}, {"wasm-loopbudget", budget}, {"wasm-closeondone", slow}}
+	for _, lang := range []string{"rust", "c"} {
+		if w := langOrderSummary(b, lang); w != nil {
+			l, err := plugin.Load(ctx, w, plugin.Config{CacheDir: cacheDir})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close(ctx)
+			impls = append(impls, struct {
+				name string
+				l    logic.Logic
+			}{lang, l})
+		}
+	}
 	for _, impl := range impls {
+		var warm sync.Once
 		for _, k := range []int{1, 10, 100} {
 			req := orderRun(k)
 			req.OmitState = true // as the engine calls it
 			b.Run(fmt.Sprintf("%s/k=%d", impl.name, k), func(b *testing.B) {
+				warm.Do(func() { warmUp(b, impl.l, 1, 10, 100) }) // before b.Loop, which starts the timer
 				cpu := cpuTime()
 				for b.Loop() {
 					if _, err := impl.l.Evolve(ctx, req); err != nil {
@@ -67,7 +88,10 @@ func BenchmarkFold(b *testing.B) {
 			})
 		}
 		if impl.name != "wasm-closeondone" {
-			b.Run(impl.name+"/fixed", func(b *testing.B) { benchFixed(b, impl.l) })
+			b.Run(impl.name+"/fixed", func(b *testing.B) {
+				warm.Do(func() { warmUp(b, impl.l, 1, 10, 100) })
+				benchFixed(b, impl.l)
+			})
 		}
 	}
 	// The host's share of a Wasm call: encoding the request and decoding

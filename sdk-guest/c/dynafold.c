@@ -83,13 +83,11 @@ df_str df_cstr(const char *s) {
     return r;
 }
 
-bool df_eq(df_str a, const char *lit) {
-    size_t n = strlen(lit);
-    return a.len == n && (n == 0 || memcmp(a.ptr, lit, n) == 0);
-}
-
 bool df_str_equal(df_str a, df_str b) {
-    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+    if (a.len != b.len) return false;
+    for (size_t i = 0; i < a.len; i++) /* short names: cheaper than a call to memcmp */
+        if (a.ptr[i] != b.ptr[i]) return false;
+    return true;
 }
 
 static df_str df_vsprintf(const char *fmt, va_list ap) {
@@ -751,8 +749,15 @@ static size_t df_payload_len(int kind, df_str payload) {
     return r.off;
 }
 
+static inline bool df_bytes_eq(const uint8_t *a, const char *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != (uint8_t)b[i]) return false;
+    return true;
+}
+
 bool df_find(df_str item, const char *name, df_ref *out) {
-    size_t nl = strlen(name);
+    size_t nl = 0;
+    while (name[nl]) nl++;
     const uint8_t *b = (const uint8_t *)item.ptr;
     size_t len = item.len;
     /* the common case inline: short names, scalar values */
@@ -783,7 +788,7 @@ bool df_find(df_str item, const char *name, df_ref *out) {
             default:
                 goto slow;
             }
-            if (kl == nl && memcmp(key, name, nl) == 0) {
+            if (kl == nl && df_bytes_eq(key, name, nl)) {
                 out->kind = k;
                 out->payload.ptr = (const char *)b + o;
                 out->payload.len = end - o;
@@ -879,7 +884,8 @@ static df_u128 df_pow10(int k) {
     return (df_u128)df_pow10_64[19] * df_pow10_64[k - 19];
 }
 
-#define DF_LIMIT (df_pow10(DF_DIGITS))
+/* 10^38: coefficients are below it */
+#define DF_LIMIT ((df_u128)10000000000000000000ULL * 10000000000000000000ULL)
 
 static df_u128 df_coef(const df_decimal *d) { return (df_u128)d->hi << 64 | d->lo; }
 
@@ -897,20 +903,29 @@ static df_decimal df_too_long(void) {
 
 /* df_mk returns ±v × 10^exp in normal form (no trailing zeros), marked too
  * long when the coefficient needs more than 38 digits. */
+/* df_mk64 is df_mk of a coefficient that fits 64 bits: native divisions
+ * only (a 128-bit one is a call into compiler-rt in a Wasm guest). */
+static inline df_decimal df_mk64(bool neg, uint64_t s, int64_t exp) {
+    df_decimal d = df_zero();
+    if (s == 0) return d;
+    while (s % 10 == 0) {
+        s /= 10;
+        exp++;
+    }
+    if (exp < INT32_MIN || exp > INT32_MAX) return df_too_long();
+    d.lo = s;
+    d.exp = (int32_t)exp;
+    d.neg = neg ? 1 : 0;
+    return d;
+}
+
 static df_decimal df_mk(bool neg, df_u128 v, int64_t exp) {
-    if (v == 0) return df_zero();
+    if (v >> 64 == 0) return df_mk64(neg, (uint64_t)v, exp);
     while (v > UINT64_MAX && v % 10 == 0) {
         v /= 10;
         exp++;
     }
-    if (v <= UINT64_MAX) {
-        uint64_t s = (uint64_t)v;
-        while (s % 10 == 0) {
-            s /= 10;
-            exp++;
-        }
-        v = s;
-    }
+    if (v <= UINT64_MAX) return df_mk64(neg, (uint64_t)v, exp);
     if (v >= DF_LIMIT || exp < INT32_MIN || exp > INT32_MAX) return df_too_long();
     df_decimal d;
     d.hi = (uint64_t)(v >> 64);
@@ -963,10 +978,10 @@ static bool df_parse_any(df_str t, df_decimal *out) {
                 continue;
             }
             for (; zeros > 0; zeros--) {
-                v *= 10;
+                v = sig < 19 ? (df_u128)((uint64_t)v * 10) : v * 10;
                 sig++;
             }
-            v = v * 10 + (unsigned)(c - '0');
+            v = sig < 19 ? (df_u128)((uint64_t)v * 10 + (unsigned)(c - '0')) : v * 10 + (unsigned)(c - '0');
             sig++;
         } else if (c == '.' && !point) {
             point = true;
@@ -1046,7 +1061,42 @@ int df_decimal_sign(const df_decimal *a) {
     return a->neg ? -1 : 1;
 }
 
+/* df_max_scalable[k] is the largest coefficient that can be scaled by
+ * 10^k within 64 bits. */
+static const uint64_t df_max_scalable[20] = {
+    UINT64_MAX / 1ULL, UINT64_MAX / 10ULL, UINT64_MAX / 100ULL, UINT64_MAX / 1000ULL, UINT64_MAX / 10000ULL,
+    UINT64_MAX / 100000ULL, UINT64_MAX / 1000000ULL, UINT64_MAX / 10000000ULL, UINT64_MAX / 100000000ULL,
+    UINT64_MAX / 1000000000ULL, UINT64_MAX / 10000000000ULL, UINT64_MAX / 100000000000ULL, UINT64_MAX / 1000000000000ULL,
+    UINT64_MAX / 10000000000000ULL, UINT64_MAX / 100000000000000ULL, UINT64_MAX / 1000000000000000ULL,
+    UINT64_MAX / 10000000000000000ULL, UINT64_MAX / 100000000000000000ULL, UINT64_MAX / 1000000000000000000ULL,
+    UINT64_MAX / 10000000000000000000ULL};
+
 df_decimal df_decimal_add(const df_decimal *a, const df_decimal *b) {
+    /* The common case: both coefficients and the one scaled fit 64 bits;
+     * native arithmetic only. */
+    if (!a->too_long && !b->too_long && a->hi == 0 && b->hi == 0 && a->lo != 0 && b->lo != 0) {
+        uint64_t x = a->lo, y = b->lo;
+        int64_t k = (int64_t)a->exp - b->exp;
+        bool ok = true;
+        if (k > 0) {
+            ok = k < 20 && x <= df_max_scalable[k];
+            if (ok) x *= df_pow10_64[k];
+        } else if (k < 0) {
+            ok = -k < 20 && y <= df_max_scalable[-k];
+            if (ok) y *= df_pow10_64[-k];
+        }
+        if (ok) {
+            int64_t exp = a->exp < b->exp ? a->exp : b->exp;
+            if (a->neg == b->neg) {
+                uint64_t sum = x + y;
+                if (sum >= x) return df_mk64(a->neg, sum, exp);
+                return df_mk(a->neg, (df_u128)x + y, exp);
+            }
+            if (x > y) return df_mk64(a->neg, x - y, exp);
+            if (x < y) return df_mk64(b->neg, y - x, exp);
+            return df_zero();
+        }
+    }
     if (a->too_long || b->too_long) return df_too_long();
     df_u128 x = df_coef(a), y = df_coef(b);
     if (y == 0) return *a;
@@ -1779,9 +1829,18 @@ bool df_stream_key(const df_ctx *ctx, df_str *values, size_t max, df_error *err)
 /* ---- the exports on encoded messages ---- */
 
 static const df_source *df_source_named(const df_projection *p, df_str name, const char **err) {
-    if (!p->multi && p->n_sources > 0 && (name.len == 0 || df_eq(name, p->sources[0].name))) return &p->sources[0];
-    for (size_t i = 0; i < p->n_sources; i++)
-        if (df_eq(name, p->sources[i].name)) return &p->sources[i];
+    /* the source of the previous event, the common case, without strlen */
+    static const df_source *last;
+    static df_str last_name;
+    if (last && last >= p->sources && last < p->sources + p->n_sources && df_str_equal(name, last_name)) return last;
+    if (!p->multi && p->n_sources > 0 && name.len == 0) return &p->sources[0];
+    for (size_t i = 0; i < p->n_sources; i++) {
+        if (df_eq(name, p->sources[i].name)) {
+            last = &p->sources[i];
+            last_name = df_cstr(last->name);
+            return last;
+        }
+    }
     if (err) {
         df_str pn = df_quote(df_cstr(p->name)), sn = df_quote(name);
         *err = df_sprintf("guest: projection %.*s has no source %.*s", (int)pn.len, pn.ptr, (int)sn.len, sn.ptr).ptr;
@@ -1897,6 +1956,10 @@ static const char *df_write_item(const df_projection *p, df_buf *out, const void
 }
 
 static const char *df_write_effects(const df_projection *p, df_buf *out, const df_event *e, const void *next, const df_ctx *ctx) {
+    if (!p->effects) {
+        df_buf_byte(out, 0);
+        return NULL;
+    }
     df_effects fx = df_effects_start(out);
     if (p->effects) p->effects(e, next, ctx, &fx);
     if (fx.err.ptr)
@@ -1933,7 +1996,7 @@ static const char *df_evolve(const df_projection *p, df_str in, df_buf *out) {
         if (!src) return serr;
         e.source = src;
         if (stream_id.len == 0) stream_id = e.stream_id;
-        df_ctx ctx = {src, df_cstr(src->name), e.stream_id, key};
+        df_ctx ctx = {src, name.len ? name : df_cstr(src->name), e.stream_id, key};
         if (!present) {
             memset(st, 0, size);
             if (p->multi) {

@@ -56,8 +56,17 @@ typedef struct df_str {
 
 /* df_cstr is the view of a NUL-terminated string. */
 df_str df_cstr(const char *s);
-/* df_eq reports whether a holds exactly the NUL-terminated string lit. */
-bool df_eq(df_str a, const char *lit);
+
+/* df_eq reports whether a holds exactly the NUL-terminated string lit
+ * (inline: with a literal, its length is known at compile time). */
+static inline bool df_eq(df_str a, const char *lit) {
+    size_t n = 0;
+    while (lit[n]) n++;
+    if (a.len != n) return false;
+    for (size_t i = 0; i < n; i++)
+        if (a.ptr[i] != lit[i]) return false;
+    return true;
+}
 /* df_str_equal reports whether a and b hold the same bytes. */
 bool df_str_equal(df_str a, df_str b);
 

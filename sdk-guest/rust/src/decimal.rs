@@ -139,21 +139,50 @@ fn digits_u128(v: u128) -> usize {
 }
 
 /// Drops the trailing zeros of v (not 0), raising exp by as many.
-fn trim_zeros(mut v: u128, mut exp: i64) -> (u128, i64) {
+#[inline]
+fn trim_zeros(v: u128, exp: i64) -> (u128, i64) {
+    if v >> 64 == 0 {
+        let (s, e) = trim_zeros64(v as u64, exp);
+        return (s as u128, e);
+    }
+    trim_zeros128(v, exp)
+}
+
+/// trim_zeros of a coefficient that fits 64 bits: native divisions only
+/// (a 128-bit one is a call into compiler-rt in a Wasm guest).
+#[inline]
+fn trim_zeros64(mut s: u64, mut exp: i64) -> (u64, i64) {
+    while s % 10 == 0 {
+        s /= 10;
+        exp += 1;
+    }
+    (s, exp)
+}
+
+#[cold]
+#[inline(never)]
+fn trim_zeros128(mut v: u128, mut exp: i64) -> (u128, i64) {
     while v > u64::MAX as u128 && v % 10 == 0 {
         v /= 10;
         exp += 1;
     }
-    let mut s = v as u64;
     if v <= u64::MAX as u128 {
-        while s % 10 == 0 {
-            s /= 10;
-            exp += 1;
-        }
-        v = s as u128;
+        let (s, e) = trim_zeros64(v as u64, exp);
+        return (s as u128, e);
     }
     (v, exp)
 }
+
+/// The largest coefficient that can be scaled by 10^k within 64 bits.
+const MAX_SCALABLE64: [u64; 20] = {
+    let mut m = [0u64; 20];
+    let mut k = 0;
+    while k < 20 {
+        m[k] = u64::MAX / POW10[k];
+        k += 1;
+    }
+    m
+};
 
 fn exp32(e: i64) -> i32 {
     if e < i32::MIN as i64 || e > i32::MAX as i64 {
@@ -193,10 +222,20 @@ impl Decimal {
     /// Zero.
     pub const ZERO: Decimal = Decimal { coef: Coef::Small(0), exp: 0, neg: false };
 
-    /// ±v × 10^exp in normal form.
-    fn small(neg: bool, v: u128, exp: i64) -> Decimal {
+    /// ±v × 10^exp in normal form, for a coefficient that fits 64 bits.
+    #[inline]
+    fn small64(neg: bool, v: u64, exp: i64) -> Decimal {
         if v == 0 {
             return Decimal::ZERO;
+        }
+        let (v, exp) = trim_zeros64(v, exp);
+        Decimal { coef: Coef::Small(v as u128), exp: exp32(exp), neg }
+    }
+
+    /// ±v × 10^exp in normal form.
+    fn small(neg: bool, v: u128, exp: i64) -> Decimal {
+        if v >> 64 == 0 {
+            return Decimal::small64(neg, v as u64, exp);
         }
         let (v, exp) = trim_zeros(v, exp);
         if v >= SMALL_LIMIT {
@@ -240,6 +279,7 @@ impl Decimal {
     }
 
     /// [`Decimal::parse`] of a byte string.
+    #[inline]
     pub fn parse_bytes(s: &[u8]) -> Result<Decimal, DecimalError> {
         let d = Decimal::parse_any(s).ok_or(DecimalError::Syntax)?;
         d.valid()?;
@@ -247,6 +287,7 @@ impl Decimal {
     }
 
     /// Parses any decimal text, whether or not DynamoDB could store it.
+    #[inline]
     pub(crate) fn parse_any(s: &[u8]) -> Option<Decimal> {
         if let Some(d) = parse_small(s) {
             return Some(d);
@@ -336,7 +377,49 @@ impl Decimal {
     }
 
     /// self + o, exactly.
+    #[inline]
     pub fn add(&self, o: &Decimal) -> Decimal {
+        // The common case: both coefficients and the one scaled fit 64 bits,
+        // the sum 128; native arithmetic only.
+        if let (Coef::Small(x), Coef::Small(y)) = (&self.coef, &o.coef) {
+            if x >> 64 == 0 && y >> 64 == 0 && *x != 0 && *y != 0 {
+                let (mut a, mut b) = (*x as u64, *y as u64);
+                let k = self.exp as i64 - o.exp as i64;
+                let ok = if k > 0 {
+                    k < 20 && a <= MAX_SCALABLE64[k as usize] && {
+                        a *= POW10[k as usize];
+                        true
+                    }
+                } else if k < 0 {
+                    -k < 20 && b <= MAX_SCALABLE64[(-k) as usize] && {
+                        b *= POW10[(-k) as usize];
+                        true
+                    }
+                } else {
+                    true
+                };
+                if ok {
+                    let exp = self.exp.min(o.exp) as i64;
+                    if self.neg == o.neg {
+                        return match a.checked_add(b) {
+                            Some(sum) => Decimal::small64(self.neg, sum, exp),
+                            None => Decimal::small(self.neg, a as u128 + b as u128, exp),
+                        };
+                    }
+                    return if a > b {
+                        Decimal::small64(self.neg, a - b, exp)
+                    } else if a < b {
+                        Decimal::small64(o.neg, b - a, exp)
+                    } else {
+                        Decimal::ZERO
+                    };
+                }
+            }
+        }
+        self.add_wide(o)
+    }
+
+    fn add_wide(&self, o: &Decimal) -> Decimal {
         if let (Coef::Small(x), Coef::Small(y)) = (&self.coef, &o.coef) {
             let (x, y) = (*x, *y);
             if y == 0 {
@@ -712,7 +795,10 @@ fn parse_small(s: &[u8]) -> Option<Decimal> {
     if v == 0 {
         return Some(Decimal::ZERO);
     }
-    Some(Decimal::small(neg, v as u128, exp))
+    if !(-(i32::MAX as i64)..=i32::MAX as i64).contains(&exp) {
+        return None;
+    }
+    Some(Decimal::small64(neg, v, exp))
 }
 
 /// Parses any decimal text on digit strings.

@@ -23,7 +23,18 @@ pub struct Event<'a> {
     composite: &'static [&'static str],
 }
 
+#[inline]
 fn text(b: &[u8]) -> &str {
+    // Short ASCII, the common case, without a call.
+    if b.len() <= 32 && b.iter().all(|c| *c < 0x80) {
+        // SAFETY: ASCII is UTF-8.
+        return unsafe { std::str::from_utf8_unchecked(b) };
+    }
+    text_slow(b)
+}
+
+#[cold]
+fn text_slow(b: &[u8]) -> &str {
     match std::str::from_utf8(b) {
         Ok(s) => s,
         // the longest valid prefix: the raw bytes are there too
@@ -33,6 +44,7 @@ fn text(b: &[u8]) -> &str {
 
 impl<'a> Event<'a> {
     /// Reads an Event record (ABI.md §3.3).
+    #[inline]
     pub(crate) fn read(r: &mut Reader<'a>, composite: &'static [&'static str]) -> Event<'a> {
         Event {
             stream: r.bytes(),
@@ -52,6 +64,11 @@ impl<'a> Event<'a> {
         self
     }
 
+    #[inline]
+    pub(crate) fn set_composite(&mut self, composite: &'static [&'static str]) {
+        self.composite = composite;
+    }
+
     /// An event from its parts, for tests of domain code: `data` and
     /// `metadata` are encoded optional items (empty: absent).
     pub fn from_parts(stream: &'a str, stream_id: &'a str, version: u64, event_type: &'a str, data: &'a [u8], timestamp: &'a str) -> Event<'a> {
@@ -68,31 +85,37 @@ impl<'a> Event<'a> {
     }
 
     /// The stream's name, e.g. `Order`.
+    #[inline]
     pub fn stream(&self) -> &'a str {
         text(self.stream)
     }
 
     /// The stream instance: its composite values joined with `#`.
+    #[inline]
     pub fn stream_id(&self) -> &'a str {
         text(self.stream_id)
     }
 
     /// The stream version, from 1.
+    #[inline]
     pub fn version(&self) -> u64 {
         self.version
     }
 
     /// The event type (the data's `_tag`).
+    #[inline]
     pub fn event_type(&self) -> &'a str {
         text(self.event_type)
     }
 
     /// The event type's bytes, as sent (for a type that is not UTF-8).
+    #[inline]
     pub fn event_type_bytes(&self) -> &'a [u8] {
         self.event_type
     }
 
     /// The timestamp, ISO-8601 as stored.
+    #[inline]
     pub fn timestamp(&self) -> &'a str {
         text(self.timestamp)
     }
@@ -111,11 +134,13 @@ impl<'a> Event<'a> {
 
     /// The S attribute `name` of the data (`None` when absent or of another
     /// type).
+    #[inline]
     pub fn str(&self, name: &str) -> Option<&'a str> {
         self.attr(name)?.as_str()
     }
 
     /// The N attribute `name` of the data, as its exact text.
+    #[inline]
     pub fn num(&self, name: &str) -> Option<&'a str> {
         self.attr(name)?.as_number()
     }
@@ -143,11 +168,13 @@ impl<'a> Event<'a> {
     }
 
     /// The BOOL attribute `name` of the data.
+    #[inline]
     pub fn bool(&self, name: &str) -> Option<bool> {
         self.attr(name)?.as_bool()
     }
 
     /// The B attribute `name` of the data.
+    #[inline]
     pub fn bytes(&self, name: &str) -> Option<&'a [u8]> {
         self.attr(name)?.as_bytes()
     }

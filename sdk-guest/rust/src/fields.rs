@@ -283,17 +283,21 @@ pub struct Effects<'o> {
 }
 
 impl<'o> Effects<'o> {
+    #[inline]
     pub(crate) fn new(out: &'o mut Vec<u8>) -> Self {
         let at = out.len();
         out.push(0);
         Effects { out, at, n: 0, err: None }
     }
 
+    #[inline]
     pub(crate) fn finish(self) -> Result<(), String> {
         if let Some(e) = self.err {
             return Err(e);
         }
-        patch_count(self.out, self.at, self.n);
+        if self.n > 0 {
+            patch_count(self.out, self.at, self.n);
+        }
         Ok(())
     }
 

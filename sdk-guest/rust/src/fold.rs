@@ -5,7 +5,7 @@
 
 use crate::event::Event;
 use crate::fields::{decode_into, encode_fields, Attrs, Effects};
-use crate::projection::{Context, Error, Projection, Source, Step};
+use crate::projection::{Context, Description, Error, Projection, Source, Step};
 use crate::text::quote;
 use crate::wire::{put_str, put_strs, put_uvarint, Reader};
 
@@ -103,18 +103,31 @@ fn describe<P: Projection>(out: &mut Vec<u8>, self_test: bool) {
     }
 }
 
+/// Whether a and b are equal: a short loop, cheaper than the call to
+/// memcmp that == makes in a Wasm guest for the short names compared here.
+#[inline]
+pub(crate) fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// The source named `name`; a single-source projection also answers to "".
+#[inline]
 fn source<P: Projection>(name: &[u8]) -> Result<&'static Source, String> {
-    let d = P::DESCRIPTION;
-    if d.single && (name.is_empty() || name == d.sources[0].name.as_bytes()) {
+    let d: &'static Description = &P::DESCRIPTION;
+    if d.single && (name.is_empty() || eq_bytes(name, d.sources[0].name.as_bytes())) {
         return Ok(&d.sources[0]);
     }
     for s in d.sources {
-        if s.name.as_bytes() == name {
+        if eq_bytes(s.name.as_bytes(), name) {
             return Ok(s);
         }
     }
-    Err(format!("guest: projection {} has no source {}", quote(d.name.as_bytes()), quote(name)))
+    no_source::<P>(name)
+}
+
+#[cold]
+fn no_source<P: Projection>(name: &[u8]) -> Result<&'static Source, String> {
+    Err(format!("guest: projection {} has no source {}", quote(P::DESCRIPTION.name.as_bytes()), quote(name)))
 }
 
 fn utf8(b: &[u8]) -> &str {
@@ -161,17 +174,30 @@ fn key<P: Projection>(p: &P, input: &[u8], out: &mut Vec<u8>) -> Result<(), Stri
     Ok(())
 }
 
-/// The state of one run: the row's state (and the slot the next one is
-/// built in), whether it exists, whether the run removed it.
+/// The state of one run: the row's state st[at] (the next one is built in
+/// the other slot), whether it exists, whether the run removed it.
 struct Run<S> {
-    st: S,
-    next: S,
+    st: [S; 2],
+    at: usize,
     present: bool,
     removed: bool,
 }
 
+impl<S: Clone> Run<S> {
+    /// The state, and the other slot (a copy of it for evolve to change).
+    #[inline]
+    fn slots(&mut self) -> (&mut S, &mut S) {
+        let (a, b) = self.st.split_at_mut(1);
+        if self.at == 0 {
+            (&mut a[0], &mut b[0])
+        } else {
+            (&mut b[0], &mut a[0])
+        }
+    }
+}
+
 fn evolve<P: Projection>(p: &P, input: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-    let d = P::DESCRIPTION;
+    let d: &'static Description = &P::DESCRIPTION;
     let mut r = Reader::new(input);
     let key = r.sized();
     let mut stream_id = r.bytes();
@@ -183,9 +209,9 @@ fn evolve<P: Projection>(p: &P, input: &[u8], out: &mut Vec<u8>) -> Result<(), S
     if let Some(err) = r.err() {
         return Err(format!("guest: evolve request: {}", err));
     }
-    let mut run = Run { st: P::State::default(), next: P::State::default(), present: state[0] != 0, removed: false };
+    let mut run = Run { st: [P::State::default(), P::State::default()], at: 0, present: state[0] != 0, removed: false };
     if run.present {
-        decode_into(&mut run.st, state).map_err(|m| format!("guest: state as read: {}", m))?;
+        decode_into(&mut run.st[0], state).map_err(|m| format!("guest: state as read: {}", m))?;
     }
     let mut end = None; // the offset after the last event, once all were read
     for i in 0..n {
@@ -195,21 +221,23 @@ fn evolve<P: Projection>(p: &P, input: &[u8], out: &mut Vec<u8>) -> Result<(), S
             return Err(format!("guest: evolve request: {}", err));
         }
         let src = source::<P>(name)?;
-        e = with_composite(e, src.composite);
+        e.set_composite(src.composite);
         if stream_id.is_empty() {
             stream_id = e.stream_id().as_bytes();
         }
         let ctx = Context { source: src.name, stream_id: e.stream_id(), key, composite: src.composite };
-        if !run.present {
-            run.st = if d.single {
+        let present = run.present;
+        let (cur, next) = run.slots();
+        if !present {
+            *cur = if d.single {
                 p.initial(Some(&e), &ctx)
             } else {
                 let mctx = Context { source: src.name, stream_id: "", key, composite: &[] };
                 p.initial(None, &mctx)
             };
         }
-        run.next.clone_from(&run.st);
-        let res = p.evolve(&mut run.next, &e, &ctx);
+        next.clone_from(cur);
+        let res = p.evolve(next, &e, &ctx);
         let failed = settle(p, &mut run, &e, &ctx, out, res)?;
         if failed {
             if i == n - 1 {
@@ -234,7 +262,7 @@ fn evolve<P: Projection>(p: &P, input: &[u8], out: &mut Vec<u8>) -> Result<(), S
     if run.present && omit {
         out.push(1);
     } else if run.present {
-        encode_fields(out, &run.st).map_err(|m| format!("guest: state: {}", m))?;
+        encode_fields(out, &run.st[run.at]).map_err(|m| format!("guest: state: {}", m))?;
     } else {
         out.push(0);
     }
@@ -242,7 +270,7 @@ fn evolve<P: Projection>(p: &P, input: &[u8], out: &mut Vec<u8>) -> Result<(), S
     if run.present {
         let ctx = Context { source: d.sources[0].name, stream_id: utf8(stream_id), key, composite: d.sources[0].composite };
         let mut it = Attrs::optional(out);
-        p.to_item(&run.st, &ctx, &mut it);
+        p.to_item(&run.st[run.at], &ctx, &mut it);
         it.finish().map_err(|m| format!("guest: to_item: {}", m))?;
     } else {
         out.push(0);
@@ -254,16 +282,18 @@ fn with_composite<'a>(e: Event<'a>, composite: &'static [&'static str]) -> Event
     e.with_composite(composite)
 }
 
-/// Appends the decision of an event evolve folded into `run.next` with
-/// result `res`; returns whether it failed (which ends the run).
+/// Appends the decision of an event evolve folded into the other state
+/// slot with result `res`, making that slot the state when it applied;
+/// returns whether it failed (which ends the run).
+#[inline]
 fn settle<P: Projection>(p: &P, run: &mut Run<P::State>, e: &Event<'_>, ctx: &Context<'_>, out: &mut Vec<u8>, res: Result<Step, Error>) -> Result<bool, String> {
     match res {
         Ok(Step::Applied) => {
             out.extend_from_slice(&[OUTCOME_APPLIED, 0, 0]);
             let mut fx = Effects::new(out);
-            p.effects(e, Some(&run.next), ctx, &mut fx);
+            p.effects(e, Some(&run.st[1 - run.at]), ctx, &mut fx);
             fx.finish().map_err(|m| format!("guest: effects of {} v{}: {}", e.stream_id(), e.version(), m))?;
-            std::mem::swap(&mut run.st, &mut run.next);
+            run.at = 1 - run.at;
             run.present = true;
             run.removed = false;
             Ok(false)

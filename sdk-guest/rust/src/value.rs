@@ -324,6 +324,7 @@ impl<'a> ValueRef<'a> {
     }
 
     /// The payload of an S, N or B value (the bytes after the length).
+    #[inline]
     pub(crate) fn text(&self) -> &'a [u8] {
         let mut r = Reader::new(self.payload);
         r.bytes()
@@ -419,6 +420,7 @@ impl<'a> Iterator for Attributes<'a> {
 }
 
 /// Finds attribute `name` of the encoded optional item `b`.
+#[inline]
 pub fn find<'a>(b: &'a [u8], name: &str) -> Option<ValueRef<'a>> {
     let name = name.as_bytes();
     // The common case inline: short names, scalar values.
@@ -439,7 +441,7 @@ pub fn find<'a>(b: &'a [u8], name: &str) -> Option<ValueRef<'a>> {
                 o += 1 + kl;
                 let k = b[o];
                 o += 1;
-                if key == name {
+                if crate::fold::eq_bytes(key, name) {
                     let end = match k {
                         kind::S | kind::N | kind::B => match b.get(o) {
                             Some(&vl) if vl < 0x80 && (vl as usize) < b.len() - o => o + 1 + vl as usize,
