@@ -20,7 +20,7 @@ RUST_TARGET = $(word 3,$(RUST_TOOLCHAIN))
 # (WASM_CC=/path/to/wasi-sdk/bin/clang elsewhere).
 C_PACKAGES := clang lld wasi-libc libclang-rt-dev-wasm32
 WASM_CC ?= clang
-WASM_CFLAGS ?= --target=wasm32-wasi -mexec-model=reactor -std=c11 -O2 -Wall -Wextra
+WASM_CFLAGS ?= --target=wasm32-wasi -mexec-model=reactor -std=c11 -O2 -Wall -Wextra -Wl,--strip-debug
 ifeq ($(origin C_TOOLCHAIN),undefined)
 C_TOOLCHAIN := $(shell printf '__attribute__((export_name("f"))) int f(int n) { volatile unsigned __int128 x = (unsigned)n; return (int)(x / 7); }\n__attribute__((weak)) unsigned long __stack_chk_guard; __attribute__((weak)) void __stack_chk_fail(void) {}\n' \
 	| $(WASM_CC) $(WASM_CFLAGS) -x c -o /dev/null - >/dev/null 2>&1 && echo ok)
