@@ -19,8 +19,11 @@
  * Build a module (Debian/Ubuntu: apt-get install clang lld wasi-libc
  * libclang-rt-dev-wasm32):
  *
- *     clang --target=wasm32-wasi -mexec-model=reactor -std=c11 -O2 \
+ *     clang --target=wasm32-wasi -mexec-model=reactor -std=c11 -O2 -Wl,--strip-debug \
  *           -I sdk-guest/c -o plugin.wasm plugin.c sdk-guest/c/dynafold.c
+ *
+ * (-Wl,--strip-debug drops the DWARF sections wasi-libc brings, and keeps
+ * the name section, with which a trap names functions.)
  *
  * Strings (df_str) are views: of the request (valid during the call), of
  * constants, or of memory from df_alloc (freed when the call ends). A state

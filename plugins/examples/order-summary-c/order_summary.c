@@ -7,7 +7,7 @@
  *
  * Build the module (from the repository root; `make plugins` does it):
  *
- *     clang --target=wasm32-wasi -mexec-model=reactor -std=c11 -O2 -I sdk-guest/c \
+ *     clang --target=wasm32-wasi -mexec-model=reactor -std=c11 -O2 -Wl,--strip-debug -I sdk-guest/c \
  *           -o build/plugins/order-summary-c.wasm \
  *           plugins/examples/order-summary-c/order_summary.c sdk-guest/c/dynafold.c
  */
