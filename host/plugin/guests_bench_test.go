@@ -55,10 +55,12 @@ func langOrderSummary(b *testing.B, lang string) []byte {
 }
 
 // warmUp folds each benchmark request many times before any timer starts,
-// so that no sub-benchmark pays for an implementation's first calls (a new
-// instance's memory growing and being touched, a Go guest's heap reaching
-// its steady size): a figure is then the same whichever sub-benchmark runs
-// first.
+// then collects the garbage, so that no sub-benchmark pays for what came
+// before it: an implementation's first calls (a new instance's memory
+// growing and being touched, a Go guest's heap reaching its steady size)
+// and the garbage of loading and compiling the modules, which the first
+// timed sub-benchmark otherwise collects. A figure is then the same
+// whichever sub-benchmark runs first.
 func warmUp(b *testing.B, l logic.Logic, ks ...int) {
 	b.Helper()
 	ctx := context.Background()
@@ -71,4 +73,5 @@ func warmUp(b *testing.B, l logic.Logic, ks ...int) {
 			}
 		}
 	}
+	runtime.GC()
 }
