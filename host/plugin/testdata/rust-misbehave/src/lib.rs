@@ -7,8 +7,7 @@
 //! body that does not decode, status 1). Any other event counts: the state
 //! is `{count: N}`.
 
-use dynafold_guest::wasm;
-use dynafold_guest::{fields, Attrs, Context, Description, Error, Event, Export, Projection, Source, Step};
+use dynafold_guest::{fields, Attrs, Context, Description, Error, Event, Projection, Source, Step};
 
 fields! {
     /// The state: how many events were folded.
@@ -60,25 +59,27 @@ impl Projection for Misbehave {
     }
 }
 
-const P: Misbehave = Misbehave;
-
-static GARBAGE: [u8; 5] = [7, 0xde, 0xad, 0xbe, 0xef];
-static UNDECODABLE: [u8; 13] = [0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
-static GUEST_ERROR: &[u8] = b"\x01cannot fold GuestError";
-
-fn pack(b: &[u8]) -> i64 {
-    ((b.as_ptr() as usize as u64) << 32 | b.len() as u64) as i64
-}
-
-fn holds(input: &[u8], typ: &[u8]) -> bool {
-    let mut needle = vec![typ.len() as u8];
-    needle.extend_from_slice(typ);
-    input.windows(needle.len()).any(|w| w == needle.as_slice())
-}
-
 #[cfg(target_arch = "wasm32")]
 mod exports {
     use super::*;
+    use dynafold_guest::wasm;
+    use dynafold_guest::Export;
+
+    const P: Misbehave = Misbehave;
+
+    static GARBAGE: [u8; 5] = [7, 0xde, 0xad, 0xbe, 0xef];
+    static UNDECODABLE: [u8; 13] = [0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
+    static GUEST_ERROR: &[u8] = b"\x01cannot fold GuestError";
+
+    fn pack(b: &[u8]) -> i64 {
+        ((b.as_ptr() as usize as u64) << 32 | b.len() as u64) as i64
+    }
+
+    fn holds(input: &[u8], typ: &[u8]) -> bool {
+        let mut needle = vec![typ.len() as u8];
+        needle.extend_from_slice(typ);
+        input.windows(needle.len()).any(|w| w == needle.as_slice())
+    }
 
     #[export_name = "dynafold_abi_version"]
     pub extern "C" fn abi_version() -> i32 {
