@@ -52,8 +52,11 @@ func FindRust() (Rust, error) {
 	return rustTC, rustErr
 }
 
+// rustCandidates are the cargo, rustc and rustdoc FindRust tries, in order.
+var rustCandidates = [][3]string{{"/usr/bin/cargo", "/usr/bin/rustc", "/usr/bin/rustdoc"}, {"cargo", "rustc", "rustdoc"}}
+
 func findRust() (Rust, error) {
-	for _, pair := range [][3]string{{"/usr/bin/cargo", "/usr/bin/rustc", "/usr/bin/rustdoc"}, {"cargo", "rustc", "rustdoc"}} {
+	for _, pair := range rustCandidates {
 		cargo, err1 := exec.LookPath(pair[0])
 		rustc, err2 := exec.LookPath(pair[1])
 		if err1 != nil || err2 != nil {
