@@ -1016,6 +1016,9 @@ static bool df_parse_any(df_str t, df_decimal *out) {
 }
 
 int df_decimal_valid(const df_decimal *d) {
+    /* a coefficient below 10^19 with an exponent from -130 to 107 always
+     * fits (zero's exponent is 0): no digit count */
+    if (!d->too_long && d->hi == 0 && d->lo < 10000000000000000000ULL && d->exp >= -130 && d->exp <= 107) return DF_DECIMAL_OK;
     if (d->too_long) return DF_DECIMAL_DIGITS;
     df_u128 c = df_coef(d);
     if (c == 0) return DF_DECIMAL_OK;

@@ -150,7 +150,7 @@ fn trim_zeros(v: u128, exp: i64) -> (u128, i64) {
 
 /// trim_zeros of a coefficient that fits 64 bits: native divisions only
 /// (a 128-bit one is a call into compiler-rt in a Wasm guest).
-#[inline]
+#[inline(always)]
 fn trim_zeros64(mut s: u64, mut exp: i64) -> (u64, i64) {
     while s % 10 == 0 {
         s /= 10;
@@ -184,11 +184,18 @@ const MAX_SCALABLE64: [u64; 20] = {
     m
 };
 
+#[inline(always)]
 fn exp32(e: i64) -> i32 {
     if e < i32::MIN as i64 || e > i32::MAX as i64 {
-        panic!("decimal: exponent overflows i32 (a product of numbers far outside the range DynamoDB stores)");
+        exponent_overflow();
     }
     e as i32
+}
+
+#[cold]
+#[inline(never)]
+fn exponent_overflow() -> ! {
+    panic!("decimal: exponent overflows i32 (a product of numbers far outside the range DynamoDB stores)");
 }
 
 fn append_u128(out: &mut Vec<u8>, v: u128) {
@@ -223,7 +230,7 @@ impl Decimal {
     pub const ZERO: Decimal = Decimal { coef: Coef::Small(0), exp: 0, neg: false };
 
     /// ±v × 10^exp in normal form, for a coefficient that fits 64 bits.
-    #[inline]
+    #[inline(always)]
     fn small64(neg: bool, v: u64, exp: i64) -> Decimal {
         if v == 0 {
             return Decimal::ZERO;

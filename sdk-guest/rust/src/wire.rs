@@ -227,7 +227,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a 4-byte size and that many bytes (an event's data, an evolve
     /// request's key and state): empty when they do not fit.
-    #[inline]
+    #[inline(always)]
     pub fn sized(&mut self) -> &'a [u8] {
         let o = self.off;
         if o + 4 <= self.buf.len() {
