@@ -26,7 +26,7 @@ pub struct Event<'a> {
 #[inline]
 fn text(b: &[u8]) -> &str {
     // Short ASCII, the common case, without a call.
-    if b.len() <= 32 && b.iter().all(|c| *c < 0x80) {
+    if b.len() <= 32 && crate::bytes::is_ascii(b) {
         // SAFETY: ASCII is UTF-8.
         return unsafe { std::str::from_utf8_unchecked(b) };
     }

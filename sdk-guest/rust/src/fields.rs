@@ -380,23 +380,19 @@ fn number_text<'a>(v: &ValueRef<'a>, ty: &str) -> Result<&'a [u8], DecodeError> 
 
 impl Field for String {
     const TYPE: &'static str = "string";
-    /// A short string is copied by a loop of its own: a call to memcpy
+    /// A short string is copied by a few word moves: a call to memcpy
     /// costs more than the copy in a Wasm guest.
     #[inline]
     fn assign(&mut self, o: &Self) {
         let n = o.len();
-        if n > 32 || n > self.capacity() {
+        if n > 16 || n > self.len() {
             return self.clone_from(o);
         }
-        // SAFETY: the capacity holds n bytes, all written below from a
-        // valid UTF-8 string before the length says they are there.
+        // SAFETY: the first n bytes (initialized: n <= len) become a copy of
+        // a valid UTF-8 string, and the length then ends with them.
         unsafe {
             let v = self.as_mut_vec();
-            let dst = v.as_mut_ptr();
-            let src = o.as_ptr();
-            for i in 0..n {
-                *dst.add(i) = *src.add(i);
-            }
+            crate::bytes::copy_small(&mut v[..n], o.as_bytes());
             v.set_len(n);
         }
     }

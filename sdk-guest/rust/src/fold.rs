@@ -103,11 +103,11 @@ fn describe<P: Projection>(out: &mut Vec<u8>, self_test: bool) {
     }
 }
 
-/// Whether a and b are equal: a short loop, cheaper than the call to
-/// memcmp that == makes in a Wasm guest for the short names compared here.
-#[inline]
+/// Whether a and b are equal, without the call to memcmp that == makes
+/// (see bytes.rs).
+#[inline(always)]
 pub(crate) fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+    crate::bytes::eq(a, b)
 }
 
 /// The source named `name`; a single-source projection also answers to "".

@@ -55,6 +55,7 @@
 
 #![warn(missing_docs)]
 
+mod bytes;
 mod decimal;
 mod event;
 mod fields;
