@@ -64,3 +64,28 @@ func TestW7_CNativeTestsPass(t *testing.T) {
 		t.Fatalf("the C native tests: %v\n%s", err, out)
 	}
 }
+
+// TestW7_CHeaderIsUsableFromCPlusPlus compiles a C++ program that includes
+// dynafold.h and links dynafold.c compiled as C, with the machine's own
+// compilers, and runs it (exact decimal arithmetic through the C API).
+func TestW7_CHeaderIsUsableFromCPlusPlus(t *testing.T) {
+	cc, err1 := exec.LookPath("cc")
+	cxx, err2 := exec.LookPath("c++")
+	if err1 != nil || err2 != nil {
+		t.Skip("skipping: no native C and C++ compilers (cc, c++)")
+	}
+	dir := t.TempDir()
+	sdk := filepath.Join(sdkDir(), "c")
+	obj := filepath.Join(dir, "dynafold.o")
+	if out, err := exec.Command(cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-c", "-I", sdk, "-o", obj, filepath.Join(sdk, "dynafold.c")).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	bin := filepath.Join(dir, "cplusplus")
+	if out, err := exec.Command(cxx, "-std=c++11", "-Wall", "-Wextra", "-Werror", "-I", sdk, "-o", bin, filepath.Join(sdk, "testdata", "cplusplus.cpp"), obj).CombinedOutput(); err != nil {
+		t.Fatalf("c++: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "0.3" {
+		t.Fatalf("the C++ program: %v\n%s", err, out)
+	}
+}
