@@ -1833,12 +1833,14 @@ bool df_stream_key(const df_ctx *ctx, df_str *values, size_t max, df_error *err)
 
 static const df_source *df_source_named(const df_projection *p, df_str name, const char **err) {
     /* the source of the previous event, the common case, without strlen */
+    static const df_projection *last_p;
     static const df_source *last;
     static df_str last_name;
-    if (last && last >= p->sources && last < p->sources + p->n_sources && df_str_equal(name, last_name)) return last;
+    if (last_p == p && df_str_equal(name, last_name)) return last;
     if (!p->multi && p->n_sources > 0 && name.len == 0) return &p->sources[0];
     for (size_t i = 0; i < p->n_sources; i++) {
         if (df_eq(name, p->sources[i].name)) {
+            last_p = p;
             last = &p->sources[i];
             last_name = df_cstr(last->name);
             return last;
