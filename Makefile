@@ -3,12 +3,15 @@ GO      ?= go
 PLUGINS := order-summary zone-readings shipment-summary
 WASM    := $(PLUGINS:%=build/plugins/%.wasm)
 
-.PHONY: all build plugins test test-go conformance-dynalite conformance-kinesalite demo bench check clean lambda-zip FORCE
+.PHONY: all build plugins plugin-rs plugin-c test test-go conformance-dynalite conformance-kinesalite demo bench check clean lambda-zip FORCE
 
 .DEFAULT_GOAL := all
 
 # Before any rule that names $(AS_WASM): prerequisites expand when read.
 include plugins/examples/order-summary-as/build.mk
+include sdk-guest/toolchains.mk
+include plugins/examples/order-summary-rs/build.mk
+include plugins/examples/order-summary-c/build.mk
 
 all: build
 
@@ -42,8 +45,9 @@ lambda-zip: build/plugins/order-summary.wasm
 	@echo "build/lambda-$(ARCH).zip: bootstrap, dynafold.json, plugins/, cache/ (linux/$(ARCH))"
 
 ## plugins: the example plugins, built from source (go build caches, so this is cheap when nothing changed);
-## the AssemblyScript one needs node and npm (npm ci of pinned packages)
-plugins: $(WASM) $(AS_WASM)
+## the AssemblyScript one needs node and npm (npm ci of pinned packages); the Rust and C ones their
+## toolchains (sdk-guest/toolchains.mk), and are skipped with one line naming the packages without them
+plugins: $(WASM) $(AS_WASM) plugin-rs plugin-c
 
 build/plugins/%.wasm: FORCE
 	@mkdir -p build/plugins

@@ -29,7 +29,7 @@ var pluginCommands = []command{
 	{"precompile", "compile plugins into a compilation-cache directory that ships beside the binary (--cache DIR, FILE... or --config F)", runPluginPrecompile},
 	{"validate", "check a module against the ABI and print what describe says (FILE)", runPluginValidate},
 	{"test", "fold fixture events through a plugin and compare the rows, no DynamoDB (FILE --events F [--expect F] [--decisions])", runPluginTest},
-	{"new", "generate a plugin project that builds and passes its tests (NAME [--lang go|assemblyscript] [--dir DIR])", runPluginNew},
+	{"new", "generate a plugin project that builds and passes its tests (NAME [--lang go|rust|c|assemblyscript] [--dir DIR])", runPluginNew},
 }
 
 func init() {

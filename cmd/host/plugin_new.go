@@ -12,21 +12,33 @@ import (
 	"github.com/dynafold/dynafold/internal/scaffold"
 )
 
-const pluginNewUsage = `usage: host plugin new NAME [--lang go|assemblyscript] [--dir DIR] [--sdk DIR]
+const pluginNewUsage = `usage: host plugin new NAME [--lang go|rust|c|assemblyscript] [--dir DIR] [--sdk DIR]
 
-Generates a plugin project that builds and passes its tests, named for
-NAME: for "inventory", a Go projection of the stream Inventory (events
+Generates a plugin project that builds and passes its tests: a projection
+on the Go, Rust or C guest SDK with native tests, test cases shipped in the
+module as its self test, a fixture for 'host plugin test', a Makefile, and a
+dynafold.json that runs it on a local ddblocal with 'host run' (its sidecar
+section) or 'host catchup'; or, with --lang assemblyscript, a project
+started from the order-summary example. The Go project is named for NAME:
+for "inventory", a projection of the stream Inventory (events
 InventoryOpened, InventoryIncreased, InventoryDecreased; ids in inventoryId)
-into one row per Inventory with an exact running total, on the SDK, with
-native tests (guesttest), test cases shipped in the module as its self test,
-a fixture for 'host plugin test', a Makefile, and a dynafold.json that runs
-it on a local ddblocal with 'host run' (its sidecar section) or 'host
-catchup'. Replace the state, events and evolve with your domain's. With
---lang assemblyscript: a project started from the order-summary example.
+into one row per Inventory with an exact running total; the Rust and C
+projects fold an Account stream into balances. Replace the state, events
+and evolve with your domain's. The Go, Rust and C projects take their SDK
+from a dynafold checkout (--sdk, default: the one around the current
+directory).
 
-Example:
+Rust needs cargo and rustc for wasm32-wasi (Debian/Ubuntu: apt-get install
+rustc cargo libstd-rust-dev-wasm32; elsewhere: rustup target add
+wasm32-wasip1); C needs clang for wasm32-wasi (apt-get install clang lld
+wasi-libc libclang-rt-dev-wasm32; elsewhere: wasi-sdk).
+
+Examples:
   host plugin new inventory --sdk ~/src/dynafold
   cd inventory && go mod tidy && make test wasm validate fixture
+
+  host plugin new account-balance --lang rust --sdk ~/src/dynafold
+  cd account-balance && make test wasm validate fixture
 
 Flags:`
 
@@ -36,9 +48,9 @@ func runPluginNew(_ context.Context, args []string) error {
 		fmt.Fprintln(fs.Output(), pluginNewUsage)
 		fs.PrintDefaults()
 	}
-	lang := fs.String("lang", scaffold.LangGo, "the plugin's language: go or assemblyscript")
+	lang := fs.String("lang", scaffold.LangGo, "the plugin's language: go, rust, c or assemblyscript")
 	dir := fs.String("dir", "", "the project's directory (default: ./NAME); it must not exist or be empty")
-	sdk := fs.String("sdk", "", "a dynafold checkout for the Go project's go.mod to use as the SDK (default: the checkout around the current directory, if any)")
+	sdk := fs.String("sdk", "", "a dynafold checkout whose SDK the Go, Rust or C project uses (default: the checkout around the current directory, if any)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -51,7 +63,7 @@ func runPluginNew(_ context.Context, args []string) error {
 	if *dir == "" {
 		*dir = name
 	}
-	if *sdk == "" && *lang == scaffold.LangGo {
+	if *sdk == "" && *lang != scaffold.LangAssemblyScript {
 		*sdk = findCheckout()
 	}
 	files, err := scaffold.Generate(scaffold.Options{Name: name, Lang: *lang, Dir: *dir, SDK: *sdk})
@@ -60,8 +72,16 @@ func runPluginNew(_ context.Context, args []string) error {
 	}
 	sort.Strings(files)
 	fmt.Fprintf(pluginOut, "created %s (%s):\n  %s\n\nnext:\n  cd %s\n", *dir, langName(*lang), strings.Join(files, "\n  "), *dir)
-	if *lang == scaffold.LangAssemblyScript {
+	switch *lang {
+	case scaffold.LangAssemblyScript:
 		fmt.Fprintln(pluginOut, "  make wasm validate fixture   # npm ci, build, check with the host")
+		return nil
+	case scaffold.LangRust, scaffold.LangC:
+		if *sdk == "" {
+			fmt.Fprintf(pluginOut, "  # no dynafold checkout found: point %s at its SDK (sdk-guest/%s), or pass --sdk DIR\n",
+				map[string]string{scaffold.LangRust: "Cargo.toml", scaffold.LangC: "DYNAFOLD_C in the Makefile"}[*lang], *lang)
+		}
+		fmt.Fprintln(pluginOut, "  make test wasm validate fixture   # native tests, build, check with the host")
 		return nil
 	}
 	if *sdk == "" {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
 
 // repoRoot is the dynafold checkout these tests run in.
@@ -132,6 +134,94 @@ func TestH2_PluginNewAssemblyScriptProjectBuildsAndValidates(t *testing.T) {
 		"--expect", filepath.Join(dir, "testdata/rows.json"))
 	require.NoError(t, err)
 	assert.Contains(t, out, "4 events, 1 row as expected")
+
+	out, err = runPluginCmd(t, "precompile", "--cache", filepath.Join(t.TempDir(), "cache"), wasm)
+	require.NoError(t, err)
+	assert.Contains(t, out, "compiled into")
+}
+
+// shEnv is sh with extra environment variables.
+func shEnv(t testing.TB, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s %s:\n%s", name, strings.Join(args, " "), out)
+	return string(out)
+}
+
+// TestW7_PluginNewRustProjectBuildsTestsAndValidates generates a Rust
+// plugin on the checkout's SDK, runs its native tests (cargo test: the
+// cases through the SDK's fold harness), builds its module with the
+// project's Makefile, validates it (its shipped self test runs and
+// passes), folds its fixture and precompiles it, with the host's commands.
+func TestW7_PluginNewRustProjectBuildsTestsAndValidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a project with cargo")
+	}
+	if _, err := wasmbuild.FindRust(); err != nil {
+		t.Skipf("skipping: no Rust toolchain for wasm32-wasi (apt-get install %s)", wasmbuild.RustPackages)
+	}
+	dir := filepath.Join(t.TempDir(), "account-balance")
+	out, err := runPluginCmd(t, "new", "account-balance", "--lang", "rust", "--dir", dir, "--sdk", repoRoot(t))
+	require.NoError(t, err)
+	assert.Contains(t, out, "src/lib.rs")
+	assert.Contains(t, out, "make test wasm validate fixture")
+	cargo, err := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(cargo), `dynafold-guest = { path = "`+filepath.ToSlash(filepath.Join(repoRoot(t), "sdk-guest", "rust"))+`" }`)
+
+	target, err := wasmbuild.CargoTargetDir("scaffold")
+	require.NoError(t, err)
+	env := []string{"CARGO_TARGET_DIR=" + target}
+	tests := shEnv(t, dir, env, "make", "test")
+	assert.Contains(t, tests, "test cases::tests::cases_pass ... ok")
+	assert.Contains(t, tests, "test cases::tests::a_bad_amount_fails_the_row ... ok")
+	shEnv(t, dir, env, "make", "wasm")
+	validateScaffolded(t, dir, filepath.Join(dir, "build", "account-balance.wasm"))
+}
+
+// TestW7_PluginNewCProjectBuildsTestsAndValidates generates a C plugin on
+// the checkout's SDK, runs its native tests (compiled with cc: the cases
+// through the SDK's fold harness), builds its module with clang, validates
+// it (its shipped self test runs and passes), folds its fixture and
+// precompiles it, with the host's commands.
+func TestW7_PluginNewCProjectBuildsTestsAndValidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a project with clang")
+	}
+	if _, err := wasmbuild.FindC(); err != nil {
+		t.Skipf("skipping: no C toolchain for wasm32-wasi (apt-get install %s)", wasmbuild.CPackages)
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("skipping: no native C compiler (cc) for the project's native tests")
+	}
+	dir := filepath.Join(t.TempDir(), "account-balance")
+	out, err := runPluginCmd(t, "new", "account-balance", "--lang", "c", "--dir", dir, "--sdk", repoRoot(t))
+	require.NoError(t, err)
+	assert.Contains(t, out, "account_balance.c")
+	tests := sh(t, dir, "make", "test")
+	assert.Contains(t, tests, "PASS: 2 cases, 0 failed")
+	assert.Contains(t, tests, "ok   a bad amount fails the row")
+	sh(t, dir, "make", "wasm")
+	validateScaffolded(t, dir, filepath.Join(dir, "build", "account-balance.wasm"))
+}
+
+// validateScaffolded checks a generated project's module with the host:
+// validate (the self test runs), the fixture, precompile.
+func validateScaffolded(t *testing.T, dir, wasm string) {
+	t.Helper()
+	out, err := runPluginCmd(t, "validate", wasm)
+	require.NoError(t, err)
+	assert.Contains(t, out, "plugin   account-balance@1.0.0")
+	assert.Contains(t, out, "self_test")
+	assert.Contains(t, out, "selftest passed")
+
+	out, err = runPluginCmd(t, "test", wasm, "--events", filepath.Join(dir, "testdata/events.json"),
+		"--expect", filepath.Join(dir, "testdata/rows.json"))
+	require.NoError(t, err)
+	assert.Contains(t, out, "4 events, 1 rows as expected")
 
 	out, err = runPluginCmd(t, "precompile", "--cache", filepath.Join(t.TempDir(), "cache"), wasm)
 	require.NoError(t, err)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,11 +21,16 @@ import (
 
 // BenchmarkFold folds k order-summary events (OrderPlaced then ItemAdded...)
 // from an absent row in one evolve call, through the Wasm plugin and through
-// logic.Native on the same Go projection. Both go through logic.Logic, so the
-// Wasm numbers include the host's encoding of the request, the copy into the
-// guest, the guest's decode, fold and encode, and the host's decode.
+// logic.Native on the same Go projection, and through the same plugin
+// written in Rust ("rust", sdk-guest/rust) and C ("c", sdk-guest/c) when
+// their toolchains are installed. All go through logic.Logic, so the Wasm
+// numbers include the host's encoding of the request, the copy into the
+// guest, the guest's decode, fold and encode, and the host's decode. Each
+// implementation is warmed up before its first sub-benchmark's timer
+// (warmUp), so a figure does not depend on which sub-benchmark runs first.
 //
 //	go test ./host/plugin -run '^$' -bench 'Fold|CallOverhead' -benchtime 2s
+//	go test ./host/plugin -run '^$' -bench 'Fold$/^(native|wasm|rust|c)$/^k=100$' -benchtime 3000x
 func BenchmarkFold(b *testing.B) {
 	ctx := context.Background()
 	wasm := orderSummaryWasm(b)
@@ -52,11 +59,26 @@ func BenchmarkFold(b *testing.B) {
 		name string
 		l    logic.Logic
 	}{{"native", nativeOrderSummary()}, {"wasm", p}, {"wasm-loopbudget", budget}, {"wasm-closeondone", slow}}
+	for _, lang := range []string{"rust", "c"} {
+		if w := langOrderSummary(b, lang); w != nil {
+			l, err := plugin.Load(ctx, w, plugin.Config{CacheDir: cacheDir})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close(ctx)
+			impls = append(impls, struct {
+				name string
+				l    logic.Logic
+			}{lang, l})
+		}
+	}
 	for _, impl := range impls {
+		var warm sync.Once
 		for _, k := range []int{1, 10, 100} {
 			req := orderRun(k)
 			req.OmitState = true // as the engine calls it
 			b.Run(fmt.Sprintf("%s/k=%d", impl.name, k), func(b *testing.B) {
+				warm.Do(func() { warmUp(b, impl.l, 1, 10, 100) }) // before b.Loop, which starts the timer
 				cpu := cpuTime()
 				for b.Loop() {
 					if _, err := impl.l.Evolve(ctx, req); err != nil {
@@ -67,7 +89,10 @@ func BenchmarkFold(b *testing.B) {
 			})
 		}
 		if impl.name != "wasm-closeondone" {
-			b.Run(impl.name+"/fixed", func(b *testing.B) { benchFixed(b, impl.l) })
+			b.Run(impl.name+"/fixed", func(b *testing.B) {
+				warm.Do(func() { warmUp(b, impl.l, 1, 10, 100) })
+				benchFixed(b, impl.l)
+			})
 		}
 	}
 	// The host's share of a Wasm call: encoding the request and decoding
@@ -117,34 +142,57 @@ func BenchmarkCallOverhead(b *testing.B) {
 // "cache" starts from a writable compilation cache a previous load filled;
 // "precompiled" from a directory Precompile (`host plugin precompile`)
 // filled in a separate step, opened read-only as a Lambda zip or a
-// container image ships it (SPEC W5, Y6). BenchmarkColdStartProcess adds
+// container image ships it (SPEC W5, Y6). The Go order-summary's cases are
+// named as they are; "rust/…" and "c/…" are the same plugin in Rust and C
+// (when their toolchains are installed). BenchmarkColdStartProcess adds
 // the process's own start.
 //
 //	go test ./host/plugin -run '^$' -bench ColdStart -benchtime 10x -count 3
 func BenchmarkColdStart(b *testing.B) {
 	ctx := context.Background()
-	wasm := orderSummaryWasm(b)
 	req := orderRun(1)
-	for _, tc := range coldStartCases(b, wasm) {
-		b.Run(tc.Name, func(b *testing.B) {
-			cfg := plugin.Config{CacheDir: tc.Dir, CacheReadOnly: tc.ReadOnly}
-			for b.Loop() {
-				p, err := plugin.Load(ctx, wasm, cfg)
-				if err != nil {
-					b.Fatal(err)
+	for _, m := range coldStartModules(b) {
+		for _, tc := range coldStartCases(b, m.wasm) {
+			b.Run(m.prefix+tc.Name, func(b *testing.B) {
+				cfg := plugin.Config{CacheDir: tc.Dir, CacheReadOnly: tc.ReadOnly}
+				for b.Loop() {
+					p, err := plugin.Load(ctx, m.wasm, cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := p.Evolve(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					if err := p.Close(ctx); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
 				}
-				if _, err := p.Evolve(ctx, req); err != nil {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				if err := p.Close(ctx); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/start")
-		})
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/start")
+				b.ReportMetric(float64(len(m.wasm))/1024, "module-KiB")
+			})
+		}
 	}
+}
+
+// coldStartModule is an order-summary module of BenchmarkColdStart, its
+// sub-benchmarks' names prefixed with its language (none for Go's).
+type coldStartModule struct {
+	prefix string
+	wasm   []byte
+}
+
+// coldStartModules are the Go order-summary and, when their toolchains are
+// installed, the Rust and C ones.
+func coldStartModules(b *testing.B) []coldStartModule {
+	mods := []coldStartModule{{"", orderSummaryWasm(b)}}
+	for _, lang := range []string{"rust", "c"} {
+		if w := langOrderSummary(b, lang); w != nil {
+			mods = append(mods, coldStartModule{lang + "/", w})
+		}
+	}
+	return mods
 }
 
 // BenchmarkColdStartProcess measures a cold start from process start: each
@@ -153,16 +201,24 @@ func BenchmarkColdStart(b *testing.B) {
 // the wall time from exec to the child's first fold on its stdout, so it
 // includes the Go runtime's start and package init, which the in-process
 // BenchmarkColdStart cannot see. The target (SPEC Y6, docs/BENCHMARKS.md)
-// is <= 100 ms precompiled.
+// is <= 100 ms precompiled. "rust/…" and "c/…" start the Rust and C
+// order-summary.
 //
 //	go test ./host/plugin -run '^$' -bench ColdStartProcess -benchtime 10x -count 3
 func BenchmarkColdStartProcess(b *testing.B) {
-	wasm := orderSummaryWasm(b)
-	path := filepath.Join(b.TempDir(), "order-summary.wasm")
-	if err := os.WriteFile(path, wasm, 0o644); err != nil {
-		b.Fatal(err)
+	for _, m := range coldStartModules(b) {
+		path := filepath.Join(b.TempDir(), "order-summary.wasm")
+		if err := os.WriteFile(path, m.wasm, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if m.prefix == "" {
+			wasmcachetest.BenchStartProcess(b, path, coldStartCases(b, m.wasm))
+			continue
+		}
+		b.Run(strings.TrimSuffix(m.prefix, "/"), func(b *testing.B) {
+			wasmcachetest.BenchStartProcess(b, path, coldStartCases(b, m.wasm))
+		})
 	}
-	wasmcachetest.BenchStartProcess(b, path, coldStartCases(b, wasm))
 }
 
 // coldStartCases are no cache, a writable cache a load filled, and a cache
@@ -183,16 +239,24 @@ func coldStartCases(b *testing.B, wasm []byte) []wasmcachetest.Case {
 // precompiled read-only cache with an instance pool of 10, all 10
 // instances created and each used for one fold: RSS-MB (VmRSS) and
 // HWM-MB (VmHWM, the peak), with "none" the same process without a plugin.
+// MB/instance is what each further instance adds: the RSS of that child
+// less the RSS of one with a pool of 1, over 9. order-summary-rs and
+// order-summary-c are the Rust and C order-summary (when their toolchains
+// are installed).
 //
 //	go test ./host/plugin -run '^$' -bench PoolMemory -benchtime 1x -count 3
 func BenchmarkPoolMemory(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	for _, name := range []string{"none", "order-summary", "zone-readings"} {
+	names := []string{"none", "order-summary", "zone-readings", "order-summary-rs", "order-summary-c"}
+	for _, name := range names {
 		path := ""
 		if name != "none" {
 			path = filepath.Join(dir, name+".wasm")
 			wasm := exampleWasm(b, name)
+			if wasm == nil {
+				continue
+			}
 			if err := os.WriteFile(path, wasm, 0o644); err != nil {
 				b.Fatal(err)
 			}
@@ -201,21 +265,34 @@ func BenchmarkPoolMemory(b *testing.B) {
 			}
 		}
 		b.Run(name, func(b *testing.B) {
-			var rss, hwm float64
+			var rss, hwm, per float64
 			for b.Loop() {
 				c := wasmcachetest.StartChild(b, path, dir, true, 10, true)
 				rss, hwm = rss+c.RSSMB, hwm+c.HWMMB
+				if path != "" {
+					one := wasmcachetest.StartChild(b, path, dir, true, 1, true)
+					per += (c.RSSMB - one.RSSMB) / 9
+				}
 			}
 			b.ReportMetric(rss/float64(b.N), "RSS-MB")
 			b.ReportMetric(hwm/float64(b.N), "HWM-MB")
+			if path != "" {
+				b.ReportMetric(per/float64(b.N), "MB/instance")
+			}
 		})
 	}
 }
 
-// exampleWasm builds an example plugin (plugins/examples/<name>/wasm).
+// exampleWasm builds an example plugin (plugins/examples/<name>/wasm, or
+// the Rust or C order-summary: nil without their toolchain).
 func exampleWasm(b *testing.B, name string) []byte {
-	if name == "order-summary" {
+	switch name {
+	case "order-summary":
 		return orderSummaryWasm(b)
+	case "order-summary-rs":
+		return langOrderSummary(b, "rust")
+	case "order-summary-c":
+		return langOrderSummary(b, "c")
 	}
 	_, file, _, _ := runtime.Caller(0)
 	return wasmbuild.Build(b, filepath.Join(filepath.Dir(file), "..", "..", "plugins", "examples", name, "wasm"))

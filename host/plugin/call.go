@@ -190,11 +190,13 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 }
 
 // memoryExhausted reports whether a failure is the memory limit: a Go guest
-// says "out of memory" before it traps; a guest that says nothing (Rust,
-// AssemblyScript: the allocator aborts once memory.grow fails) counts when
+// (and the C SDK) says "out of memory" before it traps, Rust's standard
+// library "memory allocation of N bytes failed"; a guest that says nothing
+// (AssemblyScript: the allocator aborts once memory.grow fails) counts when
 // its memory is within 1/16 of the limit.
 func (p *Plugin) memoryExhausted(in *instance, reason string) bool {
-	if strings.Contains(reason, "out of memory") {
+	if strings.Contains(reason, "out of memory") ||
+		strings.HasPrefix(reason, "memory allocation of ") && strings.HasSuffix(reason, " failed") {
 		return true
 	}
 	if reason != "" || in == nil || in.mem == nil {

@@ -1,8 +1,9 @@
-// Package scaffold generates a new plugin project: `host plugin new`. A Go
-// project (a projection on the Go SDK with native tests, shipped self
-// tests, a fixture, a Makefile and a configuration for a local run) comes
-// from the templates embedded here; an AssemblyScript project is the
-// AssemblyScript order-summary example's sources under the new name.
+// Package scaffold generates a new plugin project: `host plugin new`. A Go,
+// Rust or C project (a projection on that language's SDK with native
+// tests, shipped self tests, a fixture, a Makefile and a configuration for
+// a local run) comes from the templates embedded here; an AssemblyScript
+// project is the AssemblyScript order-summary example's sources under the
+// new name.
 package scaffold
 
 import (
@@ -26,6 +27,8 @@ var templates embed.FS
 // The languages a project can be generated in.
 const (
 	LangGo             = "go"
+	LangRust           = "rust"
+	LangC              = "c"
 	LangAssemblyScript = "assemblyscript"
 )
 
@@ -35,10 +38,12 @@ const SDKModule = "github.com/dynafold/dynafold"
 // Options says what to generate.
 type Options struct {
 	Name string // the plugin's name: lower-case letters, digits and dashes, e.g. account-balance
-	Lang string // LangGo (default) or LangAssemblyScript
+	Lang string // LangGo (default), LangRust, LangC or LangAssemblyScript
 	Dir  string // the project's directory; it must not exist or be empty
-	// SDK is a local dynafold checkout the Go project's go.mod replaces the
-	// SDK module with; "" leaves the requirement to be set by hand.
+	// SDK is a local dynafold checkout: the Go project's go.mod replaces
+	// the SDK module with it, the Rust project's Cargo.toml and the C
+	// project's Makefile take their SDK from it; "" leaves that to be set
+	// by hand.
 	SDK string
 }
 
@@ -68,10 +73,14 @@ func Generate(o Options) ([]string, error) {
 	switch o.Lang {
 	case "", LangGo:
 		files, err = goFiles(o)
+	case LangRust:
+		files, err = rustFiles(o)
+	case LangC:
+		files, err = cFiles(o)
 	case LangAssemblyScript:
 		files, err = asFiles(o)
 	default:
-		return nil, fmt.Errorf("--lang %q: use go or assemblyscript", o.Lang)
+		return nil, fmt.Errorf("--lang %q: use go, rust, c or assemblyscript", o.Lang)
 	}
 	if err != nil {
 		return nil, err
@@ -125,39 +134,105 @@ func NamesOf(name string) Names {
 	return n
 }
 
-func goFiles(o Options) (map[string][]byte, error) {
-	replace := "// Point this at a dynafold checkout, or delete it and run\n// go get " + SDKModule + "@VERSION:\n// replace " + SDKModule + " => ../dynafold"
-	if o.SDK != "" {
-		abs, err := filepath.Abs(o.SDK)
+// checkout returns the absolute path of the dynafold checkout o.SDK, ""
+// when none is given.
+func checkout(o Options) (string, error) {
+	if o.SDK == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(o.SDK)
+	if err != nil {
+		return "", err
+	}
+	if b, err := os.ReadFile(filepath.Join(abs, "go.mod")); err != nil || !strings.Contains(string(b), "module "+SDKModule+"\n") {
+		return "", fmt.Errorf("--sdk %s: not a dynafold checkout (no go.mod of %s)", o.SDK, SDKModule)
+	}
+	return abs, nil
+}
+
+// render writes the templates of lang and the common ones through r;
+// rename maps a template's name (without .tmpl) to the file's.
+func render(lang string, r *strings.Replacer, rename map[string]string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	roots := []string{"templates/common", "templates/" + lang}
+	if lang == LangGo {
+		// The Go project is named for its plugin (NamesOf), with a
+		// configuration and fixture of its own; the Rust and C projects
+		// share the account-balance ones of templates/common.
+		roots = roots[1:]
+	}
+	for _, root := range roots {
+		err := fs.WalkDir(templates, root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := templates.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			name := strings.TrimSuffix(strings.TrimPrefix(p, root+"/"), ".tmpl")
+			if name == "gitignore" {
+				name = ".gitignore"
+			}
+			if to, ok := rename[name]; ok {
+				name = to
+			}
+			out[name] = []byte(r.Replace(string(b)))
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		if b, err := os.ReadFile(filepath.Join(abs, "go.mod")); err != nil || !strings.Contains(string(b), "module "+SDKModule+"\n") {
-			return nil, fmt.Errorf("--sdk %s: not a dynafold checkout (no go.mod of %s)", o.SDK, SDKModule)
-		}
+	}
+	return out, nil
+}
+
+func goFiles(o Options) (map[string][]byte, error) {
+	replace := "// Point this at a dynafold checkout, or delete it and run\n// go get " + SDKModule + "@VERSION:\n// replace " + SDKModule + " => ../dynafold"
+	abs, err := checkout(o)
+	if err != nil {
+		return nil, err
+	}
+	if abs != "" {
 		replace = "// The SDK from a local checkout. To use a published version instead,\n// delete this line and run go get " + SDKModule + "@VERSION.\nreplace " + SDKModule + " => " + filepath.ToSlash(abs)
 	}
 	n := NamesOf(o.Name)
-	r := strings.NewReplacer("__NAME__", o.Name, "__PACKAGE__", Package(o.Name), "__REPLACE__", replace,
-		"__STATE__", n.State, "__TYPE__", n.Stream, "__IDFIELD__", n.IDField, "__ID__", n.IDPrefix)
-	out := map[string][]byte{}
-	err := fs.WalkDir(templates, "templates/go", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := templates.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		name := strings.TrimSuffix(strings.TrimPrefix(p, "templates/go/"), ".tmpl")
-		if name == "gitignore" {
-			name = ".gitignore"
-		}
-		out[name] = []byte(r.Replace(string(b)))
-		return nil
-	})
-	return out, err
+	return render(LangGo, strings.NewReplacer("__NAME__", o.Name, "__PACKAGE__", Package(o.Name), "__REPLACE__", replace,
+		"__STATE__", n.State, "__TYPE__", n.Stream, "__IDFIELD__", n.IDField, "__ID__", n.IDPrefix), nil)
 }
+
+// rustFiles is a cargo project on the Rust SDK of the checkout.
+func rustFiles(o Options) (map[string][]byte, error) {
+	abs, err := checkout(o)
+	if err != nil {
+		return nil, err
+	}
+	sdk, note := "../dynafold/sdk-guest/rust", "# Point this at the Rust SDK of a dynafold checkout (sdk-guest/rust)."
+	if abs != "" {
+		sdk, note = filepath.ToSlash(filepath.Join(abs, "sdk-guest", "rust")), "# The Rust guest SDK, from the dynafold checkout this project was generated from."
+	}
+	return render(LangRust, strings.NewReplacer("__NAME__", o.Name, "__CRATE__", Ident(o.Name),
+		"__SDK_RUST__", sdk, "__SDK_NOTE__", note), nil)
+}
+
+// cFiles is a C project on the C SDK of the checkout.
+func cFiles(o Options) (map[string][]byte, error) {
+	abs, err := checkout(o)
+	if err != nil {
+		return nil, err
+	}
+	sdk := "../dynafold/sdk-guest/c"
+	if abs != "" {
+		sdk = filepath.ToSlash(filepath.Join(abs, "sdk-guest", "c"))
+	}
+	id := Ident(o.Name)
+	return render(LangC, strings.NewReplacer("__NAME__", o.Name, "__IDENT_UPPER__", strings.ToUpper(id), "__IDENT__", id, "__SDK_C__", sdk),
+		map[string]string{"projection.c": id + ".c", "projection.h": id + ".h"})
+}
+
+// Ident returns the Rust crate and C identifier of a plugin name:
+// account-balance → account_balance.
+func Ident(name string) string { return strings.ReplaceAll(name, "-", "_") }
 
 func asFiles(o Options) (map[string][]byte, error) {
 	out := map[string][]byte{}

@@ -12,7 +12,7 @@ import (
 // plugin's name and package, no template placeholder and no internal
 // feature reference survives, in both languages.
 func TestH2_ScaffoldNamesTheProjectEverywhere(t *testing.T) {
-	for _, lang := range []string{LangGo, LangAssemblyScript} {
+	for _, lang := range []string{LangGo, LangRust, LangC, LangAssemblyScript} {
 		dir := filepath.Join(t.TempDir(), "p")
 		files, err := Generate(Options{Name: "shop-totals", Lang: lang, Dir: dir})
 		if err != nil {
@@ -39,11 +39,13 @@ func TestH2_ScaffoldNamesTheProjectEverywhere(t *testing.T) {
 			t.Errorf("%s: only %d files name the plugin", lang, named)
 		}
 	}
-	if _, err := Generate(Options{Name: "x", Lang: "rust", Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "use go or assemblyscript") {
+	if _, err := Generate(Options{Name: "x", Lang: "cobol", Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "use go, rust, c or assemblyscript") {
 		t.Errorf("an unknown language: %v", err)
 	}
-	if _, err := Generate(Options{Name: "x", Dir: t.TempDir(), SDK: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "not a dynafold checkout") {
-		t.Errorf("an --sdk that is no checkout: %v", err)
+	for _, lang := range []string{LangGo, LangRust, LangC} {
+		if _, err := Generate(Options{Name: "x", Lang: lang, Dir: t.TempDir(), SDK: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "not a dynafold checkout") {
+			t.Errorf("%s: an --sdk that is no checkout: %v", lang, err)
+		}
 	}
 }
 

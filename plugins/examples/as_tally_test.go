@@ -50,8 +50,14 @@ func tallyEvent(stream, id string, v uint64, typ string) abi.Event {
 // source and stream id, returns effects in its decisions and removes the
 // row.
 func TestM1_AssemblyScriptEffectsAndRemoveRowReachTheHost(t *testing.T) {
+	checkTallyEffects(t, tallyWasm(t))
+}
+
+// checkTallyEffects runs the checks of TestM1_… on the tally plugin at
+// path (AssemblyScript on Extism, or Rust or C on the raw ABI).
+func checkTallyEffects(t *testing.T, path string) {
 	ctx := context.Background()
-	p, _, err := transport.LoadFile(ctx, tallyWasm(t), plugin.Config{})
+	p, _, err := transport.LoadFile(ctx, path, plugin.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +106,12 @@ func TestM1_AssemblyScriptEffectsAndRemoveRowReachTheHost(t *testing.T) {
 // sources' context, then a Close removes it (a tombstone), and a later
 // Ping starts it again from initial.
 func TestT1_AssemblyScriptRemoveRowWritesATombstone(t *testing.T) {
+	checkTallyTombstone(t, tallyWasm(t))
+}
+
+// checkTallyTombstone runs the checks of TestT1_… on the tally plugin at
+// path.
+func checkTallyTombstone(t *testing.T, path string) {
 	ctx := context.Background()
 	env := testenv.Start(t)
 	events, rows := env.Table(t, "events", true), env.Table(t, "tally", false)
@@ -108,7 +120,7 @@ func TestT1_AssemblyScriptRemoveRowWritesATombstone(t *testing.T) {
 	    {"name": "Alpha", "composite": ["alphaId"]}, {"name": "Beta", "composite": ["betaId"]}]},
 	  "projections": [{"name": "tally", "plugin": %q, "table": %q,
 	    "checkpoint": {"map": "checkpoints"}, "revision": {"field": "rev"},
-	    "readModel": {"entityType": "Tally"}, "removal": {}}]}`, events, tallyWasm(t), rows))
+	    "readModel": {"entityType": "Tally"}, "removal": {}}]}`, events, path, rows))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,9 @@ package extism_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,34 +13,9 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/plugin/extism"
+	"github.com/dynafold/dynafold/internal/ordercases"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 )
-
-// randomNumber returns a DynamoDB number text: up to 21 significant digits,
-// a fraction, an exponent, a sign, in the forms DynamoDB and clients write.
-func randomNumber(r *rand.Rand) string {
-	var b strings.Builder
-	if r.IntN(5) == 0 {
-		b.WriteByte('-')
-	}
-	digits := 1 + r.IntN(21)
-	point := r.IntN(digits + 1)
-	for i := 0; i < digits; i++ {
-		if i == point && i > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteByte(byte('0' + r.IntN(10)))
-	}
-	switch r.IntN(4) {
-	case 0:
-		fmt.Fprintf(&b, "e%d", r.IntN(40)-20)
-	case 1:
-		fmt.Fprintf(&b, "E+%d", r.IntN(300))
-	case 2:
-		fmt.Fprintf(&b, "e-%d", r.IntN(320))
-	}
-	return b.String()
-}
 
 // TestW3_ExtismAndRawAgreeOnNumbers folds random prices through the Go
 // plugin and the AssemblyScript plugin: the totals (exact decimal sums in
@@ -68,9 +41,9 @@ func TestW3_ExtismAndRawAgreeOnNumbers(t *testing.T) {
 		req := &abi.EvolveRequest{Key: ordersummary.RowKey("o-1"), StreamID: "o-1"}
 		var prices []string
 		for v := 1; v <= 1+r.IntN(3); v++ {
-			p := randomNumber(r)
+			p := ordercases.RandomNumber(r)
 			prices = append(prices, p)
-			req.Events = append(req.Events, added(uint64(v), p))
+			req.Events = append(req.Events, ordercases.Added(uint64(v), p))
 		}
 		in := abi.AppendEvolveRequest(nil, req)
 		rb, err := raw.Call(ctx, abi.CapEvolve, in)
