@@ -221,7 +221,7 @@ func validateScaffolded(t *testing.T, dir, wasm string) {
 	out, err = runPluginCmd(t, "test", wasm, "--events", filepath.Join(dir, "testdata/events.json"),
 		"--expect", filepath.Join(dir, "testdata/rows.json"))
 	require.NoError(t, err)
-	assert.Contains(t, out, "4 events, 1 rows as expected")
+	assert.Contains(t, out, "4 events, 1 row as expected")
 
 	out, err = runPluginCmd(t, "precompile", "--cache", filepath.Join(t.TempDir(), "cache"), wasm)
 	require.NoError(t, err)
