@@ -98,7 +98,7 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		seen := map[string]bool{}
 		keys := make([]abi.Item, len(ka.Keys))
 		for i, raw := range ka.Keys {
-			k, err := normItem(abi.Item(raw))
+			k, err := normReq(raw)
 			if err != nil {
 				return nil, err
 			}
@@ -247,10 +247,10 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 			}
 			var w *writeOp
 			if r.PutRequest != nil {
-				if r.PutRequest.Item == nil {
+				if !r.PutRequest.Item.Set() {
 					return nil, apierr.Validation("1 validation error detected: Value null at 'requestItems.%s.member.1.member.putRequest.item' failed to satisfy constraint: Member must not be null", name)
 				}
-				item, err := normItem(abi.Item(r.PutRequest.Item))
+				item, err := normReq(r.PutRequest.Item)
 				if err != nil {
 					return nil, err
 				}
@@ -266,10 +266,10 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 				}
 				w = &writeOp{kind: opPut, t: t, key: t.keyOf(item), item: item}
 			} else {
-				if r.DeleteRequest.Key == nil {
+				if !r.DeleteRequest.Key.Set() {
 					return nil, apierr.Validation("1 validation error detected: Value null at 'requestItems.%s.member.1.member.deleteRequest.key' failed to satisfy constraint: Member must not be null", name)
 				}
-				key, err := normItem(abi.Item(r.DeleteRequest.Key))
+				key, err := normReq(r.DeleteRequest.Key)
 				if err != nil {
 					return nil, err
 				}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/expr"
 	"github.com/dynafold/dynafold/ddblocal/internal/wire"
@@ -33,7 +32,7 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	}
 	var c constraintErrors
 	c.checkTableName("tableName", in.TableName)
-	if in.Key == nil {
+	if !in.Key.Set() {
 		c.add("Value null at 'key' failed to satisfy constraint: Member must not be null")
 	}
 	if err := c.err(); err != nil {
@@ -53,7 +52,7 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := p.CheckUnused(); err != nil {
 		return nil, err
 	}
-	key, err := normItem(abi.Item(in.Key))
+	key, err := normReq(in.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +96,7 @@ type putItemInput struct {
 func (s *Server) preparePut(tableName string, raw wire.RequestItem, cond *string, ei exprInput, rvFail string) (*writeOp, error) {
 	var c constraintErrors
 	c.checkTableName("tableName", tableName)
-	if raw == nil {
+	if !raw.Set() {
 		c.add("Value null at 'item' failed to satisfy constraint: Member must not be null")
 	}
 	if err := c.err(); err != nil {
@@ -117,7 +116,7 @@ func (s *Server) preparePut(tableName string, raw wire.RequestItem, cond *string
 	if err := p.CheckUnused(); err != nil {
 		return nil, err
 	}
-	item, err := normItem(abi.Item(raw))
+	item, err := normReq(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +199,7 @@ type deleteItemInput struct {
 func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.RequestItem, cond, upd *string, ei exprInput, rvFail string) (*writeOp, error) {
 	var c constraintErrors
 	c.checkTableName("tableName", tableName)
-	if raw == nil {
+	if !raw.Set() {
 		c.add("Value null at 'key' failed to satisfy constraint: Member must not be null")
 	}
 	if err := c.err(); err != nil {
@@ -231,7 +230,7 @@ func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.RequestIte
 	if err := p.CheckUnused(); err != nil {
 		return nil, err
 	}
-	key, err := normItem(abi.Item(raw))
+	key, err := normReq(raw)
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func (e exprInput) params(anyExpr, envelope bool, valueExprs ...namedExpr) (*exp
 	if e.ExpressionAttributeNames != nil && !anyExpr {
 		return nil, apierr.Validation("ExpressionAttributeNames can only be specified when using expressions")
 	}
-	if e.ExpressionAttributeValues != nil {
+	if e.ExpressionAttributeValues.Set() {
 		anyValueExpr := false
 		var nulls []string
 		for _, v := range valueExprs {
@@ -76,11 +76,14 @@ func (e exprInput) params(anyExpr, envelope bool, valueExprs ...namedExpr) (*exp
 			return nil, apierr.Validation("ExpressionAttributeValues can only be specified when using expressions")
 		}
 	}
-	p := expr.NewParams(e.ExpressionAttributeNames, abi.Item(e.ExpressionAttributeValues))
-	if err := p.Validate(e.ExpressionAttributeNames != nil, e.ExpressionAttributeValues != nil); err != nil {
+	p := expr.NewParams(e.ExpressionAttributeNames, e.ExpressionAttributeValues.Values)
+	if err := p.Validate(e.ExpressionAttributeNames != nil, e.ExpressionAttributeValues.Set()); err != nil {
 		return nil, err
 	}
-	vals, err := normValues(abi.Item(e.ExpressionAttributeValues))
+	if err := e.ExpressionAttributeValues.Err; err != nil {
+		return nil, err
+	}
+	vals, err := normValues(e.ExpressionAttributeValues.Values)
 	if err != nil {
 		return nil, err
 	}

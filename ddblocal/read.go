@@ -155,8 +155,8 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 		}
 		r.src.ix = ix
 	}
-	if in.ExclusiveStartKey != nil {
-		esk, err := normItem(abi.Item(in.ExclusiveStartKey))
+	if in.ExclusiveStartKey.Set() {
+		esk, err := normReq(in.ExclusiveStartKey)
 		if err != nil {
 			return nil, nil, err
 		}

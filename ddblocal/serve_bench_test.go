@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/dynafold/dynafold/ddblocal/internal/reqshape"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,7 +25,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 		req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
 		req.Header.Set("Content-Type", contentType)
 		w := httptest.NewRecorder()
-		srv.ServeHTTP(w, req)
+		srv.ServeHTTP(w, sign(req))
 		if w.Code != 200 {
 			b.Logf("%s: %s", op, w.Body.String())
 		}
@@ -70,7 +71,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 
 // BenchmarkRefuseHugeList measures what refusing the 15 MB, 1.5-million-
 // element PutItem costs (ServeHTTP, no network), and what one pass over
-// such a body costs (checkShape, which skips the item): the price a
+// such a body costs (checkRequest, which skips the item): the price a
 // separate pre-pass before decoding would add to every body.
 func BenchmarkRefuseHugeList(b *testing.B) {
 	srv, err := Start(context.Background(), Options{TTLInterval: -1})
@@ -82,7 +83,8 @@ func BenchmarkRefuseHugeList(b *testing.B) {
 	req := func(op, body string) *http.Request {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
 		r.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
-		return r
+		r.Header.Set("Content-Type", contentType)
+		return sign(r)
 	}
 	srv.ServeHTTP(httptest.NewRecorder(), req("CreateTable", `{"TableName":"mem","BillingMode":"PAY_PER_REQUEST","AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}]}`))
 	b.Run("ServeHTTP", func(b *testing.B) {
@@ -99,7 +101,7 @@ func BenchmarkRefuseHugeList(b *testing.B) {
 	b.Run("OnePass", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if err := checkShape(context.Background(), body); err != nil {
+			if _, _, err := checkRequest(context.Background(), reqshape.Ops["PutItem"], body); err != nil {
 				b.Fatal(err)
 			}
 		}

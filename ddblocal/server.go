@@ -28,6 +28,12 @@ type Options struct {
 	// who reaches the port can read and change every table, so Start logs
 	// a warning when it listens on one.
 	AllowNonLoopback bool
+	// AllowUnsigned serves requests that carry no AWS Signature Version 4
+	// Authorization header. By default they are refused as DynamoDB
+	// refuses them (MissingAuthenticationTokenException); the AWS SDKs and
+	// CLI always sign (any credentials do), so set it only for a client
+	// that cannot.
+	AllowUnsigned bool
 	// ReadHeaderTimeout bounds the time to read a request's headers
 	// (default 5s); ReadTimeout the time to read a whole request, body
 	// included (default 30s), so a client that stops sending mid-body is

@@ -55,7 +55,7 @@ func transactGetItems(s *Server, ctx context.Context, body []byte) (any, error) 
 		}
 		var c constraintErrors
 		c.checkTableName("tableName", g.TableName)
-		if g.Key == nil {
+		if !g.Key.Set() {
 			c.add("Value null at 'key' failed to satisfy constraint: Member must not be null")
 		}
 		if err := c.err(); err != nil {
@@ -72,7 +72,7 @@ func transactGetItems(s *Server, ctx context.Context, body []byte) (any, error) 
 		if err := p.CheckUnused(); err != nil {
 			return nil, err
 		}
-		key, err := normItem(abi.Item(g.Key))
+		key, err := normReq(g.Key)
 		if err != nil {
 			return nil, err
 		}

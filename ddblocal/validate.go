@@ -8,6 +8,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/expr"
+	"github.com/dynafold/dynafold/ddblocal/internal/wire"
 )
 
 const maxItemSize = 400 * 1024
@@ -198,6 +199,15 @@ func normItem(it abi.Item) (abi.Item, error) {
 		out[k] = x
 	}
 	return out, nil
+}
+
+// normReq validates and normalizes an item or key of a request: its
+// first value of no valid type (kept by decoding), else normItem's.
+func normReq(it wire.RequestItem) (abi.Item, error) {
+	if it.Err != nil {
+		return nil, it.Err
+	}
+	return normItem(it.Item)
 }
 
 // normValues validates and normalizes ExpressionAttributeValues.

@@ -155,6 +155,9 @@ func (d *decoder) item(level int) (abi.Item, error) {
 			return nil, err
 		default:
 			delete(out, k)
+			if de, ok := err.(*DecodeError); ok && level == 0 && de.Attr == "" {
+				de.Attr = k // the attribute (or placeholder) whose value is wrong
+			}
 			if bad >= 0 {
 				errs[bad].err = err
 			} else {
