@@ -23,19 +23,8 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	if in.KeyConditionExpression == nil {
-		if err := in.legacyInput.check(); err != nil {
-			return nil, err
-		}
-		var c constraintErrors
-		c.checkTableName("tableName", in.TableName)
-		if err := c.err(); err != nil {
-			return nil, err
-		}
-		return nil, apierr.Validation("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.")
-	}
 	in.isQuery = true
-	r, p, err := s.prepareRead(&in.readInput, true)
+	r, kcSrc, err := s.prepareRead(&in.readInput, in.KeyConditionExpression, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -45,19 +34,13 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 	if t.deleted {
 		return nil, errGone
 	}
-	kc, err := expr.ParseKeyCondition(*in.KeyConditionExpression, p)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.CheckUnused(); err != nil {
-		return nil, err
-	}
 	key := r.src.key()
 	types := map[string]string{}
 	for _, n := range key.names() {
 		types[n] = t.types[n]
 	}
-	if err := kc.Validate(key.hash, key.rng, types); err != nil {
+	kc, err := kcSrc.resolve(key, types)
+	if err != nil {
 		return nil, err
 	}
 	if isEmptyScalar(kc.HashValue) {

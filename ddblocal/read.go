@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"iter"
+	"strings"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
@@ -40,34 +41,179 @@ type reader struct {
 	proj       *projector
 }
 
-var selects = map[string]bool{"": true, "ALL_ATTRIBUTES": true, "ALL_PROJECTED_ATTRIBUTES": true, "SPECIFIC_ATTRIBUTES": true, "COUNT": true}
-
-// prepareRead validates the shared parameters; keyCond is parsed by the
-// caller with the same Params (p).
-func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Params, error) {
-	var c constraintErrors
-	c.checkTableName("tableName", in.TableName)
-	if in.IndexName != nil {
-		c.checkName("indexName", *in.IndexName)
+// prepareRead checks what Query and Scan share, in DynamoDB's order:
+// expression and legacy parameters not mixed, the legacy filter and
+// AttributesToGet, ExclusiveStartKey's values, then (after scanChecks,
+// Scan's own) the expressions, a Query's key condition among them (kce,
+// or KeyConditions); then the table and index. The key condition is
+// checked against the key schema by the caller, under the table's lock.
+func (s *Server) prepareRead(in *readInput, kce *string, scanChecks func() error) (*reader, *keyCondition, error) {
+	filterName, filterMap := "ScanFilter", in.ScanFilter
+	exprs := []namedParam{{"ProjectionExpression", has(in.ProjectionExpression)}, {"FilterExpression", has(in.FilterExpression)}}
+	if in.isQuery {
+		filterName, filterMap = "QueryFilter", in.QueryFilter
+		exprs = append(exprs, namedParam{"KeyConditionExpression", has(kce)})
 	}
-	if in.Limit != nil && *in.Limit < 1 {
-		// Words captured from DynamoDB: Query leaves the value out and
-		// capitalises the field, Scan does not.
-		if in.isQuery {
-			c.add("Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1")
-		} else {
-			c.add("Value '" + itoa(*in.Limit) + "' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1")
+	legacy := []namedParam{{"AttributesToGet", in.AttributesToGet != nil}, {filterName, filterMap != nil}, {"ConditionalOperator", in.ConditionalOperator != ""}}
+	if in.isQuery {
+		legacy = append(legacy, namedParam{"KeyConditions", in.KeyConditions != nil})
+	}
+	if err := checkExprMix(exprs, legacy, in.ExpressionAttributeNames != nil, in.ExpressionAttributeValues.Set()); err != nil {
+		return nil, nil, err
+	}
+	r := &reader{sel: in.Select, rcc: in.ReturnConsumedCapacity, consistent: in.ConsistentRead}
+	var err error
+	if in.isQuery {
+		if r.filter, err = legacyFilter(filterMap, in.ConditionalOperator); err != nil {
+			return nil, nil, err
 		}
 	}
-	if !selects[in.Select] {
-		c.add("Value '" + in.Select + "' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]")
-	}
-	if err := c.err(); err != nil {
+	if err := checkAttrsToGet(in.AttributesToGet); err != nil {
 		return nil, nil, err
 	}
-	if err := in.legacyInput.check(); err != nil {
+	if !in.isQuery {
+		if r.filter, err = legacyFilter(filterMap, in.ConditionalOperator); err != nil {
+			return nil, nil, err
+		}
+	}
+	if in.ExclusiveStartKey.Set() {
+		esk, err := normReq(in.ExclusiveStartKey)
+		if err != nil {
+			return nil, nil, startKeyValueError(err)
+		}
+		r.esk = esk
+	}
+	if in.isQuery && kce == nil && in.KeyConditions == nil {
+		return nil, nil, apierr.Validation("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.")
+	}
+	if scanChecks != nil {
+		if err := scanChecks(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := in.checkSelect(); err != nil {
 		return nil, nil, err
 	}
+	p, err := in.params()
+	if err != nil {
+		return nil, nil, err
+	}
+	var kc *keyCondition
+	if in.isQuery && kce != nil {
+		parsed, err := expr.ParseKeyCondition(*kce, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		kc = &keyCondition{expr: parsed}
+	}
+	if in.FilterExpression != nil {
+		if r.filter, err = expr.ParseFilter(*in.FilterExpression, p); err != nil {
+			return nil, nil, err
+		}
+	}
+	if r.proj, err = parseProj(in.ProjectionExpression, in.AttributesToGet, p); err != nil {
+		return nil, nil, err
+	}
+	if err := p.CheckUnused(); err != nil {
+		return nil, nil, err
+	}
+	if in.isQuery && kc == nil {
+		if _, err := filterConds(in.KeyConditions); err != nil {
+			return nil, nil, err
+		}
+		if n := len(in.KeyConditions); n != 1 && n != 2 {
+			return nil, nil, apierr.Validation("Conditions can be of length 1 or 2 only")
+		}
+		kc = &keyCondition{legacy: in.KeyConditions}
+	}
+	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
+		return nil, nil, err
+	}
+	if in.Limit != nil {
+		r.limit = *in.Limit
+	}
+	t, err := s.lookup(in.TableName)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.src.t = t
+	t.mu.RLock() // indexes and attribute types may change (UpdateTable)
+	defer t.mu.RUnlock()
+	if in.IndexName != nil {
+		ix := t.index(*in.IndexName)
+		if ix == nil {
+			return nil, nil, apierr.Validation("The table does not have the specified index: %s", *in.IndexName)
+		}
+		if ix.Global && in.ConsistentRead {
+			return nil, nil, apierr.Validation("Consistent reads are not supported on global secondary indexes")
+		}
+		r.src.ix = ix
+	}
+	if in.isQuery {
+		keyNames := r.src.key().names()
+		if filterMap != nil {
+			if err := filterKeyAttr(filterMap, keyNames); err != nil {
+				return nil, nil, err
+			}
+		}
+		if in.FilterExpression != nil {
+			for _, n := range topNames(*in.FilterExpression, in.ExpressionAttributeNames) {
+				for _, k := range keyNames {
+					if n == k {
+						return nil, nil, apierr.Validation("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", k)
+					}
+				}
+			}
+		}
+	}
+	if ix := r.src.ix; ix != nil && ix.Global && in.Select == "ALL_ATTRIBUTES" && ix.Projection.ProjectionType != "ALL" {
+		return nil, nil, apierr.Validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", ix.IndexName)
+	}
+	if r.esk != nil {
+		if err := r.checkESK(r.esk); err != nil {
+			return nil, nil, err
+		}
+	}
+	return r, kc, nil
+}
+
+// keyCondition is a Query's key condition: its KeyConditionExpression,
+// or its KeyConditions.
+type keyCondition struct {
+	expr   *expr.KeyCondition
+	legacy map[string]*condition
+}
+
+// resolve checks the key condition against the key schema of the table
+// or index queried and returns it.
+func (k *keyCondition) resolve(key keyDef, types map[string]string) (*expr.KeyCondition, error) {
+	if k.expr == nil {
+		return legacyKeyCondition(k.legacy, key, types)
+	}
+	if err := k.expr.Validate(key.hash, key.rng, types); err != nil {
+		return nil, err
+	}
+	return k.expr, nil
+}
+
+// startKeyValueError words an invalid value in ExclusiveStartKey as
+// DynamoDB does: most messages with "The provided starting key is
+// invalid: " before them, those about numbers and sets without.
+func startKeyValueError(err error) error {
+	ae, ok := err.(*apierr.Error)
+	if !ok {
+		return err
+	}
+	for _, w := range []string{"contains duplicates", "number set", "numeric value", "significant digits", "number with magnitude"} {
+		if strings.Contains(ae.Message, w) {
+			return err
+		}
+	}
+	return apierr.Validation("The provided starting key is invalid: %s", ae.Message)
+}
+
+// checkSelect checks Select against the projection parameters.
+func (in *readInput) checkSelect() error {
 	hasProj := in.ProjectionExpression != nil || in.AttributesToGet != nil
 	switch in.Select {
 	case "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", "COUNT":
@@ -80,10 +226,10 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 			prefix = "1 validation error detected: "
 		}
 		if in.ProjectionExpression != nil {
-			return nil, nil, apierr.Validation("%sCannot specify the ProjectionExpression when choosing to get %s", prefix, what)
+			return apierr.Validation("%sCannot specify the ProjectionExpression when choosing to get %s", prefix, what)
 		}
 		if in.AttributesToGet != nil {
-			return nil, nil, apierr.Validation("%sCannot specify the AttributesToGet when choosing to get %s", prefix, what)
+			return apierr.Validation("%sCannot specify the AttributesToGet when choosing to get %s", prefix, what)
 		}
 	case "SPECIFIC_ATTRIBUTES":
 		if !hasProj {
@@ -91,81 +237,13 @@ func (s *Server) prepareRead(in *readInput, usesExpr bool) (*reader, *expr.Param
 			if in.isQuery {
 				msg = "1 validation error detected: " + msg
 			}
-			return nil, nil, apierr.Validation("%s", msg)
+			return apierr.Validation("%s", msg)
 		}
 	}
 	if in.Select == "ALL_PROJECTED_ATTRIBUTES" && in.IndexName == nil {
-		return nil, nil, apierr.Validation("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
+		return apierr.Validation("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
 	}
-	valueExprs := []namedExpr{{"FilterExpression", has(in.FilterExpression)}}
-	if in.isQuery {
-		valueExprs = append(valueExprs, namedExpr{"KeyConditionExpression", usesExpr})
-	}
-	p, err := in.params(usesExpr || has(in.ProjectionExpression) || has(in.FilterExpression), false, valueExprs...)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
-		return nil, nil, err
-	}
-	r := &reader{sel: in.Select, rcc: in.ReturnConsumedCapacity, consistent: in.ConsistentRead}
-	if in.Limit != nil {
-		r.limit = *in.Limit
-	}
-	if r.proj, err = parseProj(in.ProjectionExpression, in.AttributesToGet, p); err != nil {
-		return nil, nil, err
-	}
-	if in.FilterExpression != nil {
-		if r.filter, err = expr.ParseFilter(*in.FilterExpression, p); err != nil {
-			return nil, nil, err
-		}
-	}
-	t, err := s.lookup(in.TableName)
-	if err != nil {
-		return nil, nil, err
-	}
-	r.src.t = t
-	t.mu.RLock() // indexes and attribute types may change (UpdateTable)
-	defer t.mu.RUnlock()
-	if in.FilterExpression != nil && in.isQuery {
-		keyNames := t.key.names()
-		if in.IndexName != nil {
-			if ix := t.index(*in.IndexName); ix != nil {
-				keyNames = schemaKey(ix.KeySchema).names()
-			}
-		}
-		for _, n := range topNames(*in.FilterExpression, in.ExpressionAttributeNames) {
-			for _, k := range keyNames {
-				if n == k {
-					return nil, nil, apierr.Validation("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", k)
-				}
-			}
-		}
-	}
-	if in.IndexName != nil {
-		ix := t.index(*in.IndexName)
-		if ix == nil {
-			return nil, nil, apierr.Validation("The table does not have the specified index: %s", *in.IndexName)
-		}
-		if ix.Global && in.ConsistentRead {
-			return nil, nil, apierr.Validation("Consistent reads are not supported on global secondary indexes")
-		}
-		if ix.Global && in.Select == "ALL_ATTRIBUTES" && ix.Projection.ProjectionType != "ALL" {
-			return nil, nil, apierr.Validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", ix.IndexName)
-		}
-		r.src.ix = ix
-	}
-	if in.ExclusiveStartKey.Set() {
-		esk, err := normReq(in.ExclusiveStartKey)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := r.checkESK(esk); err != nil {
-			return nil, nil, err
-		}
-		r.esk = esk
-	}
-	return r, p, nil
+	return nil
 }
 
 // checkESK validates an ExclusiveStartKey against the source's key.

@@ -1,6 +1,5 @@
 package ddblocal
 
-
 // maxPlainMembers bounds the list elements and map members a request may
 // hold outside its attribute values (table names, key schemas, index
 // definitions, TransactItems, AttributesToGet, ExpressionAttributeNames,
@@ -14,4 +13,3 @@ const maxPlainMembers = 10_000
 // plainMemberBytes bounds what decoding one such member costs (its
 // struct, slice growth included); FuzzDecodeRequest checks it.
 const plainMemberBytes = 640
-

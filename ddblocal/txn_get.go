@@ -61,7 +61,10 @@ func transactGetItems(s *Server, ctx context.Context, body []byte) (any, error) 
 		if err := c.err(); err != nil {
 			return nil, err
 		}
-		p, err := g.params(has(g.ProjectionExpression), false)
+		if err := checkExprMix([]namedParam{{"ProjectionExpression", has(g.ProjectionExpression)}}, nil, g.ExpressionAttributeNames != nil, false); err != nil {
+			return nil, err
+		}
+		p, err := g.params()
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,9 @@ type action struct {
 	path Path
 	val  *setVal  // aSet
 	arg  *operand // aAdd, aDelete: an :value
+	// legacy marks an action of AttributeUpdates (LegacyUpdates): ADD
+	// appends lists, and type mismatches have that parameter's message.
+	legacy bool
 }
 
 // Update is a parsed UpdateExpression.
