@@ -120,8 +120,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var notFoundBody = []byte("<UnknownOperationException/>\n")
 
 // responseType returns the content type of the answer to a request of
-// content type header (application/json or application/x-amz-json-1.0,
-// parameters ignored); ok is false when a request with a body has another.
+// content type header: application/x-amz-json-1.0 when the request is,
+// otherwise application/json (parameters ignored); ok is false when a
+// request with a body is of neither type.
 func responseType(header string, hasBody bool) (ct string, ok bool) {
 	mt, _, _ := strings.Cut(header, ";")
 	switch strings.TrimSpace(mt) {
@@ -130,7 +131,7 @@ func responseType(header string, hasBody bool) (ct string, ok bool) {
 	case contentType:
 		return contentType, true
 	}
-	return contentType, !hasBody
+	return "application/json", !hasBody
 }
 
 // front checks what DynamoDB checks before it reads a request's

@@ -100,7 +100,7 @@ func (s *Server) prepareRead(in *readInput, kce *string, scanChecks func() error
 	}
 	var kc *keyCondition
 	if in.isQuery && kce != nil {
-		parsed, err := expr.ParseKeyCondition(*kce, p)
+		parsed, err := expr.ParseKeyConditionSyntax(*kce, p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -116,6 +116,11 @@ func (s *Server) prepareRead(in *readInput, kce *string, scanChecks func() error
 	}
 	if err := p.CheckUnused(); err != nil {
 		return nil, nil, err
+	}
+	if kc != nil {
+		if err := kc.expr.Check(); err != nil {
+			return nil, nil, err
+		}
 	}
 	if in.isQuery && kc == nil {
 		if _, err := filterConds(in.KeyConditions); err != nil {

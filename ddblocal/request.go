@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/reqshape"
@@ -73,8 +74,18 @@ func decode(ctx context.Context, body []byte, v any) error {
 			return ae
 		}
 		if shape, _ := ctx.Value(shapeKey{}).(*reqshape.Shape); shape != nil {
-			if _, nerr := reqshape.Normalize(body, shape); nerr != nil {
+			norm, nerr := reqshape.Normalize(body, shape)
+			if nerr != nil {
 				return nerr
+			}
+			// an attribute value holding what DynamoDB converts ("yes"
+			// for a BOOL): decode the body as DynamoDB reads it
+			rv := reflect.ValueOf(v).Elem()
+			rv.SetZero()
+			if err2 := json.Unmarshal(norm, v); err2 == nil {
+				return clientGone(ctx)
+			} else if errors.As(err2, &ae) && ae.Code != "SerializationException" {
+				return ae
 			}
 		}
 		if ae != nil {

@@ -59,7 +59,12 @@ func (it *RequestItem) UnmarshalJSON(b []byte) error {
 	out, err := ddbjson.DecodeItemLimits(b, itemLimits)
 	if err != nil {
 		if deferred(err) {
-			*it = RequestItem{Err: requestError(err, false), set: true}
+			if _, verr := firstValueError(b); verr != nil {
+				err = verr
+			} else {
+				err = requestError(err, false)
+			}
+			*it = RequestItem{Err: err, set: true}
 			return nil
 		}
 		return requestError(err, false)
@@ -99,7 +104,17 @@ func (v *RequestValues) UnmarshalJSON(b []byte) error {
 	out, err := ddbjson.DecodeItemLimits(b, valuesLimits)
 	if err != nil {
 		if deferred(err) {
-			*v = RequestValues{Err: requestError(err, true), set: true}
+			// keep the placeholders: DynamoDB checks them before the values
+			names := map[string]abi.Value{}
+			for _, m := range members(b) {
+				names[m.name] = abi.Value{}
+			}
+			if key, verr := firstValueError(b); verr != nil {
+				err = apierr.Validation("ExpressionAttributeValues contains invalid value: %s for key %s", verr.(*apierr.Error).Message, key)
+			} else {
+				err = requestError(err, true)
+			}
+			*v = RequestValues{Values: names, Err: err, set: true}
 			return nil
 		}
 		return requestError(err, true)
@@ -129,7 +144,12 @@ func (v *RequestValue) UnmarshalJSON(b []byte) error {
 	out, err := ddbjson.DecodeValueLimits(b, valuesLimits)
 	if err != nil {
 		if deferred(err) {
-			*v = RequestValue{Err: requestError(err, false), set: true}
+			if verr := valueError(b); verr != nil {
+				err = verr
+			} else {
+				err = requestError(err, false)
+			}
+			*v = RequestValue{Err: err, set: true}
 			return nil
 		}
 		return requestError(err, false)
