@@ -46,10 +46,13 @@ func createTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	}
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
-	if _, ok := s.tables[in.TableName]; ok {
+	s.dropGhosts()
+	_, deleting := s.ghostOf(in.TableName)
+	if _, ok := s.tables[in.TableName]; ok || deleting {
 		return nil, apierr.New("ResourceInUseException", 400, "Table already exists: %s", in.TableName)
 	}
 	t := newTable(m)
+	s.startTransition(t, "CREATING")
 	if sp := in.StreamSpecification; sp != nil && sp.StreamEnabled {
 		s.enableStream(t, sp.StreamViewType)
 	}

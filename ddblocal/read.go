@@ -152,6 +152,9 @@ func (s *Server) prepareRead(in *readInput, kce *string, scanChecks func() error
 		if ix.Global && in.ConsistentRead {
 			return nil, nil, apierr.Validation("Consistent reads are not supported on global secondary indexes")
 		}
+		if err := s.readableIndex(t, ix); err != nil {
+			return nil, nil, err
+		}
 		r.src.ix = ix
 	}
 	if in.isQuery {

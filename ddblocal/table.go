@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
@@ -121,6 +122,8 @@ type table struct {
 	size       int64
 	idx        map[string]*idxStore  // secondary indexes by name
 	stale      map[string]staleEntry // by encoded key; FaultConfig.StaleReads
+	life       lifecycle             // a status transition in progress (lifecycle.go)
+	readyAt    atomic.Int64          // while CREATING: when it is ACTIVE (Unix ns); 0 when ready
 }
 
 func newTable(m tableMeta) *table {

@@ -30,16 +30,19 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	latency := fs.Duration("latency", 0, "delay every request by this much, as a network round trip to DynamoDB would (e.g. 5ms)")
 	memMiB := fs.Int64("request-memory-mib", 512, "memory (MiB) the requests being read, decoded and served may take together; a request that does not fit waits (negative: no limit)")
 	memWait := fs.Duration("request-memory-wait", 10*time.Second, "how long a request waits for request memory before it is refused with a ThrottlingException")
+	tableDelay := fs.Duration("table-delay", 0, "how long a table stays CREATING, UPDATING or DELETING after CreateTable, UpdateTable or DeleteTable, as DynamoDB's tables do (e.g. 500ms; 0: at once)")
+	unsigned := fs.Bool("allow-unsigned", false, "serve requests without an AWS Signature Version 4 Authorization header (DynamoDB refuses them with MissingAuthenticationTokenException; the AWS SDKs and CLI always sign, with any credentials)")
 	if err := fs.Parse(args); err != nil {
 		return ddblocal.Options{}, err
 	}
 	if *shards < 1 {
 		return ddblocal.Options{}, fmt.Errorf("--stream-shards %d: a stream needs at least one shard", *shards)
 	}
-	if *split < 0 || *latency < 0 {
-		return ddblocal.Options{}, fmt.Errorf("--split-after and --latency cannot be negative (got %d and %s)", *split, *latency)
+	if *split < 0 || *latency < 0 || *tableDelay < 0 {
+		return ddblocal.Options{}, fmt.Errorf("--split-after, --latency and --table-delay cannot be negative (got %d, %s and %s)", *split, *latency, *tableDelay)
 	}
 	opts := ddblocal.Options{Addr: *addr, DataDir: *data, AllowNonLoopback: *allow, RequestMemoryWait: *memWait,
+		TableDelay: *tableDelay, AllowUnsigned: *unsigned,
 		Streams: ddblocal.StreamOptions{Shards: *shards, SplitAfterRecords: *split},
 		Faults:  ddblocal.FaultConfig{Latency: *latency}}
 	switch {
