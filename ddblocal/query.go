@@ -54,11 +54,14 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	if r.esk != nil {
-		if v := r.esk[key.hash]; cmpVal(v, kc.HashValue) != 0 {
+		sameHash := cmpVal(r.esk[key.hash], kc.HashValue) == 0
+		switch {
+		case kc.Range == nil && !sameHash:
 			return nil, apierr.Validation("The provided starting key is outside query boundaries based on provided conditions")
-		}
-		if kc.Range != nil && !kc.Range.Match(r.esk[key.rng]) {
+		case kc.Range != nil && !kc.Range.Match(r.esk[key.rng]):
 			return nil, apierr.Validation("The provided starting key does not match the range key predicate")
+		case kc.Range != nil && !sameHash:
+			return nil, apierr.Validation("The query can return at most one row and cannot be restarted")
 		}
 	}
 	reverse := in.ScanIndexForward != nil && !*in.ScanIndexForward

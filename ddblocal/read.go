@@ -174,11 +174,16 @@ func (s *Server) prepareRead(in *readInput, kce *string, scanChecks func() error
 			}
 		}
 	}
+	if r.esk != nil {
+		if err := r.checkESKSource(in.isQuery); err != nil {
+			return nil, nil, err
+		}
+	}
 	if ix := r.src.ix; ix != nil && ix.Global && in.Select == "ALL_ATTRIBUTES" && ix.Projection.ProjectionType != "ALL" {
 		return nil, nil, apierr.Validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", ix.IndexName)
 	}
 	if r.esk != nil {
-		if err := r.checkESK(r.esk); err != nil {
+		if err := r.checkESKTable(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -254,22 +259,56 @@ func (in *readInput) checkSelect() error {
 	return nil
 }
 
-// checkESK validates an ExclusiveStartKey against the source's key.
-func (r *reader) checkESK(esk abi.Item) error {
-	names := r.src.posNames()
-	if len(esk) != len(names) {
-		return apierr.Validation("The provided starting key is invalid")
+// checkESKSource checks an ExclusiveStartKey as DynamoDB does first: as
+// many attributes as the source's position (its key and the table's),
+// and, for a Query or an index, the source's key attributes present and
+// valid.
+func (r *reader) checkESKSource(query bool) error {
+	if len(r.esk) != len(r.src.posNames()) {
+		if query || r.src.ix != nil {
+			return apierr.Validation("The provided starting key is invalid")
+		}
+		return apierr.Validation("The provided starting key is invalid: The provided key element does not match the schema")
 	}
-	for _, n := range names {
-		v, ok := esk[n]
+	if !query && r.src.ix == nil {
+		return nil
+	}
+	for i, n := range r.src.key().names() {
+		v, ok := r.esk[n]
 		if !ok {
 			return apierr.Validation("The provided starting key is invalid")
 		}
-		if v.Kind.String() != r.src.t.types[n] {
-			return apierr.Validation("The provided starting key is invalid: The provided key element does not match the schema")
+		if err := keyPiece(r.src.t, n, v, i == 0, "One or more parameter values were invalid: "); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// checkESKTable checks an ExclusiveStartKey's table key attributes.
+func (r *reader) checkESKTable() error {
+	for i, n := range r.src.t.key.names() {
+		v, ok := r.esk[n]
+		if !ok {
+			return apierr.Validation("The provided starting key is invalid: The provided key element does not match the schema")
+		}
+		if err := keyPiece(r.src.t, n, v, i == 0, "One or more parameter values were invalid: "); err != nil {
+			return apierr.Validation("The provided starting key is invalid: %s", err.(*apierr.Error).Message)
+		}
+	}
+	return nil
+}
+
+// keyPiece checks one key attribute's value: its type, not empty, its
+// size.
+func keyPiece(t *table, n string, v abi.Value, isHash bool, emptyPrefix string) error {
+	if v.Kind.String() != t.types[n] {
+		return apierr.Validation("The provided key element does not match the schema")
+	}
+	if isEmptyScalar(v) {
+		return apierr.Validation("%sThe AttributeValue for a key attribute cannot contain an empty %s value. Key: %s", emptyPrefix, emptyKeyWord(v.Kind), n)
+	}
+	return checkKeySize(v, isHash)
 }
 
 // page runs the read over candidates (in read order, already past the

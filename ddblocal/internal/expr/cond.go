@@ -42,7 +42,7 @@ var (
 const maxInOperands = 100
 
 // condErrorOrder is the order in which DynamoDB reports a condition's errors.
-var condErrorOrder = []string{catParens, catUnknownFn, catMisused, catReserved, catName, catCount, catDistinct, catFunction, catLimit}
+var condErrorOrder = []string{catParens, catUnknownFn, catMisused, catReserved, catCondition, catName, catCount, catDistinct, catFunction, catLimit}
 
 // ParseCondition parses a ConditionExpression.
 func ParseCondition(src string, p *Params) (*Condition, error) {
@@ -218,6 +218,7 @@ func checkCond(c *cond, r *resolver) {
 			r.errs.add(catMisused, "The function is not allowed to be used this way in an expression; function: size")
 		}
 		checkOperands(r, c.fn)
+		r.settleCondition()
 	case cCmp, cBetween, cIn:
 		for _, a := range c.args {
 			if a.typ == opFunc && a.name != "size" {
@@ -238,6 +239,23 @@ func checkCond(c *cond, r *resolver) {
 			if len(c.args)-1 > maxInOperands {
 				r.errs.add(catLimit, "The IN operator is provided with too many operands; number of operands: %d", len(c.args)-1)
 			}
+		}
+		r.settleCondition()
+	}
+}
+
+// settleCondition fixes the condition error of an expression once a
+// comparison or function has one: DynamoDB checks each as it parses it and
+// keeps the first one's error, names and values first, then operand
+// counts, distinct operands, operand types.
+func (r *resolver) settleCondition() {
+	if _, ok := r.errs[catCondition]; ok {
+		return
+	}
+	for _, c := range []string{catName, catCount, catDistinct, catFunction} {
+		if m, ok := r.errs[c]; ok {
+			r.errs[catCondition] = m
+			return
 		}
 	}
 }
