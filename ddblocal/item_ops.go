@@ -60,6 +60,11 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := t.validateKey(key); err != nil {
 		return nil, err
 	}
+	if proj != nil && proj.expr != nil {
+		if err := t.rlocked(func() error { return t.checkKeyPaths(proj.expr.Paths()) }); err != nil {
+			return nil, err
+		}
+	}
 	it, err := t.read(key, s.staleRead(in.ConsistentRead), s.now())
 	if err != nil {
 		return nil, err

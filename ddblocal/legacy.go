@@ -344,56 +344,6 @@ func (l *legacyInput) checkLegacyUpdateKeys(t *table) error {
 	return nil
 }
 
-// legacyKeyCondition checks KeyConditions against the key schema of the
-// table or index being queried, as DynamoDB does, and returns the key
-// condition they make.
-func legacyKeyCondition(kcs map[string]*condition, key keyDef, types map[string]string) (*expr.KeyCondition, error) {
-	conds, err := filterConds(kcs)
-	if err != nil {
-		return nil, err
-	}
-	by := map[string]expr.LegacyCond{}
-	for _, c := range conds {
-		by[c.Attr] = c
-	}
-	for i, n := range key.names() {
-		isHash := i == 0
-		if isHash && key.rng == "" && len(kcs) > 1 {
-			return nil, apierr.Validation("Query key condition not supported")
-		}
-		c, ok := by[n]
-		if !ok {
-			if isHash || len(kcs) > 1 {
-				return nil, apierr.Validation("Query condition missed key schema element: %s", n)
-			}
-			continue
-		}
-		switch c.Op {
-		case "NULL", "NOT_NULL", "NE", "CONTAINS", "NOT_CONTAINS", "IN":
-			return nil, apierr.Validation("Attempted conditional constraint is not an indexable operation")
-		}
-		for _, v := range c.Values {
-			if v.Kind.String() != types[n] {
-				return nil, invalidParam("Condition parameter type does not match schema type")
-			}
-		}
-		if isHash && c.Op != "EQ" {
-			return nil, apierr.Validation("Query key condition not supported")
-		}
-	}
-	for _, c := range conds {
-		if c.Attr != key.hash && c.Attr != key.rng {
-			return nil, apierr.Validation("Query condition missed key schema element: %s", key.rng)
-		}
-	}
-	kc := &expr.KeyCondition{HashName: key.hash, HashValue: by[key.hash].Values[0]}
-	if c, ok := by[key.rng]; ok && key.rng != "" {
-		op := map[string]string{"EQ": "=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "BETWEEN": "BETWEEN", "BEGINS_WITH": "begins_with"}[c.Op]
-		kc.Range = &expr.RangeCond{Name: key.rng, Op: op, Values: c.Values}
-	}
-	return kc, nil
-}
-
 // filterKeyAttr refuses a QueryFilter on a key attribute of the table or
 // index queried.
 func filterKeyAttr(m map[string]*condition, keyNames []string) error {

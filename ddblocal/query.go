@@ -35,13 +35,14 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 		return nil, errGone
 	}
 	key := r.src.key()
-	types := map[string]string{}
-	for _, n := range key.names() {
-		types[n] = t.types[n]
-	}
-	kc, err := kcSrc.resolve(key, types)
+	kc, err := r.checkKey(kcSrc)
 	if err != nil {
 		return nil, err
+	}
+	if r.esk != nil {
+		if err := r.checkESKTable(); err != nil {
+			return nil, err
+		}
 	}
 	if isEmptyScalar(kc.HashValue) {
 		return nil, apierr.Validation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s", emptyKeyWord(kc.HashValue.Kind), key.hash)
@@ -62,6 +63,22 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 			return nil, apierr.Validation("The provided starting key does not match the range key predicate")
 		case kc.Range != nil && !sameHash:
 			return nil, apierr.Validation("The query can return at most one row and cannot be restarted")
+		}
+	}
+	if r.proj != nil && r.proj.expr != nil {
+		if err := t.checkKeyPaths(r.proj.expr.Paths()); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.checkFilterKeys(r.in); err != nil {
+		return nil, err
+	}
+	if err := r.checkGSIProjection(r.in); err != nil {
+		return nil, err
+	}
+	if in.FilterExpression != nil {
+		if err := t.checkKeyPaths(r.filter.Paths()); err != nil {
+			return nil, err
 		}
 	}
 	reverse := in.ScanIndexForward != nil && !*in.ScanIndexForward

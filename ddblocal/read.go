@@ -31,6 +31,7 @@ type readInput struct {
 
 // reader is a prepared Query or Scan.
 type reader struct {
+	in         *readInput // a Query's parameters, for its checks after prepareRead
 	rcc        string
 	consistent bool
 	src        source
@@ -158,36 +159,71 @@ func (s *Server) prepareRead(in *readInput, kce *string, scanChecks func() error
 		r.src.ix = ix
 	}
 	if in.isQuery {
-		keyNames := r.src.key().names()
-		if filterMap != nil {
-			if err := filterKeyAttr(filterMap, keyNames); err != nil {
-				return nil, nil, err
-			}
-		}
-		if in.FilterExpression != nil {
-			for _, n := range topNames(*in.FilterExpression, in.ExpressionAttributeNames) {
-				for _, k := range keyNames {
-					if n == k {
-						return nil, nil, apierr.Validation("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", k)
-					}
-				}
-			}
-		}
+		r.in = in // query continues with DynamoDB's checks of the key condition
+		return r, kc, nil
 	}
 	if r.esk != nil {
-		if err := r.checkESKSource(in.isQuery); err != nil {
+		if err := r.checkESKSource(false); err != nil {
 			return nil, nil, err
 		}
 	}
-	if ix := r.src.ix; ix != nil && ix.Global && in.Select == "ALL_ATTRIBUTES" && ix.Projection.ProjectionType != "ALL" {
-		return nil, nil, apierr.Validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", ix.IndexName)
+	if err := r.checkGSIProjection(in); err != nil {
+		return nil, nil, err
 	}
 	if r.esk != nil {
 		if err := r.checkESKTable(); err != nil {
 			return nil, nil, err
 		}
 	}
+	if err := r.checkNested(in); err != nil {
+		return nil, nil, err
+	}
 	return r, kc, nil
+}
+
+// checkGSIProjection refuses Select ALL_ATTRIBUTES on a global index that
+// does not project every attribute.
+func (r *reader) checkGSIProjection(in *readInput) error {
+	if ix := r.src.ix; ix != nil && ix.Global && in.Select == "ALL_ATTRIBUTES" && ix.Projection.ProjectionType != "ALL" {
+		return apierr.Validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", ix.IndexName)
+	}
+	return nil
+}
+
+// checkNested refuses a projection, then a filter, reading inside a key
+// attribute of the table or an index.
+func (r *reader) checkNested(in *readInput) error {
+	t := r.src.t
+	if r.proj != nil && r.proj.expr != nil {
+		if err := t.checkKeyPaths(r.proj.expr.Paths()); err != nil {
+			return err
+		}
+	}
+	if in.FilterExpression != nil {
+		return t.checkKeyPaths(r.filter.Paths())
+	}
+	return nil
+}
+
+// checkFilterKeys refuses a Query's filter on a key attribute of the
+// table or index queried.
+func (r *reader) checkFilterKeys(in *readInput) error {
+	keyNames := r.src.key().names()
+	if in.QueryFilter != nil {
+		if err := filterKeyAttr(in.QueryFilter, keyNames); err != nil {
+			return err
+		}
+	}
+	if in.FilterExpression != nil {
+		for _, n := range topNames(*in.FilterExpression, in.ExpressionAttributeNames) {
+			for _, k := range keyNames {
+				if n == k {
+					return apierr.Validation("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", k)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // keyCondition is a Query's key condition: its KeyConditionExpression,
@@ -197,16 +233,70 @@ type keyCondition struct {
 	legacy map[string]*condition
 }
 
-// resolve checks the key condition against the key schema of the table
-// or index queried and returns it.
-func (k *keyCondition) resolve(key keyDef, types map[string]string) (*expr.KeyCondition, error) {
-	if k.expr == nil {
-		return legacyKeyCondition(k.legacy, key, types)
+// conds returns the key condition's conditions as ComparisonOperators.
+func (k *keyCondition) conds() ([]expr.LegacyCond, error) {
+	if k.expr != nil {
+		return k.expr.Parts(), nil
 	}
-	if err := k.expr.Validate(key.hash, key.rng, types); err != nil {
+	return filterConds(k.legacy)
+}
+
+// checkKey checks a Query's ExclusiveStartKey and key condition against
+// the key schema of the table or index queried, attribute by attribute as
+// DynamoDB does, and returns the key condition to run.
+func (r *reader) checkKey(kc *keyCondition) (*expr.KeyCondition, error) {
+	t, key := r.src.t, r.src.key()
+	conds, err := kc.conds()
+	if err != nil {
 		return nil, err
 	}
-	return k.expr, nil
+	if r.esk != nil && len(r.esk) != len(r.src.posNames()) {
+		return nil, apierr.Validation("The provided starting key is invalid")
+	}
+	by := map[string]expr.LegacyCond{}
+	for _, c := range conds {
+		by[c.Attr] = c
+	}
+	for i, n := range key.names() {
+		isHash := i == 0
+		if r.esk != nil {
+			v, ok := r.esk[n]
+			if !ok {
+				return nil, apierr.Validation("The provided starting key is invalid")
+			}
+			if err := keyPiece(t, n, v, isHash, "One or more parameter values were invalid: "); err != nil {
+				return nil, err
+			}
+		}
+		if isHash && key.rng == "" && len(conds) > 1 {
+			return nil, apierr.Validation("Query key condition not supported")
+		}
+		c, ok := by[n]
+		if !ok {
+			if isHash || len(conds) > 1 {
+				return nil, apierr.Validation("Query condition missed key schema element: %s", n)
+			}
+			continue
+		}
+		switch c.Op {
+		case "NULL", "NOT_NULL", "NE", "CONTAINS", "NOT_CONTAINS", "IN":
+			return nil, apierr.Validation("Attempted conditional constraint is not an indexable operation")
+		}
+		for _, v := range c.Values {
+			if v.Kind.String() != t.types[n] {
+				return nil, invalidParam("Condition parameter type does not match schema type")
+			}
+		}
+		if isHash && c.Op != "EQ" {
+			return nil, apierr.Validation("Query key condition not supported")
+		}
+	}
+	out := &expr.KeyCondition{HashName: key.hash, HashValue: by[key.hash].Values[0]}
+	if c, ok := by[key.rng]; ok && key.rng != "" {
+		op := map[string]string{"EQ": "=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "BETWEEN": "BETWEEN", "BEGINS_WITH": "begins_with"}[c.Op]
+		out.Range = &expr.RangeCond{Name: key.rng, Op: op, Values: c.Values}
+	}
+	return out, nil
 }
 
 // startKeyValueError words an invalid value in ExclusiveStartKey as

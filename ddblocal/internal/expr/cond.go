@@ -128,15 +128,22 @@ func (p *parser) parseNot() (*cond, bool) {
 	return p.parsePrimary()
 }
 
+// parsePrimary parses a comparison or function (whose operands may be
+// in parentheses: "(size(a)) = :v") or, failing that, a parenthesised
+// condition, in the order DynamoDB's grammar tries them.
 func (p *parser) parsePrimary() (*cond, bool) {
 	save := p.pos
 	if t := p.peek(); t.kind == tPunct && t.text == "(" {
-		p.pos++
+		if c, ok := p.parsePredicate(); ok {
+			return c, true
+		}
+		p.pos = save + 1
 		c, ok := p.parseOr()
 		if ok && p.punct(")") {
 			return &cond{typ: cParen, kids: []*cond{c}}, true
 		}
 		p.pos = save
+		return nil, false
 	}
 	return p.parsePredicate()
 }

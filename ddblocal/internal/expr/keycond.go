@@ -247,3 +247,15 @@ func (r *RangeCond) Match(v abi.Value) bool {
 	}
 	return compareOp(r.Op, v, true, r.Values[0], true)
 }
+
+// Parts returns the key condition's conditions (after Check) as
+// ComparisonOperators: = is EQ, < LT, <= LE, > GT, >= GE, begins_with
+// BEGINS_WITH, BETWEEN BETWEEN.
+func (k *KeyCondition) Parts() []LegacyCond {
+	names := map[string]string{"=": "EQ", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE", "BETWEEN": "BETWEEN", "begins_with": "BEGINS_WITH"}
+	out := make([]LegacyCond, len(k.conds))
+	for i, c := range k.conds {
+		out[i] = LegacyCond{Attr: c.name, Op: names[c.op], Values: c.values}
+	}
+	return out
+}
