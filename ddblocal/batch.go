@@ -18,7 +18,11 @@ func init() {
 const (
 	maxBatchGet   = 100
 	maxBatchWrite = 25
-	maxBatchBytes = 16 << 20
+	// batchGetBytes is how much a BatchGetItem answers before it leaves
+	// the remaining keys unprocessed: 1 MB and one item's worth, as
+	// DynamoDB was measured to (dynalite's tests, run against it); the
+	// API reference names 16 MB as the most one call can return.
+	batchGetBytes = 1<<20 + maxItemSize - 3
 )
 
 type keysAndAttrs struct {
@@ -142,8 +146,13 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		var got []wire.Item
 		var left []wire.Item
 		for _, k := range p.keys {
-			if full || p.throttled[string(encodeKey(p.t, k))] {
+			if p.throttled[string(encodeKey(p.t, k))] {
 				left = append(left, wire.Item(k))
+				continue
+			}
+			if full {
+				left = append(left, wire.Item(k))
+				units[p.t.name] += readUnits(0, p.ka.ConsistentRead)
 				continue
 			}
 			it, err := p.t.read(k, s.staleRead(p.ka.ConsistentRead), s.now())
@@ -154,9 +163,11 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 			if it != nil {
 				sz = itemSize(it)
 			}
-			if size+sz > maxBatchBytes {
+			if size+sz > batchGetBytes {
+				// DynamoDB charges a key it leaves unprocessed one read
 				full = true
 				left = append(left, wire.Item(k))
+				units[p.t.name] += readUnits(0, p.ka.ConsistentRead)
 				continue
 			}
 			size += sz

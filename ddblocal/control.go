@@ -84,6 +84,7 @@ func (s *Server) describe(t *table, status string) map[string]any {
 	d["ProvisionedThroughput"] = tp
 	if m.BillingMode == "PAY_PER_REQUEST" {
 		d["BillingModeSummary"] = map[string]any{"BillingMode": "PAY_PER_REQUEST"}
+		d["TableThroughputModeSummary"] = map[string]any{"TableThroughputMode": "PAY_PER_REQUEST"}
 	}
 	idx := func(ix indexDef, global bool) map[string]any {
 		ixd := map[string]any{
@@ -188,6 +189,7 @@ func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	desc := s.describe(t, "DELETING")
+	delete(desc, "GlobalSecondaryIndexes") // as DynamoDB's DeleteTable answers
 	t.deleted = true
 	delete(s.tables, in.TableName)
 	s.addGhost(in.TableName, desc)

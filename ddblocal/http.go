@@ -53,7 +53,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.ContentLength > maxBody {
 		// refused before a byte of it is read
-		s.writeError(w, reqID, contentType, errTooLarge)
+		s.writeTooLarge(w, reqID)
 		return
 	}
 	switch r.Method {
@@ -78,7 +78,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(r)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
-			s.writeError(w, reqID, contentType, errTooLarge)
+			s.writeTooLarge(w, reqID)
 		} else if ctx.Err() == nil {
 			s.writeError(w, reqID, contentType, apierr.New("SerializationException", 400, ""))
 		}
@@ -193,6 +193,21 @@ func (s *Server) hook(stage string, r *http.Request) {
 }
 
 var errTooLarge = apierr.New("RequestEntityTooLarge", 413, "Request entity too large")
+
+// writeTooLarge answers a body over 16 MB as DynamoDB does: 413, sent
+// chunked (the error body, without a Content-Length).
+func (s *Server) writeTooLarge(w http.ResponseWriter, reqID string) {
+	b, _ := json.Marshal(map[string]string{"__type": typePrefix(errTooLarge.Code) + errTooLarge.Code, "message": errTooLarge.Message})
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("x-amzn-RequestId", reqID)
+	h.Set("x-amz-crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(b)), 10))
+	w.WriteHeader(errTooLarge.Status)
+	_, _ = w.Write(b)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
 
 // readBody reads a request body of at most maxBody bytes, into a buffer of
 // its declared length when it has one.

@@ -175,9 +175,6 @@ func (s *Server) prepareRead(in *readInput, kce *string, scanChecks func() error
 			return nil, nil, err
 		}
 	}
-	if err := r.checkNested(in); err != nil {
-		return nil, nil, err
-	}
 	return r, kc, nil
 }
 
@@ -410,13 +407,16 @@ func (r *reader) page(candidates iter.Seq[abi.Item]) map[string]any {
 	count, scanned, size := 0, 0, 0
 	var last abi.Item
 	stopped := false
+	rangeKey := t.key.rng
+	read := 0 // what the page read, as DynamoDB counts it toward 1 MB
 	for it := range candidates {
-		if (r.limit > 0 && scanned >= r.limit) || size >= pageBytes {
+		if (r.limit > 0 && scanned >= r.limit) || read >= pageBytes {
 			stopped = true
 			break
 		}
 		scanned++
 		size += itemSize(it)
+		read += pageSize(it, rangeKey)
 		last = it
 		// A local index fetches unprojected attributes from the table when
 		// the request asks for them; a global one only has its projection.
@@ -438,7 +438,7 @@ func (r *reader) page(candidates iter.Seq[abi.Item]) map[string]any {
 			items = append(items, wire.Item(r.proj.apply(view)))
 		}
 	}
-	if !stopped && ((r.limit > 0 && scanned >= r.limit) || size >= pageBytes) {
+	if !stopped && ((r.limit > 0 && scanned >= r.limit) || read >= pageBytes) {
 		stopped = true
 	}
 	out := map[string]any{"Count": count, "ScannedCount": scanned}

@@ -53,6 +53,9 @@ func scan(s *Server, ctx context.Context, body []byte) (any, error) {
 	if r.esk != nil && !inSeg(scanHash(r.esk[key.hash])) {
 		return nil, apierr.Validation("The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: %d Segment: %d", total, seg)
 	}
+	if err := r.checkNested(&in.readInput); err != nil {
+		return nil, err
+	}
 	if r.src.ix == nil {
 		return r.page(t.scanSeq(r.esk, inSeg)), nil
 	}

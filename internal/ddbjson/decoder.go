@@ -535,7 +535,11 @@ func (d *decoder) blob() ([]byte, error) {
 	if err != nil {
 		return nil, d.wrapMismatch("B", err)
 	}
-	b, err := base64.StdEncoding.DecodeString(s)
+	enc := base64.StdEncoding
+	if d.lim.StrictBase64 {
+		enc = enc.Strict()
+	}
+	b, err := enc.DecodeString(s)
 	if err != nil {
 		return nil, syntax("B", fmt.Errorf("not valid base64: %w", err))
 	}

@@ -23,8 +23,8 @@ const MsgNesting = "Nesting Levels have exceeded supported limits: Attributes in
 const MsgItemSize = "Item size has exceeded the maximum allowed size"
 
 var (
-	itemLimits   = ddbjson.Limits{MaxItemSize: MaxItemSize, MaxDepth: MaxDepth}
-	valuesLimits = ddbjson.Limits{MaxValueSize: MaxItemSize, MaxDepth: MaxDepth}
+	itemLimits   = ddbjson.Limits{MaxItemSize: MaxItemSize, MaxDepth: MaxDepth, StrictBase64: true}
+	valuesLimits = ddbjson.Limits{MaxValueSize: MaxItemSize, MaxDepth: MaxDepth, StrictBase64: true}
 )
 
 // RequestItem is an item or a key in a request. Decoding stops with
