@@ -247,8 +247,8 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 				if v, err = normReq(r.PutRequest.Item); err != nil {
 					return nil, err
 				}
-				if itemSize(v) > maxItemSize {
-					return nil, apierr.Validation("Item size has exceeded the maximum allowed size")
+				if err := checkItemSize(v); err != nil {
+					return nil, err
 				}
 			} else if v, err = normReq(r.DeleteRequest.Key); err != nil {
 				return nil, err

@@ -247,11 +247,12 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if err := s.faults.before(ctx, op, body); err != nil {
 			return nil, err
 		}
-		ctx, body, err := checkRequest(ctx, reqshape.Ops[op], body)
+		shape := reqshape.Ops[op]
+		body, err := checkRequest(ctx, shape, body)
 		if err != nil {
 			return nil, err
 		}
-		out, err := h(s, ctx, body)
+		out, err := s.serve(ctx, h, shape, body)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +263,7 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if err := s.faults.before(ctx, "DynamoDBStreams."+op, body); err != nil {
 			return nil, err
 		}
-		if _, _, err := checkRequest(ctx, nil, body); err != nil {
+		if _, err := checkRequest(ctx, nil, body); err != nil {
 			return nil, err
 		}
 		return s.streams.Handle(ctx, op, body)

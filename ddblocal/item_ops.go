@@ -125,6 +125,9 @@ func (s *Server) preparePut(tableName string, raw wire.RequestItem, cond *string
 	if err != nil {
 		return nil, err
 	}
+	if err := checkItemSize(item); err != nil {
+		return nil, err
+	}
 	return s.putOp(tableName, item, cd, rvFail)
 }
 
@@ -159,8 +162,8 @@ func putItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := checkPutDeleteRV(in.ReturnValues); err != nil {
 		return nil, err
 	}
-	if itemSize(item) > maxItemSize {
-		return nil, apierr.Validation("Item size has exceeded the maximum allowed size")
+	if err := checkItemSize(item); err != nil {
+		return nil, err
 	}
 	cd, err := in.legacyExpected()
 	if err != nil {

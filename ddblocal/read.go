@@ -230,12 +230,23 @@ type keyCondition struct {
 	legacy map[string]*condition
 }
 
-// conds returns the key condition's conditions as ComparisonOperators.
-func (k *keyCondition) conds() ([]expr.LegacyCond, error) {
+// conds appends the key condition's conditions to dst as
+// ComparisonOperators.
+func (k *keyCondition) conds(dst []expr.LegacyCond) ([]expr.LegacyCond, error) {
 	if k.expr != nil {
-		return k.expr.Parts(), nil
+		return k.expr.AppendParts(dst), nil
 	}
 	return filterConds(k.legacy)
+}
+
+// findCond returns the condition on attr.
+func findCond(conds []expr.LegacyCond, attr string) (expr.LegacyCond, bool) {
+	for _, c := range conds {
+		if c.Attr == attr {
+			return c, true
+		}
+	}
+	return expr.LegacyCond{}, false
 }
 
 // checkKey checks a Query's ExclusiveStartKey and key condition against
@@ -243,16 +254,13 @@ func (k *keyCondition) conds() ([]expr.LegacyCond, error) {
 // DynamoDB does, and returns the key condition to run.
 func (r *reader) checkKey(kc *keyCondition) (*expr.KeyCondition, error) {
 	t, key := r.src.t, r.src.key()
-	conds, err := kc.conds()
+	var buf [4]expr.LegacyCond
+	conds, err := kc.conds(buf[:0])
 	if err != nil {
 		return nil, err
 	}
 	if r.esk != nil && len(r.esk) != len(r.src.posNames()) {
 		return nil, apierr.Validation("The provided starting key is invalid")
-	}
-	by := map[string]expr.LegacyCond{}
-	for _, c := range conds {
-		by[c.Attr] = c
 	}
 	for i, n := range key.names() {
 		isHash := i == 0
@@ -268,7 +276,7 @@ func (r *reader) checkKey(kc *keyCondition) (*expr.KeyCondition, error) {
 		if isHash && key.rng == "" && len(conds) > 1 {
 			return nil, apierr.Validation("Query key condition not supported")
 		}
-		c, ok := by[n]
+		c, ok := findCond(conds, n)
 		if !ok {
 			if isHash || len(conds) > 1 {
 				return nil, apierr.Validation("Query condition missed key schema element: %s", n)
@@ -288,8 +296,9 @@ func (r *reader) checkKey(kc *keyCondition) (*expr.KeyCondition, error) {
 			return nil, apierr.Validation("Query key condition not supported")
 		}
 	}
-	out := &expr.KeyCondition{HashName: key.hash, HashValue: by[key.hash].Values[0]}
-	if c, ok := by[key.rng]; ok && key.rng != "" {
+	hc, _ := findCond(conds, key.hash)
+	out := &expr.KeyCondition{HashName: key.hash, HashValue: hc.Values[0]}
+	if c, ok := findCond(conds, key.rng); ok && key.rng != "" {
 		op := map[string]string{"EQ": "=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "BETWEEN": "BETWEEN", "BEGINS_WITH": "begins_with"}[c.Op]
 		out.Range = &expr.RangeCond{Name: key.rng, Op: op, Values: c.Values}
 	}

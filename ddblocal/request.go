@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/reqshape"
@@ -15,83 +14,101 @@ import (
 // ("1 validation error detected: ..."), then the operation's own checks,
 // those of its attribute values among them. checkRequest runs the first
 // two in one walk over the body, before it is decoded; the JSON types
-// inside attribute values are checked when they are decoded (decode), or
-// by reqshape.Normalize when the body has already failed a constraint.
-
-type shapeKey struct{}
+// inside attribute values are checked when they are decoded: a body that
+// does not decode is read by reqshape.Normalize, which finds DynamoDB's
+// SerializationException, or the body as DynamoDB reads it, which the
+// operation then decodes again (serve).
 
 // checkRequest refuses a body (JSON: ServeHTTP checked it) that is not
 // UTF-8, holds more members than decoding it may cost, has a member of
 // the wrong JSON type for shape, or fails its constraints; it returns the
-// body to decode (rewritten when it holds values DynamoDB converts), and
-// a context carrying the shape for decode. A nil shape (an operation
-// without one) counts members only.
-func checkRequest(ctx context.Context, shape *reqshape.Shape, body []byte) (context.Context, []byte, error) {
+// body to decode (rewritten when it holds values DynamoDB converts). A
+// nil shape (an operation without one) counts members only.
+func checkRequest(ctx context.Context, shape *reqshape.Shape, body []byte) ([]byte, error) {
 	if err := checkUTF8(body); err != nil {
-		return ctx, nil, err
+		return nil, err
 	}
-	res, err := reqshape.Walk(body, shape, maxPlainMembers, func() error { return clientGone(ctx) })
+	res, err := reqshape.Walk(ctx, body, shape, maxPlainMembers)
 	if err != nil {
-		return ctx, nil, walkError(err)
+		return nil, walkError(ctx, err)
 	}
 	if shape == nil {
-		return ctx, body, nil
+		return body, nil
 	}
 	if res.Serialization || res.Convert {
 		if body, err = reqshape.Normalize(body, shape); err != nil {
-			return ctx, nil, err
+			return nil, err
 		}
-		if res, err = reqshape.Walk(body, shape, maxPlainMembers, nil); err != nil {
-			return ctx, nil, walkError(err)
+		if res, err = reqshape.Walk(ctx, body, shape, maxPlainMembers); err != nil {
+			return nil, walkError(ctx, err)
 		}
 	}
 	if perr := res.Err(); perr != nil {
 		// a type error inside an attribute value comes first
 		if _, err := reqshape.Normalize(body, shape); err != nil {
-			return ctx, nil, err
+			return nil, err
 		}
-		return ctx, nil, perr
+		return nil, perr
 	}
-	return context.WithValue(ctx, shapeKey{}, shape), body, nil
+	return body, nil
 }
 
-func walkError(err error) error {
+func walkError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return clientGone(ctx)
+	}
 	if errors.Is(err, reqshape.ErrTooMany) {
 		return apierr.Validation("ddblocal refuses a request with more than %d list elements and map members outside its attribute values (DynamoDB's limits on its lists are far lower); send fewer", maxPlainMembers)
 	}
 	return err
 }
 
-// decode unmarshals a request body checked by checkRequest into v: a
-// type error in an attribute value is DynamoDB's SerializationException,
-// an attribute value over DynamoDB's limits its ValidationException. Once
-// it is decoded, a request whose client went away goes no further
-// (errClientGone).
+// undecodable is decode's error for a body whose attribute values hold
+// values of the wrong JSON type: serve reads the body with
+// reqshape.Normalize and runs the operation again.
+type undecodable struct{ err error }
+
+func (u *undecodable) Error() string { return u.err.Error() }
+func (u *undecodable) Unwrap() error { return u.err }
+
+// decode unmarshals a request body checked by checkRequest into v: an
+// attribute value over DynamoDB's limits is its ValidationException; one
+// of the wrong JSON type an *undecodable. Once it is decoded, a request
+// whose client went away goes no further (errClientGone).
 func decode(ctx context.Context, body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		var ae *apierr.Error
 		if errors.As(err, &ae) && ae.Code != "SerializationException" {
 			return ae
 		}
-		if shape, _ := ctx.Value(shapeKey{}).(*reqshape.Shape); shape != nil {
-			norm, nerr := reqshape.Normalize(body, shape)
-			if nerr != nil {
-				return nerr
-			}
-			// an attribute value holding what DynamoDB converts ("yes"
-			// for a BOOL): decode the body as DynamoDB reads it
-			rv := reflect.ValueOf(v).Elem()
-			rv.SetZero()
-			if err2 := json.Unmarshal(norm, v); err2 == nil {
-				return clientGone(ctx)
-			} else if errors.As(err2, &ae) && ae.Code != "SerializationException" {
-				return ae
-			}
+		if ae == nil {
+			return &undecodable{err: serialization(err.Error())}
 		}
-		if ae != nil {
-			return ae
-		}
-		return serialization(err.Error())
+		return &undecodable{err: ae}
 	}
 	return clientGone(ctx)
+}
+
+// serve runs an operation's handler on a body checked by checkRequest;
+// when its attribute values do not decode, it answers DynamoDB's
+// SerializationException, or runs the handler again on the body as
+// DynamoDB reads it (a "yes" for a BOOL is true).
+func (s *Server) serve(ctx context.Context, h handler, shape *reqshape.Shape, body []byte) (any, error) {
+	out, err := h(s, ctx, body)
+	u, ok := err.(*undecodable) // handlers return decode's error as is
+	if !ok || shape == nil {
+		if ok {
+			return nil, u.err
+		}
+		return out, err
+	}
+	norm, nerr := reqshape.Normalize(body, shape)
+	if nerr != nil {
+		return nil, nerr
+	}
+	out, err = h(s, ctx, norm)
+	if u, ok := err.(*undecodable); ok {
+		return nil, u.err
+	}
+	return out, err
 }

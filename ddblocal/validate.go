@@ -283,9 +283,10 @@ func (t *table) validateKey(key abi.Item) error {
 	return nil
 }
 
-// validateItem checks an item to be written: key attributes present and
-// typed, index keys typed and non-empty, size within 400 KB. The caller
-// holds t.mu (read or write).
+// validateItem checks an item to be written against its table: key
+// attributes present and typed, index keys typed and non-empty (its size
+// is checked before, by checkItemSize). The caller holds t.mu (read or
+// write).
 func (t *table) validateItem(item abi.Item) error {
 	for i, n := range t.key.names() {
 		v, ok := item[n]
@@ -318,6 +319,12 @@ func (t *table) validateItem(item abi.Item) error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkItemSize refuses an item over 400 KB (callers check it where
+// DynamoDB does, before the table).
+func checkItemSize(item abi.Item) error {
 	if expr.ItemSize(item) > maxItemSize {
 		return apierr.Validation("Item size has exceeded the maximum allowed size")
 	}

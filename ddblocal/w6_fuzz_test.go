@@ -34,11 +34,18 @@ func decodeBody(op string, body []byte, v any) error {
 	if !json.Valid(body) {
 		return nil // refused by ServeHTTP before anything is decoded
 	}
-	ctx, body, err := checkRequest(context.Background(), reqshape.Ops[op], body)
+	shape := reqshape.Ops[op]
+	body, err := checkRequest(context.Background(), shape, body)
 	if err != nil {
 		return err
 	}
-	return decode(ctx, body, v)
+	err = decode(context.Background(), body, v)
+	if _, ok := err.(*undecodable); ok {
+		if body, err = reqshape.Normalize(body, shape); err == nil {
+			err = decode(context.Background(), body, v)
+		}
+	}
+	return err
 }
 
 // decodeBound is what decoding a body of n bytes may allocate: the

@@ -248,14 +248,15 @@ func (r *RangeCond) Match(v abi.Value) bool {
 	return compareOp(r.Op, v, true, r.Values[0], true)
 }
 
-// Parts returns the key condition's conditions (after Check) as
-// ComparisonOperators: = is EQ, < LT, <= LE, > GT, >= GE, begins_with
+// legacyOps names the operators of a key condition as ComparisonOperators.
+var legacyOps = map[string]string{"=": "EQ", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE", "BETWEEN": "BETWEEN", "begins_with": "BEGINS_WITH"}
+
+// AppendParts appends the key condition's conditions (after Check) to dst
+// as ComparisonOperators: = is EQ, < LT, <= LE, > GT, >= GE, begins_with
 // BEGINS_WITH, BETWEEN BETWEEN.
-func (k *KeyCondition) Parts() []LegacyCond {
-	names := map[string]string{"=": "EQ", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE", "BETWEEN": "BETWEEN", "begins_with": "BEGINS_WITH"}
-	out := make([]LegacyCond, len(k.conds))
-	for i, c := range k.conds {
-		out[i] = LegacyCond{Attr: c.name, Op: names[c.op], Values: c.values}
+func (k *KeyCondition) AppendParts(dst []LegacyCond) []LegacyCond {
+	for _, c := range k.conds {
+		dst = append(dst, LegacyCond{Attr: c.name, Op: legacyOps[c.op], Values: c.values})
 	}
-	return out
+	return dst
 }

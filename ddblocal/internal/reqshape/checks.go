@@ -3,6 +3,7 @@ package reqshape
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -180,6 +181,9 @@ func (w *walker) render(v val) string {
 	return renderAny(x)
 }
 
+// renderAny writes a JSON value as DynamoDB's messages show values, the
+// way Java prints them: a map as {k=v, ...} (keys sorted), a list of
+// scalars as [a, b], a list holding lists or maps as [...].
 func renderAny(x any) string {
 	switch t := x.(type) {
 	case nil:
@@ -189,15 +193,24 @@ func renderAny(x any) string {
 	case []any:
 		parts := make([]string, len(t))
 		for i, e := range t {
+			switch e.(type) {
+			case []any, map[string]any:
+				return "[...]"
+			}
 			parts[i] = renderAny(e)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	case map[string]any:
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(t)
-		return strings.TrimSuffix(buf.String(), "\n")
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + renderAny(t[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
 	}
 	b, _ := json.Marshal(x)
 	return string(b)

@@ -95,8 +95,8 @@ func (w *walker) skip() error {
 		w.pos++
 		if w.pos >= w.next {
 			w.next = w.pos + stopEvery
-			if w.stop != nil {
-				if err := w.stop(); err != nil {
+			if w.ctx != nil {
+				if err := w.ctx.Err(); err != nil {
 					return err
 				}
 			}

@@ -1,6 +1,7 @@
 package reqshape
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -50,10 +51,10 @@ func (r *Result) Err() error {
 // member outside attribute values, and the constraints of s. It counts
 // the list elements and map members it walks (unknown members
 // included; attribute values are skipped) and returns ErrTooMany past
-// maxMembers (0: no limit), and stop's error, which it asks every
-// megabyte, if that is not nil. A nil s counts members only.
-func Walk(body []byte, s *Shape, maxMembers int, stop func() error) (Result, error) {
-	w := walker{b: body, max: maxMembers, next: stopEvery, stop: stop}
+// maxMembers (0: no limit), and ctx's error once ctx ends (it looks
+// every megabyte; ctx may be nil). A nil s counts members only.
+func Walk(ctx context.Context, body []byte, s *Shape, maxMembers int) (Result, error) {
+	w := walker{b: body, max: maxMembers, next: stopEvery, ctx: ctx}
 	w.ws()
 	if w.pos >= len(w.b) {
 		return w.r, nil
@@ -70,7 +71,7 @@ func Walk(body []byte, s *Shape, maxMembers int, stop func() error) (Result, err
 	return w.r, err
 }
 
-// stopEvery is how many bytes the walk goes between calls of stop.
+// stopEvery is how many bytes the walk goes between looks at its context.
 const stopEvery = 1 << 20
 
 type walker struct {
@@ -78,7 +79,7 @@ type walker struct {
 	pos    int
 	n, max int
 	next   int
-	stop   func() error
+	ctx    context.Context
 	r      Result
 	path   [16]seg
 	depth  int
@@ -156,8 +157,8 @@ func (w *walker) count() error {
 	}
 	if w.pos >= w.next {
 		w.next = w.pos + stopEvery
-		if w.stop != nil {
-			return w.stop()
+		if w.ctx != nil {
+			return w.ctx.Err()
 		}
 	}
 	return nil
@@ -167,7 +168,7 @@ func (w *walker) count() error {
 // starts.
 type member struct {
 	name  []byte
-	start int
+	start int // where its value starts
 }
 
 // members reads the object at w.pos into ms (its values skipped),
@@ -220,6 +221,15 @@ func (w *walker) structure(s *Shape, top bool) error {
 		w.push(seg{name: f.Name})
 		if at < 0 || w.b[at] == 'n' {
 			w.checks(f, val{null: true}, top)
+			w.pop()
+			continue
+		}
+		if k := f.Shape.Kind; (k == AttrValue || k == AttrMap) && len(f.Checks) <= 1 {
+			// attribute values are decoded later: only their JSON kind here
+			if w.b[at] != '{' {
+				w.r.Serialization = true
+				return nil
+			}
 			w.pop()
 			continue
 		}
