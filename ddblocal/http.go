@@ -3,12 +3,12 @@ package ddblocal
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -348,12 +348,18 @@ func (s *Server) writeRaw(w http.ResponseWriter, reqID string, status int, ct st
 // [0-9A-Z].
 const requestIDLen = 52
 
+// newRequestID returns a request id: it needs to be unique, not secret,
+// so it comes from math/rand/v2's per-thread generator.
 func newRequestID() string {
 	var b [requestIDLen]byte
-	_, _ = rand.Read(b[:])
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var r uint64
 	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
+		if i%12 == 0 { // 12 base-36 digits fit in 64 bits
+			r = rand.Uint64()
+		}
+		b[i] = alphabet[r%36]
+		r /= 36
 	}
 	return string(b[:])
 }

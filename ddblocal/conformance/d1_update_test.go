@@ -33,3 +33,19 @@ func TestConformance_Update_ListAppendsInIndexOrder(t *testing.T) {
 		"c": l(n("1"), s("a"), s("two"), s("four"), s("six"), n("3"), n("-1"), n("2"), ss("a"))}, up.Attributes,
 		"item after SET c[9], c[7] and ADD c[13], c[11]")
 }
+
+// TestConformance_Condition_SizeWithoutSpaces: size() parses written
+// tight against its operator and in parentheses ("size(b)>:n",
+// "((size(b)) = :n)"), as DynamoDB's grammar reads it.
+func TestConformance_Condition_SizeWithoutSpaces(t *testing.T) {
+	t.Parallel()
+	tbl := hashTable(t)
+	put(t, tbl, Item{"pk": s("a"), "b": s("abc")}, Item{"pk": s("b"), "b": s("abcdef")})
+	for _, f := range []string{"size(b)>:n", "(size(b))>:n", "((size(b)) > :n) AND size(b)<>:n"} {
+		items, _ := scanAll(t, dynamodb.ScanInput{TableName: aws.String(tbl), FilterExpression: aws.String(f),
+			ExpressionAttributeValues: Item{":n": n("3")}})
+		if got := keysOf(items); len(got) != 1 || got[0] != "S:b/<nil>" {
+			t.Fatalf("FilterExpression %q: %v, want item b", f, got)
+		}
+	}
+}
