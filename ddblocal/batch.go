@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"context"
+	"encoding/json"
 	"sort"
 
 	"github.com/dynafold/dynafold/abi"
@@ -17,7 +18,11 @@ func init() {
 const (
 	maxBatchGet   = 100
 	maxBatchWrite = 25
-	maxBatchBytes = 16 << 20
+	// batchGetBytes is how much a BatchGetItem answers before it leaves
+	// the remaining keys unprocessed: 1 MB and one item's worth, as
+	// DynamoDB was measured to (dynalite's tests, run against it); the
+	// API reference names 16 MB as the most one call can return.
+	batchGetBytes = 1<<20 + maxItemSize - 3
 )
 
 type keysAndAttrs struct {
@@ -33,6 +38,13 @@ type batchGetInput struct {
 	rccInput
 }
 
+// keyString identifies a key of a request before its table is known (to
+// find duplicates among a batch's keys).
+func keyString(k abi.Item) string {
+	b, _ := json.Marshal(wire.Item(k))
+	return string(b)
+}
+
 func sortedNames[T any](m map[string]T) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -42,28 +54,13 @@ func sortedNames[T any](m map[string]T) []string {
 	return out
 }
 
+// batchGetItem checks a BatchGetItem in DynamoDB's order: each table's
+// parameters and keys (no more than 100 in all), then each table and its
+// keys' schema.
 func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in batchGetInput
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
-	}
-	if len(in.RequestItems) == 0 {
-		return nil, apierr.Validation("The requestItems parameter is required for BatchGetItem")
-	}
-	total := 0
-	biggest := ""
-	for _, name := range sortedNames(in.RequestItems) {
-		ka := in.RequestItems[name]
-		if ka == nil || len(ka.Keys) == 0 {
-			return nil, apierr.Validation("1 validation error detected: Value at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must have length greater than or equal to 1", name)
-		}
-		total += len(ka.Keys)
-		if biggest == "" || len(ka.Keys) > len(in.RequestItems[biggest].Keys) {
-			biggest = name
-		}
-	}
-	if total > maxBatchGet {
-		return nil, apierr.Validation("1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to satisfy constraint: Member must have length less than or equal to 100", biggest)
 	}
 	type prepared struct {
 		t         *table
@@ -72,15 +69,21 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		ka        *keysAndAttrs
 		throttled map[string]bool // encoded keys left unprocessed
 	}
-	var preps []prepared
+	preps := make([]prepared, 0, len(in.RequestItems))
+	total := 0
 	for _, name := range sortedNames(in.RequestItems) {
 		ka := in.RequestItems[name]
-		var c constraintErrors
-		c.checkTableName("requestItems."+name+".member.tableName", name)
-		if err := c.err(); err != nil {
+		if ka == nil {
+			ka = &keysAndAttrs{}
+		}
+		if err := checkExprMix([]namedParam{{"ProjectionExpression", has(ka.ProjectionExpression)}},
+			[]namedParam{{"AttributesToGet", ka.AttributesToGet != nil}}, ka.ExpressionAttributeNames != nil, false); err != nil {
 			return nil, err
 		}
-		p, err := exprInput{ExpressionAttributeNames: ka.ExpressionAttributeNames}.params(has(ka.ProjectionExpression), false)
+		if err := checkAttrsToGet(ka.AttributesToGet); err != nil {
+			return nil, err
+		}
+		p, err := exprInput{ExpressionAttributeNames: ka.ExpressionAttributeNames}.params()
 		if err != nil {
 			return nil, err
 		}
@@ -91,28 +94,36 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		if err := p.CheckUnused(); err != nil {
 			return nil, err
 		}
-		t, err := s.lookup(name)
-		if err != nil {
-			return nil, err
-		}
 		seen := map[string]bool{}
 		keys := make([]abi.Item, len(ka.Keys))
 		for i, raw := range ka.Keys {
-			k, err := normItem(abi.Item(raw))
+			k, err := normReq(raw)
 			if err != nil {
 				return nil, err
 			}
-			if err := t.validateKey(k); err != nil {
-				return nil, err
-			}
-			id := string(encodeKey(t, k))
+			id := keyString(k)
 			if seen[id] {
 				return nil, apierr.Validation("Provided list of item keys contains duplicates")
 			}
 			seen[id] = true
+			if total++; total > maxBatchGet {
+				return nil, apierr.Validation("Too many items requested for the BatchGetItem call")
+			}
 			keys[i] = k
 		}
-		preps = append(preps, prepared{t: t, keys: keys, proj: proj, ka: ka})
+		preps = append(preps, prepared{keys: keys, proj: proj, ka: ka})
+	}
+	for i, name := range sortedNames(in.RequestItems) {
+		t, err := s.lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range preps[i].keys {
+			if err := t.validateKey(k); err != nil {
+				return nil, err
+			}
+		}
+		preps[i].t = t
 	}
 	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
 		return nil, err
@@ -135,8 +146,13 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 		var got []wire.Item
 		var left []wire.Item
 		for _, k := range p.keys {
-			if full || p.throttled[string(encodeKey(p.t, k))] {
+			if p.throttled[string(encodeKey(p.t, k))] {
 				left = append(left, wire.Item(k))
+				continue
+			}
+			if full {
+				left = append(left, wire.Item(k))
+				units[p.t.name] += readUnits(0, p.ka.ConsistentRead)
 				continue
 			}
 			it, err := p.t.read(k, s.staleRead(p.ka.ConsistentRead), s.now())
@@ -147,9 +163,11 @@ func batchGetItem(s *Server, ctx context.Context, body []byte) (any, error) {
 			if it != nil {
 				sz = itemSize(it)
 			}
-			if size+sz > maxBatchBytes {
+			if size+sz > batchGetBytes {
+				// DynamoDB charges a key it leaves unprocessed one read
 				full = true
 				left = append(left, wire.Item(k))
+				units[p.t.name] += readUnits(0, p.ka.ConsistentRead)
 				continue
 			}
 			size += sz
@@ -201,20 +219,41 @@ type batchWriteInput struct {
 	rccInput
 }
 
+// batchWriteItem checks a BatchWriteItem in DynamoDB's order: each
+// request's values (and an item's size), then each table and its
+// requests' schema and keys.
 func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in batchWriteInput
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	if len(in.RequestItems) == 0 {
-		return nil, apierr.Validation("The requestItems parameter is required for BatchWriteItem")
+	type prepared struct {
+		w   *writeOp
+		raw writeRequest
 	}
-	total := 0
-	biggest := ""
+	total, biggest := 0, ""
+	vals := map[string][]abi.Item{} // the item or key of each request
 	for _, name := range sortedNames(in.RequestItems) {
 		reqs := in.RequestItems[name]
-		if len(reqs) == 0 {
-			return nil, apierr.Validation("1 validation error detected: Value at 'requestItems.%s.member' failed to satisfy constraint: Member must have length greater than or equal to 1", name)
+		for _, r := range reqs {
+			if (r.PutRequest == nil) == (r.DeleteRequest == nil) {
+				return nil, apierr.Validation("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes")
+			}
+		}
+		for _, r := range reqs {
+			var v abi.Item
+			var err error
+			if r.PutRequest != nil {
+				if v, err = normReq(r.PutRequest.Item); err != nil {
+					return nil, err
+				}
+				if err := checkItemSize(v); err != nil {
+					return nil, err
+				}
+			} else if v, err = normReq(r.DeleteRequest.Key); err != nil {
+				return nil, err
+			}
+			vals[name] = append(vals[name], v)
 		}
 		total += len(reqs)
 		if biggest == "" || len(reqs) > len(in.RequestItems[biggest]) {
@@ -224,59 +263,34 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if total > maxBatchWrite {
 		return nil, apierr.Validation("1 validation error detected: Value '{%s=[...]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]", biggest)
 	}
-	type prepared struct {
-		w   *writeOp
-		raw writeRequest
-	}
 	var ops []prepared
 	for _, name := range sortedNames(in.RequestItems) {
-		reqs := in.RequestItems[name]
-		var c constraintErrors
-		c.checkTableName("requestItems."+name+".member.tableName", name)
-		if err := c.err(); err != nil {
-			return nil, err
-		}
 		t, err := s.lookup(name)
 		if err != nil {
 			return nil, err
 		}
 		seen := map[string]bool{}
-		for _, r := range reqs {
-			if (r.PutRequest == nil) == (r.DeleteRequest == nil) {
-				return nil, apierr.Validation("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes")
-			}
+		for i, r := range in.RequestItems[name] {
+			v := vals[name][i]
 			var w *writeOp
 			if r.PutRequest != nil {
-				if r.PutRequest.Item == nil {
-					return nil, apierr.Validation("1 validation error detected: Value null at 'requestItems.%s.member.1.member.putRequest.item' failed to satisfy constraint: Member must not be null", name)
-				}
-				item, err := normItem(abi.Item(r.PutRequest.Item))
-				if err != nil {
-					return nil, err
-				}
-				// In a batch, a wrong-typed table key is the generic schema
-				// error (DynamoDB words it so), not PutItem's type mismatch.
+				// In a batch, a missing or wrong-typed table key is the
+				// generic schema error (DynamoDB words it so), not
+				// PutItem's.
 				for _, n := range t.key.names() {
-					if v, ok := item[n]; ok && v.Kind.String() != t.keyType[n] {
+					if x, ok := v[n]; !ok || x.Kind.String() != t.keyType[n] {
 						return nil, apierr.Validation("The provided key element does not match the schema")
 					}
 				}
-				if err := t.rlocked(func() error { return t.validateItem(item) }); err != nil {
+				if err := t.rlocked(func() error { return t.validateItem(v) }); err != nil {
 					return nil, err
 				}
-				w = &writeOp{kind: opPut, t: t, key: t.keyOf(item), item: item}
+				w = &writeOp{kind: opPut, t: t, key: t.keyOf(v), item: v}
 			} else {
-				if r.DeleteRequest.Key == nil {
-					return nil, apierr.Validation("1 validation error detected: Value null at 'requestItems.%s.member.1.member.deleteRequest.key' failed to satisfy constraint: Member must not be null", name)
-				}
-				key, err := normItem(abi.Item(r.DeleteRequest.Key))
-				if err != nil {
+				if err := t.validateKey(v); err != nil {
 					return nil, err
 				}
-				if err := t.validateKey(key); err != nil {
-					return nil, err
-				}
-				w = &writeOp{kind: opDelete, t: t, key: key}
+				w = &writeOp{kind: opDelete, t: t, key: v}
 			}
 			id := string(encodeKey(t, w.key))
 			if seen[id] {

@@ -2,7 +2,9 @@ package ddblocal
 
 import (
 	"context"
+	"encoding/json"
 	"sort"
+	"strings"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 )
@@ -35,8 +37,21 @@ func (s *Server) lookup(name string) (*table, error) {
 	s.catMu.RLock()
 	t := s.tables[tableNameOf(name)]
 	s.catMu.RUnlock()
-	if t == nil {
+	if t == nil || s.creatingNow(t) {
 		return nil, apierr.NotFound("Requested resource not found")
+	}
+	return t, nil
+}
+
+// lookupAny returns the named table whatever its status (the control
+// plane's view); unknown tables are a ResourceNotFoundException naming
+// the table.
+func (s *Server) lookupAny(name string) (*table, error) {
+	s.catMu.RLock()
+	t := s.tables[tableNameOf(name)]
+	s.catMu.RUnlock()
+	if t == nil {
+		return nil, apierr.NotFound("Requested resource not found: Table: %s not found", name)
 	}
 	return t, nil
 }
@@ -69,6 +84,7 @@ func (s *Server) describe(t *table, status string) map[string]any {
 	d["ProvisionedThroughput"] = tp
 	if m.BillingMode == "PAY_PER_REQUEST" {
 		d["BillingModeSummary"] = map[string]any{"BillingMode": "PAY_PER_REQUEST"}
+		d["TableThroughputModeSummary"] = map[string]any{"TableThroughputMode": "PAY_PER_REQUEST"}
 	}
 	idx := func(ix indexDef, global bool) map[string]any {
 		ixd := map[string]any{
@@ -83,7 +99,7 @@ func (s *Server) describe(t *table, status string) map[string]any {
 			ixd["ItemCount"], ixd["IndexSizeBytes"] = st.count, st.size
 		}
 		if global {
-			ixd["IndexStatus"] = "ACTIVE"
+			ixd["IndexStatus"] = s.indexStatus(t, ix.IndexName)
 			p := map[string]any{"ReadCapacityUnits": 0, "WriteCapacityUnits": 0, "NumberOfDecreasesToday": 0}
 			if ix.ProvisionedThroughput != nil {
 				p["ReadCapacityUnits"], p["WriteCapacityUnits"] = ix.ProvisionedThroughput.ReadCapacityUnits, ix.ProvisionedThroughput.WriteCapacityUnits
@@ -125,11 +141,14 @@ func describeTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	if err := checkDescribeName(in.TableName); err != nil {
-		return nil, err
-	}
-	t, err := s.lookupControl(in.TableName)
+	t, err := s.lookupAny(in.TableName)
 	if err != nil {
+		s.catMu.RLock()
+		desc, ok := s.ghostOf(tableNameOf(in.TableName))
+		s.catMu.RUnlock()
+		if ok {
+			return map[string]any{"Table": desc}, nil
+		}
 		return nil, err
 	}
 	t.mu.RLock()
@@ -137,7 +156,7 @@ func describeTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if t.deleted {
 		return nil, apierr.NotFound("Requested resource not found: Table: %s not found", in.TableName)
 	}
-	return map[string]any{"Table": s.describe(t, "ACTIVE")}, nil
+	return map[string]any{"Table": s.describe(t, s.status(t))}, nil
 }
 
 func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
@@ -145,11 +164,9 @@ func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	if err := checkDescribeName(in.TableName); err != nil {
-		return nil, err
-	}
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
+	s.dropGhosts()
 	in.TableName = tableNameOf(in.TableName)
 	t := s.tables[in.TableName]
 	if t == nil {
@@ -157,6 +174,9 @@ func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if s.status(t) == "CREATING" {
+		return nil, s.inUse(t)
+	}
 	if err := s.dropTable(in.TableName); err != nil {
 		return nil, err
 	}
@@ -169,8 +189,10 @@ func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	desc := s.describe(t, "DELETING")
+	delete(desc, "GlobalSecondaryIndexes") // as DynamoDB's DeleteTable answers
 	t.deleted = true
 	delete(s.tables, in.TableName)
+	s.addGhost(in.TableName, desc)
 	return map[string]any{"TableDescription": desc}, nil
 }
 
@@ -186,15 +208,17 @@ func listTables(s *Server, ctx context.Context, body []byte) (any, error) {
 	}
 	limit := 100
 	if in.Limit != nil {
-		if *in.Limit < 1 || *in.Limit > 100 {
-			return nil, apierr.Validation("1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value %s", *in.Limit, map[bool]string{true: "greater than or equal to 1", false: "less than or equal to 100"}[*in.Limit < 1])
-		}
 		limit = *in.Limit
 	}
 	s.catMu.RLock()
 	names := make([]string, 0, len(s.tables))
 	for n := range s.tables {
 		if n > in.ExclusiveStartTableName {
+			names = append(names, n)
+		}
+	}
+	for n := range s.ghosts {
+		if _, ok := s.ghostOf(n); ok && n > in.ExclusiveStartTableName {
 			names = append(names, n)
 		}
 	}
@@ -214,6 +238,7 @@ type updateTableInput struct {
 	BillingMode                 string
 	ProvisionedThroughput       *throughput
 	StreamSpecification         *streamSpec
+	SSESpecification            json.RawMessage
 	AttributeDefinitions        []attrDef
 	GlobalSecondaryIndexUpdates []struct {
 		Create *indexDef
@@ -225,29 +250,136 @@ type updateTableInput struct {
 	}
 }
 
+// checkUpdateTable makes UpdateTable's checks that need no table, in
+// DynamoDB's order and words.
+func checkUpdateTable(in *updateTableInput) error {
+	if in.ProvisionedThroughput == nil && in.BillingMode == "" && in.StreamSpecification == nil && len(in.GlobalSecondaryIndexUpdates) == 0 && in.SSESpecification == nil {
+		return apierr.Validation("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required")
+	}
+	if in.BillingMode == "PROVISIONED" && in.ProvisionedThroughput == nil {
+		return apierr.Validation("One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED")
+	}
+	if p := in.ProvisionedThroughput; p != nil {
+		if p.ReadCapacityUnits > maxCapacityUnits {
+			return apierr.Validation("Given value %d for ReadCapacityUnits is out of bounds", p.ReadCapacityUnits)
+		}
+		if p.WriteCapacityUnits > maxCapacityUnits {
+			return apierr.Validation("Given value %d for WriteCapacityUnits is out of bounds", p.WriteCapacityUnits)
+		}
+	}
+	seen := map[string]bool{}
+	for _, u := range in.GlobalSecondaryIndexUpdates {
+		var name string
+		switch {
+		case u.Update != nil:
+			name = u.Update.IndexName
+		case u.Create != nil:
+			name = u.Create.IndexName
+		case u.Delete != nil:
+			name = u.Delete.IndexName
+		default:
+			return apierr.Validation("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null")
+		}
+		if seen[name] {
+			return apierr.Validation("One or more parameter values were invalid: Only one global secondary index update per index is allowed simultaneously. Index: %s", name)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
+// updateTable changes a table's billing, throughput, stream and global
+// secondary indexes. Every check comes before any change: a refused
+// request leaves the table as it was.
 func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in updateTableInput
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	t, err := s.lookupControl(in.TableName)
-	if err != nil {
+	if err := checkUpdateTable(&in); err != nil {
 		return nil, err
 	}
-	if in.ProvisionedThroughput == nil && in.BillingMode == "" && in.StreamSpecification == nil && len(in.GlobalSecondaryIndexUpdates) == 0 {
-		return nil, apierr.Validation("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required")
+	t, err := s.lookupAny(in.TableName)
+	if err != nil {
+		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.deleted {
-		return nil, errGone
+		return nil, apierr.NotFound("Requested resource not found: Table: %s not found", in.TableName)
+	}
+	if err := s.inUse(t); err != nil {
+		return nil, err
 	}
 	m := t.meta
+	mode := in.BillingMode
+	if mode == "" {
+		mode = m.BillingMode
+	}
+	if in.ProvisionedThroughput != nil && mode == "PAY_PER_REQUEST" {
+		return nil, apierr.Validation("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
+	}
+	online := 0
+	for _, u := range in.GlobalSecondaryIndexUpdates {
+		if u.Create != nil || u.Delete != nil {
+			online++
+		}
+	}
+	if online > 1 || len(in.GlobalSecondaryIndexUpdates) > 5 {
+		return nil, apierr.New("LimitExceededException", 400, "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table")
+	}
+	gsis := make([]indexDef, len(m.GSIs))
+	copy(gsis, m.GSIs)
+	for _, u := range in.GlobalSecondaryIndexUpdates {
+		if u.Update == nil {
+			continue
+		}
+		p := u.Update.ProvisionedThroughput
+		if p != nil && (p.ReadCapacityUnits > maxCapacityUnits || p.WriteCapacityUnits > maxCapacityUnits) {
+			return nil, apierr.Validation("This operation cannot be performed with given input values. Please contact DynamoDB service team for more info: Action Blocked: IndexUpdate")
+		}
+		found := false
+		for i := range gsis {
+			if gsis[i].IndexName == u.Update.IndexName {
+				found = true
+				if mode == "PAY_PER_REQUEST" {
+					return nil, apierr.Validation("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
+				}
+				tp := *p
+				gsis[i].ProvisionedThroughput = &tp
+			}
+		}
+		if !found {
+			return nil, apierr.NotFound("Requested resource not found: Index: %s not found", u.Update.IndexName)
+		}
+	}
+	if p, cur := in.ProvisionedThroughput, m.Throughput; p != nil && cur != nil && m.BillingMode != "PAY_PER_REQUEST" &&
+		p.ReadCapacityUnits == cur.ReadCapacityUnits && p.WriteCapacityUnits == cur.WriteCapacityUnits {
+		return nil, apierr.Validation("The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %d. Requested ReadCapacityUnits: %d. Current WriteCapacityUnits provisioned for the table: %d. Requested WriteCapacityUnits: %d. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+			cur.ReadCapacityUnits, p.ReadCapacityUnits, cur.WriteCapacityUnits, p.WriteCapacityUnits)
+	}
+	if in.BillingMode == "PROVISIONED" && m.BillingMode == "PAY_PER_REQUEST" {
+		var missing []string
+		for _, g := range gsis {
+			if g.ProvisionedThroughput == nil || (g.ProvisionedThroughput.ReadCapacityUnits == 0 && g.ProvisionedThroughput.WriteCapacityUnits == 0) {
+				missing = append(missing, g.IndexName)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, apierr.Validation("One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s", strings.Join(missing, ","))
+		}
+	}
 	if in.BillingMode != "" {
 		m.BillingMode = in.BillingMode
 	}
 	if in.ProvisionedThroughput != nil {
 		m.Throughput = in.ProvisionedThroughput
+	}
+	if m.BillingMode == "PAY_PER_REQUEST" {
+		m.Throughput = nil
+		for i := range gsis {
+			gsis[i].ProvisionedThroughput = nil
+		}
 	}
 	defs := append([]attrDef(nil), m.AttributeDefinitions...)
 	for _, d := range in.AttributeDefinitions {
@@ -265,7 +397,7 @@ func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	m.AttributeDefinitions = defs
-	gsis := append([]indexDef(nil), m.GSIs...)
+	var created []string
 	for _, u := range in.GlobalSecondaryIndexUpdates {
 		switch {
 		case u.Create != nil:
@@ -295,6 +427,7 @@ func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 				}
 			}
 			gsis = append(gsis, *u.Create)
+			created = append(created, u.Create.IndexName)
 		case u.Delete != nil:
 			found := false
 			for i, g := range gsis {
@@ -340,7 +473,9 @@ func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 		t.setMeta(old)
 		return nil, err
 	}
-	// Like DynamoDB, UpdateTable answers UPDATING; the change is done (and
-	// DescribeTable says ACTIVE) at once.
+	// Like DynamoDB, UpdateTable answers UPDATING; the change is done at
+	// once, and the table UPDATING (a new index CREATING) for the table
+	// delay.
+	s.startTransition(t, "UPDATING", created...)
 	return map[string]any{"TableDescription": s.describe(t, "UPDATING")}, nil
 }

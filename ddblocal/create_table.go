@@ -52,10 +52,13 @@ func createTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	}
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
-	if _, ok := s.tables[in.TableName]; ok {
+	s.dropGhosts()
+	_, deleting := s.ghostOf(in.TableName)
+	if _, ok := s.tables[in.TableName]; ok || deleting {
 		return nil, apierr.New("ResourceInUseException", 400, "Table already exists: %s", in.TableName)
 	}
 	t := newTable(m)
+	s.startTransition(t, "CREATING")
 	if sp := in.StreamSpecification; sp != nil && sp.StreamEnabled {
 		s.enableStream(t, sp.StreamViewType)
 	}
@@ -84,53 +87,29 @@ func uuid() string {
 
 var viewTypes = map[string]bool{"NEW_IMAGE": true, "OLD_IMAGE": true, "NEW_AND_OLD_IMAGES": true, "KEYS_ONLY": true}
 
+// maxCapacityUnits is the largest ReadCapacityUnits or WriteCapacityUnits
+// DynamoDB accepts.
+const maxCapacityUnits = 1_000_000_000_000
+
+// validateCreateTable makes CreateTable's checks beyond its parameters'
+// constraints (internal/reqshape), in DynamoDB's order and words.
 func validateCreateTable(in *createTableInput) error {
-	var c constraintErrors
-	if in.AttributeDefinitions == nil {
-		c.add("Value null at 'attributeDefinitions' failed to satisfy constraint: Member must not be null")
-	}
-	c.checkName("tableName", in.TableName)
-	if in.KeySchema == nil {
-		c.add("Value null at 'keySchema' failed to satisfy constraint: Member must not be null")
-	} else if len(in.KeySchema) < 1 || len(in.KeySchema) > 2 {
-		c.add(fmt.Sprintf("Value '%v' at 'keySchema' failed to satisfy constraint: Member must have length less than or equal to 2", in.KeySchema))
-	}
-	for i, d := range in.AttributeDefinitions {
-		if d.AttributeType != "S" && d.AttributeType != "N" && d.AttributeType != "B" {
-			c.add(fmt.Sprintf("Value '%s' at 'attributeDefinitions.%d.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]", d.AttributeType, i+1))
-		}
-	}
-	for i, k := range in.KeySchema {
-		if k.KeyType != "HASH" && k.KeyType != "RANGE" {
-			c.add(fmt.Sprintf("Value '%s' at 'keySchema.%d.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]", k.KeyType, i+1))
-		}
-	}
-	for i, ix := range in.GlobalSecondaryIndexes {
-		c.checkName(fmt.Sprintf("globalSecondaryIndexes.%d.member.indexName", i+1), ix.IndexName)
-	}
-	for i, ix := range in.LocalSecondaryIndexes {
-		c.checkName(fmt.Sprintf("localSecondaryIndexes.%d.member.indexName", i+1), ix.IndexName)
-	}
-	if in.BillingMode != "" && in.BillingMode != "PROVISIONED" && in.BillingMode != "PAY_PER_REQUEST" {
-		c.add(fmt.Sprintf("Value '%s' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]", in.BillingMode))
-	}
-	if err := c.err(); err != nil {
-		return err
-	}
 	inval := func(f string, a ...any) error {
 		return apierr.Validation("One or more parameter values were invalid: "+f, a...)
 	}
-	if in.BillingMode == "PAY_PER_REQUEST" && in.ProvisionedThroughput != nil {
-		return inval("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
-	}
-	if in.BillingMode != "PAY_PER_REQUEST" && in.ProvisionedThroughput == nil {
-		return inval("ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED")
-	}
-	if p := in.ProvisionedThroughput; p != nil {
-		if p.ReadCapacityUnits < 1 {
+	if in.BillingMode == "PAY_PER_REQUEST" {
+		if in.ProvisionedThroughput != nil {
+			return inval("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
+		}
+	} else {
+		p := in.ProvisionedThroughput
+		if p == nil || p.ReadCapacityUnits == 0 || p.WriteCapacityUnits == 0 {
+			return inval("ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED")
+		}
+		if p.ReadCapacityUnits > maxCapacityUnits {
 			return apierr.Validation("Given value %d for ReadCapacityUnits is out of bounds", p.ReadCapacityUnits)
 		}
-		if p.WriteCapacityUnits < 1 {
+		if p.WriteCapacityUnits > maxCapacityUnits {
 			return apierr.Validation("Given value %d for WriteCapacityUnits is out of bounds", p.WriteCapacityUnits)
 		}
 	}
@@ -152,9 +131,6 @@ func validateCreateTable(in *createTableInput) error {
 			}
 			used[n] = true
 		}
-		if len(ks) == 0 {
-			return apierr.Validation("Invalid KeySchema: Some index key attribute have no definition")
-		}
 		if len(ks) == 2 && ks[0].AttributeName == ks[1].AttributeName {
 			return apierr.Validation("Both the Hash Key and the Range Key element in the KeySchema have the same name")
 		}
@@ -166,21 +142,27 @@ func validateCreateTable(in *createTableInput) error {
 		}
 		return nil
 	}
+	if len(in.KeySchema) > len(in.AttributeDefinitions) {
+		return apierr.Validation("Invalid KeySchema: Some index key attribute have no definition")
+	}
 	if err := checkSchema(in.KeySchema); err != nil {
 		return err
+	}
+	if in.LocalSecondaryIndexes == nil && in.GlobalSecondaryIndexes == nil && len(in.KeySchema) != len(in.AttributeDefinitions) {
+		return inval("Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions")
 	}
 	names := map[string]bool{}
 	checkProj := func(ix *indexDef) error {
 		switch ix.Projection.ProjectionType {
-		case "ALL", "KEYS_ONLY", "INCLUDE":
 		case "":
 			return inval("Unknown ProjectionType: null")
-		default:
-			return inval("Unknown ProjectionType: %s", ix.Projection.ProjectionType)
 		}
 		if ix.Projection.NonKeyAttributes != nil && ix.Projection.ProjectionType != "INCLUDE" {
 			return inval("ProjectionType is %s, but NonKeyAttributes is specified", ix.Projection.ProjectionType)
 		}
+		return nil
+	}
+	checkName := func(ix *indexDef) error {
 		if names[ix.IndexName] {
 			return inval("Duplicate index name: %s", ix.IndexName)
 		}
@@ -191,7 +173,7 @@ func validateCreateTable(in *createTableInput) error {
 		if len(in.LocalSecondaryIndexes) == 0 {
 			return inval("List of LocalSecondaryIndexes is empty")
 		}
-		if len(in.KeySchema) < 2 {
+		if len(in.KeySchema) != 2 {
 			return inval("Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex")
 		}
 		for i := range in.LocalSecondaryIndexes {
@@ -199,13 +181,16 @@ func validateCreateTable(in *createTableInput) error {
 			if err := checkSchema(ix.KeySchema); err != nil {
 				return err
 			}
-			if len(ix.KeySchema) < 2 {
+			if len(ix.KeySchema) != 2 {
 				return inval("Index KeySchema does not have a range key for index: %s", ix.IndexName)
 			}
 			if ix.KeySchema[0].AttributeName != in.KeySchema[0].AttributeName {
 				return inval("Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s", ix.IndexName, ix.KeySchema[0].AttributeName, in.KeySchema[0].AttributeName)
 			}
 			if err := checkProj(ix); err != nil {
+				return err
+			}
+			if err := checkName(ix); err != nil {
 				return err
 			}
 			ix.ProvisionedThroughput = nil
@@ -229,12 +214,18 @@ func validateCreateTable(in *createTableInput) error {
 			if in.BillingMode == "PAY_PER_REQUEST" && ix.ProvisionedThroughput != nil {
 				return inval("ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST", ix.IndexName)
 			}
-			if in.BillingMode != "PAY_PER_REQUEST" && ix.ProvisionedThroughput == nil {
-				return inval("ProvisionedThroughput must be specified for index: %s", ix.IndexName)
+			if err := checkName(ix); err != nil {
+				return err
 			}
 		}
 		if len(in.GlobalSecondaryIndexes) > 20 {
 			return inval("GlobalSecondaryIndex count exceeds the per-table limit of 20")
+		}
+		for i := range in.GlobalSecondaryIndexes {
+			ix := &in.GlobalSecondaryIndexes[i]
+			if in.BillingMode != "PAY_PER_REQUEST" && ix.ProvisionedThroughput == nil {
+				return inval("ProvisionedThroughput must be specified for index: %s", ix.IndexName)
+			}
 		}
 	}
 	if len(used) != len(defs) {

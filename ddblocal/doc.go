@@ -10,6 +10,12 @@
 // # Layout
 //
 // server.go and http.go hold the server, the protocol and the error shape;
+// auth.go the SigV4 header check; request.go runs a body through
+// internal/reqshape (DynamoDB's types and constraints of each operation's
+// parameters, before decoding); legacy.go the legacy parameters, which
+// internal/expr translates into expressions; lifecycle.go the table
+// status transitions; segment.go DynamoDB's scan hash and segments;
+// pagesize.go the size a Query or Scan page counts;
 // table.go, index.go and validate.go the in-memory store (items ordered by
 // hash key then range key, maintained secondary indexes) and its checks;
 // one file per operation family (item_ops.go, update_item.go, query.go,
@@ -47,18 +53,24 @@
 // never mutated in place (updates build new items), so readers may use them
 // after releasing the lock.
 //
+// # Answering like DynamoDB
+//
+// A request is checked in DynamoDB's stages and order: the HTTP front
+// (method, content type, JSON, operation, SigV4 authentication, which
+// Options.AllowUnsigned turns off), its members' JSON types
+// (SerializationException in DynamoDB's words), the API model's
+// constraints (com.amazon.coral.validate#ValidationException, every
+// failure listed), the operation's own checks (attribute values, legacy
+// parameters, expressions), then the table. Tables pass through CREATING,
+// UPDATING and DELETING for Options.TableDelay (0: at once).
+//
 // # Known deviations from DynamoDB
 //
-//   - Tables and indexes are usable at once (CreateTable still answers
-//     CREATING, UpdateTable UPDATING; DescribeTable says ACTIVE).
 //   - Eventually consistent reads and global index queries are current,
 //     unless FaultConfig.StaleReads makes GetItem, BatchGetItem and Query
 //     lag; Scan is never stale.
 //   - Concurrent transactions on one item are serialized rather than
 //     cancelled with TransactionConflict (inject it with FaultConfig).
-//   - The legacy parameters (Expected, AttributeUpdates, KeyConditions,
-//     QueryFilter, ScanFilter, ConditionalOperator) are refused with a
-//     ValidationException; AttributesToGet is supported.
 //   - PartiQL, backups, global tables, exports and imports are not
 //     implemented (UnknownOperationException).
 //   - Tags (TagResource, UntagResource, ListTagsOfResource, CreateTable's
@@ -75,8 +87,14 @@
 //   - Kinesis streams are ACTIVE at once, take no throughput limits but the
 //     optional GetRecords call rate (KinesisOptions.ReadsPerShardPerSecond),
 //     and have no enhanced fan-out; see docs/ddblocal.md.
+//   - Items of an index with equal index keys come in table-key order, not
+//     in the order of DynamoDB's hash of the table key.
+//   - Signatures are not verified: any credentials are accepted.
 //   - A stream's shards (StreamOptions.Shards open at once, routed by a hash
 //     of the partition key) split by record count or on demand
 //     (SplitShard), never by throughput, and never merge; sequence numbers
 //     increase across shards too.
+//
+// docs/ddblocal.md lists what ddblocal supports and every known
+// difference, with what could not be known from outside DynamoDB.
 package ddblocal

@@ -83,7 +83,7 @@ func TestServer_MalformedRequests(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, srv.Endpoint()+"/", strings.NewReader(body))
 		req.Header.Set("X-Amz-Target", target)
 		req.Header.Set("Content-Type", contentType)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := http.DefaultClient.Do(sign(req))
 		if err != nil {
 			t.Fatal(err)
 		}

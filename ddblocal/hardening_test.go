@@ -187,7 +187,7 @@ func rawCall(t *testing.T, srv *Server, op, body string) (int, string) {
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("X-Amz-Target", op)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(sign(req))
 	if err != nil {
 		t.Fatal(err)
 	}

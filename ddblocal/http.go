@@ -3,12 +3,12 @@ package ddblocal
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/kinesis"
+	"github.com/dynafold/dynafold/ddblocal/internal/reqshape"
 )
 
 const (
@@ -34,24 +35,42 @@ var handlers = map[string]handler{}
 
 func register(op string, h handler) { handlers[op] = h }
 
-// ServeHTTP implements http.Handler: the AWS JSON 1.0 protocol.
+// ServeHTTP implements http.Handler: the AWS JSON 1.0 protocol, with
+// DynamoDB's answers to what is not a request of it (checked in DynamoDB's
+// order): a GET is a health check; another method than POST, or a body of
+// another content type, is answered 404; a body that is not JSON is a
+// SerializationException, an unknown X-Amz-Target an
+// UnknownOperationException, a request without SigV4 authentication a
+// MissingAuthenticationTokenException (unless Options.AllowUnsigned).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reqID := newRequestID()
 	ctx := r.Context()
+	if r.Header.Get("Origin") != "" {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions {
+			writePreflight(w, r, reqID)
+			return
+		}
+	}
 	if r.ContentLength > maxBody {
 		// refused before a byte of it is read
-		s.writeError(w, reqID, errTooLarge)
+		s.writeTooLarge(w, reqID)
 		return
 	}
-	if r.Method != http.MethodPost {
-		s.writeError(w, reqID, apierr.New("UnknownOperationException", 400, "Only POST is supported"))
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodGet:
+		s.writeRaw(w, reqID, http.StatusOK, "", []byte("healthy: dynamodb."+s.opts.Region+".amazonaws.com "))
+		return
+	default:
+		s.writeRaw(w, reqID, http.StatusNotFound, "", notFoundBody)
 		return
 	}
 	charge := s.mem.cost(r.ContentLength)
 	if err := s.mem.acquire(ctx, charge, s.memWait); err != nil {
 		if errors.Is(err, errRequestMemory) {
 			s.log.Debug("ddblocal request refused: request memory busy", "id", reqID, "bytes", r.ContentLength)
-			s.writeError(w, reqID, s.mem.busyError(charge))
+			s.writeError(w, reqID, contentType, s.mem.busyError(charge))
 		}
 		return // otherwise the client went away while it waited
 	}
@@ -60,9 +79,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(r)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
-			s.writeError(w, reqID, errTooLarge)
+			s.writeTooLarge(w, reqID)
 		} else if ctx.Err() == nil {
-			s.writeError(w, reqID, apierr.New("SerializationException", 400, "could not read the request body"))
+			s.writeError(w, reqID, contentType, apierr.New("SerializationException", 400, ""))
 		}
 		return
 	}
@@ -75,22 +94,108 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.hook("read", r)
 	target := r.Header.Get("X-Amz-Target")
 	if strings.HasPrefix(target, kinesis.TargetPrefix) {
-		s.serveKinesis(ctx, w, reqID, target, body) // kinesis.go
+		// Kinesis speaks JSON 1.1 and answers in it (kinesis.go).
+		if !s.opts.AllowUnsigned {
+			if err := checkAuth(r); err != nil {
+				s.writeKinesisError(w, reqID, err)
+				return
+			}
+		}
+		s.serveKinesis(ctx, w, reqID, target, body)
+		return
+	}
+	ct, ok := responseType(r.Header.Get("Content-Type"), len(body) > 0)
+	if !ok {
+		s.writeRaw(w, reqID, http.StatusNotFound, "", notFoundBody)
 		return
 	}
 	start := time.Now()
-	resp, err := s.dispatch(ctx, target, body)
+	resp, err := s.front(r, target, body)
+	if err == nil {
+		resp, err = s.dispatch(ctx, target, body)
+	}
 	if err != nil {
 		if errors.Is(err, errClientGone) {
 			s.log.Debug("ddblocal request abandoned: the client went away", "target", target, "id", reqID, "took", time.Since(start))
 			return
 		}
 		s.log.Debug("ddblocal request", "target", target, "id", reqID, "err", err, "took", time.Since(start))
-		s.writeError(w, reqID, err)
+		s.writeError(w, reqID, ct, err)
 		return
 	}
 	s.log.Debug("ddblocal request", "target", target, "id", reqID, "took", time.Since(start))
-	s.writeBody(w, reqID, http.StatusOK, resp)
+	s.writeBody(w, reqID, ct, http.StatusOK, resp)
+}
+
+// notFoundBody is what DynamoDB answers, with 404, to a method other than
+// POST or GET and to a body of another content type than JSON.
+var notFoundBody = []byte("<UnknownOperationException/>\n")
+
+// responseType returns the content type of the answer to a request of
+// content type header: application/x-amz-json-1.0 when the request is,
+// otherwise application/json (parameters ignored); ok is false when a
+// request with a body is of neither type.
+func responseType(header string, hasBody bool) (ct string, ok bool) {
+	mt, _, _ := strings.Cut(header, ";")
+	switch strings.TrimSpace(mt) {
+	case "application/json":
+		return "application/json", true
+	case contentType:
+		return contentType, true
+	}
+	return "application/json", !hasBody
+}
+
+// front checks what DynamoDB checks before it reads a request's
+// parameters, in its order: a body that is JSON, a known operation, SigV4
+// authentication, a body at all.
+func (s *Server) front(r *http.Request, target string, body []byte) ([]byte, error) {
+	if len(body) > 0 && !json.Valid(body) {
+		return nil, apierr.New("SerializationException", 400, "")
+	}
+	if !knownTarget(target) {
+		return nil, unknownOp()
+	}
+	if !s.opts.AllowUnsigned {
+		if err := checkAuth(r); err != nil {
+			return nil, err
+		}
+	}
+	if len(body) == 0 {
+		return nil, apierr.New("SerializationException", 400, "")
+	}
+	return nil, nil
+}
+
+// knownTarget reports whether an X-Amz-Target names an operation ddblocal
+// serves.
+func knownTarget(target string) bool {
+	if op, ok := strings.CutPrefix(target, dynamoPrefix); ok {
+		_, known := handlers[op]
+		return known
+	}
+	if op, ok := strings.CutPrefix(target, streamsPrefix); ok {
+		return streamOps[op]
+	}
+	return false
+}
+
+// streamOps are the DynamoDB Streams operations.
+var streamOps = map[string]bool{"ListStreams": true, "DescribeStream": true, "GetShardIterator": true, "GetRecords": true}
+
+// writePreflight answers a CORS preflight request (OPTIONS with Origin).
+func writePreflight(w http.ResponseWriter, r *http.Request, reqID string) {
+	h := w.Header()
+	if v := r.Header.Get("Access-Control-Request-Headers"); v != "" {
+		h.Set("Access-Control-Allow-Headers", v)
+	}
+	if v := r.Header.Get("Access-Control-Request-Method"); v != "" {
+		h.Set("Access-Control-Allow-Methods", v)
+	}
+	h.Set("Access-Control-Max-Age", "172800")
+	h.Set("x-amzn-RequestId", reqID)
+	h.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
 }
 
 func (s *Server) hook(stage string, r *http.Request) {
@@ -100,6 +205,21 @@ func (s *Server) hook(stage string, r *http.Request) {
 }
 
 var errTooLarge = apierr.New("RequestEntityTooLarge", 413, "Request entity too large")
+
+// writeTooLarge answers a body over 16 MB as DynamoDB does: 413, sent
+// chunked (the error body, without a Content-Length).
+func (s *Server) writeTooLarge(w http.ResponseWriter, reqID string) {
+	b, _ := json.Marshal(map[string]string{"__type": typePrefix(errTooLarge.Code) + errTooLarge.Code, "message": errTooLarge.Message})
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("x-amzn-RequestId", reqID)
+	h.Set("x-amz-crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(b)), 10))
+	w.WriteHeader(errTooLarge.Status)
+	_, _ = w.Write(b)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
 
 // readBody reads a request body of at most maxBody bytes, into a buffer of
 // its declared length when it has one.
@@ -139,10 +259,12 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if err := s.faults.before(ctx, op, body); err != nil {
 			return nil, err
 		}
-		if err := checkBody(ctx, body); err != nil {
+		shape := reqshape.Ops[op]
+		body, err := checkRequest(ctx, shape, body)
+		if err != nil {
 			return nil, err
 		}
-		out, err := h(s, ctx, body)
+		out, err := s.serve(ctx, h, shape, body)
 		if err != nil {
 			return nil, err
 		}
@@ -153,24 +275,12 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if err := s.faults.before(ctx, "DynamoDBStreams."+op, body); err != nil {
 			return nil, err
 		}
-		if err := checkBody(ctx, body); err != nil {
+		if _, err := checkRequest(ctx, nil, body); err != nil {
 			return nil, err
 		}
 		return s.streams.Handle(ctx, op, body)
 	}
 	return nil, unknownOp()
-}
-
-// checkBody refuses a body that is not JSON, not UTF-8, or holds more
-// members than decoding it may cost (checkShape), before it is decoded.
-func checkBody(ctx context.Context, body []byte) error {
-	if !json.Valid(body) {
-		return serialization("Start of structure or map found where not expected.")
-	}
-	if err := checkUTF8(body); err != nil {
-		return err
-	}
-	return checkShape(ctx, body)
 }
 
 func unknownOp() error {
@@ -181,21 +291,10 @@ func serialization(msg string) error {
 	return apierr.New("SerializationException", 400, "%s", msg)
 }
 
-// decode unmarshals a request body; wire errors keep their code, anything
-// else is a SerializationException. Once it is decoded, a request whose
-// client went away goes no further (errClientGone).
-func decode(ctx context.Context, body []byte, v any) error {
-	if err := json.Unmarshal(body, v); err != nil {
-		var ae *apierr.Error
-		if errors.As(err, &ae) {
-			return ae
-		}
-		return serialization(err.Error())
-	}
-	return clientGone(ctx)
-}
-
-func (s *Server) writeError(w http.ResponseWriter, reqID string, err error) {
+// writeError answers err in DynamoDB's error shape: __type with its
+// namespace, and the message under "message" ("Message" for the errors
+// whose DynamoDB spells it so); an error without a message has none.
+func (s *Server) writeError(w http.ResponseWriter, reqID, ct string, err error) {
 	var ae *apierr.Error
 	if !errors.As(err, &ae) {
 		s.log.Error("ddblocal: internal error", "err", err)
@@ -207,7 +306,8 @@ func (s *Server) writeError(w http.ResponseWriter, reqID string, err error) {
 	}
 	m := map[string]any{}
 	m["__type"] = typePrefix(ae.Code) + ae.Code
-	if ae.Code == "TransactionCanceledException" {
+	switch {
+	case ae.Code == "TransactionCanceledException":
 		m["Message"] = ae.Message
 		reasons := make([]map[string]any, len(ae.Reasons))
 		for i, r := range ae.Reasons {
@@ -221,7 +321,10 @@ func (s *Server) writeError(w http.ResponseWriter, reqID string, err error) {
 			reasons[i] = x
 		}
 		m["CancellationReasons"] = reasons
-	} else {
+	case ae.Message == "":
+	case ae.Code == "SerializationException":
+		m["Message"] = ae.Message
+	default:
 		m["message"] = ae.Message
 		if ae.Item != nil {
 			m["Item"] = ae.Item
@@ -232,12 +335,20 @@ func (s *Server) writeError(w http.ResponseWriter, reqID string, err error) {
 		b = []byte(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"Internal server error"}`)
 		status = 500
 	}
-	s.writeBody(w, reqID, status, b)
+	s.writeBody(w, reqID, ct, status, b)
 }
 
-func (s *Server) writeBody(w http.ResponseWriter, reqID string, status int, body []byte) {
+// writeBody writes a JSON answer of content type ct.
+func (s *Server) writeBody(w http.ResponseWriter, reqID, ct string, status int, body []byte) {
+	s.writeRaw(w, reqID, status, ct, body)
+}
+
+// writeRaw writes an answer with DynamoDB's headers; ct "" sends none.
+func (s *Server) writeRaw(w http.ResponseWriter, reqID string, status int, ct string, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", contentType)
+	if ct != "" {
+		h.Set("Content-Type", ct)
+	}
 	h.Set("x-amzn-RequestId", reqID)
 	h.Set("x-amz-crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10))
 	h.Set("Content-Length", strconv.Itoa(len(body)))
@@ -245,12 +356,22 @@ func (s *Server) writeBody(w http.ResponseWriter, reqID string, status int, body
 	_, _ = io.Copy(w, bytes.NewReader(body))
 }
 
+// requestIDLen is the length of DynamoDB's request ids: 52 characters of
+// [0-9A-Z].
+const requestIDLen = 52
+
+// newRequestID returns a request id: it needs to be unique, not secret,
+// so it comes from math/rand/v2's per-thread generator.
 func newRequestID() string {
-	var b [26]byte
-	_, _ = rand.Read(b[:])
+	var b [requestIDLen]byte
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var r uint64
 	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
+		if i%12 == 0 { // 12 base-36 digits fit in 64 bits
+			r = rand.Uint64()
+		}
+		b[i] = alphabet[r%36]
+		r /= 36
 	}
 	return string(b[:])
 }
@@ -271,12 +392,15 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // typePrefix is the namespace DynamoDB puts before an error code: protocol
-// errors come from the service framework (coral), the rest from DynamoDB.
+// errors come from the service framework (coral), validation errors from
+// its validator, the rest from DynamoDB.
 func typePrefix(code string) string {
 	switch code {
 	case "SerializationException", "UnknownOperationException", "MissingAuthenticationTokenException",
-		"InvalidSignatureException", "RequestEntityTooLarge":
+		"InvalidSignatureException", "IncompleteSignatureException", "UnrecognizedClientException", "RequestEntityTooLarge":
 		return "com.amazon.coral.service#"
+	case "ValidationException":
+		return "com.amazon.coral.validate#"
 	case "ThrottlingException":
 		return "com.amazon.coral.availability#"
 	}

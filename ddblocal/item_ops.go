@@ -31,18 +31,18 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	var c constraintErrors
-	c.checkTableName("tableName", in.TableName)
-	if in.Key == nil {
-		c.add("Value null at 'key' failed to satisfy constraint: Member must not be null")
-	}
-	if err := c.err(); err != nil {
+	if err := checkExprMix([]namedParam{{"ProjectionExpression", has(in.ProjectionExpression)}},
+		[]namedParam{{"AttributesToGet", in.AttributesToGet != nil}}, in.ExpressionAttributeNames != nil, false); err != nil {
 		return nil, err
 	}
-	if err := checkRCC(in.ReturnConsumedCapacity); err != nil {
+	key, err := normReq(in.Key)
+	if err != nil {
 		return nil, err
 	}
-	p, err := in.params(has(in.ProjectionExpression), false)
+	if err := checkAttrsToGet(in.AttributesToGet); err != nil {
+		return nil, err
+	}
+	p, err := in.params()
 	if err != nil {
 		return nil, err
 	}
@@ -53,16 +53,17 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := p.CheckUnused(); err != nil {
 		return nil, err
 	}
-	key, err := normItem(abi.Item(in.Key))
-	if err != nil {
-		return nil, err
-	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {
 		return nil, err
 	}
 	if err := t.validateKey(key); err != nil {
 		return nil, err
+	}
+	if proj != nil && proj.expr != nil {
+		if err := t.rlocked(func() error { return t.checkKeyPaths(proj.expr.Paths()) }); err != nil {
+			return nil, err
+		}
 	}
 	it, err := t.read(key, s.staleRead(in.ConsistentRead), s.now())
 	if err != nil {
@@ -93,11 +94,11 @@ type putItemInput struct {
 	rccInput
 }
 
-// preparePut validates a Put (single or in a transaction / batch).
+// preparePut validates a Put of a transaction.
 func (s *Server) preparePut(tableName string, raw wire.RequestItem, cond *string, ei exprInput, rvFail string) (*writeOp, error) {
 	var c constraintErrors
 	c.checkTableName("tableName", tableName)
-	if raw == nil {
+	if !raw.Set() {
 		c.add("Value null at 'item' failed to satisfy constraint: Member must not be null")
 	}
 	if err := c.err(); err != nil {
@@ -106,7 +107,10 @@ func (s *Server) preparePut(tableName string, raw wire.RequestItem, cond *string
 	if err := checkRVOnFailure(rvFail); err != nil {
 		return nil, err
 	}
-	p, err := ei.params(has(cond), true, namedExpr{"ConditionExpression", has(cond)})
+	if err := checkExprMix([]namedParam{{"ConditionExpression", has(cond)}}, nil, ei.ExpressionAttributeNames != nil, ei.ExpressionAttributeValues.Set()); err != nil {
+		return nil, err
+	}
+	p, err := ei.params()
 	if err != nil {
 		return nil, err
 	}
@@ -117,10 +121,18 @@ func (s *Server) preparePut(tableName string, raw wire.RequestItem, cond *string
 	if err := p.CheckUnused(); err != nil {
 		return nil, err
 	}
-	item, err := normItem(abi.Item(raw))
+	item, err := normReq(raw)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkItemSize(item); err != nil {
+		return nil, err
+	}
+	return s.putOp(tableName, item, cd, rvFail)
+}
+
+// putOp checks a Put's item against its table and returns the write.
+func (s *Server) putOp(tableName string, item abi.Item, cd *expr.Condition, rvFail string) (*writeOp, error) {
 	t, err := s.lookup(tableName)
 	if err != nil {
 		return nil, err
@@ -131,18 +143,48 @@ func (s *Server) preparePut(tableName string, raw wire.RequestItem, cond *string
 	return &writeOp{kind: opPut, t: t, key: t.keyOf(item), item: item, cond: cd, returnRV: rvFail == "ALL_OLD"}, nil
 }
 
+// putItem checks a PutItem in DynamoDB's order: expression and legacy
+// parameters not mixed, the item's values, ReturnValues, the item's size,
+// Expected, the expressions, then the table.
 func putItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in putItemInput
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	if err := in.legacyInput.check(); err != nil {
+	if err := checkExprMix([]namedParam{{"ConditionExpression", has(in.ConditionExpression)}},
+		[]namedParam{{"Expected", in.Expected != nil}}, in.ExpressionAttributeNames != nil, in.ExpressionAttributeValues.Set()); err != nil {
+		return nil, err
+	}
+	item, err := normReq(in.Item)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkPutDeleteRV(in.ReturnValues); err != nil {
 		return nil, err
 	}
-	w, err := s.preparePut(in.TableName, in.Item, in.ConditionExpression, in.exprInput, in.ReturnValuesOnConditionCheckFailure)
+	if err := checkItemSize(item); err != nil {
+		return nil, err
+	}
+	cd, err := in.legacyExpected()
+	if err != nil {
+		return nil, err
+	}
+	p, err := in.params()
+	if err != nil {
+		return nil, err
+	}
+	if in.ConditionExpression != nil {
+		if cd, err = expr.ParseCondition(*in.ConditionExpression, p); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.CheckUnused(); err != nil {
+		return nil, err
+	}
+	if err := checkRVOnFailure(in.ReturnValuesOnConditionCheckFailure); err != nil {
+		return nil, err
+	}
+	w, err := s.putOp(in.TableName, item, cd, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
 		return nil, err
 	}
@@ -196,11 +238,12 @@ type deleteItemInput struct {
 	rccInput
 }
 
-// prepareKeyOp validates a Delete, ConditionCheck or Update (upd set).
+// prepareKeyOp validates a Delete, ConditionCheck or Update (upd set) of
+// a transaction.
 func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.RequestItem, cond, upd *string, ei exprInput, rvFail string) (*writeOp, error) {
 	var c constraintErrors
 	c.checkTableName("tableName", tableName)
-	if raw == nil {
+	if !raw.Set() {
 		c.add("Value null at 'key' failed to satisfy constraint: Member must not be null")
 	}
 	if err := c.err(); err != nil {
@@ -209,13 +252,14 @@ func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.RequestIte
 	if err := checkRVOnFailure(rvFail); err != nil {
 		return nil, err
 	}
-	var p *expr.Params
-	var err error
+	exprs := []namedParam{{"ConditionExpression", has(cond)}}
 	if kind == opUpdate {
-		p, err = ei.params(has(cond) || has(upd), true, namedExpr{"UpdateExpression", has(upd)}, namedExpr{"ConditionExpression", has(cond)})
-	} else {
-		p, err = ei.params(has(cond), false, namedExpr{"ConditionExpression", has(cond)})
+		exprs = []namedParam{{"UpdateExpression", has(upd)}, {"ConditionExpression", has(cond)}}
 	}
+	if err := checkExprMix(exprs, nil, ei.ExpressionAttributeNames != nil, ei.ExpressionAttributeValues.Set()); err != nil {
+		return nil, err
+	}
+	p, err := ei.params()
 	if err != nil {
 		return nil, err
 	}
@@ -231,39 +275,73 @@ func (s *Server) prepareKeyOp(kind opKind, tableName string, raw wire.RequestIte
 	if err := p.CheckUnused(); err != nil {
 		return nil, err
 	}
-	key, err := normItem(abi.Item(raw))
+	key, err := normReq(raw)
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.lookup(tableName)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.validateKey(key); err != nil {
-		return nil, err
-	}
-	w.t, w.key = t, key
-	if w.upd != nil {
-		if err := t.rlocked(func() error { return checkUpdatePaths(t, w.upd) }); err != nil {
-			return nil, err
-		}
-	}
-	return w, nil
+	return w, s.keyOp(w, tableName, key, nil)
 }
 
+// keyOp checks a Delete, ConditionCheck or Update's key (and an update's
+// paths; legacy's AttributeUpdates when set) against its table and fills
+// in w's table and key.
+func (s *Server) keyOp(w *writeOp, tableName string, key abi.Item, legacy *legacyInput) error {
+	t, err := s.lookup(tableName)
+	if err != nil {
+		return err
+	}
+	if err := t.validateKey(key); err != nil {
+		return err
+	}
+	w.t, w.key = t, key
+	if legacy != nil && legacy.AttributeUpdates != nil {
+		return t.rlocked(func() error { return legacy.checkLegacyUpdateKeys(t) })
+	}
+	if w.upd != nil {
+		return t.rlocked(func() error { return checkUpdatePaths(t, w.upd) })
+	}
+	return nil
+}
+
+// deleteItem checks a DeleteItem in DynamoDB's order: expression and
+// legacy parameters not mixed, the key's values, ReturnValues, Expected,
+// the expressions, then the table.
 func deleteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in deleteItemInput
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	if err := in.legacyInput.check(); err != nil {
+	if err := checkExprMix([]namedParam{{"ConditionExpression", has(in.ConditionExpression)}},
+		[]namedParam{{"Expected", in.Expected != nil}}, in.ExpressionAttributeNames != nil, in.ExpressionAttributeValues.Set()); err != nil {
+		return nil, err
+	}
+	key, err := normReq(in.Key)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkPutDeleteRV(in.ReturnValues); err != nil {
 		return nil, err
 	}
-	w, err := s.prepareKeyOp(opDelete, in.TableName, in.Key, in.ConditionExpression, nil, in.exprInput, in.ReturnValuesOnConditionCheckFailure)
+	w := &writeOp{kind: opDelete, returnRV: in.ReturnValuesOnConditionCheckFailure == "ALL_OLD"}
+	if w.cond, err = in.legacyExpected(); err != nil {
+		return nil, err
+	}
+	p, err := in.params()
 	if err != nil {
+		return nil, err
+	}
+	if in.ConditionExpression != nil {
+		if w.cond, err = expr.ParseCondition(*in.ConditionExpression, p); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.CheckUnused(); err != nil {
+		return nil, err
+	}
+	if err := checkRVOnFailure(in.ReturnValuesOnConditionCheckFailure); err != nil {
+		return nil, err
+	}
+	if err := s.keyOp(w, in.TableName, key, nil); err != nil {
 		return nil, err
 	}
 	return s.runSingle(w, in.ReturnValues, in.ReturnConsumedCapacity)

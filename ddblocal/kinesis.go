@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -83,8 +82,7 @@ func (s *Server) serveKinesis(ctx context.Context, w http.ResponseWriter, reqID,
 		return
 	}
 	s.log.Debug("ddblocal kinesis request", "target", target, "id", reqID, "took", time.Since(start))
-	w.Header().Set("Content-Type", kinesisContentType)
-	s.writeRaw(w, reqID, http.StatusOK, resp)
+	s.writeRaw(w, reqID, http.StatusOK, kinesisContentType, resp)
 }
 
 func (s *Server) dispatchKinesis(ctx context.Context, op string, body []byte) (resp []byte, err error) {
@@ -129,9 +127,8 @@ func (s *Server) writeKinesisError(w http.ResponseWriter, reqID string, err erro
 		m["message"] = ae.Message
 	}
 	b, _ := json.Marshal(m) // strings only: never fails
-	w.Header().Set("Content-Type", kinesisContentType)
 	w.Header().Set("x-amzn-ErrorType", ae.Code)
-	s.writeRaw(w, reqID, status, b)
+	s.writeRaw(w, reqID, status, kinesisContentType, b)
 }
 
 // Errors of the Kinesis Go API (KinesisShards, SplitKinesisShard,
@@ -222,11 +219,3 @@ func (s *Server) MergeKinesisShards(ctx context.Context, stream, shardID, adjace
 
 type kinesisDB = *bolt.DB
 
-// writeRaw writes a Kinesis response body (its Content-Type already set).
-func (s *Server) writeRaw(w http.ResponseWriter, reqID string, status int, body []byte) {
-	h := w.Header()
-	h.Set("x-amzn-RequestId", reqID)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}

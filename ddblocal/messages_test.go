@@ -30,7 +30,7 @@ func TestMessages_DynamoDBWording(t *testing.T) {
 		{"values without expressions (PutItem)", func() error {
 			_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("msgs"), Item: key, ExpressionAttributeValues: map[string]types.AttributeValue{":v": n("1")}})
 			return err
-		}, "1 validation error detected: ExpressionAttributeValues can only be specified when using expressions: ConditionExpression is null"},
+		}, "ExpressionAttributeValues can only be specified when using expressions: ConditionExpression is null"},
 		{"values without expressions (Scan)", func() error {
 			_, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("msgs"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": n("1")}})
 			return err
@@ -72,10 +72,17 @@ func TestMessages_DynamoDBWording(t *testing.T) {
 			t.Errorf("%s:\n got %v\nwant %q", tc.name, err, tc.want)
 		}
 	}
-	// A name too short for CreateTable is simply not found on the data plane.
+	// A plain name too short for a table is refused on the data plane too
+	// (a table ARN may be longer, up to 1024 characters).
 	_, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("ab"), Key: key})
+	const want = "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 3"
+	var ve interface{ ErrorMessage() string }
+	if !errors.As(err, &ve) || ve.ErrorMessage() != want {
+		t.Errorf("GetItem on table ab: %v, want %q", err, want)
+	}
+	_, err = c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("arn:aws:dynamodb:us-east-1:000000000000:table/nosuch"), Key: key})
 	var rnf *types.ResourceNotFoundException
 	if !errors.As(err, &rnf) {
-		t.Errorf("GetItem on table ab: %v, want ResourceNotFoundException", err)
+		t.Errorf("GetItem on the ARN of a table that does not exist: %v, want ResourceNotFoundException", err)
 	}
 }

@@ -1,7 +1,6 @@
 package ddblocal
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/dynafold/dynafold/abi"
@@ -16,75 +15,35 @@ type exprInput struct {
 	ExpressionAttributeValues wire.RequestValues
 }
 
-// legacyInput is the pre-expression parameters; ddblocal refuses them.
-type legacyInput struct {
-	Expected            json.RawMessage
-	ConditionalOperator json.RawMessage
-	AttributeUpdates    json.RawMessage
-	KeyConditions       json.RawMessage
-	QueryFilter         json.RawMessage
-	ScanFilter          json.RawMessage
-}
-
-func (l legacyInput) check() error {
-	var names []string
-	for _, f := range []struct {
-		name string
-		raw  json.RawMessage
-	}{{"Expected", l.Expected}, {"ConditionalOperator", l.ConditionalOperator}, {"AttributeUpdates", l.AttributeUpdates}, {"KeyConditions", l.KeyConditions}, {"QueryFilter", l.QueryFilter}, {"ScanFilter", l.ScanFilter}} {
-		if len(f.raw) > 0 && string(f.raw) != "null" {
-			names = append(names, f.name)
-		}
-	}
-	if len(names) > 0 {
-		return apierr.Validation("ddblocal does not support the legacy parameters %s; use expressions", strings.Join(names, ", "))
-	}
-	return nil
-}
-
-// namedExpr is one expression parameter of a request that may use
-// ExpressionAttributeValues, and whether the request set it.
-type namedExpr struct {
-	name string
-	set  bool
-}
-
-// params returns the request's expression parameters. anyExpr tells
-// whether the request has any expression at all; valueExprs lists, in
-// DynamoDB's order, its expression parameters that can use values;
-// envelope wraps the values error in "1 validation error detected: " as
-// DynamoDB does for PutItem and UpdateItem.
-func (e exprInput) params(anyExpr, envelope bool, valueExprs ...namedExpr) (*expr.Params, error) {
-	if e.ExpressionAttributeNames != nil && !anyExpr {
-		return nil, apierr.Validation("ExpressionAttributeNames can only be specified when using expressions")
-	}
-	if e.ExpressionAttributeValues != nil {
-		anyValueExpr := false
-		var nulls []string
-		for _, v := range valueExprs {
-			anyValueExpr = anyValueExpr || v.set
-			nulls = append(nulls, v.name+" is null")
-		}
-		switch {
-		case len(valueExprs) > 0 && !anyValueExpr:
-			msg := "ExpressionAttributeValues can only be specified when using expressions: " + strings.Join(nulls, " and ")
-			if envelope {
-				msg = "1 validation error detected: " + msg
-			}
-			return nil, apierr.Validation("%s", msg)
-		case !anyExpr:
-			return nil, apierr.Validation("ExpressionAttributeValues can only be specified when using expressions")
-		}
-	}
-	p := expr.NewParams(e.ExpressionAttributeNames, abi.Item(e.ExpressionAttributeValues))
-	if err := p.Validate(e.ExpressionAttributeNames != nil, e.ExpressionAttributeValues != nil); err != nil {
+// params returns the request's expression parameters, checked as
+// DynamoDB checks them before it parses any expression: placeholder keys,
+// empty maps, then each value (numbers normalized). checkExprMix has
+// checked that the request may carry them at all.
+func (e exprInput) params() (*expr.Params, error) {
+	p := expr.NewParams(e.ExpressionAttributeNames, e.ExpressionAttributeValues.Values)
+	if err := p.Validate(e.ExpressionAttributeNames != nil, e.ExpressionAttributeValues.Set()); err != nil {
 		return nil, err
 	}
-	vals, err := normValues(abi.Item(e.ExpressionAttributeValues))
+	if err := e.ExpressionAttributeValues.Err; err != nil {
+		return nil, err
+	}
+	vals, err := normValues(e.ExpressionAttributeValues.Values)
 	if err != nil {
 		return nil, err
 	}
 	return expr.NewParams(e.ExpressionAttributeNames, vals), nil
+}
+
+// checkAttrsToGet refuses an AttributesToGet naming an attribute twice.
+func checkAttrsToGet(attrs []string) error {
+	seen := make(map[string]bool, len(attrs))
+	for _, a := range attrs {
+		if seen[a] {
+			return apierr.Validation("One or more parameter values were invalid: Duplicate value in attribute name: %s", a)
+		}
+		seen[a] = true
+	}
+	return nil
 }
 
 // topNames returns the attribute names an expression's paths start with
@@ -151,11 +110,9 @@ func parseCond(src *string, p *expr.Params) (*expr.Condition, error) {
 	return expr.ParseCondition(*src, p)
 }
 
-// parseProj parses an optional ProjectionExpression or AttributesToGet.
+// parseProj parses an optional ProjectionExpression, or takes the
+// AttributesToGet (checked by checkAttrsToGet).
 func parseProj(src *string, attrs []string, p *expr.Params) (*projector, error) {
-	if src != nil && attrs != nil {
-		return nil, apierr.Validation("Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}")
-	}
 	if src != nil {
 		pr, err := expr.ParseProjection(*src, p)
 		if err != nil {
@@ -164,16 +121,6 @@ func parseProj(src *string, attrs []string, p *expr.Params) (*projector, error) 
 		return &projector{expr: pr}, nil
 	}
 	if attrs != nil {
-		if len(attrs) == 0 {
-			return nil, apierr.Validation("1 validation error detected: Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1")
-		}
-		seen := map[string]bool{}
-		for _, a := range attrs {
-			if seen[a] {
-				return nil, apierr.Validation("One or more parameter values were invalid: Duplicate value in attribute name: %s", a)
-			}
-			seen[a] = true
-		}
 		return &projector{attrs: attrs}, nil
 	}
 	return nil, nil

@@ -23,19 +23,8 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	if in.KeyConditionExpression == nil {
-		if err := in.legacyInput.check(); err != nil {
-			return nil, err
-		}
-		var c constraintErrors
-		c.checkTableName("tableName", in.TableName)
-		if err := c.err(); err != nil {
-			return nil, err
-		}
-		return nil, apierr.Validation("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.")
-	}
 	in.isQuery = true
-	r, p, err := s.prepareRead(&in.readInput, true)
+	r, kcSrc, err := s.prepareRead(&in.readInput, in.KeyConditionExpression, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -45,20 +34,15 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 	if t.deleted {
 		return nil, errGone
 	}
-	kc, err := expr.ParseKeyCondition(*in.KeyConditionExpression, p)
+	key := r.src.key()
+	kc, err := r.checkKey(kcSrc)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.CheckUnused(); err != nil {
-		return nil, err
-	}
-	key := r.src.key()
-	types := map[string]string{}
-	for _, n := range key.names() {
-		types[n] = t.types[n]
-	}
-	if err := kc.Validate(key.hash, key.rng, types); err != nil {
-		return nil, err
+	if r.esk != nil {
+		if err := r.checkESKTable(); err != nil {
+			return nil, err
+		}
 	}
 	if isEmptyScalar(kc.HashValue) {
 		return nil, apierr.Validation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s", emptyKeyWord(kc.HashValue.Kind), key.hash)
@@ -71,11 +55,30 @@ func query(s *Server, ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	if r.esk != nil {
-		if v := r.esk[key.hash]; cmpVal(v, kc.HashValue) != 0 {
+		sameHash := cmpVal(r.esk[key.hash], kc.HashValue) == 0
+		switch {
+		case kc.Range == nil && !sameHash:
 			return nil, apierr.Validation("The provided starting key is outside query boundaries based on provided conditions")
-		}
-		if kc.Range != nil && !kc.Range.Match(r.esk[key.rng]) {
+		case kc.Range != nil && !kc.Range.Match(r.esk[key.rng]):
 			return nil, apierr.Validation("The provided starting key does not match the range key predicate")
+		case kc.Range != nil && !sameHash:
+			return nil, apierr.Validation("The query can return at most one row and cannot be restarted")
+		}
+	}
+	if r.proj != nil && r.proj.expr != nil {
+		if err := t.checkKeyPaths(r.proj.expr.Paths()); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.checkFilterKeys(r.in); err != nil {
+		return nil, err
+	}
+	if err := r.checkGSIProjection(r.in); err != nil {
+		return nil, err
+	}
+	if in.FilterExpression != nil {
+		if err := t.checkKeyPaths(r.filter.Paths()); err != nil {
+			return nil, err
 		}
 	}
 	reverse := in.ScanIndexForward != nil && !*in.ScanIndexForward

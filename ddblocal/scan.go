@@ -23,34 +23,19 @@ func scan(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	var c constraintErrors
-	if in.TotalSegments != nil && (*in.TotalSegments < 1 || *in.TotalSegments > 1000000) {
-		if *in.TotalSegments < 1 {
-			c.add("Value '" + itoa(*in.TotalSegments) + "' at 'totalSegments' failed to satisfy constraint: Member must have value greater than or equal to 1")
-		} else {
-			c.add("Value '" + itoa(*in.TotalSegments) + "' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to 1000000")
+	r, _, err := s.prepareRead(&in.readInput, nil, func() error {
+		if in.Segment != nil && in.TotalSegments == nil {
+			return apierr.Validation("The TotalSegments parameter is required but was not present in the request when Segment parameter is present")
 		}
-	}
-	if in.Segment != nil && *in.Segment < 0 {
-		c.add("Value '" + itoa(*in.Segment) + "' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0")
-	}
-	if err := c.err(); err != nil {
-		return nil, err
-	}
-	if in.Segment != nil && in.TotalSegments == nil {
-		return nil, apierr.Validation("The TotalSegments parameter is required but was not present in the request when Segment parameter is present")
-	}
-	if in.TotalSegments != nil && in.Segment == nil {
-		return nil, apierr.Validation("The Segment parameter is required but was not present in the request when parameter TotalSegments is present")
-	}
-	if in.Segment != nil && *in.Segment >= *in.TotalSegments {
-		return nil, apierr.Validation("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %d is not less than TotalSegments: %d", *in.Segment, *in.TotalSegments)
-	}
-	r, p, err := s.prepareRead(&in.readInput, false)
+		if in.TotalSegments != nil && in.Segment == nil {
+			return apierr.Validation("The Segment parameter is required but was not present in the request when parameter TotalSegments is present")
+		}
+		if in.Segment != nil && *in.Segment >= *in.TotalSegments {
+			return apierr.Validation("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %d is not less than TotalSegments: %d", *in.Segment, *in.TotalSegments)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, err
-	}
-	if err := p.CheckUnused(); err != nil {
 		return nil, err
 	}
 	t := r.src.t
@@ -67,6 +52,9 @@ func scan(s *Server, ctx context.Context, body []byte) (any, error) {
 	inSeg := func(h uint64) bool { return total == 1 || segmentOf(h, total) == seg }
 	if r.esk != nil && !inSeg(scanHash(r.esk[key.hash])) {
 		return nil, apierr.Validation("The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: %d Segment: %d", total, seg)
+	}
+	if err := r.checkNested(&in.readInput); err != nil {
+		return nil, err
 	}
 	if r.src.ix == nil {
 		return r.page(t.scanSeq(r.esk, inSeg)), nil

@@ -29,6 +29,12 @@ type Options struct {
 	// who reaches the port can read and change every table, so Start logs
 	// a warning when it listens on one.
 	AllowNonLoopback bool
+	// AllowUnsigned serves requests that carry no AWS Signature Version 4
+	// Authorization header. By default they are refused as DynamoDB
+	// refuses them (MissingAuthenticationTokenException); the AWS SDKs and
+	// CLI always sign (any credentials do), so set it only for a client
+	// that cannot.
+	AllowUnsigned bool
 	// ReadHeaderTimeout bounds the time to read a request's headers
 	// (default 5s); ReadTimeout the time to read a whole request, body
 	// included (default 30s), so a client that stops sending mid-body is
@@ -70,6 +76,14 @@ type Options struct {
 	// eighth of the limit) pass while large ones wait. Default 512 MiB; a
 	// negative value means no limit.
 	RequestMemory int64
+	// TableDelay is how long a table stays CREATING after CreateTable,
+	// UPDATING after UpdateTable and DELETING after DeleteTable (and a new
+	// global secondary index CREATING), as DynamoDB's tables take a while
+	// (typically seconds; dynalite's default is 500ms). Default 0: the
+	// operation answers CREATING, UPDATING or DELETING, and the table is
+	// ACTIVE, or gone, at once, which keeps tests fast.
+	TableDelay time.Duration
+
 	// RequestMemoryWait is how long a request waits for RequestMemory
 	// before it is refused with a ThrottlingException (which the AWS SDKs
 	// retry); default 10s, a negative value refuses at once.
@@ -120,6 +134,7 @@ type Server struct {
 	idem     *idempotency
 	catMu    sync.RWMutex
 	tables   map[string]*table
+	ghosts   map[string]ghost // deleted tables while DELETING (lifecycle.go)
 	stopTTL  context.CancelFunc
 	wg       sync.WaitGroup
 	closeMu  sync.Mutex

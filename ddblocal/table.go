@@ -1,10 +1,9 @@
 package ddblocal
 
 import (
-	"crypto/md5"
-	"encoding/binary"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
@@ -125,6 +124,8 @@ type table struct {
 	size       int64
 	idx        map[string]*idxStore  // secondary indexes by name
 	stale      map[string]staleEntry // by encoded key; FaultConfig.StaleReads
+	life       lifecycle             // a status transition in progress (lifecycle.go)
+	readyAt    atomic.Int64          // while CREATING: when it is ACTIVE (Unix ns); 0 when ready
 }
 
 func newTable(m tableMeta) *table {
@@ -307,35 +308,6 @@ func (t *table) noteStale(key, old abi.Item, now, until time.Time) {
 			}
 		}
 	}
-}
-
-// scanHash places a hash key in Scan order. Like DynamoDB, which scans in
-// the order of its partitioning hash, ddblocal scans in an order unrelated
-// to the keys' values, so that code relying on a sorted Scan fails here
-// too rather than only in production.
-func scanHash(v abi.Value) uint64 {
-	h := md5.New()
-	h.Write([]byte("Outliers"))
-	h.Write([]byte(valueKey(v)))
-	var sum [md5.Size]byte
-	return binary.BigEndian.Uint64(h.Sum(sum[:0]))
-}
-
-// cmpScan orders hash keys in Scan order: by scanHash, then by value.
-func cmpScan(ha uint64, a abi.Value, hb uint64, b abi.Value) int {
-	switch {
-	case ha < hb:
-		return -1
-	case ha > hb:
-		return 1
-	}
-	return cmpVal(a, b)
-}
-
-// segmentOf is the parallel-scan segment of a scan hash: segments are
-// contiguous ranges of the hash space.
-func segmentOf(h uint64, total int) int {
-	return int((h >> 32) * uint64(total) >> 32)
 }
 
 // rlocked runs f under the table's read lock (for checks against the

@@ -55,13 +55,16 @@ func transactGetItems(s *Server, ctx context.Context, body []byte) (any, error) 
 		}
 		var c constraintErrors
 		c.checkTableName("tableName", g.TableName)
-		if g.Key == nil {
+		if !g.Key.Set() {
 			c.add("Value null at 'key' failed to satisfy constraint: Member must not be null")
 		}
 		if err := c.err(); err != nil {
 			return nil, err
 		}
-		p, err := g.params(has(g.ProjectionExpression), false)
+		if err := checkExprMix([]namedParam{{"ProjectionExpression", has(g.ProjectionExpression)}}, nil, g.ExpressionAttributeNames != nil, false); err != nil {
+			return nil, err
+		}
+		p, err := g.params()
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +75,7 @@ func transactGetItems(s *Server, ctx context.Context, body []byte) (any, error) 
 		if err := p.CheckUnused(); err != nil {
 			return nil, err
 		}
-		key, err := normItem(abi.Item(g.Key))
+		key, err := normReq(g.Key)
 		if err != nil {
 			return nil, err
 		}

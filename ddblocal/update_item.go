@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/dynafold/dynafold/abi"
-	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/expr"
 	"github.com/dynafold/dynafold/ddblocal/internal/wire"
 )
@@ -25,19 +24,51 @@ type updateItemInput struct {
 
 var updateRV = map[string]bool{"": true, "NONE": true, "ALL_OLD": true, "UPDATED_OLD": true, "ALL_NEW": true, "UPDATED_NEW": true}
 
+// updateItem checks an UpdateItem in DynamoDB's order: expression and
+// legacy parameters not mixed, the key's values, AttributeUpdates,
+// Expected, the expressions, then the table.
 func updateItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in updateItemInput
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
-	if err := in.legacyInput.check(); err != nil {
+	if err := checkExprMix([]namedParam{{"UpdateExpression", has(in.UpdateExpression)}, {"ConditionExpression", has(in.ConditionExpression)}},
+		[]namedParam{{"AttributeUpdates", in.AttributeUpdates != nil}, {"Expected", in.Expected != nil}},
+		in.ExpressionAttributeNames != nil, in.ExpressionAttributeValues.Set()); err != nil {
 		return nil, err
 	}
-	if !updateRV[in.ReturnValues] {
-		return nil, apierr.Validation("1 validation error detected: Value '%s' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]", in.ReturnValues)
-	}
-	w, err := s.prepareKeyOp(opUpdate, in.TableName, in.Key, in.ConditionExpression, in.UpdateExpression, in.exprInput, in.ReturnValuesOnConditionCheckFailure)
+	key, err := normReq(in.Key)
 	if err != nil {
+		return nil, err
+	}
+	w := &writeOp{kind: opUpdate, returnRV: in.ReturnValuesOnConditionCheckFailure == "ALL_OLD"}
+	if w.upd, err = in.legacyUpdates(); err != nil {
+		return nil, err
+	}
+	if w.cond, err = in.legacyExpected(); err != nil {
+		return nil, err
+	}
+	p, err := in.params()
+	if err != nil {
+		return nil, err
+	}
+	if in.UpdateExpression != nil {
+		if w.upd, err = expr.ParseUpdate(*in.UpdateExpression, p); err != nil {
+			return nil, err
+		}
+	}
+	if in.ConditionExpression != nil {
+		if w.cond, err = expr.ParseCondition(*in.ConditionExpression, p); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.CheckUnused(); err != nil {
+		return nil, err
+	}
+	if err := checkRVOnFailure(in.ReturnValuesOnConditionCheckFailure); err != nil {
+		return nil, err
+	}
+	if err := s.keyOp(w, in.TableName, key, &in.legacyInput); err != nil {
 		return nil, err
 	}
 	return s.runSingle(w, in.ReturnValues, in.ReturnConsumedCapacity)

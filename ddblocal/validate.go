@@ -8,6 +8,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/expr"
+	"github.com/dynafold/dynafold/ddblocal/internal/wire"
 )
 
 const maxItemSize = 400 * 1024
@@ -200,6 +201,15 @@ func normItem(it abi.Item) (abi.Item, error) {
 	return out, nil
 }
 
+// normReq validates and normalizes an item or key of a request: its
+// first value of no valid type (kept by decoding), else normItem's.
+func normReq(it wire.RequestItem) (abi.Item, error) {
+	if it.Err != nil {
+		return nil, it.Err
+	}
+	return normItem(it.Item)
+}
+
 // normValues validates and normalizes ExpressionAttributeValues.
 func normValues(vals map[string]abi.Value) (map[string]abi.Value, error) {
 	if vals == nil {
@@ -273,9 +283,10 @@ func (t *table) validateKey(key abi.Item) error {
 	return nil
 }
 
-// validateItem checks an item to be written: key attributes present and
-// typed, index keys typed and non-empty, size within 400 KB. The caller
-// holds t.mu (read or write).
+// validateItem checks an item to be written against its table: key
+// attributes present and typed, index keys typed and non-empty (its size
+// is checked before, by checkItemSize). The caller holds t.mu (read or
+// write).
 func (t *table) validateItem(item abi.Item) error {
 	for i, n := range t.key.names() {
 		v, ok := item[n]
@@ -308,6 +319,12 @@ func (t *table) validateItem(item abi.Item) error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkItemSize refuses an item over 400 KB (callers check it where
+// DynamoDB does, before the table).
+func checkItemSize(item abi.Item) error {
 	if expr.ItemSize(item) > maxItemSize {
 		return apierr.Validation("Item size has exceeded the maximum allowed size")
 	}

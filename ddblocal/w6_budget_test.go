@@ -65,7 +65,7 @@ func (h *holdServer) send(ctx context.Context, op string, body []byte, mark stri
 		if mark != "" {
 			req.Header.Set("X-Test-Hold", mark)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := http.DefaultClient.Do(sign(req))
 		if err != nil {
 			out <- rawResult{err: err}
 			return

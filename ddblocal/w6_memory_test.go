@@ -210,7 +210,7 @@ func postRaw(ctx context.Context, hc *http.Client, endpoint, op string, body io.
 	req.ContentLength = n
 	req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
 	req.Header.Set("Content-Type", contentType)
-	resp, err := hc.Do(req)
+	resp, err := hc.Do(sign(req))
 	if err != nil {
 		return 0, nil, err
 	}

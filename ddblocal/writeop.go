@@ -107,31 +107,74 @@ func (w *writeOp) eval() (change, error) {
 	return c, nil
 }
 
-// checkUpdatePaths refuses updates of key attributes.
+// checkUpdatePaths refuses an update of key attributes as DynamoDB does
+// once it knows the table: an update writing (at any depth) a key
+// attribute, then one writing an index key with a value of another type,
+// then one reading or writing inside a key or index key.
 func checkUpdatePaths(t *table, u *expr.Update) error {
-	keys := map[string]bool{}
+	targets := u.Targets()
 	for _, n := range t.key.names() {
-		keys[n] = true
-	}
-	idx := map[string]bool{}
-	for _, ix := range t.allIndexes() {
-		for _, n := range schemaKey(ix.KeySchema).names() {
-			idx[n] = true
-		}
-	}
-	for _, p := range u.Paths() {
-		if len(p) == 0 || p[0].IsIndex {
-			continue
-		}
-		n := p[0].Name
-		if keys[n] {
-			if len(p) == 1 {
+		for _, tg := range targets {
+			if len(tg.Path) > 0 && !tg.Path[0].IsIndex && tg.Path[0].Name == n {
 				return apierr.Validation("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", n)
 			}
+		}
+	}
+	for _, ix := range t.indexKeys() {
+		for _, tg := range targets {
+			if len(tg.Path) == 1 && tg.Path[0].Name == ix.attr && tg.Type != "" && tg.Type != t.types[ix.attr] {
+				return apierr.Validation("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %s Actual: %s IndexName: %s", ix.attr, t.types[ix.attr], tg.Type, ix.index)
+			}
+		}
+	}
+	paths := u.OperandPaths()
+	for _, tg := range targets {
+		paths = append(paths, tg.Path)
+	}
+	return t.checkKeyPaths(paths)
+}
+
+// indexKey is a key attribute of a secondary index.
+type indexKey struct{ attr, index string }
+
+// indexKeys returns the key attributes of the table's indexes in the
+// order DynamoDB checks them: each global index's keys, then each local
+// index's range key.
+func (t *table) indexKeys() []indexKey {
+	var out []indexKey
+	for _, g := range t.meta.GSIs {
+		for _, n := range schemaKey(g.KeySchema).names() {
+			out = append(out, indexKey{n, g.IndexName})
+		}
+	}
+	for _, l := range t.meta.LSIs {
+		if r := schemaKey(l.KeySchema).rng; r != "" {
+			out = append(out, indexKey{r, l.IndexName})
+		}
+	}
+	return out
+}
+
+// checkKeyPaths refuses a path inside a key attribute (a.b, a[0]) of the
+// table or of an index, which DynamoDB's keys, being scalars, do not have.
+func (t *table) checkKeyPaths(paths []expr.Path) error {
+	nested := map[string]bool{}
+	for _, p := range paths {
+		if len(p) > 1 && !p[0].IsIndex {
+			nested[p[0].Name] = true
+		}
+	}
+	if len(nested) == 0 {
+		return nil
+	}
+	for _, n := range t.key.names() {
+		if nested[n] {
 			return apierr.Validation("Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: %s", n)
 		}
-		if idx[n] && len(p) > 1 {
-			return apierr.Validation("Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: IndexKey: %s", n)
+	}
+	for _, ix := range t.indexKeys() {
+		if nested[ix.attr] {
+			return apierr.Validation("Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: IndexKey: %s", ix.attr)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -47,7 +48,7 @@ func exampleConfig(ctx context.Context) (cfg *host.Config, stop func()) {
 		log.Fatal(err)
 	}
 	client := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.Endpoint()),
-		Credentials: aws.AnonymousCredentials{}})
+		Credentials: credentials.NewStaticCredentialsProvider("any", "any", "")})
 	for _, t := range []struct {
 		name   string
 		stream bool

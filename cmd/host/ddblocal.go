@@ -57,6 +57,8 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	kDup := fs.Float64("kinesis-duplicates", 0, "probability (0 to 1) that a table's Kinesis streaming destination writes a change record twice, as AWS warns it may")
 	kReorder := fs.Float64("kinesis-reorder", 0, "probability (0 to 1) that a table's Kinesis streaming destination holds a change record back and writes it after the next record of its shard")
 	kSeed := fs.Uint64("kinesis-fault-seed", 0, "seed of the Kinesis destination's duplicate and reorder draws (repeatable runs)")
+	tableDelay := fs.Duration("table-delay", 0, "how long a table stays CREATING, UPDATING or DELETING after CreateTable, UpdateTable or DeleteTable, as DynamoDB's tables do (e.g. 500ms; 0: at once)")
+	unsigned := fs.Bool("allow-unsigned", false, "serve requests without an AWS Signature Version 4 Authorization header (DynamoDB refuses them with MissingAuthenticationTokenException; the AWS SDKs and CLI always sign, with any credentials)")
 	if err := fs.Parse(args); err != nil {
 		return ddblocal.Options{}, err
 	}
@@ -71,10 +73,11 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	if *shards < 1 {
 		return ddblocal.Options{}, fmt.Errorf("--stream-shards %d: a stream needs at least one shard", *shards)
 	}
-	if *split < 0 || *latency < 0 {
-		return ddblocal.Options{}, fmt.Errorf("--split-after and --latency cannot be negative (got %d and %s)", *split, *latency)
+	if *split < 0 || *latency < 0 || *tableDelay < 0 {
+		return ddblocal.Options{}, fmt.Errorf("--split-after, --latency and --table-delay cannot be negative (got %d, %s and %s)", *split, *latency, *tableDelay)
 	}
 	opts := ddblocal.Options{Addr: *addr, DataDir: *data, AllowNonLoopback: *allow, RequestMemoryWait: *memWait,
+		TableDelay: *tableDelay, AllowUnsigned: *unsigned,
 		Streams: ddblocal.StreamOptions{Shards: *shards, SplitAfterRecords: *split},
 		Faults:  ddblocal.FaultConfig{Latency: *latency},
 		Kinesis: ddblocal.KinesisOptions{OnDemandShards: *kShards, ReadsPerShardPerSecond: *kReads,

@@ -16,7 +16,7 @@
 //	host quarantine list | replay --config F [--file PATH] [--json] [--id ID | --all]
 //	host backfill --config F --projection P [--segments N] [--to-table T] [--since TIME]
 //	host verify --config F [--projection P] [--sample F] [--grace D] [--repair] [--json]
-//	host ddblocal --addr 127.0.0.1:8000 [--data DIR] [--allow-non-loopback] [--stream-shards N] [--split-after N] [--latency 5ms] [--request-memory-mib N]
+//	host ddblocal --addr 127.0.0.1:8000 [--data DIR] [--allow-non-loopback] [--stream-shards N] [--split-after N] [--latency 5ms] [--request-memory-mib N] [--table-delay 500ms] [--allow-unsigned]
 //	host healthcheck [--url http://127.0.0.1:9100/healthz]   a container health check
 package main
 

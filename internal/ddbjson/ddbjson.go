@@ -44,7 +44,7 @@ type DecodeError struct {
 	Kind ErrorKind
 	Type string // the type descriptor, where there is one
 	Err  error  // the JSON error behind a Syntax error
-	Attr string // the attribute whose value broke a limit (TooLarge, TooDeep)
+	Attr string // the attribute whose value is wrong (a member of an item; TooLarge and TooDeep always)
 }
 
 // Error implements error.

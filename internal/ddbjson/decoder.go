@@ -155,6 +155,9 @@ func (d *decoder) item(level int) (abi.Item, error) {
 			return nil, err
 		default:
 			delete(out, k)
+			if de, ok := err.(*DecodeError); ok && level == 0 && de.Attr == "" {
+				de.Attr = k // the attribute (or placeholder) whose value is wrong
+			}
 			if bad >= 0 {
 				errs[bad].err = err
 			} else {
@@ -532,7 +535,11 @@ func (d *decoder) blob() ([]byte, error) {
 	if err != nil {
 		return nil, d.wrapMismatch("B", err)
 	}
-	b, err := base64.StdEncoding.DecodeString(s)
+	enc := base64.StdEncoding
+	if d.lim.StrictBase64 {
+		enc = enc.Strict()
+	}
+	b, err := enc.DecodeString(s)
 	if err != nil {
 		return nil, syntax("B", fmt.Errorf("not valid base64: %w", err))
 	}

@@ -19,6 +19,9 @@ type Limits struct {
 	// MaxDepth is the deepest nesting of values: an attribute's value is
 	// at level 1, an element of a list or map one level below its parent.
 	MaxDepth int
+	// StrictBase64 refuses binaries whose base64 is not canonical (padding
+	// bits not zero), as DynamoDB does; encoding/json accepts them.
+	StrictBase64 bool
 }
 
 // maxJSONDepth is encoding/json's own nesting limit; deeper input is a

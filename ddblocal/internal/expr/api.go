@@ -174,4 +174,5 @@ type KeyCondition struct {
 	Range     *RangeCond // nil when absent
 
 	conds []keyCond
+	root  *cond // as parsed, until Check
 }

@@ -44,11 +44,13 @@ func (u *Update) apply(item abi.Item, missingItem bool) (abi.Item, error) {
 		}
 		vals[i] = v
 	}
-	// SETs that append to a list append in index order (DynamoDB sorts
-	// them by element number); other SETs are independent of each other.
+	// Actions that append to a list (SET or ADD of an element past its
+	// end) append in element order, whatever clause and place they were
+	// written in: DynamoDB applies them in index order. Actions on other
+	// paths are independent of each other.
 	var order, rest []int
 	for i, a := range u.actions {
-		if a.typ == aSet {
+		if a.typ != aRemove {
 			order = append(order, i)
 		} else {
 			rest = append(rest, i)
@@ -68,9 +70,17 @@ func (u *Update) apply(item abi.Item, missingItem bool) (abi.Item, error) {
 		case aRemove:
 			removes = append(removes, a.path)
 		case aAdd:
-			err = addAt(out, a.path, a.arg.val)
+			if a.legacy {
+				err = legacyAdd(out, a.path, a.arg.val)
+			} else {
+				err = addAt(out, a.path, a.arg.val)
+			}
 		case aDelete:
-			err = deleteAt(out, a.path, a.arg.val, missingItem)
+			if a.legacy {
+				err = legacyDelete(out, a.path, a.arg.val)
+			} else {
+				err = deleteAt(out, a.path, a.arg.val, missingItem)
+			}
 		}
 		if err != nil {
 			return nil, err

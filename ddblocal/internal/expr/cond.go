@@ -42,7 +42,7 @@ var (
 const maxInOperands = 100
 
 // condErrorOrder is the order in which DynamoDB reports a condition's errors.
-var condErrorOrder = []string{catParens, catUnknownFn, catMisused, catReserved, catName, catCount, catDistinct, catFunction, catLimit}
+var condErrorOrder = []string{catParens, catUnknownFn, catMisused, catReserved, catCondition, catName, catCount, catDistinct, catFunction, catLimit}
 
 // ParseCondition parses a ConditionExpression.
 func ParseCondition(src string, p *Params) (*Condition, error) {
@@ -128,15 +128,22 @@ func (p *parser) parseNot() (*cond, bool) {
 	return p.parsePrimary()
 }
 
+// parsePrimary parses a comparison or function (whose operands may be
+// in parentheses: "(size(a)) = :v") or, failing that, a parenthesised
+// condition, in the order DynamoDB's grammar tries them.
 func (p *parser) parsePrimary() (*cond, bool) {
 	save := p.pos
 	if t := p.peek(); t.kind == tPunct && t.text == "(" {
-		p.pos++
+		if c, ok := p.parsePredicate(); ok {
+			return c, true
+		}
+		p.pos = save + 1
 		c, ok := p.parseOr()
 		if ok && p.punct(")") {
 			return &cond{typ: cParen, kids: []*cond{c}}, true
 		}
 		p.pos = save
+		return nil, false
 	}
 	return p.parsePredicate()
 }
@@ -218,6 +225,7 @@ func checkCond(c *cond, r *resolver) {
 			r.errs.add(catMisused, "The function is not allowed to be used this way in an expression; function: size")
 		}
 		checkOperands(r, c.fn)
+		r.settleCondition()
 	case cCmp, cBetween, cIn:
 		for _, a := range c.args {
 			if a.typ == opFunc && a.name != "size" {
@@ -238,6 +246,23 @@ func checkCond(c *cond, r *resolver) {
 			if len(c.args)-1 > maxInOperands {
 				r.errs.add(catLimit, "The IN operator is provided with too many operands; number of operands: %d", len(c.args)-1)
 			}
+		}
+		r.settleCondition()
+	}
+}
+
+// settleCondition fixes the condition error of an expression once a
+// comparison or function has one: DynamoDB checks each as it parses it and
+// keeps the first one's error, names and values first, then operand
+// counts, distinct operands, operand types.
+func (r *resolver) settleCondition() {
+	if _, ok := r.errs[catCondition]; ok {
+		return
+	}
+	for _, c := range []string{catName, catCount, catDistinct, catFunction} {
+		if m, ok := r.errs[c]; ok {
+			r.errs[catCondition] = m
+			return
 		}
 	}
 }

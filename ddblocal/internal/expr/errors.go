@@ -74,6 +74,9 @@ const (
 	catDistinct  = "distinct"
 	catFunction  = "function"
 	catLimit     = "limit"
+	// catCondition is the error DynamoDB settles on after the first
+	// comparison or function that has one (settleCondition).
+	catCondition = "condition"
 )
 
 // Runtime error messages of UpdateItem.

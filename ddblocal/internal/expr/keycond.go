@@ -24,30 +24,50 @@ var flipped = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": 
 // key BETWEEN :a AND :b and begins_with(key, :v), at most one per key, ANDed.
 // Call Validate with the key schema before reading the fields.
 func ParseKeyCondition(src string, p *Params) (*KeyCondition, error) {
+	kc, err := ParseKeyConditionSyntax(src, p)
+	if err != nil {
+		return nil, err
+	}
+	return kc, kc.Check()
+}
+
+// ParseKeyConditionSyntax parses a KeyConditionExpression with the
+// condition grammar only. DynamoDB parses every expression of a Query
+// before it checks the key condition's form: call Check after parsing
+// the others (ParseKeyCondition does both at once).
+func ParseKeyConditionSyntax(src string, p *Params) (*KeyCondition, error) {
 	root, err := parseCondTree(src, p, kindKeyCondition)
 	if err != nil {
 		return nil, err
 	}
+	return &KeyCondition{root: root}, nil
+}
+
+// Check allows only the forms of a key condition: key = :v, key <, <=,
+// >, >= :v (either side), key BETWEEN :a AND :b and begins_with(key, :v),
+// at most one per key, ANDed.
+func (kc *KeyCondition) Check() error {
+	root := kc.root
 	if op := invalidKeyOperator(root); op != "" {
-		return nil, apierr.Validation("Invalid operator used in KeyConditionExpression: %s", op)
+		return apierr.Validation("Invalid operator used in KeyConditionExpression: %s", op)
 	}
 	var leaves []*cond
 	flattenAnd(root, &leaves)
-	kc := &KeyCondition{}
 	seen := map[string]bool{}
+	kc.conds = nil
 	for _, l := range leaves {
 		c, err := keyLeaf(l)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if seen[c.name] {
-			return nil, apierr.Validation("KeyConditionExpressions must only contain one condition per key")
+			return apierr.Validation("KeyConditionExpressions must only contain one condition per key")
 		}
 		seen[c.name] = true
 		kc.conds = append(kc.conds, c)
 	}
 	if len(kc.conds) > 2 {
-		return nil, apierr.Validation("Conditions can be of length 1 or 2 only")
+		return apierr.Validation("Conditions can be of length 1 or 2 only")
 	}
 	// A provisional assignment; Validate redoes it from the key schema.
 	for i, c := range kc.conds {
@@ -59,7 +79,7 @@ func ParseKeyCondition(src string, p *Params) (*KeyCondition, error) {
 			}
 		}
 	}
-	return kc, nil
+	return nil
 }
 
 // invalidKeyOperator returns the first operator (top-down) a key condition
@@ -121,24 +141,23 @@ func keyLeaf(c *cond) (keyCond, error) {
 			return keyCond{}, apierr.Validation("Invalid condition in KeyConditionExpression: %s operator must have the key attribute as its first operand", op)
 		}
 	}
-	paths, funcs := 0, 0
+	// operands in the order written, as DynamoDB checks them
+	paths := 0
 	for _, a := range args {
 		switch a.typ {
 		case opPath:
-			paths++
+			if paths++; paths > 1 {
+				return keyCond{}, apierr.Validation("Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition")
+			}
+			if len(a.path) > 1 {
+				return keyCond{}, apierr.Validation("KeyConditionExpressions cannot have conditions on nested attributes")
+			}
 		case opFunc:
-			funcs++
+			return keyCond{}, apierr.Validation("KeyConditionExpressions cannot contain nested operations")
 		}
 	}
-	switch {
-	case paths > 1:
-		return keyCond{}, apierr.Validation("Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition")
-	case funcs > 0:
-		return keyCond{}, apierr.Validation("KeyConditionExpressions cannot contain nested operations")
-	case paths == 0:
+	if paths == 0 {
 		return keyCond{}, apierr.Validation("Invalid condition in KeyConditionExpression: No key attribute specified")
-	case len(args[0].path) > 1:
-		return keyCond{}, apierr.Validation("KeyConditionExpressions cannot have conditions on nested attributes")
 	}
 	kc := keyCond{name: args[0].path[0].Name, op: op}
 	for _, a := range args[1:] {
@@ -227,4 +246,17 @@ func (r *RangeCond) Match(v abi.Value) bool {
 		return false
 	}
 	return compareOp(r.Op, v, true, r.Values[0], true)
+}
+
+// legacyOps names the operators of a key condition as ComparisonOperators.
+var legacyOps = map[string]string{"=": "EQ", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE", "BETWEEN": "BETWEEN", "begins_with": "BEGINS_WITH"}
+
+// AppendParts appends the key condition's conditions (after Check) to dst
+// as ComparisonOperators: = is EQ, < LT, <= LE, > GT, >= GE, begins_with
+// BEGINS_WITH, BETWEEN BETWEEN.
+func (k *KeyCondition) AppendParts(dst []LegacyCond) []LegacyCond {
+	for _, c := range k.conds {
+		dst = append(dst, LegacyCond{Attr: c.name, Op: legacyOps[c.op], Values: c.values})
+	}
+	return dst
 }

@@ -136,7 +136,16 @@ func (p *parser) parsePath() ([]rawElem, bool) {
 	if !ok {
 		return nil, false
 	}
-	path := []rawElem{e}
+	tail, ok := p.pathTail()
+	if !ok {
+		return nil, false
+	}
+	return append([]rawElem{e}, tail...), true
+}
+
+// pathTail parses { '.' elem | '[' number ']' } after a path's head.
+func (p *parser) pathTail() ([]rawElem, bool) {
+	var path []rawElem
 	for {
 		t := p.peek()
 		if t.kind != tPunct || (t.text != "." && t.text != "[") {
@@ -176,6 +185,15 @@ func (p *parser) parseOperand() (*operand, bool) {
 		o, ok := p.parseOperand()
 		if ok && p.punct(")") {
 			o.parens++
+			// a path in parentheses may go on: ((a.b)).c is a.b.c
+			if o.typ == opPath {
+				if tail, ok := p.pathTail(); ok && len(tail) > 0 {
+					o.raw = append(o.raw, tail...)
+				} else if !ok {
+					p.pos = save
+					return nil, false
+				}
+			}
 			return o, true
 		}
 		p.pos = save

@@ -27,6 +27,9 @@ type action struct {
 	path Path
 	val  *setVal  // aSet
 	arg  *operand // aAdd, aDelete: an :value
+	// legacy marks an action of AttributeUpdates (LegacyUpdates): ADD
+	// appends lists, and type mismatches have that parameter's message.
+	legacy bool
 }
 
 // Update is a parsed UpdateExpression.
@@ -256,4 +259,76 @@ func (u *Update) String() string {
 		parts[i] = sectionNames[a.typ] + " " + a.path.String()
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Target is one path an update writes, with the type its value is known
+// to have before the update runs ("" when it depends on the item): an
+// :value's type, N for + and -, L for list_append, the default's for
+// if_not_exists; REMOVE writes no value.
+type Target struct {
+	Path Path
+	Type string
+}
+
+// Targets returns the paths the update writes, in the order written.
+func (u *Update) Targets() []Target {
+	out := make([]Target, len(u.actions))
+	for i, a := range u.actions {
+		out[i].Path = a.path
+		switch {
+		case a.typ == aSet && a.val.op != "":
+			out[i].Type = "N"
+		case a.typ == aSet:
+			out[i].Type = operandType(a.val.a)
+		case a.arg != nil:
+			out[i].Type = operandType(a.arg)
+		}
+	}
+	return out
+}
+
+func operandType(o *operand) string {
+	switch o.typ {
+	case opValue:
+		if o.val.IsZero() {
+			return ""
+		}
+		return o.val.Kind.String()
+	case opFunc:
+		switch o.name {
+		case "list_append":
+			return "L"
+		case "if_not_exists":
+			if len(o.args) == 2 {
+				return operandType(o.args[1])
+			}
+		}
+	}
+	return ""
+}
+
+// OperandPaths returns the document paths the update reads (right-hand
+// sides, function arguments included).
+func (u *Update) OperandPaths() []Path {
+	var out []Path
+	var walk func(o *operand)
+	walk = func(o *operand) {
+		switch o.typ {
+		case opPath:
+			out = append(out, o.path)
+		case opFunc:
+			for _, a := range o.args {
+				walk(a)
+			}
+		}
+	}
+	for _, a := range u.actions {
+		if a.val != nil {
+			walk(a.val.a)
+			if a.val.b != nil {
+				walk(a.val.b)
+			}
+		}
+	}
+	return out
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
@@ -85,7 +86,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	sc := dynamodbstreams.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}},
+	sc := dynamodbstreams.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("dynafold", "dynafold", "")},
 		func(o *dynamodbstreams.Options) { o.BaseEndpoint = aws.String(srv.Endpoint()) })
 	g := &gen{ctx: ctx, es: es, db: db, sc: sc, arn: aws.ToString(out.TableDescription.LatestStreamArn),
 		heads: map[string]uint64{}, dir: "host/lambda/testdata", layout: layout}
