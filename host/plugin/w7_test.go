@@ -64,12 +64,12 @@ func TestW7_RustAndCTrapsFailOnlyThatCall(t *testing.T) {
 		fragments []string
 	}{
 		"rust": {
-			{"Boom", []string{"trap: out of bounds memory access", "wasm stack trace:"}},
+			{"Boom", []string{"trap: out of bounds memory access", "wasm stack: ", "rust_misbehave"}},
 			{"Panic", []string{"trap: unreachable", "rust-misbehave: a panic in evolve"}},
 		},
 		"c": {
-			{"Boom", []string{"trap: out of bounds memory access", "wasm stack trace:"}},
-			{"Trap", []string{"trap: unreachable", "wasm stack trace:"}},
+			{"Boom", []string{"trap: out of bounds memory access", "wasm stack: ", "misbehave_evolve"}},
+			{"Trap", []string{"trap: unreachable", "wasm stack: ", "misbehave_evolve"}},
 		},
 	}
 	for _, lang := range guestLangs {
