@@ -60,6 +60,39 @@ func TestC4_OnePoisonRecordUnderBisectLogsOneWarning(t *testing.T) {
 	require.Len(t, warns, 1, "log:\n%s", out)
 	assert.Contains(t, warns[0], "record failed; it is delivered again")
 	assert.Contains(t, warns[0], "sequenceNumber="+es[0].Record.DynamoDB.SequenceNumber)
+	assert.NotContains(t, warns[0], "hint=", "a record that will be set aside needs no hint")
 	assert.Equal(t, 1, strings.Count(out, "level=ERROR"), "log:\n%s", out)
 	assert.Contains(t, out, "record given up")
+}
+
+// Without an on-failure destination a failing record is retried until it
+// succeeds and its shard waits: the first warning says so, and what to
+// configure to set such records aside.
+func TestC4_ARecordNoPolicyCanSetAsideWarnsWhatToDo(t *testing.T) {
+	e := start(t, ddblocal.StreamOptions{Shards: 1}, host.SidecarConfig{BatchSize: 50})
+	h := e.host(t, &testlogic.Ledger{})
+	appendAdds(t, h, "a", 0, 2)
+	_, err := h.Append(context.Background(), testlogic.Stream, "bad", 0, host.NewEvent{Type: "Fail", Data: abi.Item{}})
+	require.NoError(t, err)
+	var spans []span
+	var mu sync.Mutex
+	logs := &syncbuf.Buffer{}
+	stop := run(e.readerLogging(t, h, "w1", newRecorder("w1", &spans, &mu), slog.New(slog.NewTextHandler(logs, nil))))
+	e.waitRows(t, map[string]string{"a": foldLog(2)}, time.Minute)
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) && !strings.Contains(logs.String(), "level=WARN") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, stop(nil))
+	var warns []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "level=WARN") {
+			warns = append(warns, l)
+		}
+	}
+	require.NotEmpty(t, warns, "log:\n%s", logs.String())
+	assert.Contains(t, warns[0], "record failed; it is delivered again")
+	assert.Contains(t, warns[0], "its shard waits behind it")
+	assert.Contains(t, warns[0], "set sidecar.failure (maxRetries and onFailure)")
+	assert.NotContains(t, logs.String(), "record given up")
 }

@@ -62,7 +62,11 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 			if a.n == 1 {
 				level = slog.LevelWarn
 			}
-			r.log.Log(ctx, level, "record failed; it is delivered again", "shard", shard, "sequenceNumber", seq, "attempt", a.n, "projections", f.projections, "reason", f.reason)
+			args := []any{"shard", shard, "sequenceNumber", seq, "attempt", a.n, "projections", f.projections, "reason", f.reason}
+			if a.n == 1 && r.neverGivenUp(f.projections) {
+				args = append(args, "hint", neverGivenUpHint)
+			}
+			r.log.Log(ctx, level, "record failed; it is delivered again", args...)
 			return i, true
 		}
 		if err := r.giveUp(ctx, stream, shard, rec, f, a); err != nil {
@@ -100,6 +104,21 @@ func (r *Reader) exhausted(projections []string, a *attempt, rec host.Record) bo
 		}
 	}
 	return true
+}
+
+// neverGivenUpHint tells an operator, on a record's first failure, what
+// the shard does when no projection's policy can set the record aside.
+const neverGivenUpHint = "no failure policy with an onFailure destination covers this projection, so the record is retried until it succeeds and its shard waits behind it (the lag grows); fix the cause, or set sidecar.failure (maxRetries and onFailure) to set such records aside for `host quarantine`"
+
+// neverGivenUp reports whether some failing projection has no on-failure
+// destination: then the record is retried until it succeeds.
+func (r *Reader) neverGivenUp(projections []string) bool {
+	for _, p := range projections {
+		if r.sc.Policy(p).OnFailure == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // giveUp sends the record to each failing projection's destination and
