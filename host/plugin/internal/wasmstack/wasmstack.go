@@ -78,10 +78,16 @@ func collapse(frames []string) []string {
 	return out
 }
 
-// runtimeFrame reports a frame of the Go runtime or a trampoline.
+// runtimeFrame reports a frame of the Go runtime, Rust's standard library
+// and panic machinery, or a trampoline.
 func runtimeFrame(f string) bool {
-	return strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "wasm_pc_f_loop") ||
-		strings.HasPrefix(f, "_rt0_wasm") || strings.HasPrefix(f, "syscall.") || strings.HasPrefix(f, "internal/")
+	for _, p := range []string{"runtime.", "wasm_pc_f_loop", "_rt0_wasm", "syscall.", "internal/",
+		"std::", "core::", "alloc::", "panic_abort::", "__rust_", "rust_panic", "rust_begin_unwind", "<std::", "<core::", "<alloc::"} {
+		if strings.HasPrefix(f, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Frame demangles one frame of wazero's stack trace: no leading dot or
@@ -90,10 +96,15 @@ func runtimeFrame(f string) bool {
 //
 //	.main.__folder_go.shape.struct___WarehouseID_string__ddb___w_____.fold(i32) i32 → main.(*folder[…]).fold
 //	.github.com_dynafold_dynafold_sdk-guest.Register(i32) i32                        → sdk-guest.Register
+//	_ZN14dynafold_guest4fold4call17h949813c3b1f8945aE                                 → dynafold_guest::fold::call
 func Frame(f string) string {
 	f = strings.TrimPrefix(f, ".")
 	f = strings.TrimSpace(signature.ReplaceAllString(f, ""))
-	f = shape(f)
+	if d, ok := rustSymbol(f); ok {
+		f = d
+	} else {
+		f = shape(f)
+	}
 	if m := modulePath.FindStringSubmatchIndex(f); m != nil {
 		f = f[m[2]:]
 	}
@@ -148,4 +159,60 @@ func shape(f string) string {
 		return pkg + name + "[…]" + method
 	}
 	return pkg + name + "[…]"
+}
+
+// rustEscapes are the escapes of Rust's legacy symbol mangling.
+var rustEscapes = strings.NewReplacer(
+	"$LT$", "<", "$GT$", ">", "$RF$", "&", "$BP$", "*", "$C$", ",", "$SP$", "@",
+	"$u20$", " ", "$u22$", "\"", "$u27$", "'", "$u2b$", "+", "$u3b$", ";",
+	"$u5b$", "[", "$u5d$", "]", "$u7b$", "{", "$u7d$", "}", "$u7e$", "~", "..", "::",
+)
+
+// rustSymbol demangles a symbol of Rust's legacy mangling,
+// "_ZN" (length, segment)… "E", into a path without its hash segment:
+// _ZN14dynafold_guest4fold4call17h949813c3b1f8945aE is
+// dynafold_guest::fold::call. ok is false for any other symbol.
+func rustSymbol(sym string) (string, bool) {
+	rest, ok := strings.CutPrefix(sym, "_ZN")
+	if !ok {
+		return "", false
+	}
+	var segs []string
+	for !strings.HasPrefix(rest, "E") {
+		n := 0
+		i := 0
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			n = n*10 + int(rest[i]-'0')
+			i++
+		}
+		if i == 0 || n == 0 || i+n > len(rest) {
+			return "", false
+		}
+		segs = append(segs, rest[i:i+n])
+		rest = rest[i+n:]
+	}
+	if len(segs) > 1 && isRustHash(segs[len(segs)-1]) {
+		segs = segs[:len(segs)-1]
+	}
+	for i, s := range segs {
+		if strings.HasPrefix(s, "_$") {
+			s = s[1:]
+		}
+		segs[i] = rustEscapes.Replace(s)
+	}
+	return strings.Join(segs, "::"), true
+}
+
+// isRustHash reports the hash segment of a legacy Rust symbol: "h" and 16
+// hexadecimal digits.
+func isRustHash(s string) bool {
+	if len(s) != 17 || s[0] != 'h' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }

@@ -72,3 +72,39 @@ func TestW6_FramesAreDemangled(t *testing.T) {
 		t.Errorf("the frames left out are not counted: %q", frames)
 	}
 }
+
+// A Rust guest's panic, as wazero reports it (the order-summary-rs
+// panic path): the standard library's panic machinery is left out and the
+// guest's frames are demangled without their hashes.
+const rustPanicTrace = `wasm error: unreachable
+wasm stack trace:
+	.__rust_start_panic(i32,i32) i32
+	.rust_panic(i32,i32)
+	._ZN3std9panicking20rust_panic_with_hook17h6ac9107c42850161E(i32,i32,i32,i32,i32)
+	._ZN3std9panicking19begin_panic_handler28_$u7b$$u7b$closure$u7d$$u7d$17h8ef066ac0c3d2b11E(i32)
+	._ZN3std10sys_common9backtrace26__rust_end_short_backtrace17h42ab4cf7df7f372fE(i32)
+	.rust_begin_unwind(i32)
+	._ZN4core9panicking9panic_fmt17h5c5e3d6a8b7f9a01E(i32,i32)
+	._ZN84_$LT$rust_misbehave..Misbehave$u20$as$u20$dynafold_guest..projection..Projection$GT$6evolve17h1234567890abcdefE(i32,i32,i32,i32) i32
+	._ZN14dynafold_guest4fold4call17h949813c3b1f8945aE(i32,i32) i32
+	.evolve(i32,i32) i64`
+
+func TestW7_RustFramesAreDemangledAndItsPanicMachineryLeftOut(t *testing.T) {
+	got := Short(rustPanicTrace, "panic: panicked at 'boom', src/lib.rs:69:38")
+	want := "unreachable: panic: panicked at 'boom', src/lib.rs:69:38; wasm stack: " +
+		"<rust_misbehave::Misbehave as dynafold_guest::projection::Projection>::evolve < dynafold_guest::fold::call < evolve"
+	if got != want {
+		t.Errorf("Short:\n got %s\nwant %s", got, want)
+	}
+	for sym, want := range map[string]string{
+		"_ZN14dynafold_guest4fold4call17h949813c3b1f8945aE": "dynafold_guest::fold::call",
+		"_ZN4core3fmt5write17h0123456789abcdefE":            "core::fmt::write",
+		"_ZN3foo3barE":                                      "foo::bar",
+		"_ZN3foo":                                           "_ZN3foo", // not a whole symbol: as it is
+		"_ZN99xE":                                           "_ZN99xE",
+	} {
+		if got := Frame(sym); got != want {
+			t.Errorf("Frame(%q) = %q, want %q", sym, got, want)
+		}
+	}
+}
