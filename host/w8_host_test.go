@@ -145,3 +145,66 @@ func TestW8_ThePluginsOutputIsCheckedBeforeAnyWrite(t *testing.T) {
 		})
 	}
 }
+
+// keyLedger is the test ledger with its key function's results changed.
+type keyLedger struct {
+	*testlogic.Ledger
+	change func(abi.Item)
+}
+
+func (l keyLedger) Key(ctx context.Context, req *abi.KeyRequest) (*abi.KeyResponse, error) {
+	resp, err := l.Ledger.Key(ctx, req)
+	if err == nil {
+		for _, k := range resp.Keys {
+			l.change(k.Key)
+		}
+	}
+	return resp, err
+}
+
+// TestW8_AKeyDynamoDBWouldRefuseFailsTheRowNamingTheAttribute: a key
+// function that returns a number DynamoDB cannot store, or a partition or
+// sort key value over DynamoDB's length limits, fails the row before any
+// request, naming the attribute and what to fix; nothing is written.
+func TestW8_AKeyDynamoDBWouldRefuseFailsTheRowNamingTheAttribute(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(abi.Item)
+		want   []string
+	}{
+		{"a bad number", func(k abi.Item) { k["sk"] = abi.N("1e") }, []string{`key attribute "sk" is N "1e"`, "fix the plugin's key function"}},
+		{"a long partition key", func(k abi.Item) { k["pk"] = abi.S(strings.Repeat("p", 2049)) },
+			[]string{`key attribute "pk" is 2049 bytes long`, "partition key value over 2048 bytes"}},
+		{"a long sort key", func(k abi.Item) { k["sk"] = abi.S(strings.Repeat("s", 1025)) },
+			[]string{`key attribute "sk" is 1025 bytes long`, "sort key value over 1024 bytes"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			env := testenv.Start(t)
+			rows := env.Table(t, "ledger", false)
+			cfg := &host.Config{
+				EventStore: host.EventStoreConfig{Table: env.Table(t, "events", true), Schema: "test", SchemaVersion: 1,
+					Streams: []host.StreamConfig{{Name: testlogic.Stream, Composite: []string{"acctId"}}}},
+				Projections: []host.ProjectionConfig{{Name: "ledger", Plugin: "native:ledger", Table: rows,
+					Checkpoint: host.CheckpointConfig{Field: "version"}}},
+			}
+			h, err := host.New(ctx, cfg, host.WithNative("ledger", keyLedger{&testlogic.Ledger{}, c.change}),
+				host.WithClient(env.Client), host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+			require.NoError(t, err)
+			t.Cleanup(func() { h.Close(ctx) })
+			evs, err := h.Append(ctx, testlogic.Stream, "a", 0, host.NewEvent{Type: "Add", Data: abi.Item{"n": abi.N("1")}})
+			require.NoError(t, err)
+			h.ResetRequestCounts()
+			res, err := h.ApplyEvents(ctx, "ledger", evs...)
+			require.NoError(t, err)
+			assert.Empty(t, res.Rows, "no row is folded")
+			require.Len(t, res.KeyFailures, 1, "the event's key failed")
+			require.Error(t, res.KeyFailures[0].Err)
+			for _, w := range c.want {
+				assert.Contains(t, res.KeyFailures[0].Err.Error(), w)
+			}
+			assert.Empty(t, h.RequestCounts(), "nothing is sent to DynamoDB")
+		})
+	}
+}

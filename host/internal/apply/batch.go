@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/itemcheck"
 	"github.com/dynafold/dynafold/internal/keys"
 )
 
@@ -170,22 +171,46 @@ func (e *Engine) checkKey(k abi.Item) (string, error) {
 	if len(k) != len(e.p.KeyAttrs) {
 		return "", fmt.Errorf("plugin %s: key returned attributes %v, but table %s is keyed by %v", e.plugin, itemNames(k), e.p.Table, e.p.KeyAttrs)
 	}
-	for _, a := range e.p.KeyAttrs {
+	for i, a := range e.p.KeyAttrs {
 		v, ok := k[a]
 		if !ok {
 			return "", fmt.Errorf("plugin %s: key lacks the key attribute %q of table %s", e.plugin, a, e.p.Table)
 		}
 		switch v.Kind {
 		case abi.KindS, abi.KindB:
-			if len(v.Str) == 0 && len(v.Bytes) == 0 {
+			n := len(v.Str) + len(v.Bytes)
+			if n == 0 {
 				return "", fmt.Errorf("plugin %s: key attribute %q is empty; DynamoDB refuses empty key values", e.plugin, a)
 			}
+			if limit := keyLimit(i); n > limit {
+				return "", fmt.Errorf("plugin %s: key attribute %q is %d bytes long; DynamoDB refuses a %s key value over %d bytes: shorten it in the plugin's key function (a hash of a long id, for one)",
+					e.plugin, a, n, keyRole(i), limit)
+			}
 		case abi.KindN:
+			if p := itemcheck.Value(v); p != nil {
+				return "", fmt.Errorf("plugin %s: key attribute %q %s; fix the plugin's key function", e.plugin, a, p.What)
+			}
 		default:
 			return "", fmt.Errorf("plugin %s: key attribute %q is of type %s; key attributes are S, N or B", e.plugin, a, v.Kind)
 		}
 	}
 	return keyString(k), nil
+}
+
+// DynamoDB's limits on a key value's length: a partition key (the first
+// key attribute) 2048 bytes, a sort key 1024.
+func keyLimit(i int) int {
+	if i == 0 {
+		return 2048
+	}
+	return 1024
+}
+
+func keyRole(i int) string {
+	if i == 0 {
+		return "partition"
+	}
+	return "sort"
 }
 
 func itemNames(it abi.Item) []string {
