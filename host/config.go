@@ -424,8 +424,8 @@ func (d Duration) MarshalJSON() ([]byte, error) { return jsonconf.Duration(d).Ma
 func (d Duration) String() string { return time.Duration(d).String() }
 
 // LoadConfig reads a configuration file and validates it (see ParseConfig).
-// Relative paths in it (plugins, cache, fixtures, archive) start at the
-// file's directory.
+// Relative paths in it (plugins, cache, fixtures, archive, the sidecar's
+// state and on-failure files) start at the file's directory.
 func LoadConfig(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -436,7 +436,31 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	cfg.dir = filepath.Dir(path)
+	cfg.resolveSidecarFiles()
 	return cfg, nil
+}
+
+// resolveSidecarFiles makes the sidecar's relative file paths (the state
+// file, on-failure files) start at the configuration file's directory, as
+// the plugin and cache paths do, so `host run` and `host quarantine` find
+// the same files from any working directory.
+func (c *Config) resolveSidecarFiles() {
+	sc := c.Sidecar
+	if sc == nil {
+		return
+	}
+	sc.StateFile = c.rel(sc.StateFile)
+	if of := sc.Failure.OnFailure; of != nil {
+		of.File = c.rel(of.File)
+	}
+	for name, pol := range sc.Projections {
+		if pol.OnFailure != nil {
+			of := *pol.OnFailure
+			of.File = c.rel(of.File)
+			pol.OnFailure = &of
+			sc.Projections[name] = pol
+		}
+	}
 }
 
 // ParseConfig reads a configuration from JSON and validates it. It refuses

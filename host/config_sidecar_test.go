@@ -1,6 +1,8 @@
 package host_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -72,4 +74,22 @@ func TestC4_APolicyThatGivesRecordsUpNeedsADestination(t *testing.T) {
     "failure": {"maxRetries": 2, "onFailure": {"file": "q.jsonl"}}, "projections": {"summaries": {"maxRetries": 5}}}`, 1)))
 	require.NoError(t, err, "a projection's policy keeps the default destination")
 	assert.Equal(t, "q.jsonl", cfg.EffectiveSidecar().Policy("summaries").OnFailure.File)
+}
+
+// The sidecar's files start where the plugin paths do, at the
+// configuration file's directory, so `host run` and `host quarantine`
+// started from anywhere read and write the same files; absolute paths stay.
+func TestC4_SidecarFilesAreRelativeToTheConfigurationFile(t *testing.T) {
+	dir := t.TempDir()
+	abs := filepath.Join(t.TempDir(), "abs.jsonl")
+	path := filepath.Join(dir, "dynafold.json")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(sidecarBase, "%s", `{
+  "leaseTable": "leases", "onTrimmed": "continue", "stateFile": "state/rebuild.jsonl",
+  "failure": {"maxRetries": 3, "onFailure": {"file": "q/quarantine.jsonl"}},
+  "projections": {"summaries": {"onFailure": {"file": "`+abs+`"}}}}`, 1)), 0o600))
+	cfg, err := host.LoadConfig(path)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "state/rebuild.jsonl"), cfg.Sidecar.StateFile)
+	assert.Equal(t, filepath.Join(dir, "q/quarantine.jsonl"), cfg.Sidecar.Failure.OnFailure.File)
+	assert.Equal(t, abs, cfg.Sidecar.Policy("summaries").OnFailure.File)
 }
