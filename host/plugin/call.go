@@ -164,7 +164,7 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 	var exit *sys.ExitError
 	switch {
 	case fired == ErrTimeout:
-		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s (%s)"+timeoutHint, p.cfg.CallTimeout, p.cfg.callTimeoutName()))
+		return p.wrap(fn, newCause(ErrTimeout, err, "%s", p.cfg.TimeoutText()))
 	case fired == ErrCanceled:
 		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Cause(ctx)))
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
@@ -172,7 +172,7 @@ func (p *Plugin) classify(ctx context.Context, fn string, in *instance, fired, e
 		if ctx.Err() != nil { // the caller's own deadline, not CallTimeout
 			return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", ctx.Err()))
 		}
-		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s (%s)"+timeoutHint, p.cfg.CallTimeout, p.cfg.callTimeoutName()))
+		return p.wrap(fn, newCause(ErrTimeout, err, "%s", p.cfg.TimeoutText()))
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
 		errors.Is(err, context.Canceled):
 		return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Canceled))
@@ -218,6 +218,12 @@ func orText(reason string, err error) string {
 		return reason
 	}
 	return strings.SplitN(err.Error(), "\n", 2)[0]
+}
+
+// TimeoutText is the text of a call's timeout error, for every transport:
+// the timeout, the setting it came from and what usually causes it.
+func (c Config) TimeoutText() string {
+	return fmt.Sprintf("timeout after %s (%s)"+timeoutHint, c.CallTimeout, c.callTimeoutName())
 }
 
 // timeoutHint follows "timeout after 5s (plugins.callTimeout)" in a call's

@@ -129,7 +129,7 @@ func (p *Plugin) classify(ctx, cctx context.Context, fn string, in *instance, er
 		if ctx.Err() != nil {
 			return p.wrap(fn, newCause(ErrCanceled, err, "canceled: %v", context.Cause(ctx)))
 		}
-		return p.wrap(fn, newCause(ErrTimeout, err, "timeout after %s", p.cfg.CallTimeout))
+		return p.wrap(fn, newCause(ErrTimeout, err, "%s", p.cfg.TimeoutText()))
 	}
 	text := strings.TrimPrefix(err.Error(), "wasm error: ")
 	// The guest's own message: an AssemblyScript abort (our handler) or a

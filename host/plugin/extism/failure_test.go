@@ -85,7 +85,7 @@ func TestW3_ExtismTrapAndTimeoutFailOnlyTheCall(t *testing.T) {
 	for err := range errs {
 		t.Errorf("a call beside the timeout failed: %v", err)
 	}
-	wantCallError(t, err, name, "evolve", extism.ErrTimeout, "timeout after "+timeout.String())
+	wantCallError(t, err, name, "evolve", extism.ErrTimeout, "timeout after "+timeout.String()+" (plugins.callTimeout)", "look for an endless loop")
 	if elapsed < timeout {
 		t.Errorf("the call failed after %s, before its timeout", elapsed)
 	}
