@@ -81,16 +81,27 @@ func (l outputLedger) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.
 // outbox in the row's partition.
 func outputHost(t *testing.T, change func(*abi.EvolveResponse)) (*host.Host, *testenv.Env, string) {
 	t.Helper()
+	return nativeLedgerHost(t, outputLedger{&testlogic.Ledger{}, change}, func(p *host.ProjectionConfig) {
+		p.Revision = &host.RevisionConfig{Field: "rev"}
+		p.ReadModel = host.ReadModelConfig{EntityType: "LedgerRow"}
+		p.Outbox = &host.OutboxConfig{}
+	})
+}
+
+// nativeLedgerHost is a host of the projection "ledger" on the native logic l,
+// its projection changed by change.
+func nativeLedgerHost(t *testing.T, l logic.Logic, change func(*host.ProjectionConfig)) (*host.Host, *testenv.Env, string) {
+	t.Helper()
 	env := testenv.Start(t)
 	rows := env.Table(t, "ledger", false)
 	cfg := &host.Config{
 		EventStore: host.EventStoreConfig{Table: env.Table(t, "events", true), Schema: "test", SchemaVersion: 1,
 			Streams: []host.StreamConfig{{Name: testlogic.Stream, Composite: []string{"acctId"}}}},
 		Projections: []host.ProjectionConfig{{Name: "ledger", Plugin: "native:ledger", Table: rows,
-			Checkpoint: host.CheckpointConfig{Field: "version"}, Revision: &host.RevisionConfig{Field: "rev"}, ReadModel: host.ReadModelConfig{EntityType: "LedgerRow"},
-			Outbox: &host.OutboxConfig{}}},
+			Checkpoint: host.CheckpointConfig{Field: "version"}}},
 	}
-	h, err := host.New(context.Background(), cfg, host.WithNative("ledger", outputLedger{&testlogic.Ledger{}, change}),
+	change(&cfg.Projections[0])
+	h, err := host.New(context.Background(), cfg, host.WithNative("ledger", l),
 		host.WithClient(env.Client), host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close(context.Background()) })
@@ -181,18 +192,7 @@ func TestW8_AKeyDynamoDBWouldRefuseFailsTheRowNamingTheAttribute(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			env := testenv.Start(t)
-			rows := env.Table(t, "ledger", false)
-			cfg := &host.Config{
-				EventStore: host.EventStoreConfig{Table: env.Table(t, "events", true), Schema: "test", SchemaVersion: 1,
-					Streams: []host.StreamConfig{{Name: testlogic.Stream, Composite: []string{"acctId"}}}},
-				Projections: []host.ProjectionConfig{{Name: "ledger", Plugin: "native:ledger", Table: rows,
-					Checkpoint: host.CheckpointConfig{Field: "version"}}},
-			}
-			h, err := host.New(ctx, cfg, host.WithNative("ledger", keyLedger{&testlogic.Ledger{}, c.change}),
-				host.WithClient(env.Client), host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-			require.NoError(t, err)
-			t.Cleanup(func() { h.Close(ctx) })
+			h, _, _ := nativeLedgerHost(t, keyLedger{&testlogic.Ledger{}, c.change}, func(*host.ProjectionConfig) {})
 			evs, err := h.Append(ctx, testlogic.Stream, "a", 0, host.NewEvent{Type: "Add", Data: abi.Item{"n": abi.N("1")}})
 			require.NoError(t, err)
 			h.ResetRequestCounts()
