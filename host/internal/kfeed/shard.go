@@ -36,7 +36,9 @@ func (r *Reader) Iterator(shardID, checkpoint string) *ShardIterator {
 }
 
 // Open is Iterator as a feed.ShardReader.
-func (r *Reader) Open(shardID, checkpoint string) feed.ShardReader { return r.Iterator(shardID, checkpoint) }
+func (r *Reader) Open(shardID, checkpoint string) feed.ShardReader {
+	return r.Iterator(shardID, checkpoint)
+}
 
 var (
 	_ feed.Source      = (*Reader)(nil)
