@@ -129,9 +129,9 @@ func (r *Reader) work(read, proc context.Context, rd feed.Source, h *held) {
 // shardEnd checkpoints a shard read to its end, creates the leases of its
 // children (DescribeStream's child filter, or for Kinesis the children
 // GetRecords named or ListShards after the shard: no listing of the whole
-// stream) with all their parents (two after a merge), and releases its lease; a quick lease round then takes the
-// children, this worker's share of them at once, the others at their
-// workers' next rounds. A child is taken by nobody before each of its
+// stream) with all their parents (two after a merge), and releases its
+// lease; a quick lease round then takes the children, this worker's share
+// of them at once, the others at their workers' next rounds. A child is taken by nobody before each of its
 // parents' checkpoints is SHARD_END (lease.Available).
 func (r *Reader) shardEnd(proc context.Context, rd feed.Source, h *held) {
 	shard := h.get().Key
