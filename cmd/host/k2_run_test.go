@@ -113,6 +113,8 @@ func TestK2_RunBinaryReadsKinesisStreamWithDuplicatesAndReordering(t *testing.T)
 	for i := 0; i < orders; i++ {
 		add(fmt.Sprintf("o-%d", i), false)
 	}
+	shards, err = env.Server.KinesisShards(ctx, "order-changes")
+	require.NoError(t, err)
 	for i := 0; i < orders; i++ {
 		id := fmt.Sprintf("o-%d", i)
 		want := fmt.Sprint(heads[id])
@@ -130,6 +132,21 @@ func TestK2_RunBinaryReadsKinesisStreamWithDuplicatesAndReordering(t *testing.T)
 		}
 	}
 
+	// host status reads the fleet on the Kinesis stream: the split shard finished, its children listed
+	status := exec.Command(bin, "status", "--config", cfgPath)
+	status.Env = creds
+	sout, _ := status.CombinedOutput()
+	assert.Contains(t, string(sout), "stream arn:aws:kinesis:")
+	assert.Regexp(t, shards[0].ShardID+`\s+finished`, string(sout))
+	kids := 0
+	for _, sh := range shards[1:] {
+		if sh.ParentShardID == shards[0].ShardID {
+			kids++
+			assert.Contains(t, string(sout), sh.ShardID, "the split's child is in the fleet view")
+		}
+	}
+	assert.Equal(t, 2, kids)
+
 	for _, p := range procs {
 		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	}
@@ -146,8 +163,6 @@ func TestK2_RunBinaryReadsKinesisStreamWithDuplicatesAndReordering(t *testing.T)
 	assert.Contains(t, all, "arn:aws:kinesis:", "the readers read the Kinesis stream")
 
 	scan, err := env.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("leases"), ConsistentRead: aws.Bool(true)})
-	require.NoError(t, err)
-	shards, err = env.Server.KinesisShards(ctx, "order-changes")
 	require.NoError(t, err)
 	require.Len(t, scan.Items, len(shards), "a lease per Kinesis shard")
 	for _, it := range scan.Items {
