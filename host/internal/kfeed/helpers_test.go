@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,11 @@ type calls struct {
 	times []time.Time
 }
 
+// counter counts ListShards requests on the wire.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) Load() int64 { return c.n.Load() }
+
 func (c *calls) get() []time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -37,8 +43,9 @@ func (c *calls) get() []time.Time {
 }
 
 type callTransport struct {
-	next http.RoundTripper
-	c    *calls
+	next  http.RoundTripper
+	c     *calls
+	lists *counter
 }
 
 func (ct *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -46,6 +53,9 @@ func (ct *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ct.c.mu.Lock()
 		ct.c.times = append(ct.c.times, time.Now())
 		ct.c.mu.Unlock()
+	}
+	if req.Header.Get("X-Amz-Target") == "Kinesis_20131202.ListShards" {
+		ct.lists.n.Add(1)
 	}
 	return ct.next.RoundTrip(req)
 }
@@ -57,17 +67,18 @@ type kenv struct {
 	kc    *kinesis.Client
 	clock *testenv.Clock
 	calls *calls
+	lists *counter
 }
 
 func startK(t *testing.T, opts ...func(*ddblocal.Options)) *kenv {
 	t.Helper()
 	clock := &testenv.Clock{}
 	e := testenv.Start(t, append([]func(*ddblocal.Options){func(o *ddblocal.Options) { o.Now = clock.Now }}, opts...)...)
-	c := &calls{}
+	c, lists := &calls{}, &counter{}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	kc, err := kinesisclient.NewClient(context.Background(), e.Server.Endpoint(), "", func(o *kinesis.Options) {
-		o.HTTPClient = &http.Client{Transport: &callTransport{next: tr, c: c}}
+		o.HTTPClient = &http.Client{Transport: &callTransport{next: tr, c: c, lists: lists}}
 		o.RetryMaxAttempts = 1 // the reader's own retries are under test
 	})
 	if err != nil {
@@ -77,7 +88,7 @@ func startK(t *testing.T, opts ...func(*ddblocal.Options)) *kenv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &kenv{srv: e.Server, kc: kc, clock: clock, calls: c}
+	return &kenv{srv: e.Server, kc: kc, clock: clock, calls: c, lists: lists}
 }
 
 // put writes n change records of item id, numbered from+1 on, and

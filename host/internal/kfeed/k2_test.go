@@ -173,3 +173,51 @@ func TestK2_SeqLessComparesByValue(t *testing.T) {
 	assert.False(t, kfeed.SeqLess("10", "9"))
 	assert.False(t, kfeed.SeqLess("007", "7"))
 }
+
+// A drained shard's children are those GetRecords named (ChildShards):
+// both halves of a split, and a merge's child with both its parents; no
+// listing is needed for them.
+func TestK2_DrainedShardsChildrenFromGetRecords(t *testing.T) {
+	e := startK(t) // stream "k" of one shard
+	ctx := context.Background()
+	put(t, e.kc, "k", "a", 0, 2)
+	rd, err := kfeed.Open(ctx, e.kc, "k", kfeed.Options{ReadsPerSecond: -1})
+	require.NoError(t, err)
+	shards, err := rd.Shards(ctx)
+	require.NoError(t, err)
+	parent := shards[0].ID
+	halves, err := e.srv.SplitKinesisShard(ctx, "k", parent)
+	require.NoError(t, err)
+	merged, err := e.srv.MergeKinesisShards(ctx, "k", halves[0], halves[1])
+	require.NoError(t, err)
+
+	drain := func(id string) {
+		it := rd.Iterator(id, "")
+		for !it.Finished() {
+			_, err := it.Next(ctx)
+			require.NoError(t, err)
+		}
+	}
+	drain(parent)
+	lists := e.lists.Load()
+	kids, err := rd.Children(ctx, parent)
+	require.NoError(t, err)
+	assert.Equal(t, halves, []string{kids[0].ID, kids[1].ID})
+	drain(halves[0])
+	kids, err = rd.Children(ctx, halves[0])
+	require.NoError(t, err)
+	require.Len(t, kids, 1)
+	assert.Equal(t, merged, kids[0].ID)
+	assert.ElementsMatch(t, halves, kids[0].Parents(), "the merged shard has both halves as parents")
+	assert.Equal(t, lists, e.lists.Load(), "no ListShards call: GetRecords named the children")
+
+	// the listing names the same lineage
+	all, err := rd.Shards(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 4)
+	assert.ElementsMatch(t, halves, all[3].Parents())
+	ready := feed.Ready(all, map[string]bool{parent: true, halves[0]: true})
+	require.Len(t, ready, 1, "the merged shard waits for its second parent")
+	assert.Equal(t, halves[1], ready[0].ID)
+	assert.Equal(t, merged, feed.Ready(all, map[string]bool{parent: true, halves[0]: true, halves[1]: true})[0].ID)
+}
