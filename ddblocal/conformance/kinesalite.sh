@@ -6,7 +6,8 @@
 #   kinesalite.sh install        npm install kinesalite@3.3.3 into .cache/kinesalite (idempotent)
 #   kinesalite.sh start PORT     start it in memory on 127.0.0.1:PORT in the background
 #   kinesalite.sh stop           stop the instance started by "start"
-#   kinesalite.sh run [ARGS...]  install, start, go test the suite against it, stop;
+#   kinesalite.sh run [ARGS...]  install, start, go test the suite against it (and
+#                                host run's Kinesis reader's kinesalite test), stop;
 #                                exits with go test's exit code. ARGS go to go test.
 #
 # kinesalite is started from its module API bound to 127.0.0.1 (its CLI
@@ -112,6 +113,7 @@ case "${1:-}" in
   install) cmd_install ;;
   start) shift; cmd_start "$@" ;;
   stop) cmd_stop ;;
-  run) shift; with_kinesalite go test ./ddblocal/conformance/kinesisconf/ -run Conformance -count=1 "$@" ;;
+  run) shift; with_kinesalite go test ./ddblocal/conformance/kinesisconf/ ./host/internal/kfeed/ \
+    -run 'Conformance|TestK2_ReaderFindsDrainedShardsChildrenByListing' -count=1 "$@" ;;
   *) echo "usage: $0 install | start PORT | stop | run [go test args]" >&2; exit 2 ;;
 esac

@@ -186,6 +186,11 @@ var consumers = map[string]map[string]string{
 		"dynamodb:Scan":             "host/internal/lease",
 		"dynamodb:BatchWriteItem":   "host/internal/lease",
 		"dynamodb:DescribeTable":    "host/internal/store/dynamo",
+		// with sidecar.kinesis: the Kinesis data stream instead of the table's stream
+		"kinesis:DescribeStreamSummary": "host/internal/kfeed",
+		"kinesis:ListShards":            "host/internal/kfeed",
+		"kinesis:GetShardIterator":      "host/internal/kfeed",
+		"kinesis:GetRecords":            "host/internal/kfeed",
 	},
 	"drain": {
 		"dynamodb:DeleteItem": "host/internal/outbox",

@@ -156,8 +156,13 @@ func ReadFleet(ctx context.Context, cfg *host.Config, client *dynamodb.Client, s
 	if err != nil {
 		return Fleet{}, err
 	}
+	kin, err := kinesisClient(ctx, cfg, nil)
+	if err != nil {
+		return Fleet{}, err
+	}
 	sc := cfg.EffectiveSidecar()
-	return readFleet(ctx, cfg, lease.NewTable(client, sc.LeaseTable), api, "", time.Duration(sc.LeaseDuration), o)
+	src, srcErr := openSource(ctx, cfg, api, kin, feed.Options{BatchSize: 1})
+	return readFleet(ctx, cfg, lease.NewTable(client, sc.LeaseTable), src, srcErr, time.Duration(sc.LeaseDuration), o)
 }
 
 // Fleet reads the fleet view through the reader's own clients.
@@ -165,7 +170,14 @@ func (r *Reader) Fleet(ctx context.Context, o FleetOptions) (Fleet, error) {
 	r.mu.Lock()
 	arn := r.arn
 	r.mu.Unlock()
-	return readFleet(ctx, r.cfg, r.leases, r.api, arn, time.Duration(r.sc.LeaseDuration), o)
+	var src feed.Source
+	var err error
+	if arn != "" && r.kin == nil { // the stream being read, not a newer one
+		src = feed.NewReader(r.api, arn, feed.Options{BatchSize: 1})
+	} else {
+		src, err = openSource(ctx, r.cfg, r.api, r.kin, feed.Options{BatchSize: 1})
+	}
+	return readFleet(ctx, r.cfg, r.leases, src, err, time.Duration(r.sc.LeaseDuration), o)
 }
 
 // logLost logs a lease found lost to another worker (by a renewal or a
@@ -187,8 +199,7 @@ func (r *Reader) ownerNow(ctx context.Context, shard string) string {
 	return l.Owner
 }
 
-func readFleet(ctx context.Context, cfg *host.Config, lt *lease.Table, api StreamsAPI, arn string, dur time.Duration, o FleetOptions) (Fleet, error) {
-	table := cfg.EventStore.Table
+func readFleet(ctx context.Context, cfg *host.Config, lt *lease.Table, rd feed.Source, srcErr error, dur time.Duration, o FleetOptions) (Fleet, error) {
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
@@ -199,12 +210,10 @@ func readFleet(ctx context.Context, cfg *host.Config, lt *lease.Table, api Strea
 		return f, err
 	}
 	var shards []feed.Shard
-	if arn == "" {
-		arn, f.StreamErr = feed.LatestStream(ctx, api, table)
-	}
-	var rd *feed.Reader
+	arn := ""
+	f.StreamErr = srcErr
 	if f.StreamErr == nil {
-		rd = feed.NewReader(api, arn, feed.Options{BatchSize: 1})
+		arn = rd.StreamArn()
 		shards, f.StreamErr = rd.Shards(ctx)
 	}
 	if f.Verify, err = fleetVerify(ctx, lt); err != nil {
@@ -214,7 +223,7 @@ func readFleet(ctx context.Context, cfg *host.Config, lt *lease.Table, api Strea
 	f.At = now()
 	f.Shards, f.Workers = fleetOf(all, shards, f.StreamErr == nil, dur, f.At)
 	f.Projections = projectionsOf(cfg, ctl, f.At)
-	if o.Lag && rd != nil {
+	if o.Lag && srcErr == nil {
 		for i := range f.Shards {
 			s := &f.Shards[i]
 			if s.State == ShardFinished || s.State == ShardWaiting || !s.Listed {
@@ -228,11 +237,11 @@ func readFleet(ctx context.Context, cfg *host.Config, lt *lease.Table, api Strea
 
 // shardLag is the age of the first record after the checkpoint, 0 when
 // there is none.
-func shardLag(ctx context.Context, rd *feed.Reader, shard, ckpt string, now time.Time) (time.Duration, bool) {
+func shardLag(ctx context.Context, rd feed.Source, shard, ckpt string, now time.Time) (time.Duration, bool) {
 	if ckpt == lease.TrimHorizon {
 		ckpt = ""
 	}
-	b, err := rd.Iterator(shard, ckpt).Next(ctx)
+	b, err := rd.Open(shard, ckpt).Next(ctx)
 	if err != nil {
 		return 0, false
 	}
@@ -255,10 +264,8 @@ func fleetOf(all []lease.Lease, shards []feed.Shard, listed bool, dur time.Durat
 	}
 	isListed := map[string]bool{}
 	closed := map[string]bool{}
-	parentOf := map[string]string{}
 	for _, s := range shards {
 		isListed[s.ID], closed[s.ID] = true, s.Closed()
-		parentOf[s.ID] = s.ParentID
 	}
 	finished := func(id string) bool { l, ok := byKey[id]; return ok && l.Finished() }
 	// readable: every parent finished, or gone (no lease, not listed)
@@ -297,8 +304,8 @@ func fleetOf(all []lease.Lease, shards []feed.Shard, listed bool, dur time.Durat
 		var parents []string
 		if l, ok := byKey[s.ID]; ok && len(l.Parents) > 0 {
 			parents = l.Parents
-		} else if s.ParentID != "" {
-			parents = []string{s.ParentID}
+		} else {
+			parents = s.Parents()
 		}
 		add(s.ID, parents)
 	}

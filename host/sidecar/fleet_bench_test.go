@@ -38,6 +38,11 @@ const benchLatency = 5 * time.Millisecond
 //     keys are hashed, so their loads differ, and the busiest worker's
 //     share bounds the speed-up (workers ÷ imbalance at best).
 //
+//   - kinesis/shards=8/workers=N: shards=8/workers=N on the Kinesis data
+//     stream the event table streams to (sidecar.kinesis): eight shards,
+//     every request 5 ms, GetRecords paced to Kinesis's 5 calls per second
+//     per shard.
+//
 //   - shards=8/workers=N/shared-cpu: the same with every worker folding
 //     natively on the test machine's shared cores (one process): what
 //     more workers add when CPU, not the fleet, is the limit.
@@ -78,6 +83,22 @@ func BenchmarkChangeFeed(b *testing.B) {
 				b.ReportMetric(r.imbalance, "imbalance")
 			})
 		}
+	}
+	for _, workers := range []int{1, 2, 4} {
+		// the same drain on the Kinesis data stream the event table
+		// streams to (sidecar.kinesis), GetRecords paced to 5 calls per
+		// second per shard as Kinesis allows
+		b.Run(fmt.Sprintf("kinesis/shards=8/workers=%d", workers), func(b *testing.B) {
+			var r drained
+			for n := 0; n < b.N; n++ {
+				r = drainGatedOn(b, benchStartKinesis, 8, workers, modelCorePerEvent, nil)
+			}
+			b.ReportMetric(r.rate, "events/s")
+			b.ReportMetric(r.busy, "in-processBatch")
+			b.ReportMetric(r.cpu, "cpu-us/event")
+			b.ReportMetric(r.cores, "cores")
+			b.ReportMetric(r.imbalance, "imbalance")
+		})
 	}
 	b.Run("shards=8/workers=1/shared-cpu/verify=1%", func(b *testing.B) {
 		// the same drain with and without continuous verification of a
@@ -177,6 +198,14 @@ func benchStart(b *testing.B, shards int, side host.SidecarConfig) *env {
 	return e
 }
 
+// benchStartKinesis is benchStart with the event table streaming to a
+// Kinesis data stream of shards shards, which the readers read.
+func benchStartKinesis(b *testing.B, shards int, side host.SidecarConfig) *env {
+	e := startKinesis(b, shards, ddblocal.KinesisFaults{}, side)
+	e.Server.SetFaults(ddblocal.FaultConfig{Latency: benchLatency})
+	return e
+}
+
 // waitHeld waits until the lease table shows every one of the shards held
 // and each worker holding at least min.
 func waitHeld(b *testing.B, e *env, shards, workers, min int) {
@@ -217,12 +246,18 @@ func drainGated(b *testing.B, shards, workers int, perEvent time.Duration) drain
 // drainGatedWith is drainGated with the sidecar section edited by edit
 // (nil: as is).
 func drainGatedWith(b *testing.B, shards, workers int, perEvent time.Duration, edit func(*host.SidecarConfig)) drained {
+	return drainGatedOn(b, benchStart, shards, workers, perEvent, edit)
+}
+
+// drainGatedOn is drainGatedWith on the environment startEnv starts:
+// benchStart (a DynamoDB stream) or benchStartKinesis.
+func drainGatedOn(b *testing.B, startEnv func(*testing.B, int, host.SidecarConfig) *env, shards, workers int, perEvent time.Duration, edit func(*host.SidecarConfig)) drained {
 	const ids, per, chunk = 800, 20, 5
 	side := host.SidecarConfig{BatchSize: 100, PollInterval: host.Duration(10 * time.Millisecond), LeaseDuration: host.Duration(time.Second)}
 	if edit != nil {
 		edit(&side)
 	}
-	e := benchStart(b, shards, side)
+	e := startEnv(b, shards, side)
 	gate := make(chan struct{})
 	cnt := &gatedObserver{}
 	var stops []func(error) error

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,9 +46,16 @@ type env struct {
 
 func start(t testing.TB, so ddblocal.StreamOptions, side host.SidecarConfig) *env {
 	t.Helper()
+	return startWith(t, func(o *ddblocal.Options) { o.Streams = so }, side)
+}
+
+// startWith is start with the server's options set by opt.
+func startWith(t testing.TB, opt func(*ddblocal.Options), side host.SidecarConfig) *env {
+	t.Helper()
 	clock := &testenv.Clock{}
 	e := testenv.Start(t, func(o *ddblocal.Options) {
-		o.Streams, o.Now = so, clock.Now
+		opt(o)
+		o.Now = clock.Now
 		if _, bench := t.(*testing.B); bench {
 			o.Logger = quiet // the requests a stop cancels are logged as errors
 		}
@@ -80,13 +88,16 @@ func start(t testing.TB, so ddblocal.StreamOptions, side host.SidecarConfig) *en
 			Checkpoint: host.CheckpointConfig{Field: "_v"}}},
 		Sidecar: &side,
 	}
+	if side.Kinesis != nil {
+		side.Kinesis.Endpoint = e.Server.Endpoint()
+	}
 	en := &env{Env: e, cfg: cfg, faults: &faults{}, clock: clock}
 	h := en.host(t, &testlogic.Ledger{})
 	reps, err := h.CreateTables(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := reps[len(reps)-1]; last.Table != side.LeaseTable || !last.Created {
+	if i := slices.IndexFunc(reps, func(r host.TableReport) bool { return r.Table == side.LeaseTable }); i < 0 || !reps[i].Created {
 		t.Fatalf("CreateTables did not create the lease table: %+v", reps)
 	}
 	return en

@@ -89,7 +89,7 @@ func (r *Reader) write(ctx context.Context, h *held, f func(lease.Lease) (lease.
 // listing of the last full round); take free and expired leases up to
 // this worker's share, ask for leases for balance, and start reading what
 // was taken.
-func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tracker, full bool) error {
+func (r *Reader) round(ctx, proc context.Context, rd feed.Source, tr *lease.Tracker, full bool) error {
 	r.renewAll(ctx)
 	var shards []feed.Shard
 	if full {
@@ -185,7 +185,7 @@ func (r *Reader) round(ctx, proc context.Context, rd *feed.Reader, tr *lease.Tra
 // createLeases keeps the stream's listing for the quick rounds and
 // creates the leases of listed shards that have none; it returns the
 // leases, read again when it created any.
-func (r *Reader) createLeases(ctx context.Context, rd *feed.Reader, shards []feed.Shard, all []lease.Lease) ([]lease.Lease, error) {
+func (r *Reader) createLeases(ctx context.Context, rd feed.Source, shards []feed.Shard, all []lease.Lease) ([]lease.Lease, error) {
 	have := map[string]bool{}
 	for _, l := range all {
 		have[l.Key] = true
@@ -197,11 +197,7 @@ func (r *Reader) createLeases(ctx context.Context, rd *feed.Reader, shards []fee
 		if have[s.ID] {
 			continue
 		}
-		var parents []string
-		if s.ParentID != "" {
-			parents = []string{s.ParentID}
-		}
-		if _, err := r.leases.Create(ctx, rd.StreamArn(), s.ID, parents); err != nil {
+		if _, err := r.leases.Create(ctx, rd.StreamArn(), s.ID, s.Parents()); err != nil {
 			return nil, err
 		}
 		created = true
@@ -260,7 +256,7 @@ func (r *Reader) noteWaiting(avail []lease.Lease, tr *lease.Tracker, now time.Ti
 }
 
 // take takes a free or expired lease and starts reading its shard.
-func (r *Reader) take(ctx, proc context.Context, rd *feed.Reader, l lease.Lease) {
+func (r *Reader) take(ctx, proc context.Context, rd feed.Source, l lease.Lease) {
 	prev := l.Owner
 	got, err := r.leases.Take(ctx, l, r.sc.WorkerID, r.instance)
 	if err != nil {

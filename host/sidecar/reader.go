@@ -65,6 +65,11 @@ type Options struct {
 	DynamoDB *dynamodb.Client
 	// Streams is the DynamoDB Streams client (default: built likewise).
 	Streams StreamsAPI
+	// Kinesis is the Kinesis client, used when the sidecar section names
+	// a Kinesis data stream (default: built from sidecar.kinesis.endpoint,
+	// AWS_ENDPOINT_URL_KINESIS or the local DynamoDB endpoint, and the
+	// region).
+	Kinesis KinesisAPI
 	// Destinations builds the on-failure destinations (default
 	// FileDestinations).
 	Destinations DestinationFunc
@@ -95,6 +100,7 @@ type Reader struct {
 	obs    Observer
 	leases *lease.Table
 	api    StreamsAPI
+	kin    KinesisAPI // set when the sidecar section names a Kinesis data stream
 
 	instance string // this process's token in the leases it holds
 	dupes    dupes
@@ -147,6 +153,9 @@ func New(ctx context.Context, h *host.Host, cfg *host.Config, opts Options) (*Re
 	}
 	r.leases = lease.NewTable(client, r.sc.LeaseTable)
 	r.api = api
+	if r.kin, err = kinesisClient(ctx, cfg, opts.Kinesis); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -208,14 +217,14 @@ func (r *Reader) renewEvery() time.Duration { return time.Duration(r.sc.LeaseDur
 // graceful stop, or the error that stopped it (trimmed data under the
 // "stop" policy, a lease table that does not exist).
 func (r *Reader) Run(ctx context.Context) error {
-	arn, err := feed.LatestStream(ctx, r.api, r.cfg.EventStore.Table)
+	rd, err := openSource(ctx, r.cfg, r.api, r.kin, feed.Options{BatchSize: r.sc.BatchSize, PollInterval: time.Duration(r.sc.PollInterval)})
 	if err != nil {
 		return err
 	}
+	arn := rd.StreamArn()
 	r.mu.Lock()
 	r.arn = arn
 	r.mu.Unlock()
-	rd := feed.NewReader(r.api, arn, feed.Options{BatchSize: r.sc.BatchSize, PollInterval: time.Duration(r.sc.PollInterval)})
 	// proc is the context batches run under: it outlives ctx, so the batch
 	// in flight finishes, unless the run is abandoned.
 	proc, cancelProc := context.WithCancel(context.WithoutCancel(ctx))

@@ -21,7 +21,7 @@ var retryDelay = backoff.Policy{Base: 50 * time.Millisecond, Max: 2 * time.Secon
 // written while the next batch is processed (see checkpointer). proc is
 // the context batches and checkpoints run under; it ends only when the
 // run is abandoned.
-func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
+func (r *Reader) work(read, proc context.Context, rd feed.Source, h *held) {
 	l := h.get()
 	shard := l.Key
 	// abandoned: the run was cut short as by a crash; read inherits the
@@ -32,7 +32,7 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 	if ckpt == lease.TrimHorizon {
 		ckpt = ""
 	}
-	it := rd.Iterator(shard, ckpt)
+	it := rd.Open(shard, ckpt)
 	ds := &deliveries{attempts: map[string]*attempt{}}
 	cp := &checkpointer{r: r, h: h, ctx: proc}
 	defer cp.wait()
@@ -66,8 +66,8 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 			_ = backoff.Sleep(read, time.Duration(r.sc.PollInterval))
 			continue
 		}
-		var behind time.Duration
-		if n := len(b.Records); n > 0 {
+		behind := b.Behind // Kinesis's MillisBehindLatest
+		if n := len(b.Records); n > 0 && !b.BehindKnown {
 			if t := b.Records[n-1].DynamoDB.ApproximateCreationDateTime; !t.IsZero() {
 				behind = max(time.Since(t), 0)
 			}
@@ -127,12 +127,13 @@ func (r *Reader) work(read, proc context.Context, rd *feed.Reader, h *held) {
 }
 
 // shardEnd checkpoints a shard read to its end, creates the leases of its
-// children (DescribeStream's child filter: no listing of the whole
-// stream) and releases its lease; a quick lease round then takes the
-// children, this worker's share of them at once, the others at their
-// workers' next rounds. A child is taken by nobody before its parent's
-// checkpoint is SHARD_END (lease.Available).
-func (r *Reader) shardEnd(proc context.Context, rd *feed.Reader, h *held) {
+// children (DescribeStream's child filter, or for Kinesis the children
+// GetRecords named or ListShards after the shard: no listing of the whole
+// stream) with all their parents (two after a merge), and releases its
+// lease; a quick lease round then takes the children, this worker's share
+// of them at once, the others at their workers' next rounds. A child is taken by nobody before each of its
+// parents' checkpoints is SHARD_END (lease.Available).
+func (r *Reader) shardEnd(proc context.Context, rd feed.Source, h *held) {
 	shard := h.get().Key
 	if err := r.checkpoint(proc, h, lease.ShardEnd); err != nil {
 		r.finish(proc, h)
@@ -144,7 +145,7 @@ func (r *Reader) shardEnd(proc context.Context, rd *feed.Reader, h *held) {
 		r.log.Warn("looking up a finished shard's children failed; the next full lease round finds them", "shard", shard, "err", err)
 	}
 	for _, k := range kids {
-		if _, err := r.leases.Create(proc, rd.StreamArn(), k.ID, []string{shard}); err != nil {
+		if _, err := r.leases.Create(proc, rd.StreamArn(), k.ID, k.Parents()); err != nil {
 			r.log.Warn("creating a child shard's lease failed; the next full lease round does", "shard", k.ID, "parent", shard, "err", err)
 			continue
 		}
@@ -181,7 +182,7 @@ func (r *Reader) finish(ctx context.Context, h *held) {
 
 // trimmed applies the trimmed-data policy; it reports whether the shard's
 // reading ends.
-func (r *Reader) trimmed(proc context.Context, h *held, it *feed.ShardIterator, te *feed.TrimmedError) bool {
+func (r *Reader) trimmed(proc context.Context, h *held, it feed.ShardReader, te *feed.TrimmedError) bool {
 	if r.sc.OnTrimmed != "continue" {
 		err := fmt.Errorf("stopping (sidecar.onTrimmed is \"stop\"): rebuild the read models from the event store (`host rebuild`), or set sidecar.onTrimmed to \"continue\" to read on and record the projections to rebuild: %w", te)
 		r.log.Error("stream records lost", "shard", te.Shard, "err", te)
@@ -238,7 +239,7 @@ type readAhead struct {
 	err  error
 }
 
-func readNext(ctx context.Context, it *feed.ShardIterator) *readAhead {
+func readNext(ctx context.Context, it feed.ShardReader) *readAhead {
 	a := &readAhead{done: make(chan struct{})}
 	go func() {
 		defer close(a.done)

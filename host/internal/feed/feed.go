@@ -128,11 +128,26 @@ type Shard struct {
 	// ParentID is the id of the shard it was split from, "" for none. The
 	// parent must be read to its end before this shard (see Ready).
 	ParentID string
+	// AdjacentParentID is the second parent of a shard two shards were
+	// merged into (Kinesis data streams merge shards; DynamoDB streams
+	// never do), "" for none. It too must be read to its end first.
+	AdjacentParentID string
 	// StartingSequenceNumber is the shard's first sequence number.
 	StartingSequenceNumber string
 	// EndingSequenceNumber is the shard's last sequence number once it is
 	// closed, "" while it is open.
 	EndingSequenceNumber string
+}
+
+// Parents returns the shard's parents: none, one, or two after a merge.
+func (s Shard) Parents() []string {
+	var out []string
+	for _, p := range []string{s.ParentID, s.AdjacentParentID} {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Closed reports whether the shard takes no more records (it has an ending
@@ -190,9 +205,9 @@ func (r *Reader) describe(ctx context.Context, filter *stypes.ShardFilter) ([]Sh
 }
 
 // Ready returns the shards that may be read now, in the given order: those
-// not finished whose parent is finished, absent (""), or no longer listed
-// (trimmed past the retention period, so nothing of it is left to read
-// first). finished holds the ids of shards read to their end; a nil map
+// not finished whose parents (one, or two after a merge) are each
+// finished or no longer listed (trimmed past the retention period, so
+// nothing of it is left to read first). finished holds the ids of shards read to their end; a nil map
 // means none.
 func Ready(shards []Shard, finished map[string]bool) []Shard {
 	listed := make(map[string]bool, len(shards))
@@ -204,7 +219,13 @@ func Ready(shards []Shard, finished map[string]bool) []Shard {
 		if finished[s.ID] {
 			continue
 		}
-		if s.ParentID == "" || finished[s.ParentID] || !listed[s.ParentID] {
+		ready := true
+		for _, p := range s.Parents() {
+			if !finished[p] && listed[p] {
+				ready = false
+			}
+		}
+		if ready {
 			out = append(out, s)
 		}
 	}

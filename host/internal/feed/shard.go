@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
@@ -45,6 +46,12 @@ type Batch struct {
 	// records: once they are processed, the shard is finished and its
 	// children may start (see Ready). A Rewind or Seek undoes it.
 	Finished bool
+	// Behind is how far the batch's last record is behind the shard's
+	// newest one, when BehindKnown: Kinesis's MillisBehindLatest, the
+	// iterator age. DynamoDB Streams does not tell it (the caller takes
+	// the records' creation times instead).
+	Behind      time.Duration
+	BehindKnown bool
 }
 
 // Last is the sequence number of the batch's last record, "" when it has
@@ -74,6 +81,9 @@ type ShardIterator struct {
 func (r *Reader) Iterator(shardID, checkpoint string) *ShardIterator {
 	return &ShardIterator{r: r, shard: shardID, pos: Position{SequenceNumber: checkpoint}}
 }
+
+// Open is Iterator as a ShardReader, for callers that read a Source.
+func (r *Reader) Open(shardID, checkpoint string) ShardReader { return r.Iterator(shardID, checkpoint) }
 
 // Shard is the id of the shard read.
 func (it *ShardIterator) Shard() string { return it.shard }
