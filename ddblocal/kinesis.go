@@ -218,4 +218,3 @@ func (s *Server) MergeKinesisShards(ctx context.Context, stream, shardID, adjace
 }
 
 type kinesisDB = *bolt.DB
-
