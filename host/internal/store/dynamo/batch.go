@@ -86,6 +86,9 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 }
 
 func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) ([]abi.Item, error) {
+	if d.wire != nil {
+		return d.wireBatchGetChunk(ctx, table, keys)
+	}
 	req := make([]map[string]types.AttributeValue, len(keys))
 	for i, k := range keys {
 		av, err := ddbclient.ToAttributeMap(k)
@@ -179,4 +182,32 @@ func keyID(item abi.Item, like abi.Item) (string, error) {
 		b.WriteByte(0)
 	}
 	return b.String(), nil
+}
+
+// wireBatchGetChunk is batchGetChunk on the wire path.
+func (d *DB) wireBatchGetChunk(ctx context.Context, table string, req []abi.Item) ([]abi.Item, error) {
+	var items []abi.Item
+	stalls := 0 // consecutive rounds that returned nothing
+	for round := 0; len(req) > 0; round++ {
+		if round > 0 {
+			if stalls > maxStalledRounds {
+				return nil, fmt.Errorf("dynamo BatchGetItem: %d keys of table %s: %w", len(req), table, ErrUnprocessedKeys)
+			}
+			if err := sleepJitter(ctx, stalls+1); err != nil {
+				return nil, err
+			}
+		}
+		got, next, err := d.wireBatchGet(ctx, table, req)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, got...)
+		if len(next) >= len(req) {
+			stalls++
+		} else {
+			stalls = 0
+		}
+		req = next
+	}
+	return items, nil
 }
