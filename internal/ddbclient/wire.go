@@ -78,7 +78,7 @@ func NewWire(ctx context.Context, c *dynamodb.Client) (*Wire, bool) {
 		return nil, false
 	}
 	p := dynamodb.EndpointParameters{Region: aws.String(o.Region), Endpoint: o.BaseEndpoint,
-		UseFIPS: aws.Bool(o.EndpointOptions.UseFIPSEndpoint == aws.FIPSEndpointStateEnabled),
+		UseFIPS:      aws.Bool(o.EndpointOptions.UseFIPSEndpoint == aws.FIPSEndpointStateEnabled),
 		UseDualStack: aws.Bool(o.EndpointOptions.UseDualStackEndpoint == aws.DualStackEndpointStateEnabled),
 		// The regional endpoint: it needs no account ID from the credentials.
 		AccountIdEndpointMode: aws.String(string(aws.AccountIDEndpointModeDisabled))}

@@ -17,10 +17,10 @@ import (
 
 // wireError is the JSON 1.0 body of an error answer.
 type wireError struct {
-	Type        string `json:"__type"`
-	Code        string `json:"code"`
-	Message     string `json:"message"`
-	MessageCap  string `json:"Message"`
+	Type        string       `json:"__type"`
+	Code        string       `json:"code"`
+	Message     string       `json:"message"`
+	MessageCap  string       `json:"Message"`
 	Cancelation []wireReason `json:"CancellationReasons"`
 }
 
