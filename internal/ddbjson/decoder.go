@@ -23,6 +23,9 @@ type decoder struct {
 	vsize int // running size of the current attribute's value
 	attr  string
 	jsonD int // JSON nesting depth
+	// names, when set, interns attribute names: the items of one answer
+	// share their names' strings.
+	names map[string]string
 }
 
 // errSyntax marks input that is not JSON; fail replaces it with
@@ -109,7 +112,7 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		if d.peek() != '"' {
 			return nil, errSyntax
 		}
-		k, err := d.str()
+		k, err := d.name()
 		if err != nil {
 			return nil, err
 		}

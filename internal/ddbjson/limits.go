@@ -68,3 +68,30 @@ func DecodeValueLimits(b []byte, lim Limits) (abi.Value, error) {
 	}
 	return v, nil
 }
+
+// ItemDecoder decodes the items of one answer (a Query's Items, a
+// BatchGetItem's Responses) as DecodeItem does, the items sharing the
+// strings of their attribute names. Not safe for concurrent use.
+type ItemDecoder struct {
+	names map[string]string
+}
+
+// Decode is DecodeItem.
+func (x *ItemDecoder) Decode(b []byte) (abi.Item, error) {
+	if x.names == nil {
+		x.names = make(map[string]string, 16)
+	}
+	d := &decoder{b: b, names: x.names}
+	d.ws()
+	if d.pos < len(d.b) && d.b[d.pos] == 'n' {
+		return DecodeItem(b)
+	}
+	it, err := d.item(0)
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		return nil, d.fail(err)
+	}
+	return it, nil
+}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,18 +144,22 @@ func sleepJitter(ctx context.Context, n int) error {
 // all of item's when like is nil). Numbers are normalised, so "1.0" and "1"
 // are the same key, as they are to DynamoDB.
 func keyID(item abi.Item, like abi.Item) (string, error) {
-	var names []string
+	var arr [4]string
+	names := arr[:0]
 	if like == nil {
-		for n := range item {
-			names = append(names, n)
-		}
-	} else {
-		for n := range like {
-			names = append(names, n)
+		like = item
+	}
+	size := 0
+	for n := range like {
+		names = append(names, n)
+		size += len(n) + 8
+		if v, ok := item[n]; ok {
+			size += len(v.Str) + 2*len(v.Bytes)
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	var b strings.Builder
+	b.Grow(size)
 	for _, n := range names {
 		v, ok := item[n]
 		if !ok {
@@ -169,6 +173,10 @@ func keyID(item abi.Item, like abi.Item) (string, error) {
 		case abi.KindS:
 			b.WriteString(v.Str)
 		case abi.KindN:
+			if plainInt(v.Str) {
+				b.WriteString(v.Str) // already as RatString writes it
+				break
+			}
 			r, ok := new(big.Rat).SetString(v.Str)
 			if !ok {
 				return "", fmt.Errorf("key attribute %q: bad number %q", n, v.Str)
@@ -182,6 +190,21 @@ func keyID(item abi.Item, like abi.Item) (string, error) {
 		b.WriteByte(0)
 	}
 	return b.String(), nil
+}
+
+// plainInt reports whether s is an integer in its shortest form ("0",
+// "-12", never "-0", "007" or "1e3"): the text big.Rat's RatString gives it.
+func plainInt(s string) bool {
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || len(d) > 30 || (d[0] == '0' && (len(d) > 1 || len(s) > 1)) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // wireBatchGetChunk is batchGetChunk on the wire path.

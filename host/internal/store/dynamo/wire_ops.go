@@ -58,8 +58,9 @@ func member(answer []byte, name string, fn func(v []byte) error) error {
 }
 
 func decodeItems(v []byte, into *[]abi.Item) error {
+	var dec ddbjson.ItemDecoder
 	return ddbjson.Array(v, func(raw []byte) error {
-		it, err := ddbjson.DecodeItem(raw)
+		it, err := dec.Decode(raw)
 		if err != nil {
 			return err
 		}
