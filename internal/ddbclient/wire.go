@@ -7,10 +7,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"net/http"
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -121,9 +123,49 @@ func PutBuffer(b *bytes.Buffer) {
 	}
 }
 
+// CallBuffer is Call with a body from Buffer, which it takes: the buffer
+// goes back to the pool once net/http has closed every body it was given
+// (a transport may still be sending a body it was answered before; that
+// buffer is left to the garbage collector).
+func (w *Wire) CallBuffer(ctx context.Context, op string, buf *bytes.Buffer, decode func(answer []byte) error) error {
+	var open atomic.Int32
+	err := w.call(ctx, op, buf.Bytes(), decode, &open)
+	if open.Load() == 0 {
+		PutBuffer(buf)
+	}
+	return err
+}
+
 // Call sends the request body of operation op ("PutItem", ...) and calls
 // decode with the answer's body, which is valid only during the call.
 func (w *Wire) Call(ctx context.Context, op string, body []byte, decode func(answer []byte) error) error {
+	var open atomic.Int32
+	return w.call(ctx, op, body, decode, &open)
+}
+
+// reqBody is a request's body: Read and Close only (no WriterTo: see
+// KeepConnections); open counts the bodies net/http has not closed yet.
+type reqBody struct {
+	r    bytes.Reader
+	open *atomic.Int32
+	once sync.Once
+}
+
+func newReqBody(b []byte, open *atomic.Int32) *reqBody {
+	rb := &reqBody{open: open}
+	rb.r.Reset(b)
+	open.Add(1)
+	return rb
+}
+
+func (b *reqBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+func (b *reqBody) Close() error {
+	b.once.Do(func() { b.open.Add(-1) })
+	return nil
+}
+
+func (w *Wire) call(ctx context.Context, op string, body []byte, decode func(answer []byte) error, open *atomic.Int32) error {
 	sum := sha256.Sum256(body)
 	hash := hex.EncodeToString(sum[:])
 	release := func(error) error { return nil }
@@ -139,7 +181,7 @@ func (w *Wire) Call(ctx context.Context, op string, body []byte, decode func(ans
 		if w.Attempt != nil {
 			w.Attempt(op)
 		}
-		err = w.send(ctx, op, body, hash, decode)
+		err = w.send(ctx, op, body, open, hash, decode)
 		_ = release(err)
 		_ = releaseAttempt(err)
 		if err == nil {
@@ -174,11 +216,13 @@ func opError(op string, err error) error {
 }
 
 // send makes one attempt.
-func (w *Wire) send(ctx context.Context, op string, body []byte, hash string, decode func([]byte) error) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
+func (w *Wire) send(ctx context.Context, op string, body []byte, open *atomic.Int32, hash string, decode func([]byte) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, http.NoBody)
 	if err != nil {
 		return err
 	}
+	req.Body, req.ContentLength = newReqBody(body, open), int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return newReqBody(body, open), nil }
 	req.Header["Content-Type"] = jsonType
 	req.Header["X-Amz-Target"] = []string{"DynamoDB_20120810." + op}
 	req.Header["Accept-Encoding"] = identity // the checksum is of the bytes as sent

@@ -18,18 +18,19 @@ import (
 // call encodes a request with build, sends it and decodes the answer.
 func (d *DB) call(ctx context.Context, op string, build func(e *enc) error, decode func(answer []byte) error) error {
 	buf := ddbclient.Buffer()
-	defer ddbclient.PutBuffer(buf)
 	e := &enc{b: buf}
 	if err := build(e); err != nil {
+		ddbclient.PutBuffer(buf)
 		return encodeError{err}
 	}
 	if e.err != nil {
+		ddbclient.PutBuffer(buf)
 		return encodeError{e.err}
 	}
 	if decode == nil {
 		decode = func([]byte) error { return nil }
 	}
-	return d.wire.Call(ctx, op, buf.Bytes(), decode)
+	return d.wire.CallBuffer(ctx, op, buf, decode) // it takes buf
 }
 
 // encodeError is a request that could not be encoded: never sent.
