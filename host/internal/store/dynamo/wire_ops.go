@@ -60,14 +60,12 @@ func member(answer []byte, name string, fn func(v []byte) error) error {
 
 func decodeItems(v []byte, into *[]abi.Item) error {
 	var dec ddbjson.ItemDecoder
-	return ddbjson.Array(v, func(raw []byte) error {
-		it, err := dec.Decode(raw)
-		if err != nil {
-			return err
-		}
-		*into = append(*into, it)
-		return nil
-	})
+	items, err := dec.DecodeList(v)
+	if err != nil {
+		return err
+	}
+	*into = append(*into, items...)
+	return nil
 }
 
 func (d *DB) wireGetItem(ctx context.Context, table string, key abi.Item) (abi.Item, error) {
