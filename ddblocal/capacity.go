@@ -38,6 +38,11 @@ func checkRCC(v string) error {
 	return apierr.Validation("1 validation error detected: Value '%s' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]", v)
 }
 
+// wantsCapacity reports whether ReturnConsumedCapacity mode asks for the
+// capacity a request consumed (consumed answers nil otherwise): the units
+// need not be computed when it does not.
+func wantsCapacity(mode string) bool { return mode == "TOTAL" || mode == "INDEXES" }
+
 // consumed builds a ConsumedCapacity for ReturnConsumedCapacity mode (nil
 // for NONE); index is the index read, if any.
 func consumed(mode, table, index string, global bool, units float64) map[string]any {

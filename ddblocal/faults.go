@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
@@ -58,6 +59,9 @@ type ScriptedFault struct {
 }
 
 type faultState struct {
+	// none is set while the configuration injects nothing: before is then
+	// free of the lock every request would take.
+	none   atomic.Bool
 	mu     sync.Mutex
 	cfg    FaultConfig
 	script []ScriptedFault
@@ -74,6 +78,7 @@ func (f *faultState) set(cfg FaultConfig) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cfg = cfg
+	f.none.Store(len(cfg.Script) == 0 && len(cfg.Rates) == 0 && cfg.Latency <= 0)
 	f.script = append([]ScriptedFault(nil), cfg.Script...)
 	f.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b97f4a7c15))
 }
@@ -85,6 +90,9 @@ func (s *Server) SetFaults(cfg FaultConfig) { s.faults.set(cfg) }
 // before runs before an operation: latency, then a scripted or random
 // fault (nil when none).
 func (f *faultState) before(ctx context.Context, op string, body []byte) error {
+	if f.none.Load() {
+		return nil
+	}
 	f.mu.Lock()
 	lat := f.cfg.Latency
 	code := ""

@@ -268,7 +268,7 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(out)
+		return marshalAnswer(out)
 	case strings.HasPrefix(target, streamsPrefix):
 		op := strings.TrimPrefix(target, streamsPrefix)
 		s.stats.add("DynamoDBStreams." + op)

@@ -73,12 +73,12 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if it != nil {
 		out["Item"] = wire.Item(proj.apply(it))
 	}
-	sz := 0
-	if it != nil {
-		sz = itemSize(it)
-	}
-	if cc := consumed(in.ReturnConsumedCapacity, t.name, "", false, readUnits(sz, in.ConsistentRead)); cc != nil {
-		out["ConsumedCapacity"] = cc
+	if wantsCapacity(in.ReturnConsumedCapacity) {
+		sz := 0
+		if it != nil {
+			sz = itemSize(it)
+		}
+		out["ConsumedCapacity"] = consumed(in.ReturnConsumedCapacity, t.name, "", false, readUnits(sz, in.ConsistentRead))
 	}
 	return out, nil
 }
@@ -221,8 +221,8 @@ func (s *Server) runSingle(w *writeOp, rv, rcc string) (any, error) {
 	if attrs := returnAttrs(w, rv, c); attrs != nil {
 		out["Attributes"] = wire.Item(attrs)
 	}
-	if cc := consumed(rcc, t.name, "", false, writeUnits(c.old, c.new)); cc != nil {
-		out["ConsumedCapacity"] = cc
+	if wantsCapacity(rcc) {
+		out["ConsumedCapacity"] = consumed(rcc, t.name, "", false, writeUnits(c.old, c.new))
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/wire"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -113,7 +114,7 @@ func (s *Server) persistChanges(cs []change, recs []streamRecord, krecs []kinesi
 				}
 				continue
 			}
-			v, err := json.Marshal(wire.Item(c.new))
+			v, err := ddbjson.ItemToJSON(c.new) // json.Marshal(wire.Item(c.new)), byte for byte, in one pass
 			if err != nil {
 				return err
 			}

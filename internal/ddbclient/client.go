@@ -57,7 +57,8 @@ func WithIdleConns(n int) func(*dynamodb.Options) {
 // endpoint uses the standard configuration chain. An empty region means the
 // chain's region (us-east-1 for a loopback endpoint). The client keeps
 // DefaultIdleConns connections open (HTTPClient) and does not lose one to
-// a race at the end of a request (KeepConnections).
+// a race at the end of a request (KeepConnections). Given no option that
+// adds middleware, the client is Plain (see Wire).
 func NewClient(ctx context.Context, endpoint, region string, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
 	if endpoint == "" {
 		endpoint = os.Getenv(EndpointEnv)
@@ -90,7 +91,11 @@ func NewClient(ctx context.Context, endpoint, region string, optFns ...func(*dyn
 		opts = append(opts, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
 	}
 	opts = append(opts, optFns...)
-	return dynamodb.NewFromConfig(cfg, opts...), nil
+	c := dynamodb.NewFromConfig(cfg, opts...)
+	if len(c.Options().APIOptions) == 1 { // KeepConnections only: no caller's middleware
+		markPlain(c)
+	}
+	return c, nil
 }
 
 func isLoopback(host string) bool {

@@ -14,7 +14,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -147,11 +149,12 @@ func AppendItem(buf *bytes.Buffer, it abi.Item) error { return AppendObject(buf,
 // value written by value (AppendValue for DynamoDB JSON; another encoder
 // for another JSON form of the same item).
 func AppendObject(buf *bytes.Buffer, it abi.Item, value func(*bytes.Buffer, abi.Value) error) error {
-	keys := make([]string, 0, len(it))
+	var arr [16]string
+	keys := arr[:0]
 	for k := range it {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	buf.WriteByte('{')
 	for i, k := range keys {
 		if i > 0 {
@@ -179,7 +182,7 @@ func AppendValue(buf *bytes.Buffer, v abi.Value) error {
 		AppendString(buf, v.Str)
 	case abi.KindB:
 		buf.WriteString(`{"B":"`)
-		buf.WriteString(base64.StdEncoding.EncodeToString(v.Bytes))
+		appendBase64(buf, v.Bytes)
 		buf.WriteByte('"')
 	case abi.KindBOOL:
 		if v.Bool {
@@ -221,7 +224,7 @@ func AppendValue(buf *bytes.Buffer, v abi.Value) error {
 				buf.WriteByte(',')
 			}
 			buf.WriteByte('"')
-			buf.WriteString(base64.StdEncoding.EncodeToString(b))
+			appendBase64(buf, b)
 			buf.WriteByte('"')
 		}
 		buf.WriteByte(']')
@@ -232,8 +235,34 @@ func AppendValue(buf *bytes.Buffer, v abi.Value) error {
 	return nil
 }
 
-// AppendString writes s as a JSON string.
+// AppendString writes s as a JSON string, escaped as encoding/json
+// escapes it. A string with nothing to escape (the common case) is copied
+// as it is, allocating nothing.
 func AppendString(buf *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // never fails for a string
-	buf.Write(b)
+	high := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&':
+			b, _ := json.Marshal(s) // never fails for a string
+			buf.Write(b)
+			return
+		case c >= 0x80:
+			high = true
+		}
+	}
+	if high && (!utf8.ValidString(s) || strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029")) {
+		b, _ := json.Marshal(s)
+		buf.Write(b)
+		return
+	}
+	buf.WriteByte('"')
+	buf.WriteString(s)
+	buf.WriteByte('"')
+}
+
+// appendBase64 writes b in standard base64, allocating nothing.
+func appendBase64(buf *bytes.Buffer, b []byte) {
+	n := base64.StdEncoding.EncodedLen(len(b))
+	buf.Grow(n)
+	buf.Write(base64.StdEncoding.AppendEncode(buf.AvailableBuffer(), b))
 }

@@ -23,6 +23,9 @@ type decoder struct {
 	vsize int // running size of the current attribute's value
 	attr  string
 	jsonD int // JSON nesting depth
+	// names, when set, interns attribute names: the items of one answer
+	// share their names' strings.
+	names map[string]string
 }
 
 // errSyntax marks input that is not JSON; fail replaces it with
@@ -86,9 +89,14 @@ func (d *decoder) item(level int) (abi.Item, error) {
 	if d.peek() != '{' {
 		return nil, d.wrapMismatch("", d.mismatch(typeObject))
 	}
-	n, err := d.members(level > 0)
-	if err != nil {
-		return nil, err
+	n := 8 // a map of up to 8 entries is one allocation however it grows
+	if d.names == nil {
+		// counted first: sized at once, and refused by the limits before
+		// any member is built
+		var err error
+		if n, err = d.members(level > 0); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.push(); err != nil {
 		return nil, err
@@ -109,7 +117,7 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		if d.peek() != '"' {
 			return nil, errSyntax
 		}
-		k, err := d.str()
+		k, err := d.name()
 		if err != nil {
 			return nil, err
 		}

@@ -118,6 +118,33 @@ func (d *decoder) literal(lit string) error {
 
 // str decodes the JSON string at pos as encoding/json does: escapes
 // resolved, invalid UTF-8 and lone surrogates replaced by U+FFFD.
+// name is str for an attribute name, interned in d.names when set: a
+// plain name seen before allocates nothing.
+func (d *decoder) name() (string, error) {
+	if d.names == nil {
+		return d.str()
+	}
+	start := d.pos + 1
+	for i := start; i < len(d.b); i++ {
+		c := d.b[i]
+		if c == '"' {
+			if s, ok := d.names[string(d.b[start:i])]; ok {
+				d.pos = i + 1
+				return s, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			break
+		}
+	}
+	s, err := d.str()
+	if err == nil && len(d.names) < 256 {
+		d.names[s] = s
+	}
+	return s, err
+}
+
 func (d *decoder) str() (string, error) {
 	start := d.pos + 1
 	plain := true // no escape and valid ASCII so far

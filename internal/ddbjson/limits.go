@@ -68,3 +68,89 @@ func DecodeValueLimits(b []byte, lim Limits) (abi.Value, error) {
 	}
 	return v, nil
 }
+
+// ItemDecoder decodes the items of one answer (a Query's Items, a
+// BatchGetItem's Responses) as DecodeItem does, the items sharing the
+// strings of their attribute names. Not safe for concurrent use.
+type ItemDecoder struct {
+	names map[string]string
+}
+
+// Decode is DecodeItem.
+func (x *ItemDecoder) Decode(b []byte) (abi.Item, error) {
+	if x.names == nil {
+		x.names = make(map[string]string, 16)
+	}
+	d := &decoder{b: b, names: x.names}
+	d.ws()
+	if d.pos < len(d.b) && d.b[d.pos] == 'n' {
+		return DecodeItem(b)
+	}
+	it, err := d.item(0)
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		return nil, d.fail(err)
+	}
+	return it, nil
+}
+
+// DecodeList decodes a JSON array of items (null: none) in one pass, as
+// Array with Decode for each element would, without scanning each
+// element once more to find where it ends.
+func (x *ItemDecoder) DecodeList(b []byte) ([]abi.Item, error) {
+	if x.names == nil {
+		x.names = make(map[string]string, 16)
+	}
+	d := &decoder{b: b, names: x.names}
+	d.ws()
+	if d.peek() == 'n' {
+		if err := d.literal("null"); err != nil {
+			return nil, d.fail(err)
+		}
+		if err := d.end(); err != nil {
+			return nil, d.fail(err)
+		}
+		return nil, nil
+	}
+	if d.peek() != '[' {
+		return nil, d.walkErr(errNotArray)
+	}
+	n, err := d.members(false)
+	if err != nil {
+		return nil, d.fail(err)
+	}
+	d.pos++
+	out := make([]abi.Item, 0, n)
+	d.ws()
+	if d.peek() == ']' {
+		d.pos++
+		if err := d.end(); err != nil {
+			return nil, d.fail(err)
+		}
+		return out, nil
+	}
+	for {
+		d.ws()
+		it, err := d.item(0)
+		if err != nil {
+			return nil, d.fail(err)
+		}
+		out = append(out, it)
+		d.size, d.vsize = 0, 0 // each item counts on its own
+		d.ws()
+		switch d.peek() {
+		case ',':
+			d.pos++
+			continue
+		case ']':
+			d.pos++
+			if err := d.end(); err != nil {
+				return nil, d.fail(err)
+			}
+			return out, nil
+		}
+		return nil, d.fail(errSyntax)
+	}
+}

@@ -257,6 +257,9 @@ func parseChecked(s string) (decimal, error) {
 // decimal notation without exponent, leading zeros, trailing fractional zeros
 // or a '+' sign, and "0" for any zero.
 func NormalizeNumber(s string) (string, error) {
+	if _, ok := plainInt(s); ok {
+		return s, nil // an integer in its shortest form is its own normal form
+	}
 	d, err := parseChecked(s)
 	if err != nil {
 		return "", err
@@ -303,6 +306,11 @@ func arith(a, b string, sub bool) (string, error) {
 
 // compareNumbers compares two number texts; ok is false if either is invalid.
 func compareNumbers(a, b string) (int, bool) {
+	if x, ok := plainInt(a); ok {
+		if y, ok := plainInt(b); ok {
+			return cmpPlainInts(a, b, x, y), true
+		}
+	}
 	x, ok1 := parseDecimal(a)
 	y, ok2 := parseDecimal(b)
 	if !ok1 || !ok2 {
@@ -326,4 +334,48 @@ func numberKey(s string) string {
 		sign = "-"
 	}
 	return sign + d.coef.String() + "e" + strconv.Itoa(d.exp)
+}
+
+// plainInt reports whether s is an integer of at most 38 digits in its
+// shortest form ("0", "-12"; never "-0", "007", "+1", "1.0" or "1e3"),
+// and returns its digits. Such a number is its own normal form, and two
+// of them compare without parsing.
+func plainInt(s string) (digits string, ok bool) {
+	d := s
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if d == "" || len(d) > 38 || (d[0] == '0' && len(s) > 1) {
+		return "", false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return "", false
+		}
+	}
+	return d, true
+}
+
+// cmpPlainInts compares two plainInt numbers a and b with digits x and y.
+func cmpPlainInts(a, b, x, y string) int {
+	na, nb := a[0] == '-', b[0] == '-'
+	if na != nb {
+		if na {
+			return -1
+		}
+		return 1
+	}
+	c := len(x) - len(y)
+	if c == 0 {
+		c = strings.Compare(x, y)
+	}
+	if c > 0 {
+		c = 1
+	} else if c < 0 {
+		c = -1
+	}
+	if na {
+		return -c
+	}
+	return c
 }

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"encoding/base64"
+	"strings"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
@@ -24,6 +25,19 @@ func ItemSize(item abi.Item) int {
 func valueSize(v abi.Value) int { return ddbjson.ValueSize(v, numberSize) }
 
 func numberSize(s string) int {
+	if x, ok := plainInt(s); ok {
+		return (plainDigits(x)+1)/2 + 1
+	}
+	return slowNumberSize(s)
+}
+
+// plainDigits is decimal.digits for the digits of a plainInt: its
+// significant digits, trailing zeros not counted.
+func plainDigits(x string) int {
+	return len(strings.TrimRight(x, "0"))
+}
+
+func slowNumberSize(s string) int {
 	d, ok := parseDecimal(s)
 	if !ok {
 		return len(s)
@@ -84,6 +98,9 @@ func validateValue(v abi.Value) error {
 	case abi.KindInvalid:
 		return apierr.Validation("Supplied AttributeValue is empty, must contain exactly one of the supported datatypes")
 	case abi.KindN:
+		if _, ok := plainInt(v.Str); ok {
+			return nil // at most 38 digits: within every limit
+		}
 		_, err := parseChecked(v.Str)
 		return err
 	case abi.KindSS:

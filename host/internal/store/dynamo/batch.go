@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,29 +40,31 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 	}
 	// Unique keys, each with the positions that asked for it.
 	type want struct {
-		key       abi.Item
-		positions []int
+		key   abi.Item
+		first int   // the first position that asked for it
+		more  []int // the others
 	}
-	index := map[string]*want{}
-	var order []string
+	index := make(map[string]int, len(keys)) // key id -> wants
+	wants := make([]want, 0, len(keys))
+	var id []byte
 	for i, k := range keys {
-		id, err := keyID(k, nil)
-		if err != nil {
+		var err error
+		if id, err = appendKeyID(id[:0], k, nil); err != nil {
 			return nil, fmt.Errorf("dynamo BatchGetItem key %d: %w", i, err)
 		}
-		w, ok := index[id]
-		if !ok {
-			w = &want{key: k}
-			index[id] = w
-			order = append(order, id)
+		if j, ok := index[string(id)]; ok {
+			wants[j].more = append(wants[j].more, i)
+			continue
 		}
-		w.positions = append(w.positions, i)
+		index[string(id)] = len(wants)
+		wants = append(wants, want{key: k, first: i})
 	}
-	for start := 0; start < len(order); start += batchGetLimit {
-		end := min(start+batchGetLimit, len(order))
-		chunk := make([]abi.Item, 0, end-start)
-		for _, id := range order[start:end] {
-			chunk = append(chunk, index[id].key)
+	chunk := make([]abi.Item, 0, min(len(wants), batchGetLimit))
+	for start := 0; start < len(wants); start += batchGetLimit {
+		end := min(start+batchGetLimit, len(wants))
+		chunk = chunk[:0]
+		for _, w := range wants[start:end] {
+			chunk = append(chunk, w.key)
 		}
 		items, err := d.batchGetChunk(ctx, table, chunk)
 		if err != nil {
@@ -71,12 +73,12 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 		// Every key of a table has the table's key attributes, so an item's
 		// key is its projection on the first key's names.
 		for _, it := range items {
-			id, err := keyID(it, chunk[0])
-			if err != nil {
+			if id, err = appendKeyID(id[:0], it, chunk[0]); err != nil {
 				continue
 			}
-			if w, ok := index[id]; ok {
-				for _, p := range w.positions {
+			if j, ok := index[string(id)]; ok { // no allocation for the lookup
+				out[wants[j].first] = it
+				for _, p := range wants[j].more {
 					out[p] = it
 				}
 			}
@@ -86,6 +88,9 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 }
 
 func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) ([]abi.Item, error) {
+	if d.wire != nil {
+		return d.wireBatchGetChunk(ctx, table, keys)
+	}
 	req := make([]map[string]types.AttributeValue, len(keys))
 	for i, k := range keys {
 		av, err := ddbclient.ToAttributeMap(k)
@@ -137,46 +142,90 @@ func sleepJitter(ctx context.Context, n int) error {
 	return backoff.Policy{Base: 10 * time.Millisecond, Max: 500 * time.Millisecond}.Wait(ctx, n)
 }
 
-// keyID is a canonical text of a key: of item's attributes named in like (or
-// all of item's when like is nil). Numbers are normalised, so "1.0" and "1"
-// are the same key, as they are to DynamoDB.
-func keyID(item abi.Item, like abi.Item) (string, error) {
-	var names []string
+// appendKeyID appends a canonical text of a key to b: of item's attributes
+// named in like (or all of item's when like is nil). Numbers are
+// normalised, so "1.0" and "1" are the same key, as they are to DynamoDB.
+func appendKeyID(b []byte, item abi.Item, like abi.Item) ([]byte, error) {
+	var arr [4]string
+	names := arr[:0]
 	if like == nil {
-		for n := range item {
-			names = append(names, n)
-		}
-	} else {
-		for n := range like {
-			names = append(names, n)
-		}
+		like = item
 	}
-	sort.Strings(names)
-	var b strings.Builder
+	for n := range like {
+		names = append(names, n)
+	}
+	slices.Sort(names)
 	for _, n := range names {
 		v, ok := item[n]
 		if !ok {
-			return "", fmt.Errorf("key attribute %q missing", n)
+			return b, fmt.Errorf("key attribute %q missing", n)
 		}
-		b.WriteString(n)
-		b.WriteByte(0)
-		b.WriteString(v.Kind.String())
-		b.WriteByte(0)
+		b = append(b, n...)
+		b = append(b, 0)
+		b = append(b, v.Kind.String()...)
+		b = append(b, 0)
 		switch v.Kind {
 		case abi.KindS:
-			b.WriteString(v.Str)
+			b = append(b, v.Str...)
 		case abi.KindN:
+			if plainInt(v.Str) {
+				b = append(b, v.Str...) // already as RatString writes it
+				break
+			}
 			r, ok := new(big.Rat).SetString(v.Str)
 			if !ok {
-				return "", fmt.Errorf("key attribute %q: bad number %q", n, v.Str)
+				return b, fmt.Errorf("key attribute %q: bad number %q", n, v.Str)
 			}
-			b.WriteString(r.RatString())
+			b = append(b, r.RatString()...)
 		case abi.KindB:
-			b.WriteString(hex.EncodeToString(v.Bytes))
+			b = hex.AppendEncode(b, v.Bytes)
 		default:
-			return "", fmt.Errorf("key attribute %q has type %s; keys are S, N or B", n, v.Kind)
+			return b, fmt.Errorf("key attribute %q has type %s; keys are S, N or B", n, v.Kind)
 		}
-		b.WriteByte(0)
+		b = append(b, 0)
 	}
-	return b.String(), nil
+	return b, nil
+}
+
+// plainInt reports whether s is an integer in its shortest form ("0",
+// "-12", never "-0", "007" or "1e3"): the text big.Rat's RatString gives it.
+func plainInt(s string) bool {
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || len(d) > 30 || (d[0] == '0' && (len(d) > 1 || len(s) > 1)) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// wireBatchGetChunk is batchGetChunk on the wire path.
+func (d *DB) wireBatchGetChunk(ctx context.Context, table string, req []abi.Item) ([]abi.Item, error) {
+	var items []abi.Item
+	stalls := 0 // consecutive rounds that returned nothing
+	for round := 0; len(req) > 0; round++ {
+		if round > 0 {
+			if stalls > maxStalledRounds {
+				return nil, fmt.Errorf("dynamo BatchGetItem: %d keys of table %s: %w", len(req), table, ErrUnprocessedKeys)
+			}
+			if err := sleepJitter(ctx, stalls+1); err != nil {
+				return nil, err
+			}
+		}
+		got, next, err := d.wireBatchGet(ctx, table, req)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, got...)
+		if len(next) >= len(req) {
+			stalls++
+		} else {
+			stalls = 0
+		}
+		req = next
+	}
+	return items, nil
 }

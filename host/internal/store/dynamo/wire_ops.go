@@ -1,0 +1,267 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/store"
+	"github.com/dynafold/dynafold/internal/ddbclient"
+	"github.com/dynafold/dynafold/internal/ddbjson"
+)
+
+// The hot calls on the wire path (DB.wire): each encodes its request from
+// abi values, sends it with ddbclient.Wire, and decodes the answer's items
+// straight into abi items.
+
+// call encodes a request with build, sends it and decodes the answer.
+func (d *DB) call(ctx context.Context, op string, build func(e *enc) error, decode func(answer []byte) error) error {
+	buf := ddbclient.Buffer()
+	e := &enc{b: buf}
+	if err := build(e); err != nil {
+		ddbclient.PutBuffer(buf)
+		return encodeError{err}
+	}
+	if e.err != nil {
+		ddbclient.PutBuffer(buf)
+		return encodeError{e.err}
+	}
+	if decode == nil {
+		decode = func([]byte) error { return nil }
+	}
+	return d.wire.CallBuffer(ctx, op, buf, decode) // it takes buf
+}
+
+// encodeError is a request that could not be encoded: never sent.
+type encodeError struct{ err error }
+
+func (e encodeError) Error() string { return e.err.Error() }
+func (e encodeError) Unwrap() error { return e.err }
+
+// finish maps a call's error: an encoding error as it is, the rest as
+// mapError maps the SDK's.
+func finish(op string, err error) error {
+	if ee, ok := err.(encodeError); ok {
+		return ee.err
+	}
+	return mapError(op, err)
+}
+
+// member calls fn with the value of the answer's top-level member name.
+func member(answer []byte, name string, fn func(v []byte) error) error {
+	return ddbjson.Object(answer, func(k, v []byte) error {
+		if string(k) == name && !ddbjson.IsNull(v) {
+			return fn(v)
+		}
+		return nil
+	})
+}
+
+func decodeItems(v []byte, into *[]abi.Item) error {
+	var dec ddbjson.ItemDecoder
+	items, err := dec.DecodeList(v)
+	if err != nil {
+		return err
+	}
+	*into = append(*into, items...)
+	return nil
+}
+
+func (d *DB) wireGetItem(ctx context.Context, table string, key abi.Item) (abi.Item, error) {
+	var item abi.Item
+	err := d.call(ctx, "GetItem", func(e *enc) error {
+		e.open()
+		e.str("TableName", table)
+		e.item("Key", key)
+		e.boolean("ConsistentRead", true)
+		e.close()
+		if e.err != nil {
+			return fmt.Errorf("dynamo GetItem key: %w", e.err)
+		}
+		return nil
+	}, func(answer []byte) (err error) {
+		return member(answer, "Item", func(v []byte) error {
+			item, err = ddbjson.DecodeItem(v)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, finish("GetItem on "+table, err)
+	}
+	return item, nil
+}
+
+func (d *DB) wirePutItem(ctx context.Context, p store.Put) error {
+	err := d.call(ctx, "PutItem", func(e *enc) error {
+		e.put(p)
+		if e.err != nil {
+			return fmt.Errorf("dynamo PutItem: %w", e.err)
+		}
+		return nil
+	}, nil)
+	return finish("PutItem on "+p.Table, err)
+}
+
+func (d *DB) wireUpdateItem(ctx context.Context, u store.Update) (abi.Item, error) {
+	var item abi.Item
+	err := d.call(ctx, "UpdateItem", func(e *enc) error {
+		e.update(u, true)
+		if e.err != nil {
+			return fmt.Errorf("dynamo UpdateItem: %w", e.err)
+		}
+		return nil
+	}, func(answer []byte) (err error) {
+		return member(answer, "Attributes", func(v []byte) error {
+			item, err = ddbjson.DecodeItem(v)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, finish("UpdateItem on "+u.Table, err)
+	}
+	return item, nil
+}
+
+func (d *DB) wireDeleteItem(ctx context.Context, del store.Delete) error {
+	err := d.call(ctx, "DeleteItem", func(e *enc) error {
+		e.delete(del)
+		if e.err != nil {
+			return fmt.Errorf("dynamo DeleteItem: %w", e.err)
+		}
+		return nil
+	}, nil)
+	return finish("DeleteItem on "+del.Table, err)
+}
+
+func (d *DB) wireTransactWriteItems(ctx context.Context, writes []store.Write) error {
+	err := d.call(ctx, "TransactWriteItems", func(e *enc) error {
+		e.open()
+		e.key("TransactItems")
+		e.b.WriteByte('[')
+		for i, w := range writes {
+			if i > 0 {
+				e.b.WriteByte(',')
+			}
+			if err := e.write(w); err != nil {
+				return fmt.Errorf("dynamo TransactWriteItems item %d: %w", i, err)
+			}
+			if e.err != nil {
+				return fmt.Errorf("dynamo TransactWriteItems item %d: %w", i, e.err)
+			}
+		}
+		e.b.WriteByte(']')
+		e.close()
+		return nil
+	}, nil)
+	return finish("TransactWriteItems", err)
+}
+
+func (d *DB) wireQuery(ctx context.Context, q store.Query) (store.Page, error) {
+	var page store.Page
+	err := d.call(ctx, "Query", func(e *enc) error {
+		e.open()
+		e.str("TableName", q.Table)
+		e.str("KeyConditionExpression", q.KeyCond)
+		e.expr(q.Names, q.Values, nil)
+		if e.err != nil {
+			return fmt.Errorf("dynamo Query values: %w", e.err)
+		}
+		if len(q.StartKey) > 0 {
+			e.item("ExclusiveStartKey", q.StartKey)
+			if e.err != nil {
+				return fmt.Errorf("dynamo Query start key: %w", e.err)
+			}
+		}
+		e.boolean("ScanIndexForward", !q.Backwards)
+		if q.Index != "" {
+			e.str("IndexName", q.Index)
+		} else {
+			e.boolean("ConsistentRead", true)
+		}
+		if q.Filter != "" {
+			e.str("FilterExpression", q.Filter)
+		}
+		if q.Limit > 0 {
+			e.key("Limit")
+			e.b.WriteString(strconv.Itoa(int(q.Limit)))
+		}
+		e.close()
+		return nil
+	}, func(answer []byte) error {
+		return ddbjson.Object(answer, func(k, v []byte) error {
+			if ddbjson.IsNull(v) {
+				return nil
+			}
+			switch string(k) {
+			case "Items":
+				if err := decodeItems(v, &page.Items); err != nil {
+					return fmt.Errorf("dynamo Query: %w", err)
+				}
+			case "LastEvaluatedKey":
+				it, err := ddbjson.DecodeItem(v)
+				if err != nil {
+					return fmt.Errorf("dynamo Query last key: %w", err)
+				}
+				if len(it) > 0 {
+					page.LastKey = it
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return store.Page{}, finish("Query on "+q.Table, err)
+	}
+	if page.Items == nil {
+		page.Items = []abi.Item{}
+	}
+	return page, nil
+}
+
+// wireBatchGet sends one BatchGetItem round of keys of table: the items
+// read and the keys left unprocessed.
+func (d *DB) wireBatchGet(ctx context.Context, table string, keys []abi.Item) (items, unprocessed []abi.Item, err error) {
+	err = d.call(ctx, "BatchGetItem", func(e *enc) error {
+		e.open()
+		e.key("RequestItems")
+		e.open()
+		e.key(table) // table names are [a-zA-Z0-9_.-]: no escaping
+		e.open()
+		e.boolean("ConsistentRead", true)
+		e.key("Keys")
+		e.b.WriteByte('[')
+		for i, k := range keys {
+			if i > 0 {
+				e.b.WriteByte(',')
+			}
+			if err := ddbjson.AppendItem(e.b, k); err != nil {
+				return fmt.Errorf("dynamo BatchGetItem key: %w: %w", ddbclient.ErrInvalidValue, err)
+			}
+		}
+		e.b.WriteByte(']')
+		e.close()
+		e.close()
+		e.close()
+		return nil
+	}, func(answer []byte) error {
+		return ddbjson.Object(answer, func(k, v []byte) error {
+			if ddbjson.IsNull(v) {
+				return nil
+			}
+			switch string(k) {
+			case "Responses":
+				return member(v, table, func(v []byte) error { return decodeItems(v, &items) })
+			case "UnprocessedKeys":
+				return member(v, table, func(v []byte) error {
+					return member(v, "Keys", func(v []byte) error { return decodeItems(v, &unprocessed) })
+				})
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, nil, finish("BatchGetItem on "+table, err)
+	}
+	return items, unprocessed, nil
+}

@@ -1,0 +1,285 @@
+package ddbclient
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"weak"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// plain holds the clients NewClient built with no middleware but its own.
+var plain sync.Map // weak.Pointer[dynamodb.Client] -> struct{}
+
+// markPlain records that c runs no middleware a caller added, so a Wire
+// built on it loses nothing by leaving the SDK's stack out.
+func markPlain(c *dynamodb.Client) {
+	wp := weak.Make(c)
+	plain.Store(wp, struct{}{})
+	runtime.AddCleanup(c, func(wp weak.Pointer[dynamodb.Client]) { plain.Delete(wp) }, wp)
+}
+
+// Plain reports whether c was built by NewClient with no middleware (SDK
+// APIOptions) beyond NewClient's own: a Wire on it sends what the SDK
+// would. A client with middleware of its caller's (request recorders,
+// tracing) is not plain; send its requests through the SDK.
+func Plain(c *dynamodb.Client) bool {
+	_, ok := plain.Load(weak.Make(c))
+	return ok
+}
+
+// Wire sends DynamoDB JSON requests the caller encoded and hands it the
+// answers to decode, with what the SDK client it is built on would use:
+// its endpoint (resolved once, by the SDK's own rules), credentials,
+// SigV4 signing, HTTP client and retry policy. Errors are the SDK's: a
+// service error is the SDK's type for its code (errors.As
+// *types.ConditionalCheckFailedException, *types.TransactionCanceledException
+// with its reasons, ...) inside *awshttp.ResponseError and
+// *smithy.OperationError, retries exhausted are *retry.MaxAttemptsError,
+// and an answer whose x-amz-crc32 does not match its body is retried. It
+// skips the SDK's per-request work that is not the request's own: the
+// endpoint rules, the middleware stack, the reflection-free but
+// allocation-heavy serializers. Safe for concurrent use.
+type Wire struct {
+	client  aws.HTTPClient
+	url     string
+	region  string
+	creds   aws.CredentialsProvider
+	signer  *v4.Signer
+	retryer aws.RetryerV2
+	// Attempt, when set, is called before every attempt is sent (retries
+	// included) with the operation's name.
+	Attempt func(op string)
+}
+
+// NewWire returns a Wire sending what c would send, or false when c's
+// requests must go through the SDK: a client that is not Plain, or whose
+// endpoint the SDK's rules do not resolve to a fixed URL.
+func NewWire(ctx context.Context, c *dynamodb.Client) (*Wire, bool) {
+	if !Plain(c) {
+		return nil, false
+	}
+	o := c.Options()
+	if o.HTTPClient == nil || o.Credentials == nil || o.Retryer == nil || o.Region == "" {
+		return nil, false
+	}
+	p := dynamodb.EndpointParameters{Region: aws.String(o.Region), Endpoint: o.BaseEndpoint,
+		UseFIPS:      aws.Bool(o.EndpointOptions.UseFIPSEndpoint == aws.FIPSEndpointStateEnabled),
+		UseDualStack: aws.Bool(o.EndpointOptions.UseDualStackEndpoint == aws.DualStackEndpointStateEnabled),
+		// The regional endpoint: it needs no account ID from the credentials.
+		AccountIdEndpointMode: aws.String(string(aws.AccountIDEndpointModeDisabled))}
+	res := o.EndpointResolverV2
+	if res == nil {
+		res = dynamodb.NewDefaultEndpointResolverV2()
+	}
+	ep, err := res.ResolveEndpoint(ctx, p)
+	if err != nil {
+		return nil, false
+	}
+	r2, ok := o.Retryer.(aws.RetryerV2)
+	if !ok {
+		r2 = retryerV2{o.Retryer}
+	}
+	return &Wire{client: o.HTTPClient, url: ep.URI.String(), region: o.Region, creds: o.Credentials,
+		signer: v4.NewSigner(), retryer: r2}, true
+}
+
+// retryerV2 gives a Retryer without GetAttemptToken the SDK's fallback.
+type retryerV2 struct{ aws.Retryer }
+
+func (r retryerV2) GetAttemptToken(context.Context) (func(error) error, error) {
+	return r.GetInitialToken(), nil
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// Buffer returns an empty buffer from the pool, for a request's body.
+func Buffer() *bytes.Buffer {
+	b := bufPool.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+// PutBuffer returns a buffer to the pool; the caller keeps no reference.
+func PutBuffer(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		bufPool.Put(b)
+	}
+}
+
+// CallBuffer is Call with a body from Buffer, which it takes: the buffer
+// goes back to the pool once net/http has closed every body it was given
+// (a transport may still be sending a body it was answered before; that
+// buffer is left to the garbage collector).
+func (w *Wire) CallBuffer(ctx context.Context, op string, buf *bytes.Buffer, decode func(answer []byte) error) error {
+	var open atomic.Int32
+	err := w.call(ctx, op, buf.Bytes(), decode, &open)
+	if open.Load() == 0 {
+		PutBuffer(buf)
+	}
+	return err
+}
+
+// Call sends the request body of operation op ("PutItem", ...) and calls
+// decode with the answer's body, which is valid only during the call.
+func (w *Wire) Call(ctx context.Context, op string, body []byte, decode func(answer []byte) error) error {
+	var open atomic.Int32
+	return w.call(ctx, op, body, decode, &open)
+}
+
+// reqBody is a request's body: Read and Close only (no WriterTo: see
+// KeepConnections); open counts the bodies net/http has not closed yet.
+type reqBody struct {
+	r    bytes.Reader
+	open *atomic.Int32
+	once sync.Once
+}
+
+func newReqBody(b []byte, open *atomic.Int32) *reqBody {
+	rb := &reqBody{open: open}
+	rb.r.Reset(b)
+	open.Add(1)
+	return rb
+}
+
+func (b *reqBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+func (b *reqBody) Close() error {
+	b.once.Do(func() { b.open.Add(-1) })
+	return nil
+}
+
+func (w *Wire) call(ctx context.Context, op string, body []byte, decode func(answer []byte) error, open *atomic.Int32) error {
+	sum := sha256.Sum256(body)
+	hash := hex.EncodeToString(sum[:])
+	release := func(error) error { return nil }
+	maxAttempts := w.retryer.MaxAttempts()
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return opError(op, err)
+		}
+		releaseAttempt, err := w.retryer.GetAttemptToken(ctx)
+		if err != nil {
+			return opError(op, fmt.Errorf("failed to get retry Send token, %w", err))
+		}
+		if w.Attempt != nil {
+			w.Attempt(op)
+		}
+		err = w.send(ctx, op, body, open, hash, decode)
+		_ = release(err)
+		_ = releaseAttempt(err)
+		if err == nil {
+			return nil
+		}
+		if !w.retryer.IsErrorRetryable(err) {
+			return opError(op, err)
+		}
+		if maxAttempts > 0 && attempt >= maxAttempts {
+			return opError(op, &retry.MaxAttemptsError{Attempt: attempt, Err: err})
+		}
+		var tokErr error
+		if release, tokErr = w.retryer.GetRetryToken(ctx, err); tokErr != nil {
+			return opError(op, fmt.Errorf("%w: %w", err, tokErr))
+		}
+		delay, derr := w.retryer.RetryDelay(attempt, err)
+		if derr != nil {
+			return opError(op, derr)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return opError(op, &aws.RequestCanceledError{Err: ctx.Err()})
+		case <-t.C:
+		}
+	}
+}
+
+func opError(op string, err error) error {
+	return &smithy.OperationError{ServiceID: dynamodb.ServiceID, OperationName: op, Err: err}
+}
+
+// send makes one attempt.
+func (w *Wire) send(ctx context.Context, op string, body []byte, open *atomic.Int32, hash string, decode func([]byte) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, http.NoBody)
+	if err != nil {
+		return err
+	}
+	req.Body, req.ContentLength = newReqBody(body, open), int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return newReqBody(body, open), nil }
+	req.Header["Content-Type"] = jsonType
+	req.Header["X-Amz-Target"] = []string{"DynamoDB_20120810." + op}
+	req.Header["Accept-Encoding"] = identity // the checksum is of the bytes as sent
+	creds, err := w.creds.Retrieve(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to retrieve credentials: %w", err)
+	}
+	if err := w.signer.SignHTTP(ctx, creds, req, hash, "dynamodb", w.region, time.Now().UTC()); err != nil {
+		return fmt.Errorf("failed to sign request: %w", err)
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		err = &smithyhttp.RequestSendError{Err: err}
+		if ctx.Err() != nil {
+			err = &smithy.CanceledError{Err: ctx.Err()}
+		}
+		return err
+	}
+	buf := Buffer()
+	defer PutBuffer(buf)
+	if resp.ContentLength > 0 {
+		buf.Grow(int(resp.ContentLength))
+	}
+	_, rerr := buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if rerr != nil {
+		return &smithyhttp.RequestSendError{Err: fmt.Errorf("reading the answer: %w", rerr)}
+	}
+	answer := buf.Bytes()
+	if v := resp.Header.Get("X-Amz-Crc32"); v != "" {
+		want, perr := strconv.ParseUint(v, 10, 32)
+		if got := crc32.ChecksumIEEE(answer); perr != nil || uint32(want) != got {
+			return &ChecksumError{Header: v, Computed: got}
+		}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return responseError(resp, answer)
+	}
+	return decode(answer)
+}
+
+var (
+	jsonType = []string{"application/x-amz-json-1.0"}
+	identity = []string{"identity"}
+)
+
+// ChecksumError is an answer whose body does not match its x-amz-crc32
+// header: damaged on the way; the request is retried.
+type ChecksumError struct {
+	Header   string
+	Computed uint32
+}
+
+// Error implements error.
+func (e *ChecksumError) Error() string {
+	return fmt.Sprintf("the answer's x-amz-crc32 header is %s but its body's CRC32 is %d: damaged in transit", e.Header, e.Computed)
+}
+
+// RetryableError makes the SDK's retry policy retry it.
+func (e *ChecksumError) RetryableError() bool { return true }
