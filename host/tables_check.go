@@ -40,7 +40,7 @@ func (e *TablesError) Is(target error) bool { return target == ErrTablesMissing 
 
 // CheckTables checks, changing nothing, that every table the configuration
 // names exists (those CreateTables creates: the event table with its
-// stream, each read model and outbox, the quarantine and on-failure tables,
+// stream, unless host run reads a Kinesis data stream (sidecar.kinesis), each read model and outbox, the quarantine and on-failure tables,
 // the sidecar's lease table). The tables missing are a *TablesError; any
 // other failure (the endpoint unreachable, a table keyed otherwise than
 // the configuration says) is returned as it is, and the check stops there.
@@ -52,7 +52,11 @@ func (h *Host) CheckTables(ctx context.Context) error {
 			continue
 		}
 		done[s.spec.Name] = true
-		c, err := h.db.CheckTable(ctx, s.spec)
+		spec := s.spec
+		if sc := h.cfg.Sidecar; sc != nil && sc.Kinesis != nil && spec.Name == h.cfg.EventStore.Table {
+			spec.Stream = false // host run reads the Kinesis data stream: the table's own stream is not needed
+		}
+		c, err := h.db.CheckTable(ctx, spec)
 		if err != nil {
 			return fmt.Errorf("checking the %s table %s: %w", s.role, s.spec.Name, err)
 		}
