@@ -3,6 +3,7 @@ package kfeed_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"math/big"
 	"os"
 	"os/exec"
@@ -77,22 +78,23 @@ func TestK2_ReaderFindsDrainedShardsChildrenByListing(t *testing.T) {
 	ctx := context.Background()
 	kc, err := kinesisclient.NewClient(ctx, ep, "")
 	require.NoError(t, err)
-	_, err = kc.CreateStream(ctx, &kinesis.CreateStreamInput{StreamName: aws.String("k2"), ShardCount: aws.Int32(1)})
+	name := fmt.Sprintf("k2-%d", time.Now().UnixNano()) // one kinesalite serves every run of the test
+	_, err = kc.CreateStream(ctx, &kinesis.CreateStreamInput{StreamName: aws.String(name), ShardCount: aws.Int32(1)})
 	require.NoError(t, err)
-	waitActive(t, kc, "k2")
-	before := put(t, kc, "k2", "a", 0, 2)
+	waitActive(t, kc, name)
+	before := put(t, kc, name, "a", 0, 2)
 
-	rd, err := kfeed.Open(ctx, kc, "k2", kfeed.Options{ReadsPerSecond: -1, PollInterval: time.Millisecond})
+	rd, err := kfeed.Open(ctx, kc, name, kfeed.Options{ReadsPerSecond: -1, PollInterval: time.Millisecond})
 	require.NoError(t, err)
 	shards, err := rd.Shards(ctx)
 	require.NoError(t, err)
 	require.Len(t, shards, 1)
 	parent := shards[0].ID
 	mid := new(big.Int).Lsh(big.NewInt(1), 127)
-	_, err = kc.SplitShard(ctx, &kinesis.SplitShardInput{StreamName: aws.String("k2"), ShardToSplit: aws.String(parent), NewStartingHashKey: aws.String(mid.String())})
+	_, err = kc.SplitShard(ctx, &kinesis.SplitShardInput{StreamName: aws.String(name), ShardToSplit: aws.String(parent), NewStartingHashKey: aws.String(mid.String())})
 	require.NoError(t, err)
-	waitActive(t, kc, "k2")
-	after := put(t, kc, "k2", "b", 0, 1)
+	waitActive(t, kc, name)
+	after := put(t, kc, name, "b", 0, 1)
 
 	// the parent drained: finished, and kinesalite names no children in GetRecords
 	it := rd.Iterator(parent, "")
