@@ -269,7 +269,10 @@ const (
 	codeRequestLim = "RequestLimitExceeded"
 )
 
-func errorCode(err error) string {
+func errorCode(err error) string { return ErrorCode(err) }
+
+// ErrorCode is the API error code of err (a smithy.APIError's), or "".
+func ErrorCode(err error) string {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
 		return ae.ErrorCode()
@@ -288,18 +291,40 @@ func throttled(err error) bool {
 // retry runs call, retrying it with a jittered, growing delay while it is
 // throttled.
 func (r *Reader) retry(ctx context.Context, op string, call func() error) error {
+	return Retry(ctx, RetryPolicy{Throttled: throttled, Backoff: r.opts.Backoff, MaxRetries: r.opts.MaxThrottleRetries, OnRetry: r.opts.OnRetry,
+		GiveUp: func(attempt int, err error) error { return &ThrottledError{Op: op, Attempts: attempt, Err: err} }}, op, call)
+}
+
+// RetryPolicy says which errors Retry retries and how: the change-feed
+// readers of DynamoDB Streams (this package) and of Kinesis share it.
+type RetryPolicy struct {
+	// Throttled reports an error worth retrying.
+	Throttled func(error) bool
+	// Backoff is the delay before each retry.
+	Backoff backoff.Policy
+	// MaxRetries bounds the retries; 0 retries until the context ends.
+	MaxRetries int
+	// OnRetry, when set, is called before each retry.
+	OnRetry func(op string, attempt int, err error)
+	// GiveUp is the error returned once MaxRetries retries failed.
+	GiveUp func(attempt int, err error) error
+}
+
+// Retry runs call, retrying it with the policy's jittered, growing delay
+// while it fails with an error p.Throttled reports.
+func Retry(ctx context.Context, p RetryPolicy, op string, call func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := call()
-		if err == nil || !throttled(err) {
+		if err == nil || !p.Throttled(err) {
 			return err
 		}
-		if r.opts.MaxThrottleRetries > 0 && attempt > r.opts.MaxThrottleRetries {
-			return &ThrottledError{Op: op, Attempts: attempt, Err: err}
+		if p.MaxRetries > 0 && attempt > p.MaxRetries {
+			return p.GiveUp(attempt, err)
 		}
-		if r.opts.OnRetry != nil {
-			r.opts.OnRetry(op, attempt, err)
+		if p.OnRetry != nil {
+			p.OnRetry(op, attempt, err)
 		}
-		if werr := r.opts.Backoff.Wait(ctx, attempt); werr != nil {
+		if werr := p.Backoff.Wait(ctx, attempt); werr != nil {
 			return fmt.Errorf("%w (while retrying a throttled %s: %v)", werr, op, err)
 		}
 	}

@@ -31,7 +31,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	ktypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/dynafold/dynafold/host/internal/feed"
 	"github.com/dynafold/dynafold/internal/backoff"
@@ -242,13 +241,7 @@ const (
 	codeThrottling = "ThrottlingException"
 )
 
-func errorCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	return ""
-}
+func errorCode(err error) string { return feed.ErrorCode(err) }
 
 func throttled(err error) bool {
 	switch errorCode(err) {
@@ -261,21 +254,10 @@ func throttled(err error) bool {
 // retry runs call, retrying it with a jittered, growing delay while it is
 // throttled.
 func (r *Reader) retry(ctx context.Context, op string, call func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := call()
-		if err == nil || !throttled(err) {
-			return err
-		}
-		if r.opts.MaxThrottleRetries > 0 && attempt > r.opts.MaxThrottleRetries {
+	return feed.Retry(ctx, feed.RetryPolicy{Throttled: throttled, Backoff: r.opts.Backoff, MaxRetries: r.opts.MaxThrottleRetries, OnRetry: r.opts.OnRetry,
+		GiveUp: func(attempt int, err error) error {
 			return &ThrottledError{feed.ThrottledError{Op: op, Attempts: attempt, Err: err}}
-		}
-		if r.opts.OnRetry != nil {
-			r.opts.OnRetry(op, attempt, err)
-		}
-		if werr := r.opts.Backoff.Wait(ctx, attempt); werr != nil {
-			return fmt.Errorf("%w (while retrying a throttled %s: %v)", werr, op, err)
-		}
-	}
+		}}, op, call)
 }
 
 // ThrottledError is a Kinesis call still throttled after
