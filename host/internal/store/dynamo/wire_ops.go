@@ -23,9 +23,9 @@ func (d *DB) call(ctx context.Context, op string, build func(e *enc) error, deco
 		ddbclient.PutBuffer(buf)
 		return encodeError{err}
 	}
-	if e.err != nil {
+	if e.err != nil { // what the encoder met after build's own checks
 		ddbclient.PutBuffer(buf)
-		return encodeError{e.err}
+		return encodeError{fmt.Errorf("dynamo %s: %w", op, e.err)}
 	}
 	if decode == nil {
 		decode = func([]byte) error { return nil }
@@ -95,9 +95,6 @@ func (d *DB) wireGetItem(ctx context.Context, table string, key abi.Item) (abi.I
 func (d *DB) wirePutItem(ctx context.Context, p store.Put) error {
 	err := d.call(ctx, "PutItem", func(e *enc) error {
 		e.put(p)
-		if e.err != nil {
-			return fmt.Errorf("dynamo PutItem: %w", e.err)
-		}
 		return nil
 	}, nil)
 	return finish("PutItem on "+p.Table, err)
@@ -107,9 +104,6 @@ func (d *DB) wireUpdateItem(ctx context.Context, u store.Update) (abi.Item, erro
 	var item abi.Item
 	err := d.call(ctx, "UpdateItem", func(e *enc) error {
 		e.update(u, true)
-		if e.err != nil {
-			return fmt.Errorf("dynamo UpdateItem: %w", e.err)
-		}
 		return nil
 	}, func(answer []byte) (err error) {
 		return member(answer, "Attributes", func(v []byte) error {
@@ -126,9 +120,6 @@ func (d *DB) wireUpdateItem(ctx context.Context, u store.Update) (abi.Item, erro
 func (d *DB) wireDeleteItem(ctx context.Context, del store.Delete) error {
 	err := d.call(ctx, "DeleteItem", func(e *enc) error {
 		e.delete(del)
-		if e.err != nil {
-			return fmt.Errorf("dynamo DeleteItem: %w", e.err)
-		}
 		return nil
 	}, nil)
 	return finish("DeleteItem on "+del.Table, err)
