@@ -99,10 +99,37 @@ func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) (
 		}
 		req[i] = av
 	}
+	return unprocessedRounds(ctx, table, req, func(req []map[string]types.AttributeValue) ([]abi.Item, []map[string]types.AttributeValue, error) {
+		out, err := d.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+			RequestItems: map[string]types.KeysAndAttributes{
+				table: {Keys: req, ConsistentRead: aws.Bool(true)},
+			},
+		}, d.opt)
+		if err != nil {
+			return nil, nil, mapError("BatchGetItem on "+table, err)
+		}
+		items := make([]abi.Item, 0, len(out.Responses[table]))
+		for _, raw := range out.Responses[table] {
+			it, err := ddbclient.FromAttributeMap(raw)
+			if err != nil {
+				return nil, nil, fmt.Errorf("dynamo BatchGetItem: %w", err)
+			}
+			items = append(items, it)
+		}
+		return items, out.UnprocessedKeys[table].Keys, nil
+	})
+}
+
+// unprocessedRounds runs round on req, then on the keys each round left
+// unprocessed, until none is left: a jittered wait before each further
+// round growing with the rounds that made no progress, and
+// ErrUnprocessedKeys after maxStalledRounds of them. It returns the items
+// of every round.
+func unprocessedRounds[K any](ctx context.Context, table string, req []K, round func([]K) ([]abi.Item, []K, error)) ([]abi.Item, error) {
 	var items []abi.Item
 	stalls := 0 // consecutive rounds that returned nothing
-	for round := 0; len(req) > 0; round++ {
-		if round > 0 {
+	for r := 0; len(req) > 0; r++ {
+		if r > 0 {
 			if stalls > maxStalledRounds {
 				return nil, fmt.Errorf("dynamo BatchGetItem: %d keys of table %s: %w", len(req), table, ErrUnprocessedKeys)
 			}
@@ -110,22 +137,11 @@ func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) (
 				return nil, err
 			}
 		}
-		out, err := d.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-			RequestItems: map[string]types.KeysAndAttributes{
-				table: {Keys: req, ConsistentRead: aws.Bool(true)},
-			},
-		}, d.opt)
+		got, next, err := round(req)
 		if err != nil {
-			return nil, mapError("BatchGetItem on "+table, err)
+			return nil, err
 		}
-		for _, raw := range out.Responses[table] {
-			it, err := ddbclient.FromAttributeMap(raw)
-			if err != nil {
-				return nil, fmt.Errorf("dynamo BatchGetItem: %w", err)
-			}
-			items = append(items, it)
-		}
-		next := out.UnprocessedKeys[table].Keys
+		items = append(items, got...)
 		if len(next) >= len(req) {
 			stalls++
 		} else {
@@ -204,28 +220,7 @@ func plainInt(s string) bool {
 
 // wireBatchGetChunk is batchGetChunk on the wire path.
 func (d *DB) wireBatchGetChunk(ctx context.Context, table string, req []abi.Item) ([]abi.Item, error) {
-	var items []abi.Item
-	stalls := 0 // consecutive rounds that returned nothing
-	for round := 0; len(req) > 0; round++ {
-		if round > 0 {
-			if stalls > maxStalledRounds {
-				return nil, fmt.Errorf("dynamo BatchGetItem: %d keys of table %s: %w", len(req), table, ErrUnprocessedKeys)
-			}
-			if err := sleepJitter(ctx, stalls+1); err != nil {
-				return nil, err
-			}
-		}
-		got, next, err := d.wireBatchGet(ctx, table, req)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, got...)
-		if len(next) >= len(req) {
-			stalls++
-		} else {
-			stalls = 0
-		}
-		req = next
-	}
-	return items, nil
+	return unprocessedRounds(ctx, table, req, func(req []abi.Item) ([]abi.Item, []abi.Item, error) {
+		return d.wireBatchGet(ctx, table, req)
+	})
 }
