@@ -66,6 +66,7 @@ test-go: plugins
 
 conformance-dynalite:
 	bash ddblocal/conformance/dynalite.sh run
+	bash ddblocal/conformance/dynalite.sh run-host
 
 conformance-kinesalite:
 	bash ddblocal/conformance/kinesalite.sh run

@@ -7,6 +7,9 @@
 #   dynalite.sh stop           stop the instance started by "start"
 #   dynalite.sh run [ARGS...]  install, start, go test the suite against it, stop;
 #                              exits with go test's exit code. ARGS go to go test.
+#   dynalite.sh run-host [ARGS...]  like run, for the host's own DynamoDB client:
+#                              the same calls through its wire path and the SDK's
+#                              client (host/internal/store/dynamo's conformance cases)
 #   dynalite.sh bench          like run, but runs BenchmarkDDB instead of the tests
 #
 # Environment: DYNALITE_DIR overrides the install directory, DYNALITE_PORT the
@@ -107,6 +110,7 @@ case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   stop) cmd_stop ;;
   run) shift; with_dynalite go test ./ddblocal/conformance/ -run Conformance -count=1 "$@" ;;
+  run-host) shift; with_dynalite go test ./host/internal/store/dynamo/ -run Conformance -count=1 "$@" ;;
   bench) shift; with_dynalite go test ./ddblocal/conformance/ -run '^$' -bench BenchmarkDDB -benchtime=2000x -count=1 "$@" ;;
-  *) echo "usage: $0 install | start PORT | stop | run [go test args] | bench [go test args]" >&2; exit 2 ;;
+  *) echo "usage: $0 install | start PORT | stop | run [go test args] | run-host [go test args] | bench [go test args]" >&2; exit 2 ;;
 esac
