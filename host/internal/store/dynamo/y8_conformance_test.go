@@ -75,7 +75,7 @@ func allTypes(pk, sk string) abi.Item {
 		"bs":   abi.BS([]byte("x"), []byte{0}),
 		"l":    abi.L(abi.S("x"), abi.N("1"), abi.L(), abi.M(map[string]abi.Value{})),
 		"m": abi.M(map[string]abi.Value{
-			"nested": abi.M(map[string]abi.Value{"deeper": abi.L(abi.Bool(true), abi.Null(), abi.B([]byte("z")))}),
+			"nested":          abi.M(map[string]abi.Value{"deeper": abi.L(abi.Bool(true), abi.Null(), abi.B([]byte("z")))}),
 			"dots.and spaces": abi.S("v"),
 		}),
 	}
