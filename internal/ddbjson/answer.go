@@ -166,3 +166,70 @@ func (n *Node) object(member func(key []byte, v *Node) error) error {
 		return errSyntax
 	}
 }
+
+// String decodes the value, a JSON string (a substring of the answer's
+// copy when it has no escape).
+func (n *Node) String() (string, error) {
+	d := n.d
+	if d.peek() != '"' {
+		return "", errNotString
+	}
+	return d.str()
+}
+
+// Raw returns the value's JSON text, its syntax checked (a number's
+// digits, say), in the answer's copy: not to be modified.
+func (n *Node) Raw() ([]byte, error) {
+	d := n.d
+	start := d.pos
+	if err := d.skip(); err != nil {
+		return nil, err
+	}
+	return d.b[start:d.pos], nil
+}
+
+// Array calls elem for each element of the value, a JSON array (null: no
+// elements), with a Node on it; an element elem does not read is skipped.
+func (n *Node) Array(elem func(v *Node) error) error {
+	d := n.d
+	switch d.peek() {
+	case 'n':
+		return d.literal("null")
+	case '[':
+	default:
+		return errNotArray
+	}
+	if err := d.push(); err != nil {
+		return err
+	}
+	d.pos++
+	d.ws()
+	if d.peek() == ']' {
+		d.pos++
+		d.jsonD--
+		return nil
+	}
+	for {
+		d.ws()
+		start := d.pos
+		if err := elem(n); err != nil {
+			return err
+		}
+		if d.pos == start {
+			if err := d.skip(); err != nil {
+				return err
+			}
+		}
+		d.ws()
+		switch d.peek() {
+		case ',':
+			d.pos++
+			continue
+		case ']':
+			d.pos++
+			d.jsonD--
+			return nil
+		}
+		return errSyntax
+	}
+}
