@@ -2,6 +2,7 @@ package ddbjson
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -108,4 +109,35 @@ func itemsValues(items []abi.Item) []abi.Value {
 		vs = append(vs, abi.M(it))
 	}
 	return vs
+}
+
+// FuzzAnswerItemsMatchDecodeList: for any array of items, Answer's Items
+// are DecodeList's, and one errs exactly when the other does.
+func FuzzAnswerItemsMatchDecodeList(f *testing.F) {
+	for _, s := range []string{`[]`, `null`, `[{}]`, `[{"a":{"S":"x"},"a":{"N":"1"}}]`, answerList(3),
+		`[{"a":{"L":[{"SS":["x"]},{"M":{"b":{"NULL":true}}}]},"é\u00e9":{"B":"AA=="}}]`, `[{"a":{"S":"x","N":"1"}}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, list []byte) {
+		var dec ItemDecoder
+		want, werr := dec.DecodeList(list)
+		if werr == nil && !json.Valid(list) {
+			return // DecodeList's input is the array alone; Answer's is the whole answer
+		}
+		got, gerr := answerItems([]byte(`{"Items":` + string(list) + `}`))
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: DecodeList error %v, Answer error %v", list, werr, gerr)
+		}
+		if werr != nil {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d items, want %d", list, len(got), len(want))
+		}
+		for i := range got {
+			if !abi.ItemsEqual(got[i], want[i]) {
+				t.Fatalf("%q: item %d = %v, want %v", list, i, got[i], want[i])
+			}
+		}
+	})
 }
