@@ -21,6 +21,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
@@ -108,15 +109,48 @@ type service struct {
 	id       string
 	target   string
 	registry *smithy.TypeRegistry
-	errNS    string // the registry's key of a code is errNS+code
+	errNS    string   // the registry's key of a code is errNS+code
+	signing  string   // SigV4's service name
+	json     []string // the Content-Type: the protocol's JSON version
 }
 
 var (
 	dynamoDB = service{id: dynamodb.ServiceID, target: "DynamoDB_20120810.", registry: dynamodb.TypeRegistry,
-		errNS: "com.amazonaws.dynamodb#"}
+		errNS: "com.amazonaws.dynamodb#", signing: "dynamodb", json: jsonType}
 	streams = service{id: dynamodbstreams.ServiceID, target: "DynamoDBStreams_20120810.", registry: dynamodbstreams.TypeRegistry,
-		errNS: "com.amazonaws.dynamodbstreams#"}
+		errNS: "com.amazonaws.dynamodbstreams#", signing: "dynamodb", json: jsonType}
+	kinesisSvc = service{id: kinesis.ServiceID, target: "Kinesis_20131202.", registry: kinesis.TypeRegistry,
+		errNS: "com.amazonaws.kinesis#", signing: "kinesis", json: []string{"application/x-amz-json-1.1"}}
 )
+
+// NewKinesisWire is NewStreamsWire for a Kinesis client: requests of the
+// Kinesis API ("GetRecords", ...) in its JSON 1.1, signed for kinesis,
+// errors of its types (kinesis/types). Its endpoint is the one the SDK
+// resolves for a data-plane call given no stream ARN.
+func NewKinesisWire(ctx context.Context, c *kinesis.Client) (*Wire, bool) {
+	o := c.Options()
+	if o.HTTPClient == nil || o.Credentials == nil || o.Retryer == nil || o.Region == "" {
+		return nil, false
+	}
+	p := kinesis.EndpointParameters{Region: aws.String(o.Region), Endpoint: o.BaseEndpoint,
+		UseFIPS:       aws.Bool(o.EndpointOptions.UseFIPSEndpoint == aws.FIPSEndpointStateEnabled),
+		UseDualStack:  aws.Bool(o.EndpointOptions.UseDualStackEndpoint == aws.DualStackEndpointStateEnabled),
+		OperationType: aws.String("data")}
+	res := o.EndpointResolverV2
+	if res == nil {
+		res = kinesis.NewDefaultEndpointResolverV2()
+	}
+	ep, err := res.ResolveEndpoint(ctx, p)
+	if err != nil {
+		return nil, false
+	}
+	r2, ok := o.Retryer.(aws.RetryerV2)
+	if !ok {
+		r2 = retryerV2{o.Retryer}
+	}
+	return &Wire{svc: kinesisSvc, client: o.HTTPClient, url: ep.URI.String(), region: o.Region, creds: o.Credentials,
+		signer: v4.NewSigner(), retryer: r2}, true
+}
 
 // NewStreamsWire is NewWire for a DynamoDB Streams client: requests of
 // the Streams API ("GetRecords", ...), errors of its types
@@ -271,14 +305,14 @@ func (w *Wire) send(ctx context.Context, op string, body []byte, open *atomic.In
 	}
 	req.Body, req.ContentLength = newReqBody(body, open), int64(len(body))
 	req.GetBody = func() (io.ReadCloser, error) { return newReqBody(body, open), nil }
-	req.Header["Content-Type"] = jsonType
+	req.Header["Content-Type"] = w.svc.json
 	req.Header["X-Amz-Target"] = []string{w.svc.target + op}
 	req.Header["Accept-Encoding"] = identity // the checksum is of the bytes as sent
 	creds, err := w.creds.Retrieve(ctx)
 	if err != nil {
 		return fmt.Errorf("failed to retrieve credentials: %w", err)
 	}
-	if err := w.signer.SignHTTP(ctx, creds, req, hash, "dynamodb", w.region, time.Now().UTC()); err != nil {
+	if err := w.signer.SignHTTP(ctx, creds, req, hash, w.svc.signing, w.region, time.Now().UTC()); err != nil {
 		return fmt.Errorf("failed to sign request: %w", err)
 	}
 	resp, err := w.client.Do(req)
