@@ -32,9 +32,6 @@ type decoder struct {
 	src   string
 	vslab []abi.Value
 	sslab []string
-	// top is the size of the last item decoded at level 0, the size
-	// hint of the next (the items of one answer have the same shape).
-	top int
 }
 
 // errSyntax marks input that is not JSON; fail replaces it with
@@ -99,12 +96,11 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		return nil, d.wrapMismatch("", d.mismatch(typeObject))
 	}
 	n := 8 // a map of up to 8 entries is one allocation however it grows
-	if level == 0 && d.top > n {
-		n = d.top
-	}
-	if d.names == nil && (d.src == "" || d.lim != (Limits{})) {
-		// counted first: sized at once, and refused by the limits before
-		// any member is built
+	// Counted first: sized at once, and refused by the limits before any
+	// member is built. With names interned, or decoding an answer without
+	// limits (src), a nested map is not counted (the count would scan it
+	// again for every level above it): it starts at 8 and grows.
+	if d.names == nil && (level == 0 || d.src == "" || d.lim != (Limits{})) {
 		var err error
 		if n, err = d.members(level > 0); err != nil {
 			return nil, err
@@ -204,9 +200,6 @@ func (d *decoder) item(level int) (abi.Item, error) {
 	d.jsonD--
 	if len(errs) > 0 {
 		return nil, errs[0].err
-	}
-	if level == 0 {
-		d.top = len(out)
 	}
 	return out, nil
 }

@@ -3,6 +3,8 @@ package ddbjson
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -140,4 +142,40 @@ func FuzzAnswerItemsMatchDecodeList(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestY8_AnswerSizesEachItemsMap: a small item after a large one gets a
+// map of its own size, not of the large one's.
+func TestY8_AnswerSizesEachItemsMap(t *testing.T) {
+	var attrs []string
+	for i := range 100 {
+		attrs = append(attrs, fmt.Sprintf(`"a%d":{"N":"%d"}`, i, i))
+	}
+	big, small := "{"+strings.Join(attrs, ",")+"}", `{"pk":{"S":"p"}}`
+	var bigs, alternating []string
+	for range 20 {
+		bigs = append(bigs, big)
+		alternating = append(alternating, big, small)
+	}
+	allocated := func(list []string) uint64 {
+		in := []byte(`{"Items":[` + strings.Join(list, ",") + `]}`)
+		items, err := answerItems(in)
+		if err != nil || len(items) != len(list) || len(items[len(items)-1]) != strings.Count(list[len(list)-1], `":{"`) {
+			t.Fatal(err, len(items))
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		for range 10 {
+			_, _ = answerItems(in)
+		}
+		runtime.ReadMemStats(&ms)
+		return (ms.TotalAlloc - before) / 10
+	}
+	// 20 small items of their own size take about 20 × 1.5 KB more than
+	// the large ones alone; sized like the large one before them, 20 × 18 KB
+	extra := int64(allocated(alternating)) - int64(allocated(bigs))
+	if extra > 100_000 {
+		t.Fatalf("20 one-attribute items after items of 100 took %d bytes more", extra)
+	}
 }
