@@ -25,6 +25,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/internal/feed"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/internal/testenv"
@@ -141,16 +142,17 @@ func (e *env) readerLogging(t testing.TB, h *host.Host, worker string, obs sidec
 }
 
 // streamsClient is a DynamoDB Streams client of the server whose
-// GetRecords calls go through the fault-injecting transport.
-func (e *env) streamsClient(t testing.TB) *dynamodbstreams.Client {
+// GetRecords calls go through the fault-injecting transport, on the wire
+// path as the sidecar's own client is (feed.WithWire).
+func (e *env) streamsClient(t testing.TB) feed.API {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
-	return dynamodbstreams.New(dynamodbstreams.Options{
+	return feed.WithWire(context.Background(), dynamodbstreams.New(dynamodbstreams.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(e.Server.Endpoint()),
 		Credentials:      credentials.NewStaticCredentialsProvider("any", "any", ""),
 		HTTPClient:       &http.Client{Transport: &faultTransport{next: tr, f: e.faults}},
 		RetryMaxAttempts: 1,
-	})
+	}))
 }
 
 // run runs r in the background; the returned stop cancels it with cause

@@ -170,9 +170,11 @@ func clients(ctx context.Context, cfg *host.Config, client *dynamodb.Client, api
 	}
 	if api == nil {
 		o := client.Options()
-		api = dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
+		// GetRecords on the wire path (feed.WithWire): the client runs no
+		// middleware but KeepConnections
+		api = feed.WithWire(ctx, dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
 			BaseEndpoint: streamsEndpoint(o.BaseEndpoint), HTTPClient: o.HTTPClient,
-			APIOptions: []func(*middleware.Stack) error{ddbclient.KeepConnectionsMiddleware}})
+			APIOptions: []func(*middleware.Stack) error{ddbclient.KeepConnectionsMiddleware}}))
 	}
 	return client, api, nil
 }

@@ -37,7 +37,9 @@ func kinesisClient(ctx context.Context, cfg *host.Config, kin KinesisAPI) (Kines
 	if err != nil {
 		return nil, fmt.Errorf("Kinesis client for sidecar.kinesis: %w", err)
 	}
-	return c, nil
+	// GetRecords on the wire path (kfeed.WithWire): the client runs no
+	// middleware but KeepConnections
+	return kfeed.WithWire(ctx, c), nil
 }
 
 // openSource opens the change feed the configuration reads: the Kinesis

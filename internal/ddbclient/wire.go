@@ -20,6 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
@@ -57,6 +59,7 @@ func Plain(c *dynamodb.Client) bool {
 // endpoint rules, the middleware stack, the reflection-free but
 // allocation-heavy serializers. Safe for concurrent use.
 type Wire struct {
+	svc     service
 	client  aws.HTTPClient
 	url     string
 	region  string
@@ -96,7 +99,86 @@ func NewWire(ctx context.Context, c *dynamodb.Client) (*Wire, bool) {
 	if !ok {
 		r2 = retryerV2{o.Retryer}
 	}
-	return &Wire{client: o.HTTPClient, url: ep.URI.String(), region: o.Region, creds: o.Credentials,
+	return &Wire{svc: dynamoDB, client: o.HTTPClient, url: ep.URI.String(), region: o.Region, creds: o.Credentials,
+		signer: v4.NewSigner(), retryer: r2}, true
+}
+
+// service is what a Wire's requests and errors name: the SDK client's
+// service ID, the X-Amz-Target prefix, the error types' registry.
+type service struct {
+	id       string
+	target   string
+	registry *smithy.TypeRegistry
+	errNS    string   // the registry's key of a code is errNS+code
+	signing  string   // SigV4's service name
+	json     []string // the Content-Type: the protocol's JSON version
+}
+
+var (
+	dynamoDB = service{id: dynamodb.ServiceID, target: "DynamoDB_20120810.", registry: dynamodb.TypeRegistry,
+		errNS: "com.amazonaws.dynamodb#", signing: "dynamodb", json: jsonType}
+	streams = service{id: dynamodbstreams.ServiceID, target: "DynamoDBStreams_20120810.", registry: dynamodbstreams.TypeRegistry,
+		errNS: "com.amazonaws.dynamodbstreams#", signing: "dynamodb", json: jsonType}
+	kinesisSvc = service{id: kinesis.ServiceID, target: "Kinesis_20131202.", registry: kinesis.TypeRegistry,
+		errNS: "com.amazonaws.kinesis#", signing: "kinesis", json: []string{"application/x-amz-json-1.1"}}
+)
+
+// NewKinesisWire is NewStreamsWire for a Kinesis client: requests of the
+// Kinesis API ("GetRecords", ...) in its JSON 1.1, signed for kinesis,
+// errors of its types (kinesis/types). Its endpoint is the one the SDK
+// resolves for a data-plane call given no stream ARN.
+func NewKinesisWire(ctx context.Context, c *kinesis.Client) (*Wire, bool) {
+	o := c.Options()
+	if o.HTTPClient == nil || o.Credentials == nil || o.Retryer == nil || o.Region == "" {
+		return nil, false
+	}
+	p := kinesis.EndpointParameters{Region: aws.String(o.Region), Endpoint: o.BaseEndpoint,
+		UseFIPS:       aws.Bool(o.EndpointOptions.UseFIPSEndpoint == aws.FIPSEndpointStateEnabled),
+		UseDualStack:  aws.Bool(o.EndpointOptions.UseDualStackEndpoint == aws.DualStackEndpointStateEnabled),
+		OperationType: aws.String("data")}
+	res := o.EndpointResolverV2
+	if res == nil {
+		res = kinesis.NewDefaultEndpointResolverV2()
+	}
+	ep, err := res.ResolveEndpoint(ctx, p)
+	if err != nil {
+		return nil, false
+	}
+	r2, ok := o.Retryer.(aws.RetryerV2)
+	if !ok {
+		r2 = retryerV2{o.Retryer}
+	}
+	return &Wire{svc: kinesisSvc, client: o.HTTPClient, url: ep.URI.String(), region: o.Region, creds: o.Credentials,
+		signer: v4.NewSigner(), retryer: r2}, true
+}
+
+// NewStreamsWire is NewWire for a DynamoDB Streams client: requests of
+// the Streams API ("GetRecords", ...), errors of its types
+// (*types.ExpiredIteratorException, ... of dynamodbstreams/types). c must
+// run no middleware of its caller's but KeepConnectionsMiddleware (a Wire
+// leaves the SDK's stack out); false when its endpoint does not resolve
+// to a fixed URL.
+func NewStreamsWire(ctx context.Context, c *dynamodbstreams.Client) (*Wire, bool) {
+	o := c.Options()
+	if o.HTTPClient == nil || o.Credentials == nil || o.Retryer == nil || o.Region == "" {
+		return nil, false
+	}
+	p := dynamodbstreams.EndpointParameters{Region: aws.String(o.Region), Endpoint: o.BaseEndpoint,
+		UseFIPS:      aws.Bool(o.EndpointOptions.UseFIPSEndpoint == aws.FIPSEndpointStateEnabled),
+		UseDualStack: aws.Bool(o.EndpointOptions.UseDualStackEndpoint == aws.DualStackEndpointStateEnabled)}
+	res := o.EndpointResolverV2
+	if res == nil {
+		res = dynamodbstreams.NewDefaultEndpointResolverV2()
+	}
+	ep, err := res.ResolveEndpoint(ctx, p)
+	if err != nil {
+		return nil, false
+	}
+	r2, ok := o.Retryer.(aws.RetryerV2)
+	if !ok {
+		r2 = retryerV2{o.Retryer}
+	}
+	return &Wire{svc: streams, client: o.HTTPClient, url: ep.URI.String(), region: o.Region, creds: o.Credentials,
 		signer: v4.NewSigner(), retryer: r2}, true
 }
 
@@ -172,11 +254,11 @@ func (w *Wire) call(ctx context.Context, op string, body []byte, decode func(ans
 	maxAttempts := w.retryer.MaxAttempts()
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return opError(op, err)
+			return w.opError(op, err)
 		}
 		releaseAttempt, err := w.retryer.GetAttemptToken(ctx)
 		if err != nil {
-			return opError(op, fmt.Errorf("failed to get retry Send token, %w", err))
+			return w.opError(op, fmt.Errorf("failed to get retry Send token, %w", err))
 		}
 		if w.Attempt != nil {
 			w.Attempt(op)
@@ -188,31 +270,31 @@ func (w *Wire) call(ctx context.Context, op string, body []byte, decode func(ans
 			return nil
 		}
 		if !w.retryer.IsErrorRetryable(err) {
-			return opError(op, err)
+			return w.opError(op, err)
 		}
 		if maxAttempts > 0 && attempt >= maxAttempts {
-			return opError(op, &retry.MaxAttemptsError{Attempt: attempt, Err: err})
+			return w.opError(op, &retry.MaxAttemptsError{Attempt: attempt, Err: err})
 		}
 		var tokErr error
 		if release, tokErr = w.retryer.GetRetryToken(ctx, err); tokErr != nil {
-			return opError(op, fmt.Errorf("%w: %w", err, tokErr))
+			return w.opError(op, fmt.Errorf("%w: %w", err, tokErr))
 		}
 		delay, derr := w.retryer.RetryDelay(attempt, err)
 		if derr != nil {
-			return opError(op, derr)
+			return w.opError(op, derr)
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return opError(op, &aws.RequestCanceledError{Err: ctx.Err()})
+			return w.opError(op, &aws.RequestCanceledError{Err: ctx.Err()})
 		case <-t.C:
 		}
 	}
 }
 
-func opError(op string, err error) error {
-	return &smithy.OperationError{ServiceID: dynamodb.ServiceID, OperationName: op, Err: err}
+func (w *Wire) opError(op string, err error) error {
+	return &smithy.OperationError{ServiceID: w.svc.id, OperationName: op, Err: err}
 }
 
 // send makes one attempt.
@@ -223,14 +305,14 @@ func (w *Wire) send(ctx context.Context, op string, body []byte, open *atomic.In
 	}
 	req.Body, req.ContentLength = newReqBody(body, open), int64(len(body))
 	req.GetBody = func() (io.ReadCloser, error) { return newReqBody(body, open), nil }
-	req.Header["Content-Type"] = jsonType
-	req.Header["X-Amz-Target"] = []string{"DynamoDB_20120810." + op}
+	req.Header["Content-Type"] = w.svc.json
+	req.Header["X-Amz-Target"] = []string{w.svc.target + op}
 	req.Header["Accept-Encoding"] = identity // the checksum is of the bytes as sent
 	creds, err := w.creds.Retrieve(ctx)
 	if err != nil {
 		return fmt.Errorf("failed to retrieve credentials: %w", err)
 	}
-	if err := w.signer.SignHTTP(ctx, creds, req, hash, "dynamodb", w.region, time.Now().UTC()); err != nil {
+	if err := w.signer.SignHTTP(ctx, creds, req, hash, w.svc.signing, w.region, time.Now().UTC()); err != nil {
 		return fmt.Errorf("failed to sign request: %w", err)
 	}
 	resp, err := w.client.Do(req)
@@ -259,7 +341,7 @@ func (w *Wire) send(ctx context.Context, op string, body []byte, open *atomic.In
 		}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		return responseError(resp, answer)
+		return responseError(w.svc, resp, answer)
 	}
 	return decode(answer)
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -33,7 +32,7 @@ type wireReason struct {
 // responseError turns an error answer into the error the SDK returns for
 // it: the SDK's type for the code (smithy.GenericAPIError for a code the
 // SDK does not know) inside an *awshttp.ResponseError.
-func responseError(resp *http.Response, body []byte) error {
+func responseError(svc service, resp *http.Response, body []byte) error {
 	var we wireError
 	_ = json.Unmarshal(body, &we) // a body that is not JSON leaves the header's code
 	code := resp.Header.Get("X-Amzn-Errortype")
@@ -55,7 +54,7 @@ func responseError(resp *http.Response, body []byte) error {
 		}
 	}
 	return &awshttp.ResponseError{
-		ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: apiError(code, msg, we.Cancelation)},
+		ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: apiError(svc, code, msg, we.Cancelation)},
 		RequestID:     resp.Header.Get("X-Amzn-Requestid"),
 	}
 }
@@ -72,8 +71,8 @@ func sanitizeCode(code string) string {
 }
 
 // apiError is the SDK's error value for code.
-func apiError(code, msg string, reasons []wireReason) error {
-	entry, ok := dynamodb.TypeRegistry.Entries["com.amazonaws.dynamodb#"+code]
+func apiError(svc service, code, msg string, reasons []wireReason) error {
+	entry, ok := svc.registry.Entries[svc.errNS+code]
 	if !ok {
 		return &smithy.GenericAPIError{Code: code, Message: msg}
 	}
@@ -89,7 +88,7 @@ func apiError(code, msg string, reasons []wireReason) error {
 			tce.CancellationReasons = append(tce.CancellationReasons, cr)
 		}
 	}
-	// Every DynamoDB error type carries its message in Message *string.
+	// Every DynamoDB (and Streams) error type carries its message in Message *string.
 	if f := reflect.ValueOf(v).Elem().FieldByName("Message"); f.IsValid() && f.Type() == reflect.TypeFor[*string]() && msg != "" {
 		f.Set(reflect.ValueOf(&msg))
 	}

@@ -26,6 +26,12 @@ type decoder struct {
 	// names, when set, interns attribute names: the items of one answer
 	// share their names' strings.
 	names map[string]string
+	// src, when set, is the input as a string (b is its bytes, never
+	// written): strings decode to substrings of it, and lists and sets
+	// are carved from shared blocks (see Answer).
+	src   string
+	vslab []abi.Value
+	sslab []string
 }
 
 // errSyntax marks input that is not JSON; fail replaces it with
@@ -90,9 +96,11 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		return nil, d.wrapMismatch("", d.mismatch(typeObject))
 	}
 	n := 8 // a map of up to 8 entries is one allocation however it grows
-	if d.names == nil {
-		// counted first: sized at once, and refused by the limits before
-		// any member is built
+	// Counted first: sized at once, and refused by the limits before any
+	// member is built. With names interned, or decoding an answer without
+	// limits (src), a nested map is not counted (the count would scan it
+	// again for every level above it): it starts at 8 and grows.
+	if d.names == nil && (level == 0 || d.src == "" || d.lim != (Limits{})) {
 		var err error
 		if n, err = d.members(level > 0); err != nil {
 			return nil, err
@@ -124,8 +132,13 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		if err := d.colon(); err != nil {
 			return nil, err
 		}
-		old, dup := out[k]
-		bad := -1
+		var old abi.Value
+		dup, bad := false, -1
+		if d.lim != (Limits{}) {
+			// a duplicate's earlier value counts no more (without limits
+			// nothing is counted: the assignment below replaces it)
+			old, dup = out[k]
+		}
 		for i := range errs {
 			if errs[i].name == k {
 				bad, dup = i, true
@@ -418,7 +431,7 @@ func (d *decoder) list(level int) (abi.Value, error) {
 		return abi.Value{}, err
 	}
 	var l []abi.Value
-	err := d.array("L", typeRaws, true, func(n int) { l = make([]abi.Value, 0, n) }, func() error {
+	err := d.array("L", typeRaws, true, func(n int) { l = d.values(n) }, func() error {
 		if err := d.count(1); err != nil {
 			return err
 		}
@@ -445,7 +458,7 @@ func (d *decoder) strs(t string) (abi.Value, error) {
 		kind = abi.KindNS
 	}
 	var ss []string
-	err := d.array(t, typeStrs, false, func(n int) { ss = make([]string, 0, n) }, func() error {
+	err := d.array(t, typeStrs, false, func(n int) { ss = d.strings(n) }, func() error {
 		s, err := d.strOrNull(typeString)
 		if err != nil {
 			return d.wrapMismatch(t, err)
@@ -576,4 +589,45 @@ func (d *decoder) boolOrNull() (bool, error) {
 		return false, d.literal("null")
 	}
 	return false, d.mismatch(typeBool)
+}
+
+// slabMax is the largest block lists and sets are carved from.
+const slabMax = 256
+
+// values returns an empty slice with room for n values: carved from a
+// shared block when decoding from src (its capacity n, so an append
+// elsewhere never writes into a neighbour), else made for it.
+func (d *decoder) values(n int) []abi.Value {
+	if d.src == "" || n > slabMax/4 {
+		return make([]abi.Value, 0, n)
+	}
+	if cap(d.vslab)-len(d.vslab) < n {
+		d.vslab = make([]abi.Value, 0, d.slab(cap(d.vslab), 128))
+	}
+	l := len(d.vslab)
+	d.vslab = d.vslab[:l+n]
+	return d.vslab[l : l : l+n]
+}
+
+// strings is values for a set's strings.
+func (d *decoder) strings(n int) []string {
+	if d.src == "" || n > slabMax/4 {
+		return make([]string, 0, n)
+	}
+	if cap(d.sslab)-len(d.sslab) < n {
+		d.sslab = make([]string, 0, d.slab(cap(d.sslab), 64))
+	}
+	l := len(d.sslab)
+	d.sslab = d.sslab[:l+n]
+	return d.sslab[l : l : l+n]
+}
+
+// slab is the size of the next block after one of size last: the first
+// one from the input's size (a list member takes at least perByte bytes
+// of it in common answers), then twice the last, within [16, slabMax].
+func (d *decoder) slab(last, perByte int) int {
+	if last == 0 {
+		last = len(d.b) / perByte / 2
+	}
+	return min(slabMax, max(16, 2*last))
 }

@@ -121,7 +121,7 @@ func (d *decoder) literal(lit string) error {
 // name is str for an attribute name, interned in d.names when set: a
 // plain name seen before allocates nothing.
 func (d *decoder) name() (string, error) {
-	if d.names == nil {
+	if d.names == nil || d.src != "" {
 		return d.str()
 	}
 	start := d.pos + 1
@@ -156,6 +156,9 @@ func (d *decoder) str() (string, error) {
 			span := d.b[start:i]
 			d.pos = i + 1
 			if plain || utf8.Valid(span) {
+				if d.src != "" {
+					return d.src[start:i], nil // d.b is d.src's bytes
+				}
 				return string(span), nil
 			}
 			return d.slowStr(start-1, i+1)

@@ -143,9 +143,17 @@ func (it *ShardIterator) Next(ctx context.Context) (Batch, error) {
 				return b, err
 			}
 		}
-		in := &dynamodbstreams.GetRecordsInput{ShardIterator: it.iter, Limit: aws.Int32(int32(it.r.opts.BatchSize))}
-		var out *dynamodbstreams.GetRecordsOutput
+		var (
+			out   *dynamodbstreams.GetRecordsOutput
+			wired []host.Record
+			next  *string
+		)
 		err := it.r.retry(ctx, "GetRecords", func() (err error) {
+			if w, ok := it.r.api.(*WireAPI); ok {
+				wired, next, err = w.getRecords(ctx, *it.iter, it.r.opts.BatchSize)
+				return err
+			}
+			in := &dynamodbstreams.GetRecordsInput{ShardIterator: it.iter, Limit: aws.Int32(int32(it.r.opts.BatchSize))}
 			out, err = it.r.api.GetRecords(ctx, in)
 			return err
 		})
@@ -167,15 +175,18 @@ func (it *ShardIterator) Next(ctx context.Context) (Batch, error) {
 			}
 			return b, fmt.Errorf("feed: reading shard %s of stream %s at %s (GetRecords): %w", it.shard, it.r.arn, it.pos, err)
 		}
-		recs, err := streamsdk.Records(out.Records)
-		if err != nil {
-			return b, fmt.Errorf("feed: shard %s of stream %s at %s: converting GetRecords' records: %w", it.shard, it.r.arn, it.pos, err)
+		recs := wired
+		if out != nil {
+			if recs, err = streamsdk.Records(out.Records); err != nil {
+				return b, fmt.Errorf("feed: shard %s of stream %s at %s: converting GetRecords' records: %w", it.shard, it.r.arn, it.pos, err)
+			}
+			next = out.NextShardIterator
 		}
 		b.Records = recs
 		if last := b.Last(); last != "" {
 			it.pos = Position{SequenceNumber: last}
 		}
-		it.iter = out.NextShardIterator
+		it.iter = next
 		if it.iter == nil {
 			it.finished = true
 			b.Finished = true

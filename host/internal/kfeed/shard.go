@@ -157,6 +157,10 @@ func (it *ShardIterator) getRecords(ctx context.Context, iter *string, limit int
 		}
 		it.last = time.Now()
 		var err error
+		if w, ok := it.r.api.(*WireAPI); ok {
+			out, err = w.getRecords(ctx, aws.ToString(iter), limit)
+			return err
+		}
 		out, err = it.r.api.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(limit)})
 		return err
 	})

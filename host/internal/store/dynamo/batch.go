@@ -44,19 +44,27 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 		first int   // the first position that asked for it
 		more  []int // the others
 	}
-	index := make(map[string]int, len(keys)) // key id -> wants
-	wants := make([]want, 0, len(keys))
-	var id []byte
+	// The keys' ids, end to end in one string: ends[i] is where key i's
+	// ends (one allocation for all the map's keys, not one each).
+	id := make([]byte, 0, 32*len(keys))
+	ends := make([]int, len(keys))
 	for i, k := range keys {
 		var err error
-		if id, err = appendKeyID(id[:0], k, nil); err != nil {
+		if id, err = appendKeyID(id, k, nil); err != nil {
 			return nil, fmt.Errorf("dynamo BatchGetItem key %d: %w", i, err)
 		}
-		if j, ok := index[string(id)]; ok {
+		ends[i] = len(id)
+	}
+	ids := string(id)
+	index := make(map[string]int, len(keys)) // key id -> wants
+	wants := make([]want, 0, len(keys))
+	for i, k := range keys {
+		kid := ids[prevEnd(ends, i):ends[i]]
+		if j, ok := index[kid]; ok {
 			wants[j].more = append(wants[j].more, i)
 			continue
 		}
-		index[string(id)] = len(wants)
+		index[kid] = len(wants)
 		wants = append(wants, want{key: k, first: i})
 	}
 	chunk := make([]abi.Item, 0, min(len(wants), batchGetLimit))
@@ -85,6 +93,14 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 		}
 	}
 	return out, nil
+}
+
+// prevEnd is where the id of key i starts: where key i-1's ends.
+func prevEnd(ends []int, i int) int {
+	if i == 0 {
+		return 0
+	}
+	return ends[i-1]
 }
 
 func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) ([]abi.Item, error) {

@@ -48,24 +48,26 @@ func finish(op string, err error) error {
 	return mapError(op, err)
 }
 
-// member calls fn with the value of the answer's top-level member name.
-func member(answer []byte, name string, fn func(v []byte) error) error {
-	return ddbjson.Object(answer, func(k, v []byte) error {
-		if string(k) == name && !ddbjson.IsNull(v) {
+// member calls fn with the answer's top-level member name, read in
+// place (see ddbjson.Answer: one pass, the items sharing one copy of the
+// answer; a null member is left out).
+func member(answer []byte, name string, fn func(v *ddbjson.Node) error) error {
+	return ddbjson.Answer(answer, func(k []byte, v *ddbjson.Node) error {
+		if string(k) == name && !v.IsNull() {
 			return fn(v)
 		}
 		return nil
 	})
 }
 
-func decodeItems(v []byte, into *[]abi.Item) error {
-	var dec ddbjson.ItemDecoder
-	items, err := dec.DecodeList(v)
-	if err != nil {
-		return err
-	}
-	*into = append(*into, items...)
-	return nil
+// in calls fn with the member name of the object v, as member does.
+func in(v *ddbjson.Node, name string, fn func(v *ddbjson.Node) error) error {
+	return v.Object(func(k []byte, v *ddbjson.Node) error {
+		if string(k) == name && !v.IsNull() {
+			return fn(v)
+		}
+		return nil
+	})
 }
 
 func (d *DB) wireGetItem(ctx context.Context, table string, key abi.Item) (abi.Item, error) {
@@ -81,8 +83,8 @@ func (d *DB) wireGetItem(ctx context.Context, table string, key abi.Item) (abi.I
 		}
 		return nil
 	}, func(answer []byte) (err error) {
-		return member(answer, "Item", func(v []byte) error {
-			item, err = ddbjson.DecodeItem(v)
+		return member(answer, "Item", func(v *ddbjson.Node) error {
+			item, err = v.Item()
 			return err
 		})
 	})
@@ -106,8 +108,8 @@ func (d *DB) wireUpdateItem(ctx context.Context, u store.Update) (abi.Item, erro
 		e.update(u, true)
 		return nil
 	}, func(answer []byte) (err error) {
-		return member(answer, "Attributes", func(v []byte) error {
-			item, err = ddbjson.DecodeItem(v)
+		return member(answer, "Attributes", func(v *ddbjson.Node) error {
+			item, err = v.Item()
 			return err
 		})
 	})
@@ -180,17 +182,17 @@ func (d *DB) wireQuery(ctx context.Context, q store.Query) (store.Page, error) {
 		e.close()
 		return nil
 	}, func(answer []byte) error {
-		return ddbjson.Object(answer, func(k, v []byte) error {
-			if ddbjson.IsNull(v) {
+		return ddbjson.Answer(answer, func(k []byte, v *ddbjson.Node) (err error) {
+			if v.IsNull() {
 				return nil
 			}
 			switch string(k) {
 			case "Items":
-				if err := decodeItems(v, &page.Items); err != nil {
+				if page.Items, err = v.Items(page.Items); err != nil {
 					return fmt.Errorf("dynamo Query: %w", err)
 				}
 			case "LastEvaluatedKey":
-				it, err := ddbjson.DecodeItem(v)
+				it, err := v.Item()
 				if err != nil {
 					return fmt.Errorf("dynamo Query last key: %w", err)
 				}
@@ -236,16 +238,22 @@ func (d *DB) wireBatchGet(ctx context.Context, table string, keys []abi.Item) (i
 		e.close()
 		return nil
 	}, func(answer []byte) error {
-		return ddbjson.Object(answer, func(k, v []byte) error {
-			if ddbjson.IsNull(v) {
+		return ddbjson.Answer(answer, func(k []byte, v *ddbjson.Node) (err error) {
+			if v.IsNull() {
 				return nil
 			}
 			switch string(k) {
 			case "Responses":
-				return member(v, table, func(v []byte) error { return decodeItems(v, &items) })
+				return in(v, table, func(v *ddbjson.Node) (err error) {
+					items, err = v.Items(items)
+					return err
+				})
 			case "UnprocessedKeys":
-				return member(v, table, func(v []byte) error {
-					return member(v, "Keys", func(v []byte) error { return decodeItems(v, &unprocessed) })
+				return in(v, table, func(v *ddbjson.Node) error {
+					return in(v, "Keys", func(v *ddbjson.Node) (err error) {
+						unprocessed, err = v.Items(unprocessed)
+						return err
+					})
 				})
 			}
 			return nil
