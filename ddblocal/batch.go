@@ -328,16 +328,19 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	return out, nil
 }
 
-// applyWrite runs an unconditional write under its table's lock.
+// applyWrite runs an unconditional write (Server.write).
 func (s *Server) applyWrite(w *writeOp) (float64, error) {
-	w.t.mu.Lock()
-	defer w.t.mu.Unlock()
-	if w.t.deleted {
-		return 0, errGone
-	}
-	c, err := w.eval()
+	var c change
+	err := s.write([]*table{w.t}, []itemRef{{w.t, w.key}}, nil, func() ([]change, error) {
+		if w.t.deleted {
+			return nil, errGone
+		}
+		var err error
+		c, err = w.eval()
+		return []change{c}, err
+	})
 	if err != nil {
 		return 0, err
 	}
-	return writeUnits(c.old, c.new), s.commit([]change{c}, nil)
+	return writeUnits(c.old, c.new), nil
 }
