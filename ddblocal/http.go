@@ -1,13 +1,13 @@
 package ddblocal
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"runtime/debug"
@@ -123,7 +123,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, reqID, ct, err)
 		return
 	}
-	s.log.Debug("ddblocal request", "target", target, "id", reqID, "took", time.Since(start))
+	if s.log.Enabled(ctx, slog.LevelDebug) { // its arguments cost allocations
+		s.log.Debug("ddblocal request", "target", target, "id", reqID, "took", time.Since(start))
+	}
 	s.writeBody(w, reqID, ct, http.StatusOK, resp)
 }
 
@@ -345,15 +347,17 @@ func (s *Server) writeBody(w http.ResponseWriter, reqID, ct string, status int, 
 
 // writeRaw writes an answer with DynamoDB's headers; ct "" sends none.
 func (s *Server) writeRaw(w http.ResponseWriter, reqID string, status int, ct string, body []byte) {
+	// Canonical keys assigned directly: what Header.Set sends, without
+	// canonicalising each key again.
 	h := w.Header()
 	if ct != "" {
-		h.Set("Content-Type", ct)
+		h["Content-Type"] = []string{ct}
 	}
-	h.Set("x-amzn-RequestId", reqID)
-	h.Set("x-amz-crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10))
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["X-Amzn-Requestid"] = []string{reqID}
+	h["X-Amz-Crc32"] = []string{strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10)}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
-	_, _ = io.Copy(w, bytes.NewReader(body))
+	_, _ = w.Write(body)
 }
 
 // requestIDLen is the length of DynamoDB's request ids: 52 characters of
