@@ -95,7 +95,8 @@ func (s *Server) apply(p *pendingCommit) {
 // not yet applied is never read past by another write of its items; the
 // tables are only read-locked while decide runs and write-locked for the
 // apply, and the store commit, shared with concurrent writes of other
-// items (groupcommit.go), holds no table lock. Each table's writer lock
+// items (groupcommit.go, which applies all the writes of a commit under
+// one acquisition of the table locks), holds no table lock. Each table's writer lock
 // (read-locked here) keeps its metadata (streams, Kinesis destination,
 // deletion) as decide saw it until the write is applied.
 func (s *Server) write(ts []*table, refs []itemRef, ident *streams.Identity, decide func() ([]change, error)) error {
@@ -138,15 +139,7 @@ func (s *Server) write(ts []*table, refs []itemRef, ident *streams.Identity, dec
 	if err != nil || p == nil {
 		return err
 	}
-	if err := s.store(p); err != nil {
-		return err
-	}
-	for _, t := range ts {
-		t.mu.Lock()
-	}
-	s.apply(p)
-	unlockAll(ts)
-	return nil
+	return s.store(p) // stored, then applied
 }
 
 // lockOrder returns the distinct tables of ts in name order, the order

@@ -36,7 +36,9 @@ type commitReq struct {
 	done chan bool // receives true: lead the next commit; false: err is set
 }
 
-// store commits p, in a transaction shared with concurrent writers.
+// store commits p, in a transaction shared with concurrent writers, and
+// applies it in memory (under the write locks of the batch's tables, taken
+// once for all its writes).
 func (s *Server) store(p *pendingCommit) error {
 	g := &s.gc
 	r := &commitReq{p: p, done: make(chan bool, 1)}
@@ -70,6 +72,7 @@ func (s *Server) store(p *pendingCommit) error {
 		g.busy = false
 	}
 	g.mu.Unlock()
+	s.applyBatch(batch)
 	for _, m := range batch {
 		if m != r {
 			m.done <- false
@@ -116,4 +119,31 @@ func (s *Server) commitBatch(batch []*commitReq) {
 	for _, m := range batch {
 		s.commitBatch([]*commitReq{m})
 	}
+}
+
+// applyBatch applies the stored writes of batch in memory, under one
+// acquisition of their tables' write locks. Each member still holds its
+// items' locks, so no other write of them runs meanwhile.
+func (s *Server) applyBatch(batch []*commitReq) {
+	var ts []*table
+	for _, m := range batch {
+		if m.err == nil {
+			for _, c := range m.p.eff {
+				ts = append(ts, c.t)
+			}
+		}
+	}
+	if len(ts) == 0 {
+		return
+	}
+	ts = lockOrder(ts)
+	for _, t := range ts {
+		t.mu.Lock()
+	}
+	for _, m := range batch {
+		if m.err == nil {
+			s.apply(m.p)
+		}
+	}
+	unlockAll(ts)
 }
