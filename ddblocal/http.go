@@ -109,7 +109,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeRaw(w, reqID, http.StatusNotFound, "", notFoundBody)
 		return
 	}
-	start := time.Now()
+	debug := s.log.Enabled(ctx, slog.LevelDebug) // the debug log's arguments cost a clock read and allocations
+	var start time.Time
+	if debug {
+		start = time.Now()
+	}
 	resp, err := s.front(r, target, body)
 	if err == nil {
 		resp, err = s.dispatch(ctx, target, body)
@@ -123,7 +127,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, reqID, ct, err)
 		return
 	}
-	if s.log.Enabled(ctx, slog.LevelDebug) { // its arguments cost allocations
+	if debug {
 		s.log.Debug("ddblocal request", "target", target, "id", reqID, "took", time.Since(start))
 	}
 	s.writeBody(w, reqID, ct, http.StatusOK, resp)
