@@ -353,13 +353,15 @@ func (s *Server) writeBody(w http.ResponseWriter, reqID, ct string, status int, 
 func (s *Server) writeRaw(w http.ResponseWriter, reqID string, status int, ct string, body []byte) {
 	// Canonical keys assigned directly: what Header.Set sends, without
 	// canonicalising each key again.
+	// The values share one array (capacity 1 each: an Add copies).
 	h := w.Header()
+	v := []string{ct, reqID, strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10), strconv.Itoa(len(body))}
 	if ct != "" {
-		h["Content-Type"] = []string{ct}
+		h["Content-Type"] = v[0:1:1]
 	}
-	h["X-Amzn-Requestid"] = []string{reqID}
-	h["X-Amz-Crc32"] = []string{strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10)}
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["X-Amzn-Requestid"] = v[1:2:2]
+	h["X-Amz-Crc32"] = v[2:3:3]
+	h["Content-Length"] = v[3:4:4]
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
