@@ -10,7 +10,7 @@ import (
 
 // keyStripes is the number of locks of a keyLocks; two keys share a lock
 // when their hashes meet modulo it, which only costs them concurrency.
-const keyStripes = 1024
+const keyStripes = 4096
 
 // keyLocks is a striped table of item locks: every write of an item to a
 // persistent store holds its key's lock from its condition's evaluation to
