@@ -338,7 +338,7 @@ func (s *Server) applyWrite(w *writeOp) (float64, error) {
 		var err error
 		c, err = w.eval()
 		return []change{c}, err
-	})
+	}, nil)
 	if err != nil {
 		return 0, err
 	}

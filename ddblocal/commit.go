@@ -99,7 +99,11 @@ func (s *Server) apply(p *pendingCommit) {
 // one acquisition of the table locks), holds no table lock. Each table's writer lock
 // (read-locked here) keeps its metadata (streams, Kinesis destination,
 // deletion) as decide saw it until the write is applied.
-func (s *Server) write(ts []*table, refs []itemRef, ident *streams.Identity, decide func() ([]change, error)) error {
+//
+// done, when not nil, runs once the write succeeded, its locks still held
+// (a transaction's idempotency token is remembered before a retry of it
+// can take its items' locks).
+func (s *Server) write(ts []*table, refs []itemRef, ident *streams.Identity, decide func() ([]change, error), done func()) error {
 	ts = lockOrder(ts)
 	if s.db == nil {
 		for _, t := range ts {
@@ -112,6 +116,9 @@ func (s *Server) write(ts []*table, refs []itemRef, ident *streams.Identity, dec
 		}
 		if p := s.prepare(cs, ident); p != nil {
 			s.apply(p)
+		}
+		if done != nil {
+			done()
 		}
 		return nil
 	}
@@ -136,10 +143,13 @@ func (s *Server) write(ts []*table, refs []itemRef, ident *streams.Identity, dec
 	for i := len(ts) - 1; i >= 0; i-- {
 		ts[i].mu.RUnlock()
 	}
-	if err != nil || p == nil {
-		return err
+	if err == nil && p != nil {
+		err = s.store(p) // stored, then applied
 	}
-	return s.store(p) // stored, then applied
+	if err == nil && done != nil {
+		done()
+	}
+	return err
 }
 
 // lockOrder returns the distinct tables of ts in name order, the order

@@ -205,7 +205,7 @@ func (s *Server) runSingle(w *writeOp, rv, rcc string) (any, error) {
 		var err error
 		c, err = w.eval()
 		return []change{c}, err
-	})
+	}, nil)
 	if err != nil {
 		var cf *condFailure
 		if errors.As(err, &cf) {

@@ -175,7 +175,7 @@ func (s *Server) sweepTable(t *table) (int, error) {
 		}
 		n = len(cs)
 		return cs, nil
-	})
+	}, nil)
 	if err != nil {
 		return 0, fmt.Errorf("ddblocal: sweep %s: %w", t.name, err)
 	}

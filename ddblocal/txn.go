@@ -225,15 +225,16 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 			return nil, canceled(reasons)
 		}
 		return changes, nil
+	}, func() {
+		if in.ClientRequestToken != nil && !done {
+			s.idem.store(*in.ClientRequestToken, digest, s.now())
+		}
 	})
 	if done || err != nil {
 		if done {
 			return map[string]any{}, err
 		}
 		return nil, err
-	}
-	if in.ClientRequestToken != nil {
-		s.idem.store(*in.ClientRequestToken, digest, s.now())
 	}
 	out := map[string]any{}
 	units := map[string]float64{}

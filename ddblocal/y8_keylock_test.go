@@ -245,3 +245,50 @@ func TestY8_TransactionsInEitherKeyOrderDoNotDeadlock(t *testing.T) {
 func TestY8_KillWithSixteenWritersLosesNoAcknowledgedWrite(t *testing.T) {
 	runDurability(t, durabilityCase{cycles: 60, writers: 16})
 }
+
+// TestY8_ConcurrentRetriesOfOneTransactionApplyOnce sends one
+// TransactWriteItems, with its ClientRequestToken, from several clients at
+// once (as retries racing the first attempt): it must be applied once.
+func TestY8_ConcurrentRetriesOfOneTransactionApplyOnce(t *testing.T) {
+	for _, mode := range []string{"memory", "data"} {
+		t.Run(mode, func(t *testing.T) {
+			opts := Options{}
+			if mode == "data" {
+				opts.DataDir = t.TempDir()
+			}
+			s := startServer(t, opts)
+			c := client(s, 1)
+			mkTable(t, c, "y8t", false)
+			ctx := ctxT(t)
+			for round := range 10 {
+				in := &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(fmt.Sprintf("token-%d", round)),
+					TransactItems: []types.TransactWriteItem{{Update: &types.Update{TableName: aws.String("y8t"),
+						Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "once"}},
+						UpdateExpression:          aws.String("ADD n :one"),
+						ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}}}}}
+				var wg sync.WaitGroup
+				for range 6 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if _, err := c.TransactWriteItems(ctx, in); err != nil {
+							var tce *types.TransactionCanceledException
+							if !errors.As(err, &tce) {
+								t.Errorf("TransactWriteItems: %v", err)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("y8t"), ConsistentRead: aws.Bool(true),
+					Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "once"}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := out.Item["n"].(*types.AttributeValueMemberN).Value; got != strconv.Itoa(round+1) {
+					t.Fatalf("after %d transactions, each sent 6 times at once with its token, n = %s", round+1, got)
+				}
+			}
+		})
+	}
+}
