@@ -292,3 +292,35 @@ func TestY8_ConcurrentRetriesOfOneTransactionApplyOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestY8_BatchWriteIsOneStoreCommit: the 25 puts of a BatchWriteItem are
+// stored in one store transaction (one fsync), and all of them are there.
+func TestY8_BatchWriteIsOneStoreCommit(t *testing.T) {
+	s := startServer(t, Options{DataDir: t.TempDir()})
+	c := client(s, 1)
+	mkTable(t, c, "y8t", false)
+	ctx := ctxT(t)
+	var reqs []types.WriteRequest
+	for i := range 25 {
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("b%d", i)}}}})
+	}
+	commits0 := s.gc.commits.Load()
+	out, err := c.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{"y8t": reqs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.UnprocessedItems) != 0 {
+		t.Fatalf("unprocessed items: %v", out.UnprocessedItems)
+	}
+	if got := s.gc.commits.Load() - commits0; got != 1 {
+		t.Errorf("a BatchWriteItem of 25 puts took %d store commits, want 1", got)
+	}
+	scan, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("y8t"), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scan.Items) != 25 {
+		t.Errorf("%d items after a BatchWriteItem of 25 puts", len(scan.Items))
+	}
+}
