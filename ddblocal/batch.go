@@ -309,17 +309,20 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	}
 	unprocessed := map[string][]writeRequest{}
 	units := map[string]float64{}
+	var ws []*writeOp
 	for i, op := range ops {
-		name := op.w.t.name
 		if throttled[i] {
-			unprocessed[name] = append(unprocessed[name], op.raw)
+			unprocessed[op.w.t.name] = append(unprocessed[op.w.t.name], op.raw)
 			continue
 		}
-		u, err := s.applyWrite(op.w)
-		if err != nil {
-			return nil, err
-		}
-		units[name] += u
+		ws = append(ws, op.w)
+	}
+	cs, err := s.applyWrites(ws)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs {
+		units[c.t.name] += writeUnits(c.old, c.new)
 	}
 	out := map[string]any{"UnprocessedItems": unprocessed}
 	if cc := consumedList(in.ReturnConsumedCapacity, units); cc != nil {
@@ -328,16 +331,34 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	return out, nil
 }
 
-// applyWrite runs an unconditional write under its table's lock.
-func (s *Server) applyWrite(w *writeOp) (float64, error) {
-	w.t.mu.Lock()
-	defer w.t.mu.Unlock()
-	if w.t.deleted {
-		return 0, errGone
+// applyWrites runs a batch's unconditional writes as one Server.write
+// (their items are distinct): with a data directory, one store commit.
+func (s *Server) applyWrites(ws []*writeOp) ([]change, error) {
+	if len(ws) == 0 {
+		return nil, nil
 	}
-	c, err := w.eval()
+	ts := make([]*table, len(ws))
+	refs := make([]itemRef, len(ws))
+	for i, w := range ws {
+		ts[i], refs[i] = w.t, itemRef{w.t, w.key}
+	}
+	var cs []change
+	err := s.write(ts, refs, nil, func() ([]change, error) {
+		cs = cs[:0]
+		for _, w := range ws {
+			if w.t.deleted {
+				return nil, errGone
+			}
+			c, err := w.eval()
+			if err != nil {
+				return nil, err
+			}
+			cs = append(cs, c)
+		}
+		return cs, nil
+	}, nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return writeUnits(c.old, c.new), s.commit([]change{c}, nil)
+	return cs, nil
 }

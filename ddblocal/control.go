@@ -172,8 +172,8 @@ func deleteTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if t == nil {
 		return nil, apierr.NotFound("Requested resource not found: Table: %s not found", in.TableName)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lockMeta()
+	defer t.unlockMeta()
 	if s.status(t) == "CREATING" {
 		return nil, s.inUse(t)
 	}
@@ -303,8 +303,8 @@ func updateTable(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lockMeta()
+	defer t.unlockMeta()
 	if t.deleted {
 		return nil, apierr.NotFound("Requested resource not found: Table: %s not found", in.TableName)
 	}

@@ -44,14 +44,22 @@
 //
 // # Consistency
 //
-// Each table has a read-write lock. A single-item write holds its table's
-// write lock while it reads the item, evaluates the condition, stores the
-// result and records the stream change, so conditional writes are
-// linearizable and an item's stream records are in write order. A
-// transaction takes the write locks of all its tables in name order, checks
-// every condition, then commits all its changes or none. Stored items are
-// never mutated in place (updates build new items), so readers may use them
-// after releasing the lock.
+// Each table has a read-write lock. In memory, a write holds its tables'
+// write locks while it reads its items, evaluates its conditions, applies
+// the result and records the stream changes. With a data directory, a write
+// instead holds its items' locks (a striped table keyed by table and key;
+// a transaction takes all of its items' in a fixed order) from the read of
+// its items to their in-memory apply: it evaluates its conditions under
+// the tables' read locks, stores its changes with their stream records in
+// a store transaction it shares with concurrent writes of other items (one
+// fsync for all of them), then applies them under the write locks. A write
+// stored but not yet applied is thus never read past by another write of
+// its items; conditional writes are linearizable and an item's stream
+// records are in write order either way. Changes of a table's metadata
+// (UpdateTable, DeleteTable, TTL, tags, Kinesis destinations) wait for the
+// writes in flight. A transaction checks every condition, then commits all
+// its changes or none. Stored items are never mutated in place (updates
+// build new items), so readers may use them after releasing the lock.
 //
 // # Answering like DynamoDB
 //

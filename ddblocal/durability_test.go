@@ -100,6 +100,8 @@ type durabilityCase struct {
 	// splits and merges at random, and checks that stream as the DynamoDB
 	// one (durability_kinesis_test.go).
 	kinesis bool
+	// writers is the number of concurrent writers (default 4).
+	writers int
 }
 
 // runDurability runs a case and returns the shards of the last check.
@@ -119,8 +121,11 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 			t.Logf("seed %d (kill timings also depend on scheduling; rerun with %s=%d)", seed, durabilitySeedEnv, seed)
 		}
 	})
+	writers := dc.writers
+	if writers == 0 {
+		writers = 4
+	}
 	const (
-		writers     = 4
 		itemsPer    = 3
 		verifyEvery = 20
 	)

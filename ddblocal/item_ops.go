@@ -191,18 +191,21 @@ func putItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	return s.runSingle(w, in.ReturnValues, in.ReturnConsumedCapacity)
 }
 
-// runSingle runs one write under its table's lock and builds the response.
+// runSingle runs one write (Server.write) and builds the response.
 func (s *Server) runSingle(w *writeOp, rv, rcc string) (any, error) {
 	if err := checkRCC(rcc); err != nil {
 		return nil, err
 	}
 	t := w.t
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.deleted {
-		return nil, errGone
-	}
-	c, err := w.eval()
+	var c change
+	err := s.write([]*table{t}, []itemRef{{t, w.key}}, nil, func() ([]change, error) {
+		if t.deleted {
+			return nil, errGone
+		}
+		var err error
+		c, err = w.eval()
+		return []change{c}, err
+	}, nil)
 	if err != nil {
 		var cf *condFailure
 		if errors.As(err, &cf) {
@@ -212,9 +215,6 @@ func (s *Server) runSingle(w *writeOp, rv, rcc string) (any, error) {
 		if errors.As(err, &h) {
 			return nil, h.err
 		}
-		return nil, err
-	}
-	if err := s.commit([]change{c}, nil); err != nil {
 		return nil, err
 	}
 	out := map[string]any{}

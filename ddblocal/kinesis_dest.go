@@ -67,7 +67,7 @@ type kinesisDestInput struct {
 }
 
 // destRequest decodes and checks a destination request and returns its
-// table, locked for writing (the caller unlocks it).
+// table, locked for a change of its metadata (the caller calls unlockMeta).
 func (s *Server) destRequest(ctx context.Context, body []byte, needArn bool) (*table, kinesisDestInput, error) {
 	var in kinesisDestInput
 	if err := decode(ctx, body, &in); err != nil {
@@ -106,9 +106,9 @@ func (s *Server) destRequest(ctx context.Context, body []byte, needArn bool) (*t
 	if err != nil {
 		return nil, in, err
 	}
-	t.mu.Lock()
+	t.lockMeta()
 	if t.deleted {
-		t.mu.Unlock()
+		t.unlockMeta()
 		return nil, in, apierr.NotFound("Requested resource not found: Table: %s not found", in.TableName)
 	}
 	return t, in, nil
@@ -119,7 +119,7 @@ func enableKinesisDestination(s *Server, ctx context.Context, body []byte) (any,
 	if err != nil {
 		return nil, err
 	}
-	defer t.mu.Unlock()
+	defer t.unlockMeta()
 	arn := *in.StreamArn
 	if _, ok := s.kin.ARN(arn); !ok || !strings.HasPrefix(arn, "arn:") {
 		return nil, apierr.NotFound("Requested resource not found: Kinesis stream %s not found; create it first (Kinesis CreateStream on this server)", arn)
@@ -155,7 +155,7 @@ func describeKinesisDestination(s *Server, ctx context.Context, body []byte) (an
 	if err != nil {
 		return nil, err
 	}
-	defer t.mu.Unlock()
+	defer t.unlockMeta()
 	list := []map[string]any{}
 	for _, d := range t.meta.KinesisDestinations {
 		m := map[string]any{"StreamArn": d.StreamArn, "DestinationStatus": d.Status}
@@ -172,7 +172,7 @@ func updateKinesisDestination(s *Server, ctx context.Context, body []byte) (any,
 	if err != nil {
 		return nil, err
 	}
-	defer t.mu.Unlock()
+	defer t.unlockMeta()
 	var d *kinesisDest
 	for i := range t.meta.KinesisDestinations {
 		if t.meta.KinesisDestinations[i].StreamArn == *in.StreamArn {
@@ -206,7 +206,7 @@ func disableKinesisDestination(s *Server, ctx context.Context, body []byte) (any
 	if err != nil {
 		return nil, err
 	}
-	defer t.mu.Unlock()
+	defer t.unlockMeta()
 	d := t.activeKinesis()
 	if d == nil || d.StreamArn != *in.StreamArn {
 		return nil, apierr.Validation(destStatePrefix + "KinesisStreamingDestination must be ACTIVE to perform DISABLE operation.")

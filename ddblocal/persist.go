@@ -92,55 +92,43 @@ func (s *Server) dropTable(name string) error {
 	return nil
 }
 
-// persistChanges writes changes, their stream records and their Kinesis
-// streaming destination records in one store transaction. If the transaction fails after the stream registry took its
-// records, the registry and the store disagree: the server refuses every
-// later write (see failStore) until it is restarted on the data dir.
-func (s *Server) persistChanges(cs []change, recs []streamRecord, krecs []kinesisRecord) error {
-	if err := s.storeFailed(); err != nil {
-		return err
+// stageTx writes a commit's changes, their stream records and their
+// Kinesis streaming destination records in tx. It sets *staged once it
+// hands a registry a record: if tx then does not commit, the registry and
+// the store disagree, and the server refuses every later write (see
+// failStore) until it is restarted on the data dir.
+func (s *Server) stageTx(tx *bolt.Tx, p *pendingCommit, staged *bool) error {
+	for _, c := range p.eff {
+		b, err := tx.CreateBucketIfNotExists(itemsBucket(c.t.name))
+		if err != nil {
+			return err
+		}
+		k := encodeKey(c.t, c.key)
+		if c.new == nil {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := ddbjson.ItemToJSON(c.new) // json.Marshal(wire.Item(c.new)), byte for byte, in one pass
+		if err != nil {
+			return err
+		}
+		if err := b.Put(k, v); err != nil {
+			return err
+		}
 	}
-	staged := false
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, c := range cs {
-			b, err := tx.CreateBucketIfNotExists(itemsBucket(c.t.name))
-			if err != nil {
-				return err
-			}
-			k := encodeKey(c.t, c.key)
-			if c.new == nil {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
-				continue
-			}
-			v, err := ddbjson.ItemToJSON(c.new) // json.Marshal(wire.Item(c.new)), byte for byte, in one pass
-			if err != nil {
-				return err
-			}
-			if err := b.Put(k, v); err != nil {
-				return err
-			}
+	for _, r := range p.recs {
+		*staged = true
+		if err := s.streams.RecordTx(tx, r.arn, r.ch); err != nil {
+			return err
 		}
-		for _, r := range recs {
-			staged = true
-			if err := s.streams.RecordTx(tx, r.arn, r.ch); err != nil {
-				return err
-			}
+	}
+	for _, r := range p.krecs {
+		*staged = true
+		if err := s.kin.RecordTx(tx, r.stream, r.pk, r.data); err != nil {
+			return err
 		}
-		for _, r := range krecs {
-			staged = true
-			if err := s.kin.RecordTx(tx, r.stream, r.pk, r.data); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		if staged {
-			s.failStore(err)
-		}
-		return storeErr(err)
 	}
 	return nil
 }

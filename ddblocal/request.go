@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/reqshape"
@@ -76,7 +77,7 @@ func (u *undecodable) Unwrap() error { return u.err }
 // of the wrong JSON type an *undecodable. Once it is decoded, a request
 // whose client went away goes no further (errClientGone).
 func decode(ctx context.Context, body []byte, v any) error {
-	if err := json.Unmarshal(body, v); err != nil {
+	if err := unmarshal(body, v); err != nil {
 		var ae *apierr.Error
 		if errors.As(err, &ae) && ae.Code != "SerializationException" {
 			return ae
@@ -87,6 +88,18 @@ func decode(ctx context.Context, body []byte, v any) error {
 		return &undecodable{err: ae}
 	}
 	return clientGone(ctx)
+}
+
+// unmarshal is json.Unmarshal, through the envelope reader (envelope.go)
+// for the inputs it reads.
+func unmarshal(body []byte, v any) error {
+	if ev, ok := v.(enveloped); ok {
+		if ok, err := decodeEnvelope(body, ev); ok {
+			return err
+		}
+		reflect.ValueOf(v).Elem().SetZero() // what the reader set
+	}
+	return json.Unmarshal(body, v)
 }
 
 // serve runs an operation's handler on a body checked by checkRequest;

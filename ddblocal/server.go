@@ -132,6 +132,8 @@ type Server struct {
 	faults   *faultState
 	stats    *stats
 	idem     *idempotency
+	keys     *keyLocks   // item locks of writes to the store (keylock.go)
+	gc       groupCommit // the store's shared commits (groupcommit.go)
 	catMu    sync.RWMutex
 	tables   map[string]*table
 	ghosts   map[string]ghost // deleted tables while DELETING (lifecycle.go)
@@ -176,6 +178,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		now:      opts.Now,
 		faults:   newFaultState(opts.Faults),
 		stats:    newStats(),
+		keys:     newKeyLocks(),
 		idem:     newIdempotency(),
 		tables:   map[string]*table{},
 		serveErr: make(chan error, 1),

@@ -110,6 +110,10 @@ type table struct {
 	name    string            // immutable
 	key     keyDef            // immutable: a key schema never changes
 	keyType map[string]string // immutable: types of the key attributes
+	// wmu is read-locked by item writes for their whole course when the
+	// server has a store (Server.write), write-locked (lockMeta) before mu
+	// by whatever changes the table's metadata or deletes it.
+	wmu     sync.RWMutex
 	mu      sync.RWMutex
 	meta    tableMeta
 	types   map[string]string // attribute definitions: name -> S/N/B
@@ -308,6 +312,18 @@ func (t *table) noteStale(key, old abi.Item, now, until time.Time) {
 			}
 		}
 	}
+}
+
+// lockMeta write-locks the table against item writes in flight and
+// readers, for a change of its metadata; unlockMeta releases it.
+func (t *table) lockMeta() {
+	t.wmu.Lock()
+	t.mu.Lock()
+}
+
+func (t *table) unlockMeta() {
+	t.mu.Unlock()
+	t.wmu.Unlock()
 }
 
 // rlocked runs f under the table's read lock (for checks against the

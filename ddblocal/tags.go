@@ -169,8 +169,8 @@ func tagResource(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lockMeta()
+	defer t.unlockMeta()
 	if t.deleted {
 		return nil, apierr.NotFound("Requested resource not found: ResourcArn: %s not found", *in.ResourceArn)
 	}
@@ -207,8 +207,8 @@ func untagResource(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lockMeta()
+	defer t.unlockMeta()
 	if t.deleted {
 		return nil, apierr.NotFound("Requested resource not found: ResourcArn: %s not found", *in.ResourceArn)
 	}

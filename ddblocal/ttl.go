@@ -48,8 +48,8 @@ func updateTimeToLive(s *Server, ctx context.Context, body []byte) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lockMeta()
+	defer t.unlockMeta()
 	if t.deleted {
 		return nil, errGone
 	}
@@ -158,24 +158,28 @@ func (s *Server) sweepTable(t *table) (int, error) {
 	if len(keys) == 0 {
 		return 0, nil
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.deleted || !t.meta.TTLEnabled {
-		return 0, nil
+	refs := make([]itemRef, len(keys))
+	for i, k := range keys {
+		refs[i] = itemRef{t, k}
 	}
-	var cs []change
-	for _, k := range keys {
-		if it := t.get(k); it != nil && expired(it[t.meta.TTLAttr], now) {
-			cs = append(cs, change{t: t, key: k, old: it})
+	n := 0
+	err := s.write([]*table{t}, refs, ttlIdentity, func() ([]change, error) {
+		if t.deleted || !t.meta.TTLEnabled {
+			return nil, nil
 		}
-	}
-	if len(cs) == 0 {
-		return 0, nil
-	}
-	if err := s.commit(cs, ttlIdentity); err != nil {
+		var cs []change
+		for _, k := range keys {
+			if it := t.get(k); it != nil && expired(it[t.meta.TTLAttr], now) {
+				cs = append(cs, change{t: t, key: k, old: it})
+			}
+		}
+		n = len(cs)
+		return cs, nil
+	}, nil)
+	if err != nil {
 		return 0, fmt.Errorf("ddblocal: sweep %s: %w", t.name, err)
 	}
-	return len(cs), nil
+	return n, nil
 }
 
 func (s *Server) ttlLoop(ctx context.Context, every time.Duration) {

@@ -179,51 +179,62 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 	for i, w := range ops {
 		tables[i] = w.t
 	}
-	unlock := lockTables(tables, true)
-	defer unlock()
-	for _, t := range tables {
-		if t.deleted {
-			return nil, errGone
-		}
-	}
-	if in.ClientRequestToken != nil {
-		if done, err := s.idem.check(*in.ClientRequestToken, digest, s.now()); done || err != nil {
-			return map[string]any{}, err
-		}
-	}
-	changes := make([]change, len(ops))
-	reasons := make([]apierr.CancellationReason, len(ops))
-	failed := false
+	refs := make([]itemRef, len(ops))
 	for i, w := range ops {
-		reasons[i].Code = "None"
-		ch, err := w.eval()
-		var h *hoisted
-		if errors.As(err, &h) {
-			return nil, h.err
+		refs[i] = itemRef{w.t, w.key}
+	}
+	done := false
+	changes := make([]change, len(ops))
+	err := s.write(tables, refs, nil, func() ([]change, error) {
+		for _, t := range tables {
+			if t.deleted {
+				return nil, errGone
+			}
 		}
-		if err != nil {
-			failed = true
-			var cf *condFailure
-			if errors.As(err, &cf) {
-				reasons[i] = apierr.CancellationReason{Code: "ConditionalCheckFailed", Message: "The conditional request failed"}
-				if w.returnRV && cf.old != nil {
-					reasons[i].Item = wire.Item(cf.old)
+		if in.ClientRequestToken != nil {
+			if d, err := s.idem.check(*in.ClientRequestToken, digest, s.now()); d || err != nil {
+				done = d
+				return nil, err
+			}
+		}
+		reasons := make([]apierr.CancellationReason, len(ops))
+		failed := false
+		for i, w := range ops {
+			reasons[i].Code = "None"
+			ch, err := w.eval()
+			var h *hoisted
+			if errors.As(err, &h) {
+				return nil, h.err
+			}
+			if err != nil {
+				failed = true
+				var cf *condFailure
+				if errors.As(err, &cf) {
+					reasons[i] = apierr.CancellationReason{Code: "ConditionalCheckFailed", Message: "The conditional request failed"}
+					if w.returnRV && cf.old != nil {
+						reasons[i].Item = wire.Item(cf.old)
+					}
+					continue
 				}
+				reasons[i] = apierr.CancellationReason{Code: "ValidationError", Message: errMessage(err)}
 				continue
 			}
-			reasons[i] = apierr.CancellationReason{Code: "ValidationError", Message: errMessage(err)}
-			continue
+			changes[i] = ch
 		}
-		changes[i] = ch
-	}
-	if failed {
-		return nil, canceled(reasons)
-	}
-	if err := s.commit(changes, nil); err != nil {
+		if failed {
+			return nil, canceled(reasons)
+		}
+		return changes, nil
+	}, func() {
+		if in.ClientRequestToken != nil && !done {
+			s.idem.store(*in.ClientRequestToken, digest, s.now())
+		}
+	})
+	if done || err != nil {
+		if done {
+			return map[string]any{}, err
+		}
 		return nil, err
-	}
-	if in.ClientRequestToken != nil {
-		s.idem.store(*in.ClientRequestToken, digest, s.now())
 	}
 	out := map[string]any{}
 	units := map[string]float64{}

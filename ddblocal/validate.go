@@ -138,67 +138,108 @@ func normValue(v abi.Value) (abi.Value, error) {
 	if err := expr.ValidateValue(v); err != nil {
 		return abi.Value{}, err
 	}
-	return normNumbers(v)
+	x, _, err := normNumbers(v)
+	return x, err
 }
 
-func normNumbers(v abi.Value) (abi.Value, error) {
+// normNumbers returns v with its numbers normalized, and whether any
+// changed: v itself when none did, else a copy of what changed.
+func normNumbers(v abi.Value) (abi.Value, bool, error) {
 	switch v.Kind {
 	case abi.KindN:
 		n, err := expr.NormalizeNumber(v.Str)
 		if err != nil {
-			return abi.Value{}, err
+			return abi.Value{}, false, err
 		}
-		return abi.N(n), nil
+		return abi.N(n), n != v.Str, nil
 	case abi.KindNS:
 		out := make([]string, len(v.Strs))
 		seen := map[string]bool{}
 		for i, s := range v.Strs {
 			n, err := expr.NormalizeNumber(s)
 			if err != nil {
-				return abi.Value{}, err
+				return abi.Value{}, false, err
 			}
 			if seen[n] {
-				return abi.Value{}, apierr.Validation("Input collection contains duplicates")
+				return abi.Value{}, false, apierr.Validation("Input collection contains duplicates")
 			}
 			seen[n] = true
 			out[i] = n
 		}
-		return abi.NS(out...), nil
+		return abi.NS(out...), true, nil
 	case abi.KindM:
-		m := make(map[string]abi.Value, len(v.Map))
+		var m map[string]abi.Value // a copy once a member changed
 		for k, e := range v.Map {
-			x, err := normNumbers(e)
+			x, changed, err := normNumbers(e)
 			if err != nil {
-				return abi.Value{}, err
+				return abi.Value{}, false, err
 			}
-			m[k] = x
+			if changed && m == nil {
+				m = make(map[string]abi.Value, len(v.Map))
+				for k2, e2 := range v.Map {
+					m[k2] = e2
+				}
+			}
+			if m != nil {
+				m[k] = x
+			}
 		}
-		return abi.M(m), nil
+		if m == nil {
+			return v, false, nil
+		}
+		return abi.M(m), true, nil
 	case abi.KindL:
-		l := make([]abi.Value, len(v.List))
+		var l []abi.Value // a copy once an element changed
 		for i, e := range v.List {
-			x, err := normNumbers(e)
+			x, changed, err := normNumbers(e)
 			if err != nil {
-				return abi.Value{}, err
+				return abi.Value{}, false, err
 			}
-			l[i] = x
+			if changed && l == nil {
+				l = append([]abi.Value(nil), v.List...)
+			}
+			if l != nil {
+				l[i] = x
+			}
 		}
-		return abi.L(l...), nil
+		if l == nil {
+			return v, false, nil
+		}
+		return abi.L(l...), true, nil
 	}
-	return v, nil
+	return v, false, nil
 }
 
-// normItem validates and normalizes every attribute of an item or key.
+// normItem validates and normalizes every attribute of an item or key:
+// the item itself when no number changed (a decoded request owns its
+// items), else a copy.
 func normItem(it abi.Item) (abi.Item, error) {
-	out := make(abi.Item, len(it))
+	var out abi.Item
 	for k, v := range it {
-		x, err := normValue(v)
+		if err := expr.ValidateValue(v); err != nil {
+			return nil, err
+		}
+		x, changed, err := normNumbers(v)
 		if err != nil {
 			return nil, err
 		}
-		out[k] = x
+		if changed && out == nil {
+			out = make(abi.Item, len(it))
+			for k2, v2 := range it {
+				out[k2] = v2
+			}
+		}
+		if out != nil {
+			out[k] = x
+		}
 	}
-	return out, nil
+	switch {
+	case out != nil:
+		return out, nil
+	case it == nil:
+		return abi.Item{}, nil
+	}
+	return it, nil
 }
 
 // normReq validates and normalizes an item or key of a request: its

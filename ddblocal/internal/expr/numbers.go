@@ -257,8 +257,8 @@ func parseChecked(s string) (decimal, error) {
 // decimal notation without exponent, leading zeros, trailing fractional zeros
 // or a '+' sign, and "0" for any zero.
 func NormalizeNumber(s string) (string, error) {
-	if _, ok := plainInt(s); ok {
-		return s, nil // an integer in its shortest form is its own normal form
+	if n, ok := normalPlain(s); ok {
+		return n, nil // a plain number is its own normal form (plaindec.go)
 	}
 	d, err := parseChecked(s)
 	if err != nil {
@@ -306,9 +306,9 @@ func arith(a, b string, sub bool) (string, error) {
 
 // compareNumbers compares two number texts; ok is false if either is invalid.
 func compareNumbers(a, b string) (int, bool) {
-	if x, ok := plainInt(a); ok {
-		if y, ok := plainInt(b); ok {
-			return cmpPlainInts(a, b, x, y), true
+	if ai, af, ok := plainNum(a); ok {
+		if bi, bf, ok := plainNum(b); ok {
+			return cmpPlain(a, b, ai, af, bi, bf), true
 		}
 	}
 	x, ok1 := parseDecimal(a)
@@ -354,28 +354,4 @@ func plainInt(s string) (digits string, ok bool) {
 		}
 	}
 	return d, true
-}
-
-// cmpPlainInts compares two plainInt numbers a and b with digits x and y.
-func cmpPlainInts(a, b, x, y string) int {
-	na, nb := a[0] == '-', b[0] == '-'
-	if na != nb {
-		if na {
-			return -1
-		}
-		return 1
-	}
-	c := len(x) - len(y)
-	if c == 0 {
-		c = strings.Compare(x, y)
-	}
-	if c > 0 {
-		c = 1
-	} else if c < 0 {
-		c = -1
-	}
-	if na {
-		return -c
-	}
-	return c
 }

@@ -25,8 +25,8 @@ func ItemSize(item abi.Item) int {
 func valueSize(v abi.Value) int { return ddbjson.ValueSize(v, numberSize) }
 
 func numberSize(s string) int {
-	if x, ok := plainInt(s); ok {
-		return (plainDigits(x)+1)/2 + 1
+	if ip, fp, ok := plainNum(s); ok {
+		return (plainSize(ip, fp)+1)/2 + 1
 	}
 	return slowNumberSize(s)
 }

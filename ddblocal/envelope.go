@@ -1,0 +1,324 @@
+package ddblocal
+
+import (
+	"unicode/utf8"
+
+	"github.com/dynafold/dynafold/ddblocal/internal/wire"
+)
+
+// A request's envelope (its top-level object: TableName, Key, Item,
+// expressions, flags) is read in one pass by the hot item operations,
+// without encoding/json's reflection and its second scan of the body. The
+// body reaching decode is valid JSON of the operation's shape (front and
+// checkRequest checked it), so the reader only takes what it knows to
+// decode exactly as encoding/json would: member names spelled as the
+// fields are, strings without escapes, true and false, objects of such
+// strings, and attribute values, which go to the same UnmarshalJSON
+// methods encoding/json calls, with the same bytes. On anything else (a
+// null, an escape, a member it does not know, a name in another case) it
+// gives up and decode decodes the body with encoding/json, from the
+// start, so the result and the errors are encoding/json's.
+
+// enveloped is a request input read by the envelope reader: member reads
+// the value of one member (the reader is at it) into the input; ok false
+// gives up.
+type enveloped interface {
+	member(e *envelope, name string) (ok bool, err error)
+}
+
+// envelope reads a JSON object known to be valid.
+type envelope struct {
+	b   []byte
+	pos int
+}
+
+// decodeEnvelope reads body's members into in. ok false: the reader gave
+// up (in may be partly set); otherwise err is the first error of a
+// member's value, as encoding/json returns it.
+func decodeEnvelope(body []byte, in enveloped) (ok bool, err error) {
+	e := &envelope{b: body}
+	e.ws()
+	if e.peek() != '{' {
+		return false, nil
+	}
+	e.pos++
+	e.ws()
+	if e.peek() == '}' {
+		e.pos++
+		return e.rest(), nil
+	}
+	for {
+		name, ok := e.str()
+		if !ok {
+			return false, nil
+		}
+		e.ws()
+		if e.peek() != ':' {
+			return false, nil
+		}
+		e.pos++
+		e.ws()
+		ok, err := in.member(e, name)
+		if !ok || err != nil {
+			return ok, err
+		}
+		e.ws()
+		switch e.peek() {
+		case ',':
+			e.pos++
+			e.ws()
+		case '}':
+			e.pos++
+			return e.rest(), nil
+		default:
+			return false, nil
+		}
+	}
+}
+
+// rest reports whether only whitespace follows the object.
+func (e *envelope) rest() bool {
+	e.ws()
+	return e.pos == len(e.b)
+}
+
+func (e *envelope) ws() {
+	for e.pos < len(e.b) {
+		switch e.b[e.pos] {
+		case ' ', '\t', '\n', '\r':
+			e.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (e *envelope) peek() byte {
+	if e.pos < len(e.b) {
+		return e.b[e.pos]
+	}
+	return 0
+}
+
+// str reads a string without escapes, of valid UTF-8 (so its bytes are
+// the string).
+func (e *envelope) str() (string, bool) {
+	if e.peek() != '"' {
+		return "", false
+	}
+	ascii := true
+	for i := e.pos + 1; i < len(e.b); i++ {
+		switch c := e.b[i]; {
+		case c == '"':
+			span := e.b[e.pos+1 : i]
+			if !ascii && !utf8.Valid(span) {
+				return "", false // encoding/json replaces what is not UTF-8
+			}
+			e.pos = i + 1
+			return string(span), true
+		case c == '\\' || c < 0x20:
+			return "", false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
+// raw returns the object at pos, as encoding/json hands it to an
+// UnmarshalJSON method.
+func (e *envelope) raw() ([]byte, bool) {
+	if e.peek() != '{' {
+		return nil, false
+	}
+	start, depth := e.pos, 0
+	for i := e.pos; i < len(e.b); i++ {
+		switch e.b[i] {
+		case '"':
+			for i++; i < len(e.b) && e.b[i] != '"'; i++ {
+				if e.b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				e.pos = i + 1
+				return e.b[start:e.pos], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// setStr reads a string member.
+func (e *envelope) setStr(p *string) (bool, error) {
+	s, ok := e.str()
+	if ok {
+		*p = s
+	}
+	return ok, nil
+}
+
+// setStrPtr reads a string member of a *string field.
+func (e *envelope) setStrPtr(p **string) (bool, error) {
+	s, ok := e.str()
+	if ok {
+		*p = &s
+	}
+	return ok, nil
+}
+
+// setBool reads true or false.
+func (e *envelope) setBool(p *bool) (bool, error) {
+	for _, lit := range []string{"true", "false"} {
+		if len(e.b)-e.pos >= len(lit) && string(e.b[e.pos:e.pos+len(lit)]) == lit {
+			e.pos += len(lit)
+			*p = lit == "true"
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// setNames reads an object of strings into a map, as encoding/json does:
+// into the map already there, or a new one.
+func (e *envelope) setNames(p *map[string]string) (bool, error) {
+	if e.peek() != '{' {
+		return false, nil
+	}
+	e.pos++
+	if *p == nil {
+		*p = map[string]string{}
+	}
+	e.ws()
+	if e.peek() == '}' {
+		e.pos++
+		return true, nil
+	}
+	for {
+		k, ok := e.str()
+		if !ok {
+			return false, nil
+		}
+		e.ws()
+		if e.peek() != ':' {
+			return false, nil
+		}
+		e.pos++
+		e.ws()
+		v, ok := e.str()
+		if !ok {
+			return false, nil
+		}
+		(*p)[k] = v
+		e.ws()
+		switch e.peek() {
+		case ',':
+			e.pos++
+			e.ws()
+		case '}':
+			e.pos++
+			return true, nil
+		default:
+			return false, nil
+		}
+	}
+}
+
+// setItem reads an item or key through its UnmarshalJSON.
+func (e *envelope) setItem(p *wire.RequestItem) (bool, error) {
+	b, ok := e.raw()
+	if !ok {
+		return false, nil
+	}
+	return true, p.UnmarshalJSON(b)
+}
+
+// setValues reads ExpressionAttributeValues through its UnmarshalJSON.
+func (e *envelope) setValues(p *wire.RequestValues) (bool, error) {
+	b, ok := e.raw()
+	if !ok {
+		return false, nil
+	}
+	return true, p.UnmarshalJSON(b)
+}
+
+// exprMember reads the members of exprInput and rccInput.
+func (e *envelope) exprMember(ei *exprInput, rc *rccInput, name string) (bool, error) {
+	switch name {
+	case "ExpressionAttributeNames":
+		return e.setNames(&ei.ExpressionAttributeNames)
+	case "ExpressionAttributeValues":
+		return e.setValues(&ei.ExpressionAttributeValues)
+	case "ReturnConsumedCapacity":
+		return e.setStr(&rc.ReturnConsumedCapacity)
+	}
+	return false, nil
+}
+
+func (in *getItemInput) member(e *envelope, name string) (bool, error) {
+	switch name {
+	case "TableName":
+		return e.setStr(&in.TableName)
+	case "Key":
+		return e.setItem(&in.Key)
+	case "ConsistentRead":
+		return e.setBool(&in.ConsistentRead)
+	case "ProjectionExpression":
+		return e.setStrPtr(&in.ProjectionExpression)
+	}
+	return e.exprMember(&in.exprInput, &in.rccInput, name)
+}
+
+func (in *putItemInput) member(e *envelope, name string) (bool, error) {
+	switch name {
+	case "TableName":
+		return e.setStr(&in.TableName)
+	case "Item":
+		return e.setItem(&in.Item)
+	case "ConditionExpression":
+		return e.setStrPtr(&in.ConditionExpression)
+	case "ReturnValues":
+		return e.setStr(&in.ReturnValues)
+	case "ReturnValuesOnConditionCheckFailure":
+		return e.setStr(&in.ReturnValuesOnConditionCheckFailure)
+	}
+	return e.exprMember(&in.exprInput, &in.rccInput, name)
+}
+
+func (in *deleteItemInput) member(e *envelope, name string) (bool, error) {
+	switch name {
+	case "TableName":
+		return e.setStr(&in.TableName)
+	case "Key":
+		return e.setItem(&in.Key)
+	case "ConditionExpression":
+		return e.setStrPtr(&in.ConditionExpression)
+	case "ReturnValues":
+		return e.setStr(&in.ReturnValues)
+	case "ReturnValuesOnConditionCheckFailure":
+		return e.setStr(&in.ReturnValuesOnConditionCheckFailure)
+	}
+	return e.exprMember(&in.exprInput, &in.rccInput, name)
+}
+
+func (in *updateItemInput) member(e *envelope, name string) (bool, error) {
+	switch name {
+	case "TableName":
+		return e.setStr(&in.TableName)
+	case "Key":
+		return e.setItem(&in.Key)
+	case "UpdateExpression":
+		return e.setStrPtr(&in.UpdateExpression)
+	case "ConditionExpression":
+		return e.setStrPtr(&in.ConditionExpression)
+	case "ReturnValues":
+		return e.setStr(&in.ReturnValues)
+	case "ReturnValuesOnConditionCheckFailure":
+		return e.setStr(&in.ReturnValuesOnConditionCheckFailure)
+	}
+	return e.exprMember(&in.exprInput, &in.rccInput, name)
+}

@@ -1,0 +1,149 @@
+package ddblocal
+
+import (
+	"sync"
+	"sync/atomic"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// groupCommit stores the item writes of concurrent requests in shared
+// store transactions: one fsync for every write that arrived while the
+// previous transaction was being committed. No write waits for a timer: a
+// write arriving at an idle store is committed at once, alone.
+//
+// One waiting writer at a time leads: it commits the queue it finds, hands
+// every member its result, and passes the lead to the first writer that
+// queued meanwhile (so no writer leads forever while its own answer waits).
+type groupCommit struct {
+	mu    sync.Mutex
+	queue []*commitReq
+	busy  bool // a leader is committing
+	// commits and writes count store transactions and the item writes
+	// they stored (read by tests: concurrent writes share commits).
+	commits atomic.Int64
+	writes  atomic.Int64
+	// testHook, when set (by tests), is called with "queued" when a write
+	// joins the queue behind a commit in progress (n: the queue's length)
+	// and with "commit" before a leader commits n writes.
+	testHook atomic.Pointer[func(event string, n int)]
+}
+
+// commitReq is one write's changes waiting for a store transaction.
+type commitReq struct {
+	p    *pendingCommit
+	err  error
+	done chan bool // receives true: lead the next commit; false: err is set
+}
+
+// store commits p, in a transaction shared with concurrent writers, and
+// applies it in memory (under the write locks of the batch's tables, taken
+// once for all its writes).
+func (s *Server) store(p *pendingCommit) error {
+	g := &s.gc
+	r := &commitReq{p: p, done: make(chan bool, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, r)
+	if g.busy {
+		n := len(g.queue)
+		g.mu.Unlock()
+		if h := g.testHook.Load(); h != nil {
+			(*h)("queued", n)
+		}
+		if lead := <-r.done; !lead {
+			return r.err
+		}
+		g.mu.Lock()
+	}
+	g.busy = true
+	batch := g.queue
+	g.queue = nil
+	g.mu.Unlock()
+
+	if h := g.testHook.Load(); h != nil {
+		(*h)("commit", len(batch))
+	}
+	s.commitBatch(batch)
+
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		g.queue[0].done <- true // still busy: the next writer leads
+	} else {
+		g.busy = false
+	}
+	g.mu.Unlock()
+	s.applyBatch(batch)
+	for _, m := range batch {
+		if m != r {
+			m.done <- false
+		}
+	}
+	return r.err
+}
+
+// commitBatch stores the writes of batch in one transaction and sets each
+// member's err. When the transaction fails before any member handed the
+// stream registries a record, each member is retried alone, so one
+// write's failure is not its neighbours'; after, the registries hold
+// records the store lacks, and the server refuses writes (failStore).
+func (s *Server) commitBatch(batch []*commitReq) {
+	if err := s.storeFailed(); err != nil {
+		for _, m := range batch {
+			m.err = err
+		}
+		return
+	}
+	staged := false
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for _, m := range batch {
+			if err := s.stageTx(tx, m.p, &staged); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		s.gc.commits.Add(1)
+		s.gc.writes.Add(int64(len(batch)))
+		return
+	}
+	if staged || len(batch) == 1 {
+		if staged {
+			s.failStore(err)
+		}
+		for _, m := range batch {
+			m.err = storeErr(err)
+		}
+		return
+	}
+	for _, m := range batch {
+		s.commitBatch([]*commitReq{m})
+	}
+}
+
+// applyBatch applies the stored writes of batch in memory, under one
+// acquisition of their tables' write locks. Each member still holds its
+// items' locks, so no other write of them runs meanwhile.
+func (s *Server) applyBatch(batch []*commitReq) {
+	var ts []*table
+	for _, m := range batch {
+		if m.err == nil {
+			for _, c := range m.p.eff {
+				ts = append(ts, c.t)
+			}
+		}
+	}
+	if len(ts) == 0 {
+		return
+	}
+	ts = lockOrder(ts)
+	for _, t := range ts {
+		t.mu.Lock()
+	}
+	for _, m := range batch {
+		if m.err == nil {
+			s.apply(m.p)
+		}
+	}
+	unlockAll(ts)
+}
