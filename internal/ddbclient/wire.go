@@ -95,12 +95,7 @@ func NewWire(ctx context.Context, c *dynamodb.Client) (*Wire, bool) {
 	if err != nil {
 		return nil, false
 	}
-	r2, ok := o.Retryer.(aws.RetryerV2)
-	if !ok {
-		r2 = retryerV2{o.Retryer}
-	}
-	return &Wire{svc: dynamoDB, client: o.HTTPClient, url: ep.URI.String(), region: o.Region, creds: o.Credentials,
-		signer: v4.NewSigner(), retryer: r2}, true
+	return newWire(dynamoDB, ep.URI.String(), o.HTTPClient, o.Region, o.Credentials, o.Retryer), true
 }
 
 // service is what a Wire's requests and errors name: the SDK client's
@@ -144,12 +139,7 @@ func NewKinesisWire(ctx context.Context, c *kinesis.Client) (*Wire, bool) {
 	if err != nil {
 		return nil, false
 	}
-	r2, ok := o.Retryer.(aws.RetryerV2)
-	if !ok {
-		r2 = retryerV2{o.Retryer}
-	}
-	return &Wire{svc: kinesisSvc, client: o.HTTPClient, url: ep.URI.String(), region: o.Region, creds: o.Credentials,
-		signer: v4.NewSigner(), retryer: r2}, true
+	return newWire(kinesisSvc, ep.URI.String(), o.HTTPClient, o.Region, o.Credentials, o.Retryer), true
 }
 
 // NewStreamsWire is NewWire for a DynamoDB Streams client: requests of
@@ -174,12 +164,18 @@ func NewStreamsWire(ctx context.Context, c *dynamodbstreams.Client) (*Wire, bool
 	if err != nil {
 		return nil, false
 	}
-	r2, ok := o.Retryer.(aws.RetryerV2)
+	return newWire(streams, ep.URI.String(), o.HTTPClient, o.Region, o.Credentials, o.Retryer), true
+}
+
+// newWire is the Wire of service svc at url with a client's HTTP client,
+// region, credentials and retry policy (a Retryer without
+// GetAttemptToken given the SDK's fallback).
+func newWire(svc service, url string, client aws.HTTPClient, region string, creds aws.CredentialsProvider, retryer aws.Retryer) *Wire {
+	r2, ok := retryer.(aws.RetryerV2)
 	if !ok {
-		r2 = retryerV2{o.Retryer}
+		r2 = retryerV2{retryer}
 	}
-	return &Wire{svc: streams, client: o.HTTPClient, url: ep.URI.String(), region: o.Region, creds: o.Credentials,
-		signer: v4.NewSigner(), retryer: r2}, true
+	return &Wire{svc: svc, client: client, url: url, region: region, creds: creds, signer: v4.NewSigner(), retryer: r2}
 }
 
 // retryerV2 gives a Retryer without GetAttemptToken the SDK's fallback.
