@@ -59,33 +59,15 @@ func (n *Node) Item() (abi.Item, error) {
 // them to items, as ItemDecoder.DecodeList does.
 func (n *Node) Items(items []abi.Item) ([]abi.Item, error) {
 	d := n.d
-	switch d.peek() {
-	case 'n':
-		if err := d.literal("null"); err != nil {
-			return items, d.fail(err)
-		}
-		return items, nil
-	case '[':
-	default:
+	if c := d.peek(); c != 'n' && c != '[' {
 		return items, errNotArray
 	}
-	if err := d.push(); err != nil {
-		return items, d.fail(err)
-	}
-	d.pos++
-	d.ws()
-	if d.peek() == ']' {
-		d.pos++
-		d.jsonD--
-		return items, nil
-	}
-	for {
-		d.ws()
+	err := n.Array(func(*Node) error {
 		d.size, d.vsize = 0, 0 // each item counts on its own
 		start := d.pos
 		it, err := d.item(0)
 		if err != nil {
-			return items, d.fail(err)
+			return err
 		}
 		if cap(items) == len(items) {
 			// room for as many more items as the first's size says
@@ -93,18 +75,12 @@ func (n *Node) Items(items []abi.Item) ([]abi.Item, error) {
 			items = slices.Grow(items, 1+(len(d.b)-d.pos)/max(1, d.pos-start))
 		}
 		items = append(items, it)
-		d.ws()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			continue
-		case ']':
-			d.pos++
-			d.jsonD--
-			return items, nil
-		}
-		return items, d.fail(errSyntax)
+		return nil
+	})
+	if err != nil {
+		return items, d.fail(err)
 	}
+	return items, nil
 }
 
 // Object calls member for each member of the value, a JSON object, as
