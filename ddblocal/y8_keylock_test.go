@@ -102,73 +102,64 @@ func TestY8_IndependentKeysShareOneCommit(t *testing.T) {
 // read); every update that succeeds must count: the final version is the
 // number of successes, each attempted version succeeded at most once.
 func TestY8_ConditionalWritesOfOneKeyLoseNoUpdate(t *testing.T) {
-	for _, mode := range []string{"memory", "data"} {
-		t.Run(mode, func(t *testing.T) {
-			opts := Options{}
-			if mode == "data" {
-				opts.DataDir = t.TempDir()
-			}
-			s := startServer(t, opts)
-			c := client(s, 1)
-			mkTable(t, c, "y8t", false)
-			ctx := ctxT(t)
-			key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "one"}}
-			if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("y8t"), Item: map[string]types.AttributeValue{
-				"pk": key["pk"], "version": &types.AttributeValueMemberN{Value: "0"}}}); err != nil {
-				t.Fatal(err)
-			}
-			const writers, each = 8, 15
-			var mu sync.Mutex
-			won := map[string]int{} // version written -> successes
-			var wg sync.WaitGroup
-			for range writers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for done := 0; done < each; {
-						out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("y8t"), Key: key, ConsistentRead: aws.Bool(true)})
-						if err != nil {
-							t.Errorf("GetItem: %v", err)
-							return
-						}
-						v, _ := strconv.Atoi(out.Item["version"].(*types.AttributeValueMemberN).Value)
-						next := strconv.Itoa(v + 1)
-						_, err = c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String("y8t"), Key: key,
-							UpdateExpression:    aws.String("SET version = :next"),
-							ConditionExpression: aws.String("version = :v"),
-							ExpressionAttributeValues: map[string]types.AttributeValue{
-								":v": &types.AttributeValueMemberN{Value: strconv.Itoa(v)}, ":next": &types.AttributeValueMemberN{Value: next}},
-						})
-						var ccf *types.ConditionalCheckFailedException
-						switch {
-						case errors.As(err, &ccf):
-							continue
-						case err != nil:
-							t.Errorf("UpdateItem: %v", err)
-							return
-						}
-						mu.Lock()
-						won[next]++
-						mu.Unlock()
-						done++
+	inMemoryAndOnDisk(t, func(t *testing.T, c *dynamodb.Client) {
+		ctx := ctxT(t)
+		key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "one"}}
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("y8t"), Item: map[string]types.AttributeValue{
+			"pk": key["pk"], "version": &types.AttributeValueMemberN{Value: "0"}}}); err != nil {
+			t.Fatal(err)
+		}
+		const writers, each = 8, 15
+		var mu sync.Mutex
+		won := map[string]int{} // version written -> successes
+		var wg sync.WaitGroup
+		for range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for done := 0; done < each; {
+					out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("y8t"), Key: key, ConsistentRead: aws.Bool(true)})
+					if err != nil {
+						t.Errorf("GetItem: %v", err)
+						return
 					}
-				}()
-			}
-			wg.Wait()
-			out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("y8t"), Key: key, ConsistentRead: aws.Bool(true)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := out.Item["version"].(*types.AttributeValueMemberN).Value; got != strconv.Itoa(writers*each) {
-				t.Errorf("version %s after %d successful increments: an update was lost", got, writers*each)
-			}
-			for v, n := range won {
-				if n != 1 {
-					t.Errorf("version %s was written by %d conditional updates that each expected the version before it", v, n)
+					v, _ := strconv.Atoi(out.Item["version"].(*types.AttributeValueMemberN).Value)
+					next := strconv.Itoa(v + 1)
+					_, err = c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String("y8t"), Key: key,
+						UpdateExpression:    aws.String("SET version = :next"),
+						ConditionExpression: aws.String("version = :v"),
+						ExpressionAttributeValues: map[string]types.AttributeValue{
+							":v": &types.AttributeValueMemberN{Value: strconv.Itoa(v)}, ":next": &types.AttributeValueMemberN{Value: next}},
+					})
+					var ccf *types.ConditionalCheckFailedException
+					switch {
+					case errors.As(err, &ccf):
+						continue
+					case err != nil:
+						t.Errorf("UpdateItem: %v", err)
+						return
+					}
+					mu.Lock()
+					won[next]++
+					mu.Unlock()
+					done++
 				}
+			}()
+		}
+		wg.Wait()
+		out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("y8t"), Key: key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Item["version"].(*types.AttributeValueMemberN).Value; got != strconv.Itoa(writers*each) {
+			t.Errorf("version %s after %d successful increments: an update was lost", got, writers*each)
+		}
+		for v, n := range won {
+			if n != 1 {
+				t.Errorf("version %s was written by %d conditional updates that each expected the version before it", v, n)
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestY8_TransactionsInEitherKeyOrderDoNotDeadlock runs transactions that
@@ -250,47 +241,38 @@ func TestY8_KillWithSixteenWritersLosesNoAcknowledgedWrite(t *testing.T) {
 // TransactWriteItems, with its ClientRequestToken, from several clients at
 // once (as retries racing the first attempt): it must be applied once.
 func TestY8_ConcurrentRetriesOfOneTransactionApplyOnce(t *testing.T) {
-	for _, mode := range []string{"memory", "data"} {
-		t.Run(mode, func(t *testing.T) {
-			opts := Options{}
-			if mode == "data" {
-				opts.DataDir = t.TempDir()
-			}
-			s := startServer(t, opts)
-			c := client(s, 1)
-			mkTable(t, c, "y8t", false)
-			ctx := ctxT(t)
-			for round := range 10 {
-				in := &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(fmt.Sprintf("token-%d", round)),
-					TransactItems: []types.TransactWriteItem{{Update: &types.Update{TableName: aws.String("y8t"),
-						Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "once"}},
-						UpdateExpression:          aws.String("ADD n :one"),
-						ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}}}}}
-				var wg sync.WaitGroup
-				for range 6 {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						if _, err := c.TransactWriteItems(ctx, in); err != nil {
-							var tce *types.TransactionCanceledException
-							if !errors.As(err, &tce) {
-								t.Errorf("TransactWriteItems: %v", err)
-							}
+	inMemoryAndOnDisk(t, func(t *testing.T, c *dynamodb.Client) {
+		ctx := ctxT(t)
+		for round := range 10 {
+			in := &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(fmt.Sprintf("token-%d", round)),
+				TransactItems: []types.TransactWriteItem{{Update: &types.Update{TableName: aws.String("y8t"),
+					Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "once"}},
+					UpdateExpression:          aws.String("ADD n :one"),
+					ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}}}}}
+			var wg sync.WaitGroup
+			for range 6 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := c.TransactWriteItems(ctx, in); err != nil {
+						var tce *types.TransactionCanceledException
+						if !errors.As(err, &tce) {
+							t.Errorf("TransactWriteItems: %v", err)
 						}
-					}()
-				}
-				wg.Wait()
-				out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("y8t"), ConsistentRead: aws.Bool(true),
-					Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "once"}}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := out.Item["n"].(*types.AttributeValueMemberN).Value; got != strconv.Itoa(round+1) {
-					t.Fatalf("after %d transactions, each sent 6 times at once with its token, n = %s", round+1, got)
-				}
+					}
+				}()
 			}
-		})
-	}
+			wg.Wait()
+			out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("y8t"), ConsistentRead: aws.Bool(true),
+				Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "once"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.Item["n"].(*types.AttributeValueMemberN).Value; got != strconv.Itoa(round+1) {
+				t.Fatalf("after %d transactions, each sent 6 times at once with its token, n = %s", round+1, got)
+			}
+		}
+	})
 }
 
 // TestY8_BatchWriteIsOneStoreCommit: the 25 puts of a BatchWriteItem are
@@ -322,5 +304,21 @@ func TestY8_BatchWriteIsOneStoreCommit(t *testing.T) {
 	}
 	if len(scan.Items) != 25 {
 		t.Errorf("%d items after a BatchWriteItem of 25 puts", len(scan.Items))
+	}
+}
+
+// inMemoryAndOnDisk runs f against a fresh ddblocal in memory and one with a
+// data directory, each with a table "y8t" created by mkTable.
+func inMemoryAndOnDisk(t *testing.T, f func(t *testing.T, c *dynamodb.Client)) {
+	for _, mode := range []string{"memory", "data"} {
+		t.Run(mode, func(t *testing.T) {
+			opts := Options{}
+			if mode == "data" {
+				opts.DataDir = t.TempDir()
+			}
+			c := client(startServer(t, opts), 1)
+			mkTable(t, c, "y8t", false)
+			f(t, c)
+		})
 	}
 }
