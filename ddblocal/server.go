@@ -142,6 +142,7 @@ type Server struct {
 	closeMu  sync.Mutex
 	closed   bool
 	serveErr chan error
+	fresh    freshConns // connections that have not sent a byte (conns.go)
 
 	mem     *memBudget    // Options.RequestMemory
 	memWait time.Duration // Options.RequestMemoryWait
@@ -251,7 +252,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		ReadTimeout:       timeoutOr(opts.ReadTimeout, 30*time.Second),
 		IdleTimeout:       timeoutOr(opts.IdleTimeout, 120*time.Second),
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ConnState:         s.fresh.track,
 	}
+	s.http.RegisterOnShutdown(s.fresh.closeAll)
 	go func() { s.serveErr <- s.http.Serve(ln) }()
 	ttlCtx, cancel := context.WithCancel(context.Background())
 	s.stopTTL = cancel

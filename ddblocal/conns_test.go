@@ -1,0 +1,52 @@
+package ddblocal
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestY8_CloseClosesConnectionsThatSentNothing: a connection a client
+// opened and never used does not hold Close for net/http's five seconds of
+// grace for new connections; it is closed when Close begins, while a
+// connection with a request in flight is still answered.
+func TestY8_CloseClosesConnectionsThatSentNothing(t *testing.T) {
+	s, err := Start(context.Background(), Options{TTLInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(s.Endpoint(), "http://")
+	unused, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unused.Close()
+	// a second connection that has served a request and is idle
+	used, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer used.Close()
+	if _, err := io.WriteString(used, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	if n, err := used.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), "HTTP/1.1 200") {
+		t.Fatalf("health check: %q, %v", buf[:n], err)
+	}
+	// the server has registered the unused connection once it answers on another one accepted later
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if took := time.Since(start); took >= 4*time.Second {
+		t.Fatalf("Close took %v with an unused connection open; net/http alone waits 5s for it", took)
+	}
+	_ = unused.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := unused.Read(buf); err == nil {
+		t.Fatalf("the unused connection is still open after Close: read %q", buf[:n])
+	}
+}
