@@ -221,7 +221,7 @@ func (c *fastConn) serveOne(br *bufio.Reader, q *fastRequest) bool {
 			}
 			return c.writeReply(reqID, s.errorReply(contentType, s.mem.busyError(charge)), tooBig || q.close)
 		}
-		c.writeNothing() // the client went away while it waited
+		c.writeNothing(false) // the client went away while it waited
 		return false
 	}
 	defer s.mem.release(charge)
@@ -229,13 +229,14 @@ func (c *fastConn) serveOne(br *bufio.Reader, q *fastRequest) bool {
 	if _, err := io.ReadFull(br, body); err != nil {
 		// a client that stopped sending (or half-closed) mid-body, or
 		// the read timeout: net/http's front cancels the request then, so
-		// ServeHTTP answers nothing
-		c.writeNothing()
+		// ServeHTTP answers nothing (with Connection: close after a timeout)
+		var ne net.Error
+		c.writeNothing(errors.As(err, &ne) && ne.Timeout())
 		return false
 	}
 	rep, ok := s.handle(ctx, reqID, &q.request, body)
 	if !ok {
-		c.writeNothing() // the client went away
+		c.writeNothing(false) // the client went away
 		return false
 	}
 	return c.writeReply(reqID, rep, q.close)
@@ -295,10 +296,14 @@ func (c *fastConn) writeReply(reqID string, rep reply, closeAfter bool) bool {
 // writeNothing writes what net/http's front sends when ServeHTTP answers
 // nothing (a request whose client went away): an empty 200. The
 // connection is then closed.
-func (c *fastConn) writeNothing() {
+func (c *fastConn) writeNothing(closeHeader bool) {
 	b := append(c.out[:0], "HTTP/1.1 200 OK\r\nDate: "...)
 	b = appendDate(b)
-	b = append(b, "\r\nContent-Length: 0\r\n\r\n"...)
+	b = append(b, "\r\nContent-Length: 0\r\n"...)
+	if closeHeader {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
 	_, _ = c.conn.Write(b)
 }
 
