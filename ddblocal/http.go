@@ -373,7 +373,7 @@ func writeReply(w http.ResponseWriter, reqID string, rep reply) {
 	// canonicalising each key again.
 	// The values share one array (capacity 1 each: an Add copies).
 	h := w.Header()
-	v := []string{rep.ct, reqID, strconv.FormatUint(uint64(crc32.ChecksumIEEE(rep.body)), 10), strconv.Itoa(len(rep.body)), rep.errType}
+	v := []string{rep.ct, reqID, strconv.FormatUint(uint64(crc32.ChecksumIEEE(rep.body)), 10), strconv.Itoa(len(rep.body))}
 	if rep.ct != "" {
 		h["Content-Type"] = v[0:1:1]
 	}
@@ -381,7 +381,7 @@ func writeReply(w http.ResponseWriter, reqID string, rep reply) {
 	h["X-Amz-Crc32"] = v[2:3:3]
 	h["Content-Length"] = v[3:4:4]
 	if rep.errType != "" {
-		h["X-Amzn-Errortype"] = v[4:5:5]
+		h["X-Amzn-Errortype"] = []string{rep.errType}
 	}
 	w.WriteHeader(rep.status)
 	_, _ = w.Write(rep.body)
