@@ -45,10 +45,14 @@ type fastFront struct {
 }
 
 func newFastFront(s *Server, ln net.Listener, hs *http.Server) *fastFront {
+	idle := hs.IdleTimeout
+	if idle == 0 { // as net/http: no idle timeout is the read timeout
+		idle = hs.ReadTimeout
+	}
 	return &fastFront{
 		s: s, ln: ln,
 		handoff:           &chanListener{addr: ln.Addr(), conns: make(chan net.Conn), done: make(chan struct{})},
-		readHeaderTimeout: hs.ReadHeaderTimeout, readTimeout: hs.ReadTimeout, idleTimeout: hs.IdleTimeout,
+		readHeaderTimeout: hs.ReadHeaderTimeout, readTimeout: hs.ReadTimeout, idleTimeout: idle,
 		conns: map[*fastConn]struct{}{},
 	}
 }
