@@ -77,6 +77,9 @@ func (f *fastFront) serve() error {
 		}
 		delay = 0
 		fc := &fastConn{f: f, conn: c}
+		if sc, ok := c.(syscall.Conn); ok {
+			fc.raw, _ = sc.SyscallConn()
+		}
 		f.mu.Lock()
 		if f.closing.Load() {
 			f.mu.Unlock()
@@ -92,7 +95,7 @@ func (f *fastFront) serve() error {
 
 // shutdown stops accepting, closes the idle connections and waits for
 // those serving a request to answer it (each closes after its answer),
-// until ctx ends; then it closes what is left.
+// until done is closed; then it closes what is left.
 func (f *fastFront) shutdown(done <-chan struct{}) {
 	f.closing.Store(true)
 	_ = f.ln.Close()
@@ -107,13 +110,12 @@ func (f *fastFront) shutdown(done <-chan struct{}) {
 	go func() { f.wg.Wait(); close(waited) }()
 	select {
 	case <-waited:
-	case <-done:
+	case <-done: // as net/http's Shutdown: what is still busy is left to end
 		f.mu.Lock()
 		for c := range f.conns {
 			_ = c.conn.Close()
 		}
 		f.mu.Unlock()
-		<-waited
 	}
 }
 
@@ -123,7 +125,7 @@ type fastConn struct {
 	conn net.Conn
 	idle bool // waiting for a request's first byte (under f.mu)
 	out  []byte
-	raw  syscall.RawConn // rawConn's
+	raw  syscall.RawConn // nil when the connection has none
 }
 
 // setIdle marks the connection idle or busy; false when the server is

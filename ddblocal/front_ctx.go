@@ -101,20 +101,10 @@ func (x *reqCtx) end() {
 	}
 }
 
-// rawConn returns the connection's syscall.RawConn, nil when it has none.
-func (c *fastConn) rawConn() syscall.RawConn {
-	if c.raw == nil {
-		if sc, ok := c.conn.(syscall.Conn); ok {
-			c.raw, _ = sc.SyscallConn()
-		}
-	}
-	return c.raw
-}
-
 // peerGone reports whether the client closed the connection (or it
 // failed), without waiting and without taking its bytes.
 func (c *fastConn) peerGone() bool {
-	rc := c.rawConn()
+	rc := c.raw
 	if rc == nil {
 		return false
 	}
@@ -131,7 +121,7 @@ func (c *fastConn) peerGone() bool {
 // connection (gone) or the read fails (err: a deadline, a closed
 // connection).
 func (c *fastConn) waitPeer() (gone bool, err error) {
-	rc := c.rawConn()
+	rc := c.raw
 	if rc == nil {
 		return false, nil
 	}

@@ -475,7 +475,11 @@ func connPair(t *testing.T) (*fastConn, net.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close(); srv.Close() })
-	return &fastConn{conn: srv}, cli
+	raw, err := srv.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fastConn{conn: srv, raw: raw}, cli
 }
 
 // eventually waits (20 s at most, a hung test) for cond.
