@@ -41,7 +41,7 @@ func readHead(br *bufio.Reader, handOff bool) (fastRequest, int, headVerdict) {
 			return fastRequest{}, 0, headHandOff
 		}
 		if end > 0 {
-			q, ok := parseHead(string(buf[:end]))
+			q, ok := parseHead(buf[:end])
 			if !ok {
 				return fastRequest{}, 0, headHandOff
 			}
@@ -85,85 +85,87 @@ func headEnd(buf []byte, from int) (end int, bad bool) {
 }
 
 // parseHead reads a whole head (request line, headers, the empty line);
-// ok is false for what the front leaves to net/http.
-func parseHead(h string) (q fastRequest, ok bool) {
-	line, rest, _ := strings.Cut(h, "\r\n")
-	method, line, _ := strings.Cut(line, " ")
-	uri, proto, _ := strings.Cut(line, " ")
-	if method != "POST" || proto != "HTTP/1.1" || !plainPath(uri) {
+// ok is false for what the front leaves to net/http. The values it keeps
+// are copied out of h, into one string.
+func parseHead(h []byte) (q fastRequest, ok bool) {
+	line, rest, _ := bytes.Cut(h, crlf)
+	method, line, _ := bytes.Cut(line, sp)
+	uri, proto, _ := bytes.Cut(line, sp)
+	if string(method) != "POST" || string(proto) != "HTTP/1.1" || !plainPath(uri) {
 		return q, false
 	}
 	var host, cl, conn bool
+	var target, ctype, auth, amzDate, date []byte
 	for {
-		line, rest, _ = strings.Cut(rest, "\r\n")
-		if line == "" {
+		line, rest, _ = bytes.Cut(rest, crlf)
+		if len(line) == 0 {
 			break
 		}
-		name, value, found := strings.Cut(line, ":")
+		name, value, found := bytes.Cut(line, colon)
 		if !found || !isToken(name) {
 			return q, false
 		}
-		value = strings.Trim(value, " \t")
+		value = bytes.Trim(value, " \t")
 		if !plainValue(value) {
 			return q, false
 		}
 		switch len(name) {
 		case 4:
 			switch {
-			case strings.EqualFold(name, "Host"):
+			case bytes.EqualFold(name, hostName):
 				if host || !plainHost(value) {
 					return q, false
 				}
 				host = true
-			case strings.EqualFold(name, "Date"):
-				if q.auth.date == "" {
-					q.auth.date = value
+			case bytes.EqualFold(name, dateName):
+				if date == nil {
+					date = value
 				}
 			}
 		case 6, 7:
-			if strings.EqualFold(name, "Origin") || strings.EqualFold(name, "Expect") || strings.EqualFold(name, "Upgrade") {
+			if bytes.EqualFold(name, originName) || bytes.EqualFold(name, expectName) || bytes.EqualFold(name, upgradeName) {
 				return q, false
 			}
 		case 10:
 			switch {
-			case strings.EqualFold(name, "Connection"):
+			case bytes.EqualFold(name, connectionName):
 				if conn {
 					return q, false
 				}
 				conn = true
 				switch {
-				case strings.EqualFold(value, "close"):
+				case bytes.EqualFold(value, closeValue):
 					q.close = true
-				case strings.EqualFold(value, "keep-alive"):
+				case bytes.EqualFold(value, keepAliveValue):
 				default:
 					return q, false
 				}
-			case strings.EqualFold(name, "X-Amz-Date"):
-				if q.auth.amzDate == "" {
-					q.auth.amzDate = value
+			case bytes.EqualFold(name, amzDateName):
+				if amzDate == nil {
+					amzDate = value
 				}
 			}
 		case 12:
 			switch {
-			case strings.EqualFold(name, "Content-Type"):
-				if q.contentType == "" {
-					q.contentType = value
+			case bytes.EqualFold(name, contentTypeName):
+				if ctype == nil {
+					ctype = value
 				}
-			case strings.EqualFold(name, "X-Amz-Target"):
-				if q.target == "" {
-					q.target = value
+			case bytes.EqualFold(name, targetName):
+				if target == nil {
+					target = value
 				}
 			}
 		case 13:
-			if strings.EqualFold(name, "Authorization") && q.auth.authorization == "" {
-				q.auth.authorization = value
+			if bytes.EqualFold(name, authorizationName) && auth == nil {
+				auth = value
 			}
 		case 14:
-			if strings.EqualFold(name, "Content-Length") {
-				if cl || value == "" || strings.Trim(value, "0123456789") != "" {
+			if bytes.EqualFold(name, contentLengthName) {
+				if cl || len(value) == 0 || len(bytes.Trim(value, "0123456789")) != 0 {
 					return q, false
 				}
-				n, err := strconv.ParseInt(value, 10, 64)
+				n, err := strconv.ParseInt(string(value), 10, 64)
 				if err != nil || n > maxBody {
 					return q, false
 				}
@@ -171,18 +173,42 @@ func parseHead(h string) (q fastRequest, ok bool) {
 				q.contentLength = n
 			}
 		case 17:
-			if strings.EqualFold(name, "Transfer-Encoding") {
+			if bytes.EqualFold(name, transferEncodingName) {
 				return q, false
 			}
 		}
 	}
-	return q, host
+	if !host {
+		return q, false
+	}
+	var b strings.Builder
+	b.Grow(len(target) + len(ctype) + len(auth) + len(amzDate) + len(date))
+	for _, v := range [...][]byte{target, ctype, auth, amzDate, date} {
+		b.Write(v)
+	}
+	all, at := b.String(), 0
+	next := func(v []byte) string {
+		at += len(v)
+		return all[at-len(v) : at]
+	}
+	q.target, q.contentType = next(target), next(ctype)
+	q.auth = authHeaders{authorization: next(auth), amzDate: next(amzDate), date: next(date)}
+	return q, true
 }
+
+var (
+	crlf, sp, colon                                  = []byte("\r\n"), []byte(" "), []byte(":")
+	hostName, dateName, originName, expectName       = []byte("Host"), []byte("Date"), []byte("Origin"), []byte("Expect")
+	upgradeName, connectionName, amzDateName         = []byte("Upgrade"), []byte("Connection"), []byte("X-Amz-Date")
+	contentTypeName, targetName                      = []byte("Content-Type"), []byte("X-Amz-Target")
+	authorizationName, contentLengthName             = []byte("Authorization"), []byte("Content-Length")
+	transferEncodingName, closeValue, keepAliveValue = []byte("Transfer-Encoding"), []byte("close"), []byte("keep-alive")
+)
 
 // plainPath reports whether a request target is a path the front takes
 // as net/http does: printable ASCII, no query, fragment or escapes.
-func plainPath(uri string) bool {
-	if uri == "" || uri[0] != '/' {
+func plainPath(uri []byte) bool {
+	if len(uri) == 0 || uri[0] != '/' {
 		return false
 	}
 	for i := 0; i < len(uri); i++ {
@@ -195,7 +221,7 @@ func plainPath(uri string) bool {
 
 // plainValue reports whether a header value has no control characters
 // (but tabs).
-func plainValue(v string) bool {
+func plainValue(v []byte) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
 			return false
@@ -206,8 +232,8 @@ func plainValue(v string) bool {
 
 // plainHost reports whether a Host header is a host name or address and
 // port, of the characters they take.
-func plainHost(v string) bool {
-	if v == "" {
+func plainHost(v []byte) bool {
+	if len(v) == 0 {
 		return false
 	}
 	for i := 0; i < len(v); i++ {
@@ -220,8 +246,8 @@ func plainHost(v string) bool {
 }
 
 // isToken reports whether a header name is an RFC 9110 token.
-func isToken(name string) bool {
-	if name == "" {
+func isToken(name []byte) bool {
+	if len(name) == 0 {
 		return false
 	}
 	for i := 0; i < len(name); i++ {

@@ -601,3 +601,45 @@ func TestY8_FrontTimesOutAsNetHTTP(t *testing.T) {
 		t.Errorf("handed %d connections to net/http, want none", h)
 	}
 }
+
+// TestY8_FrontHeadParsing: the heads the front serves itself, with the
+// values it reads (header names in any case, the first of a repeated
+// one), and those it leaves to net/http.
+func TestY8_FrontHeadParsing(t *testing.T) {
+	const base = "POST / HTTP/1.1\r\nhost: 127.0.0.1:8000\r\n"
+	q, ok := parseHead([]byte(base + "x-amz-target: DynamoDB_20120810.GetItem\r\nCONTENT-TYPE:application/x-amz-json-1.0 \r\n" +
+		"Authorization: AWS4-HMAC-SHA256 Credential=a, SignedHeaders=host, Signature=ff\r\nX-Amz-Date: 20261203T000000Z\r\n" +
+		"X-Amz-Target: second\r\nContent-Length: 0012\r\nConnection: Keep-Alive\r\n\r\n"))
+	want := fastRequest{request: request{target: "DynamoDB_20120810.GetItem", contentType: "application/x-amz-json-1.0",
+		auth: authHeaders{authorization: "AWS4-HMAC-SHA256 Credential=a, SignedHeaders=host, Signature=ff", amzDate: "20261203T000000Z"}}, contentLength: 12}
+	if !ok || q != want {
+		t.Errorf("parseHead = %+v, %v; want %+v", q, ok, want)
+	}
+	if q, ok := parseHead([]byte(base + "Connection: close\r\n\r\n")); !ok || !q.close || q.contentLength != 0 {
+		t.Errorf("Connection: close: %+v, %v", q, ok)
+	}
+	for _, head := range []string{
+		base + "Content-Length: 1\r\nContent-Length: 1\r\n\r\n",
+		base + "Content-Length: +5\r\n\r\n",
+		base + "Content-Length: \r\n\r\n",
+		base + "Content-Length: " + strconv.Itoa(maxBody+1) + "\r\n\r\n",
+		base + "Content-Length: 99999999999999999999\r\n\r\n",
+		base + "X-A: 1\r\n folded\r\n\r\n",
+		base + "Connection: upgrade\r\n\r\n",
+		base + "X-A: a\x01b\r\n\r\n",
+		base + "Bad Name: x\r\n\r\n",
+		base + "no colon\r\n\r\n",
+		base + "Host: again\r\n\r\n",
+		base + "te: trailers\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"POST /%41 HTTP/1.1\r\nHost: x\r\n\r\n",
+		"POST * HTTP/1.1\r\nHost: x\r\n\r\n",
+		"POST http://x/ HTTP/1.1\r\nHost: x\r\n\r\n",
+		"post / HTTP/1.1\r\nHost: x\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x y\r\n\r\n",
+		"POST / HTTP/1.1 \r\nHost: x\r\n\r\n",
+	} {
+		if q, ok := parseHead([]byte(head)); ok {
+			t.Errorf("parseHead(%q) = %+v, served; want it left to net/http", head, q)
+		}
+	}
+}
