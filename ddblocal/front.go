@@ -225,7 +225,11 @@ func (c *fastConn) serveOne(br *bufio.Reader, q *fastRequest) bool {
 					return false
 				}
 			}
-			return c.writeReply(reqID, s.errorReply(contentType, s.mem.busyError(charge)), tooBig || q.close)
+			keep := c.writeReply(reqID, s.errorReply(contentType, s.mem.busyError(charge)), tooBig || q.close)
+			if tooBig {
+				c.closeWriteAndWait()
+			}
+			return keep
 		}
 		c.writeNothing(false) // the client went away while it waited
 		return false
@@ -311,6 +315,21 @@ func (c *fastConn) writeNothing(closeHeader bool) {
 	}
 	b = append(b, "\r\n"...)
 	_, _ = c.conn.Write(b)
+}
+
+// rstAvoidanceDelay is how long a connection stays half-closed after an
+// answer sent before its request's body was read, as net/http's: closing
+// it at once would reset it while the client is still sending, and the
+// client could lose the answer.
+const rstAvoidanceDelay = 500 * time.Millisecond
+
+// closeWriteAndWait half-closes the connection and waits rstAvoidanceDelay
+// (the caller then closes it), as net/http does.
+func (c *fastConn) closeWriteAndWait() {
+	if cw, ok := c.conn.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	time.Sleep(rstAvoidanceDelay)
 }
 
 // dateCache holds the Date header of the current second.
