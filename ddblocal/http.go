@@ -143,7 +143,7 @@ func (s *Server) handle(ctx context.Context, reqID string, q *request, body []by
 		resp, err = s.dispatch(ctx, target, body)
 	}
 	if err != nil {
-		if errors.Is(err, errClientGone) {
+		if errors.Is(err, errClientGone) || ctx.Err() != nil { // as serveKinesis: an injected latency ends so too
 			s.log.Debug("ddblocal request abandoned: the client went away", "target", target, "id", reqID, "took", time.Since(start))
 			return reply{}, false
 		}
