@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
@@ -14,13 +15,13 @@ import (
 // one of its parts an IncompleteSignatureException; both header and query
 // an InvalidSignatureException. Like DynamoDB Local, ddblocal accepts any
 // credentials and does not verify the signature itself.
-func checkAuth(r *http.Request) error {
-	auth := r.Header.Get("Authorization")
-	if r.URL.RawQuery == "" && strings.HasPrefix(strings.TrimSpace(auth), "AWS4-") && signedParts(auth) &&
-		(r.Header.Get("X-Amz-Date") != "" || r.Header.Get("Date") != "") {
+func checkAuth(a authHeaders) error {
+	auth := a.authorization
+	if a.rawQuery == "" && strings.HasPrefix(strings.TrimSpace(auth), "AWS4-") && signedParts(auth) &&
+		(a.amzDate != "" || a.date != "") {
 		return nil // a signed request, checked in one pass without allocating
 	}
-	q := r.URL.Query()
+	q, _ := url.ParseQuery(a.rawQuery)
 	_, byQuery := q["X-Amz-Algorithm"]
 	if auth != "" && byQuery {
 		return apierr.New("InvalidSignatureException", 400, "Found both 'X-Amz-Algorithm' as a query-string param and 'Authorization' as HTTP header.")
@@ -42,7 +43,7 @@ func checkAuth(r *http.Request) error {
 				msg.WriteString("Authorization header requires '" + p + "' parameter. ")
 			}
 		}
-		if r.Header.Get("X-Amz-Date") == "" && r.Header.Get("Date") == "" {
+		if a.amzDate == "" && a.date == "" {
 			msg.WriteString("Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. ")
 		}
 		if msg.Len() > 0 {
@@ -62,6 +63,18 @@ func checkAuth(r *http.Request) error {
 		return apierr.New("IncompleteSignatureException", 400, "%s", msg.String())
 	}
 	return nil
+}
+
+// authHeaders is what checkAuth reads of a request: its Authorization,
+// X-Amz-Date and Date headers (the first of each) and its raw query.
+type authHeaders struct {
+	authorization, amzDate, date, rawQuery string
+}
+
+// authOf returns what checkAuth reads of r.
+func authOf(r *http.Request) authHeaders {
+	return authHeaders{authorization: r.Header.Get("Authorization"), amzDate: r.Header.Get("X-Amz-Date"),
+		date: r.Header.Get("Date"), rawQuery: r.URL.RawQuery}
 }
 
 // signedParts reports whether an Authorization header, after its scheme,

@@ -34,7 +34,7 @@ func TestD1_SignedPartsNeverAcceptsWhatCheckAuthRefuses(t *testing.T) {
 		r := httptest.NewRequest("POST", "/", strings.NewReader("{}"))
 		r.Header.Set("Authorization", h.auth)
 		r.Header.Set("X-Amz-Date", "20260101T000000Z")
-		err := checkAuth(r)
+		err := checkAuth(authOf(r))
 		if (err == nil) != h.full {
 			t.Errorf("checkAuth(%q) = %v, want accepted %v", h.auth, err, h.full)
 		}

@@ -12,9 +12,18 @@ import (
 // TestY8_CloseClosesConnectionsThatSentNothing: a connection a client
 // opened and never used does not hold Close for net/http's five seconds of
 // grace for new connections; it is closed when Close begins, while a
-// connection with a request in flight is still answered.
+// connection with a request in flight is still answered; with ddblocal's
+// own front and with net/http's server alone.
 func TestY8_CloseClosesConnectionsThatSentNothing(t *testing.T) {
-	s, err := Start(context.Background(), Options{TTLInterval: -1})
+	for _, netHTTPOnly := range []bool{false, true} {
+		t.Run(map[bool]string{false: "front", true: "net-http"}[netHTTPOnly], func(t *testing.T) {
+			closeWithAnUnusedConnection(t, Options{TTLInterval: -1, netHTTPOnly: netHTTPOnly})
+		})
+	}
+}
+
+func closeWithAnUnusedConnection(t *testing.T, opts Options) {
+	s, err := Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

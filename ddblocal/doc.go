@@ -10,6 +10,9 @@
 // # Layout
 //
 // server.go and http.go hold the server, the protocol and the error shape;
+// front.go (with front_head.go and front_ctx.go) is ddblocal's own HTTP/1.1
+// front for the requests the AWS SDKs send, handing any other connection,
+// with the bytes it read, to net/http's server (ServeHTTP);
 // auth.go the SigV4 header check; request.go runs a body through
 // internal/reqshape (DynamoDB's types and constraints of each operation's
 // parameters, before decoding); legacy.go the legacy parameters, which

@@ -60,17 +60,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodGet:
-		s.writeRaw(w, reqID, http.StatusOK, "", []byte("healthy: dynamodb."+s.opts.Region+".amazonaws.com "))
+		writeReply(w, reqID, reply{status: http.StatusOK, body: []byte("healthy: dynamodb." + s.opts.Region + ".amazonaws.com ")})
 		return
 	default:
-		s.writeRaw(w, reqID, http.StatusNotFound, "", notFoundBody)
+		writeReply(w, reqID, reply{status: http.StatusNotFound, body: notFoundBody})
 		return
 	}
 	charge := s.mem.cost(r.ContentLength)
 	if err := s.mem.acquire(ctx, charge, s.memWait); err != nil {
 		if errors.Is(err, errRequestMemory) {
 			s.log.Debug("ddblocal request refused: request memory busy", "id", reqID, "bytes", r.ContentLength)
-			s.writeError(w, reqID, contentType, s.mem.busyError(charge))
+			writeReply(w, reqID, s.errorReply(contentType, s.mem.busyError(charge)))
 		}
 		return // otherwise the client went away while it waited
 	}
@@ -81,7 +81,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, errTooLarge) {
 			s.writeTooLarge(w, reqID)
 		} else if ctx.Err() == nil {
-			s.writeError(w, reqID, contentType, apierr.New("SerializationException", 400, ""))
+			writeReply(w, reqID, s.errorReply(contentType, apierr.New("SerializationException", 400, "")))
 		}
 		return
 	}
@@ -92,45 +92,68 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.hook("read", r)
-	target := r.Header.Get("X-Amz-Target")
+	q := request{target: r.Header.Get("X-Amz-Target"), contentType: r.Header.Get("Content-Type"), auth: authOf(r)}
+	if rep, ok := s.handle(ctx, reqID, &q, body); ok {
+		writeReply(w, reqID, rep)
+	}
+}
+
+// request is what the core of a request's handling (handle) reads of it,
+// from net/http's front (ServeHTTP) or ddblocal's own (front.go).
+type request struct {
+	target      string // X-Amz-Target
+	contentType string // Content-Type
+	auth        authHeaders
+}
+
+// reply is an answer: its status, content type ("" sends none), the
+// x-amzn-ErrorType header of a Kinesis error ("" none) and its body. Each
+// front adds the request id, x-amz-crc32 and Content-Length headers.
+type reply struct {
+	status  int
+	ct      string
+	errType string
+	body    []byte
+}
+
+// handle serves a request whose body is read: the operation's answer, or
+// ok false when there is nothing to answer (the client went away).
+func (s *Server) handle(ctx context.Context, reqID string, q *request, body []byte) (rep reply, ok bool) {
+	target := q.target
 	if strings.HasPrefix(target, kinesis.TargetPrefix) {
 		// Kinesis speaks JSON 1.1 and answers in it (kinesis.go).
 		if !s.opts.AllowUnsigned {
-			if err := checkAuth(r); err != nil {
-				s.writeKinesisError(w, reqID, err)
-				return
+			if err := checkAuth(q.auth); err != nil {
+				return s.kinesisErrorReply(err), true
 			}
 		}
-		s.serveKinesis(ctx, w, reqID, target, body)
-		return
+		return s.serveKinesis(ctx, reqID, target, body)
 	}
-	ct, ok := responseType(r.Header.Get("Content-Type"), len(body) > 0)
+	ct, ok := responseType(q.contentType, len(body) > 0)
 	if !ok {
-		s.writeRaw(w, reqID, http.StatusNotFound, "", notFoundBody)
-		return
+		return reply{status: http.StatusNotFound, body: notFoundBody}, true
 	}
 	debug := s.log.Enabled(ctx, slog.LevelDebug) // the debug log's arguments cost a clock read and allocations
 	var start time.Time
 	if debug {
 		start = time.Now()
 	}
-	resp, err := s.front(r, target, body)
+	resp, err := s.front(q, body)
 	if err == nil {
 		resp, err = s.dispatch(ctx, target, body)
 	}
 	if err != nil {
-		if errors.Is(err, errClientGone) {
+		if errors.Is(err, errClientGone) || ctx.Err() != nil { // as serveKinesis: an injected latency ends so too
 			s.log.Debug("ddblocal request abandoned: the client went away", "target", target, "id", reqID, "took", time.Since(start))
-			return
+			return reply{}, false
 		}
 		s.log.Debug("ddblocal request", "target", target, "id", reqID, "err", err, "took", time.Since(start))
-		s.writeError(w, reqID, ct, err)
-		return
+		return s.errorReply(ct, err), true
 	}
 	if debug {
 		s.log.Debug("ddblocal request", "target", target, "id", reqID, "took", time.Since(start))
 	}
-	s.writeBody(w, reqID, ct, http.StatusOK, resp)
+	return reply{status: http.StatusOK, ct: ct, body: resp}, true
 }
 
 // notFoundBody is what DynamoDB answers, with 404, to a method other than
@@ -155,15 +178,15 @@ func responseType(header string, hasBody bool) (ct string, ok bool) {
 // front checks what DynamoDB checks before it reads a request's
 // parameters, in its order: a body that is JSON, a known operation, SigV4
 // authentication, a body at all.
-func (s *Server) front(r *http.Request, target string, body []byte) ([]byte, error) {
+func (s *Server) front(q *request, body []byte) ([]byte, error) {
 	if len(body) > 0 && !json.Valid(body) {
 		return nil, apierr.New("SerializationException", 400, "")
 	}
-	if !knownTarget(target) {
+	if !knownTarget(q.target) {
 		return nil, unknownOp()
 	}
 	if !s.opts.AllowUnsigned {
-		if err := checkAuth(r); err != nil {
+		if err := checkAuth(q.auth); err != nil {
 			return nil, err
 		}
 	}
@@ -297,10 +320,10 @@ func serialization(msg string) error {
 	return apierr.New("SerializationException", 400, "%s", msg)
 }
 
-// writeError answers err in DynamoDB's error shape: __type with its
+// errorReply answers err in DynamoDB's error shape: __type with its
 // namespace, and the message under "message" ("Message" for the errors
 // whose DynamoDB spells it so); an error without a message has none.
-func (s *Server) writeError(w http.ResponseWriter, reqID, ct string, err error) {
+func (s *Server) errorReply(ct string, err error) reply {
 	var ae *apierr.Error
 	if !errors.As(err, &ae) {
 		s.log.Error("ddblocal: internal error", "err", err)
@@ -341,29 +364,27 @@ func (s *Server) writeError(w http.ResponseWriter, reqID, ct string, err error) 
 		b = []byte(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"Internal server error"}`)
 		status = 500
 	}
-	s.writeBody(w, reqID, ct, status, b)
+	return reply{status: status, ct: ct, body: b}
 }
 
-// writeBody writes a JSON answer of content type ct.
-func (s *Server) writeBody(w http.ResponseWriter, reqID, ct string, status int, body []byte) {
-	s.writeRaw(w, reqID, status, ct, body)
-}
-
-// writeRaw writes an answer with DynamoDB's headers; ct "" sends none.
-func (s *Server) writeRaw(w http.ResponseWriter, reqID string, status int, ct string, body []byte) {
+// writeReply writes an answer through net/http with DynamoDB's headers.
+func writeReply(w http.ResponseWriter, reqID string, rep reply) {
 	// Canonical keys assigned directly: what Header.Set sends, without
 	// canonicalising each key again.
 	// The values share one array (capacity 1 each: an Add copies).
 	h := w.Header()
-	v := []string{ct, reqID, strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10), strconv.Itoa(len(body))}
-	if ct != "" {
+	v := []string{rep.ct, reqID, strconv.FormatUint(uint64(crc32.ChecksumIEEE(rep.body)), 10), strconv.Itoa(len(rep.body))}
+	if rep.ct != "" {
 		h["Content-Type"] = v[0:1:1]
 	}
 	h["X-Amzn-Requestid"] = v[1:2:2]
 	h["X-Amz-Crc32"] = v[2:3:3]
 	h["Content-Length"] = v[3:4:4]
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	if rep.errType != "" {
+		h["X-Amzn-Errortype"] = []string{rep.errType}
+	}
+	w.WriteHeader(rep.status)
+	_, _ = w.Write(rep.body)
 }
 
 // requestIDLen is the length of DynamoDB's request ids: 52 characters of

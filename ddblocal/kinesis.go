@@ -68,21 +68,21 @@ func newKinesis(opts Options, db kinesisDB) (*kinesis.Registry, error) {
 
 const kinesisContentType = "application/x-amz-json-1.1"
 
-// serveKinesis answers one Kinesis API request (JSON 1.1).
-func (s *Server) serveKinesis(ctx context.Context, w http.ResponseWriter, reqID, target string, body []byte) {
+// serveKinesis answers one Kinesis API request (JSON 1.1); ok is false
+// when there is nothing to answer (the client went away).
+func (s *Server) serveKinesis(ctx context.Context, reqID, target string, body []byte) (rep reply, ok bool) {
 	op := strings.TrimPrefix(target, kinesis.TargetPrefix)
 	start := time.Now()
 	resp, err := s.dispatchKinesis(ctx, op, body)
 	if err != nil {
 		if errors.Is(err, errClientGone) || ctx.Err() != nil {
-			return
+			return reply{}, false
 		}
 		s.log.Debug("ddblocal kinesis request", "target", target, "id", reqID, "err", err, "took", time.Since(start))
-		s.writeKinesisError(w, reqID, err)
-		return
+		return s.kinesisErrorReply(err), true
 	}
 	s.log.Debug("ddblocal kinesis request", "target", target, "id", reqID, "took", time.Since(start))
-	s.writeRaw(w, reqID, http.StatusOK, kinesisContentType, resp)
+	return reply{status: http.StatusOK, ct: kinesisContentType, body: resp}, true
 }
 
 func (s *Server) dispatchKinesis(ctx context.Context, op string, body []byte) (resp []byte, err error) {
@@ -112,7 +112,8 @@ func (s *Server) dispatchKinesis(ctx context.Context, op string, body []byte) (r
 	return s.kin.Handle(ctx, op, body)
 }
 
-func (s *Server) writeKinesisError(w http.ResponseWriter, reqID string, err error) {
+// kinesisErrorReply answers err in Kinesis's error shape.
+func (s *Server) kinesisErrorReply(err error) reply {
 	var ae *apierr.Error
 	if !errors.As(err, &ae) {
 		s.log.Error("ddblocal: internal error serving Kinesis", "err", err)
@@ -127,8 +128,7 @@ func (s *Server) writeKinesisError(w http.ResponseWriter, reqID string, err erro
 		m["message"] = ae.Message
 	}
 	b, _ := json.Marshal(m) // strings only: never fails
-	w.Header().Set("x-amzn-ErrorType", ae.Code)
-	s.writeRaw(w, reqID, status, kinesisContentType, b)
+	return reply{status: status, ct: kinesisContentType, errType: ae.Code, body: b}
 }
 
 // Errors of the Kinesis Go API (KinesisShards, SplitKinesisShard,

@@ -88,6 +88,10 @@ type Options struct {
 	// before it is refused with a ThrottlingException (which the AWS SDKs
 	// retry); default 10s, a negative value refuses at once.
 	RequestMemoryWait time.Duration
+
+	// netHTTPOnly serves every connection with net/http's server, without
+	// ddblocal's own front (front.go); tests compare the two.
+	netHTTPOnly bool
 }
 
 // StreamOptions tunes the stream log; zero fields take the streams
@@ -129,6 +133,7 @@ type Server struct {
 	kin      *kinesis.Registry // the Kinesis Data Streams API (kinesis.go)
 	ln       net.Listener
 	http     *http.Server
+	fast     *fastFront // ddblocal's own front (front.go); nil when net/http serves every connection
 	faults   *faultState
 	stats    *stats
 	idem     *idempotency
@@ -255,7 +260,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		ConnState:         s.fresh.track,
 	}
 	s.http.RegisterOnShutdown(s.fresh.closeAll)
-	go func() { s.serveErr <- s.http.Serve(ln) }()
+	if frontSupported && !opts.netHTTPOnly {
+		s.fast = newFastFront(s, ln, s.http)
+		go func() { s.served(s.fast.serve()) }()
+		go func() { s.served(s.http.Serve(s.fast.handoff)) }()
+	} else {
+		go func() { s.served(s.http.Serve(ln)) }()
+	}
 	ttlCtx, cancel := context.WithCancel(context.Background())
 	s.stopTTL = cancel
 	if opts.TTLInterval > 0 {
@@ -264,6 +275,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.log.Debug("ddblocal started", "endpoint", s.Endpoint(), "data", opts.DataDir)
 	return s, nil
+}
+
+// served passes on the end of a front's serving (the first one, to Serve).
+func (s *Server) served(err error) {
+	select {
+	case s.serveErr <- err:
+	default:
+	}
 }
 
 // ErrNonLoopback is returned (wrapped) by Start when Options.Addr is not a
@@ -311,6 +330,10 @@ func (s *Server) Close() error {
 	s.stopTTL()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if s.fast != nil {
+		// first: what it hands over meanwhile goes to net/http's server
+		s.fast.shutdown(ctx.Done())
+	}
 	err := s.http.Shutdown(ctx)
 	s.wg.Wait()
 	if cerr := s.closeStores(); err == nil {
