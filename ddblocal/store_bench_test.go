@@ -1,10 +1,17 @@
 package ddblocal
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
+	bolt "go.etcd.io/bbolt"
 )
 
 // BenchmarkTableGet looks up items of a range-key table in memory: 8
@@ -35,4 +42,128 @@ func BenchmarkTableGet(b *testing.B) {
 			b.Fatal("item not found")
 		}
 	}
+}
+
+// bigDataFile writes a data file of 200,000 items (about 94 MiB) with
+// about 8,700 free pages (deleted items) under the current freelist setting
+// and returns its path.
+func bigDataFile(b *testing.B) string {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), dataFileName)
+	db, err := openStore(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	val := []byte(strings.Repeat("v", 200))
+	const items, perTx = 200_000, 10_000
+	for i := 0; i < items; i += perTx {
+		err := db.Update(func(tx *bolt.Tx) error {
+			bk, err := tx.CreateBucketIfNotExists(itemsBucket("big"))
+			if err != nil {
+				return err
+			}
+			for j := i; j < i+perTx; j++ {
+				if err := bk.Put([]byte(fmt.Sprintf("key-%09d", j*7919%items)), val); err != nil {
+					return err
+				}
+				if j%5 == 0 && j > 0 { // free some pages
+					if err := bk.Delete([]byte(fmt.Sprintf("key-%09d", (j-1)*7919%items))); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+var freelistCases = []struct {
+	name   string
+	stored bool
+}{{"freelist-stored", true}, {"freelist-rebuilt", false}}
+
+// BenchmarkOpenStore opens (openStore: every page read, bbolt's consistency
+// check) bigDataFile written with the freelist stored with each commit (the
+// earlier setting) and written without (the current: bbolt rebuilds the
+// freelist from the pages the buckets reach).
+//
+//	go test ./ddblocal -run '^$' -bench OpenStore -benchtime 10x
+func BenchmarkOpenStore(b *testing.B) {
+	defer func(v bool) { storeFreelistSync = v }(storeFreelistSync)
+	for _, fc := range freelistCases {
+		b.Run(fc.name, func(b *testing.B) {
+			storeFreelistSync = fc.stored
+			path := bigDataFile(b)
+			fi, err := os.Stat(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var free int
+			b.ResetTimer()
+			for range b.N {
+				db, err := openStore(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				free = db.Stats().FreePageN
+				if err := db.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(fi.Size())/(1<<20), "file-MiB")
+			b.ReportMetric(float64(free), "free-pages")
+		})
+	}
+}
+
+// BenchmarkStoreCommitBigFile commits one item (a 250-byte put, fsynced)
+// per transaction to bigDataFile, under each freelist setting: with the
+// freelist stored, every commit also writes its ~70 KB.
+//
+//	go test ./ddblocal -run '^$' -bench StoreCommitBigFile -benchtime 300x
+func BenchmarkStoreCommitBigFile(b *testing.B) {
+	defer func(v bool) { storeFreelistSync = v }(storeFreelistSync)
+	for _, fc := range freelistCases {
+		b.Run(fc.name, func(b *testing.B) {
+			storeFreelistSync = fc.stored
+			db, err := openStore(bigDataFile(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			val := []byte(strings.Repeat("w", 250))
+			st0 := db.Stats().TxStats
+			cpu0 := processCPU(b)
+			b.ResetTimer()
+			for i := range b.N {
+				err := db.Update(func(tx *bolt.Tx) error {
+					return tx.Bucket(itemsBucket("big")).Put([]byte(fmt.Sprintf("key-%09d", i*104729%200_000)), val)
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			st := db.Stats().TxStats
+			b.ReportMetric(float64(st.GetWrite()-st0.GetWrite())/float64(b.N), "page-writes/op")
+			b.ReportMetric(float64(st.GetPageAlloc()-st0.GetPageAlloc())/float64(b.N), "bytes-allocated/op")
+		})
+	}
+}
+
+// processCPU is this process's user and system CPU so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Skipf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
