@@ -235,6 +235,11 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 	if waited < cycles/2 {
 		t.Errorf("only %d of %d cycles killed the child after an acknowledged write: the test did not exercise the server", waited, cycles)
 	}
+	// The children ran with the current store options: the file's freelist
+	// is not stored but rebuilt at every restart after a kill.
+	if storedFreelist(t, dir) {
+		t.Errorf("the data file stores its freelist: the kills did not exercise the freelist rebuilt at open")
+	}
 	return shards
 }
 

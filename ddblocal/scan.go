@@ -103,7 +103,7 @@ func (t *table) scanSeq(esk abi.Item, inSeg func(uint64) bool) iter.Seq[abi.Item
 					continue
 				}
 				rv := esk[t.key.rng]
-				i = sort.Search(len(p.rows), func(i int) bool { return cmpVal(p.rows[i][t.key.rng], rv) > 0 })
+				i = sort.Search(len(p.rks), func(i int) bool { return cmpVal(p.rks[i], rv) > 0 })
 			}
 			for ; i < len(p.rows); i++ {
 				if !yield(p.rows[i]) {

@@ -31,7 +31,10 @@ import (
 const (
 	cpuChildDataEnv = "DDBLOCAL_CPU_CHILD_DATA"
 	cpuChildProfEnv = "DDBLOCAL_CPU_CHILD_PROFILE"
-	cpuHelperTest   = "TestServerCPU_HelperProcess"
+	// cpuChildStatsEnv, when set, makes a child with a data dir print how
+	// many item writes it stored in how many store commits when it exits.
+	cpuChildStatsEnv = "DDBLOCAL_CPU_CHILD_STATS"
+	cpuHelperTest    = "TestServerCPU_HelperProcess"
 )
 
 func TestServerCPU_HelperProcess(t *testing.T) {
@@ -62,6 +65,11 @@ func TestServerCPU_HelperProcess(t *testing.T) {
 	fmt.Printf("ENDPOINT %s\n", srv.Endpoint())
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	pprof.StopCPUProfile()
+	if srv.db != nil && os.Getenv(cpuChildStatsEnv) != "" {
+		fmt.Fprintf(os.Stderr, "ddblocal child: %d item writes in %d store commits\n", srv.gc.writes.Load(), srv.gc.commits.Load())
+		st := srv.db.Stats().TxStats
+		fmt.Fprintf(os.Stderr, "ddblocal child: %d page writes, %d pages allocated (%d bytes)\n", st.GetWrite(), st.GetPageCount(), st.GetPageAlloc())
+	}
 	os.Exit(0)
 }
 

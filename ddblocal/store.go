@@ -55,6 +55,19 @@ func openStore(path string) (db *bolt.DB, err error) {
 	if err := checkStoreFile(path); err != nil {
 		return nil, damaged("%v", err)
 	}
+	locked := func(err error) error {
+		return fmt.Errorf("ddblocal: %w: %s is locked by another process (another ddblocal on the same data dir?) after %v; stop it or use another data directory: %w",
+			ErrDataFileLocked, path, storeLockTimeout, err)
+	}
+	// Read every page, read-only, before the file is opened for writing:
+	// opening it for writing rebuilds its freelist (when it is not stored,
+	// storeOptions) from every page its buckets reach, in a goroutine of
+	// bbolt's own, where a damaged page could not be recovered.
+	if err := walkStore(path); errors.Is(err, bolt.ErrTimeout) {
+		return nil, locked(err)
+	} else if err != nil {
+		return nil, damaged("%v", err)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if db != nil {
@@ -64,27 +77,67 @@ func openStore(path string) (db *bolt.DB, err error) {
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: storeLockTimeout})
+	db, err = bolt.Open(path, 0o600, storeOptions())
 	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("ddblocal: %w: %s is locked by another process (another ddblocal on the same data dir?) after %v; stop it or use another data directory: %w",
-			ErrDataFileLocked, path, storeLockTimeout, err)
+		return nil, locked(err)
 	}
 	if err != nil {
 		return nil, damaged("cannot be opened (%v)", err)
-	}
-	// Read every page before anything writes to the file: a damaged page
-	// panics (or faults) here, where it is recovered.
-	if err := db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walkBucket(b) })
-	}); err != nil {
-		_ = db.Close()
-		return nil, damaged("cannot be read (%v)", err)
 	}
 	if err := checkStore(db, path); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// storeOptions are the bbolt options of the data file. The freelist (the
+// file's free pages) is not written with each commit but rebuilt when the
+// file is opened, from the pages its buckets reach (openStore reads them
+// all anyway): a commit writes and syncs one page fewer. bbolt opens a file
+// either way: one written with a stored freelist opens with these options
+// (its freelist page is freed by the first commit), and one written with
+// these opens with the defaults (bbolt rebuilds the freelist and stores it
+// at once), so data directories move between ddblocal versions freely.
+func storeOptions() *bolt.Options {
+	if storeFreelistSync {
+		return &bolt.Options{Timeout: storeLockTimeout}
+	}
+	return &bolt.Options{Timeout: storeLockTimeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType}
+}
+
+// storeFreelistSync selects the options of earlier ddblocal versions (the
+// freelist stored with every commit); set by tests only, which open data
+// directories written one way with the other.
+var storeFreelistSync = false
+
+// walkStore opens the data file at path read-only and reads every page its
+// buckets reach: a damaged page panics (or faults) here, where it is
+// recovered and returned as an error.
+func walkStore(path string) (err error) {
+	var db *bolt.DB
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("made the store panic (%v)", p)
+		}
+		if db != nil {
+			_ = db.Close()
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: storeLockTimeout, ReadOnly: true})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("cannot be opened (%v)", err)
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walkBucket(b) })
+	}); err != nil {
+		return fmt.Errorf("cannot be read (%v)", err)
+	}
+	return nil
 }
 
 // walkBucket visits every key and value of a bucket and its sub-buckets.
@@ -125,7 +178,7 @@ func checkStore(db *bolt.DB, path string) error {
 func createStore(path string) error {
 	tmp := path + ".new"
 	_ = os.Remove(tmp) // a leftover of a start that died creating it
-	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: storeLockTimeout})
+	db, err := bolt.Open(tmp, 0o600, storeOptions())
 	if err != nil {
 		return fmt.Errorf("ddblocal: creating data file %s: %w", tmp, err)
 	}
