@@ -64,7 +64,9 @@ type Wire struct {
 	url     string
 	region  string
 	creds   aws.CredentialsProvider
-	signer  *v4.Signer
+	signer  *v4.Signer // the SDK's, for what lean does not sign
+	lean    *signer
+	now     func() time.Time // the signing clock
 	retryer aws.RetryerV2
 	// Attempt, when set, is called before every attempt is sent (retries
 	// included) with the operation's name.
@@ -175,7 +177,12 @@ func newWire(svc service, url string, client aws.HTTPClient, region string, cred
 	if !ok {
 		r2 = retryerV2{retryer}
 	}
-	return &Wire{svc: svc, client: client, url: url, region: region, creds: creds, signer: v4.NewSigner(), retryer: r2}
+	w := &Wire{svc: svc, client: client, url: url, region: region, creds: creds, signer: v4.NewSigner(), retryer: r2, now: time.Now}
+	w.lean = newSigner(url, svc.signing, region)
+	if w.lean.ok && !w.signsAsTheSDK() {
+		w.lean.ok = false
+	}
+	return w
 }
 
 // retryerV2 gives a Retryer without GetAttemptToken the SDK's fallback.
@@ -308,8 +315,10 @@ func (w *Wire) send(ctx context.Context, op string, body []byte, open *atomic.In
 	if err != nil {
 		return fmt.Errorf("failed to retrieve credentials: %w", err)
 	}
-	if err := w.signer.SignHTTP(ctx, creds, req, hash, w.svc.signing, w.region, time.Now().UTC()); err != nil {
-		return fmt.Errorf("failed to sign request: %w", err)
+	if now := w.now(); !w.lean.sign(req, &creds, hash, now) {
+		if err := w.signer.SignHTTP(ctx, creds, req, hash, w.svc.signing, w.region, now.UTC()); err != nil {
+			return fmt.Errorf("failed to sign request: %w", err)
+		}
 	}
 	resp, err := w.client.Do(req)
 	if err != nil {
