@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"testing"
 	"time"
@@ -110,7 +112,8 @@ func rttShapes() []rttShape {
 // its default configuration (concurrency, its own DynamoDB client and HTTP
 // transport) with native logic; one batch goes before the measured ones,
 // as a previous batch would (the connections it opens are kept).
-// DYNAFOLD_RTT_LATENCY sets another latency.
+// DYNAFOLD_RTT_LATENCY sets another latency; DYNAFOLD_RTT_CPUPROFILE, a
+// directory, gets a CPU profile of each timed batch (rttProfile).
 //
 //	go test ./host -run '^$' -bench BatchRoundTrips -benchtime 20x
 func BenchmarkBatchRoundTrips(b *testing.B) {
@@ -181,11 +184,13 @@ func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, l
 		n.SetFaults(*s.faults)
 	}
 	n.Reset()
+	stopProfile := rttProfile(b, i)
 	start := time.Now()
 	b.StartTimer()
 	res, err := h.ProcessBatch(context.Background(), recs)
 	b.StopTimer()
 	took := time.Since(start)
+	stopProfile()
 	n.SetLatency(0)
 	if err != nil {
 		b.Fatal(err)
@@ -197,6 +202,31 @@ func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, l
 		s.check(b, res)
 	}
 	return took
+}
+
+// rttProfile starts a CPU profile of batch i, the timed part only, when
+// DYNAFOLD_RTT_CPUPROFILE names a directory (the profile goes to
+// batch-i.prof in it; `go tool pprof` given several merges them), and
+// returns what stops it. The process's whole CPU is sampled, the
+// in-process ddblocal's included, but not the batches' setup.
+func rttProfile(b *testing.B, i int) (stop func()) {
+	dir := os.Getenv("DYNAFOLD_RTT_CPUPROFILE")
+	if dir == "" || i < 0 {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("batch-%d.prof", i)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
