@@ -108,7 +108,10 @@ func rttShapes() []rttShape {
 // requests each sent after the previous one's answer, and rowchain/batch
 // the longest such chain of one row's requests: the round trips the
 // batch's dependencies need, which a machine short of CPU does not
-// lengthen the way it lengthens rtt/batch and chain/batch. The host runs at
+// lengthen the way it lengthens rtt/batch and chain/batch; cpu-µs/record
+// is the process's CPU over the timed batches (the host's and the
+// in-process ddblocal's), which the latency and a machine's other load
+// change far less than the wall time. The host runs at
 // its default configuration (concurrency, its own DynamoDB client and HTTP
 // transport) with native logic; one batch goes before the measured ones,
 // as a previous batch would (the connections it opens are kept).
@@ -124,13 +127,14 @@ func BenchmarkBatchRoundTrips(b *testing.B) {
 			lat := benchLatency(b)
 			// One batch first, as a previous batch would have: the
 			// connections it opens are kept for the next.
-			runRTTBatch(b, s, n, h, -1, lat)
+			_, _ = runRTTBatch(b, s, n, h, -1, lat)
 			counts := map[string]int{}
 			var conns, chains, rowChains int64
-			var took time.Duration
+			var took, cpu time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				took += runRTTBatch(b, s, n, h, i, lat)
+				t, c := runRTTBatch(b, s, n, h, i, lat)
+				took, cpu = took+t, cpu+c
 				for op, c := range n.Counts() {
 					counts[op] += c
 				}
@@ -139,6 +143,7 @@ func BenchmarkBatchRoundTrips(b *testing.B) {
 				rowChains += int64(netenv.RowChain(n.Requests()))
 			}
 			b.ReportMetric(float64(took)/float64(b.N)/float64(lat), "rtt/batch")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N)/100, "cpu-µs/record")
 			ops := make([]string, 0, len(counts))
 			for op := range counts {
 				ops = append(ops, op)
@@ -171,8 +176,9 @@ func benchLatency(tb testing.TB) time.Duration {
 
 // runRTTBatch makes batch i of shape s without latency, processes it with
 // latency lat (and the shape's faults), checks it and returns the time it
-// took; the environment's log and connection count are the batch's.
-func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, lat time.Duration) time.Duration {
+// took and the process's CPU meanwhile (the host's and the in-process
+// ddblocal's); the environment's log and connection count are the batch's.
+func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, lat time.Duration) (took, cpu time.Duration) {
 	b.StopTimer()
 	defer b.StartTimer()
 	recs := s.batch(b, h, n, i)
@@ -185,11 +191,11 @@ func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, l
 	}
 	n.Reset()
 	stopProfile := rttProfile(b, i)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuNow()
 	b.StartTimer()
 	res, err := h.ProcessBatch(context.Background(), recs)
 	b.StopTimer()
-	took := time.Since(start)
+	took, cpu = time.Since(start), cpuNow()-cpu0
 	stopProfile()
 	n.SetLatency(0)
 	if err != nil {
@@ -201,7 +207,7 @@ func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, l
 	if s.check != nil {
 		s.check(b, res)
 	}
-	return took
+	return took, cpu
 }
 
 // rttProfile starts a CPU profile of batch i, the timed part only, when
