@@ -77,12 +77,13 @@ func clean(v string) string {
 	return v
 }
 
-// signingKeyFor returns the key of creds on date (yyyymmdd), derived on
+// signingKeyFor returns the key of creds on day (yyyymmdd), derived on
 // its first use and kept until the date or the credentials change.
-func (s *signer) signingKeyFor(creds *aws.Credentials, date string) *signingKey {
-	if k := s.key.Load(); k != nil && k.date == date && k.akid == creds.AccessKeyID && k.secret == creds.SecretAccessKey {
+func (s *signer) signingKeyFor(creds *aws.Credentials, day []byte) *signingKey {
+	if k := s.key.Load(); k != nil && k.date == string(day) && k.akid == creds.AccessKeyID && k.secret == creds.SecretAccessKey {
 		return k
 	}
+	date := string(day)
 	mac := func(key []byte, data string) []byte {
 		h := hmac.New(sha256.New, key)
 		h.Write([]byte(data))
@@ -124,7 +125,7 @@ func (s *signer) sign(req *http.Request, creds *aws.Credentials, payloadHash str
 	t = t.UTC()
 	var dateBuf [16]byte
 	amzDate := t.AppendFormat(dateBuf[:0], "20060102T150405Z")
-	k := s.signingKeyFor(creds, string(amzDate[:8]))
+	k := s.signingKeyFor(creds, amzDate[:8])
 
 	bp := signBufs.Get().(*[]byte)
 	defer signBufs.Put(bp)
