@@ -67,9 +67,9 @@ func newSigner(rawURL, service, region string) *signer {
 	return s
 }
 
-// clean reports v as the SDK puts a header value in the canonical
-// request: spaces trimmed and runs of them made one (v unchanged when it
-// needs neither).
+// clean returns v when the SDK puts it in the canonical request as it is
+// (no spaces to trim, no runs of them to make one), else "": a value the
+// lean signer leaves to the SDK's.
 func clean(v string) string {
 	if strings.TrimSpace(v) != v || strings.Contains(v, "  ") {
 		return ""
