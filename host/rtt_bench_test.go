@@ -8,6 +8,9 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"sort"
 	"testing"
 	"time"
@@ -106,11 +109,17 @@ func rttShapes() []rttShape {
 // requests each sent after the previous one's answer, and rowchain/batch
 // the longest such chain of one row's requests: the round trips the
 // batch's dependencies need, which a machine short of CPU does not
-// lengthen the way it lengthens rtt/batch and chain/batch. The host runs at
+// lengthen the way it lengthens rtt/batch and chain/batch; cpu-µs/record
+// is the process's CPU over the timed batches (the host's and the
+// in-process ddblocal's), which the latency and a machine's other load
+// change far less than the wall time; allocs/record and B/record are the
+// process's allocations over them (exact where CPU is not; the host's and
+// ddblocal's). The host runs at
 // its default configuration (concurrency, its own DynamoDB client and HTTP
 // transport) with native logic; one batch goes before the measured ones,
 // as a previous batch would (the connections it opens are kept).
-// DYNAFOLD_RTT_LATENCY sets another latency.
+// DYNAFOLD_RTT_LATENCY sets another latency; DYNAFOLD_RTT_CPUPROFILE, a
+// directory, gets a CPU profile of each timed batch (rttProfile).
 //
 //	go test ./host -run '^$' -bench BatchRoundTrips -benchtime 20x
 func BenchmarkBatchRoundTrips(b *testing.B) {
@@ -121,13 +130,14 @@ func BenchmarkBatchRoundTrips(b *testing.B) {
 			lat := benchLatency(b)
 			// One batch first, as a previous batch would have: the
 			// connections it opens are kept for the next.
-			runRTTBatch(b, s, n, h, -1, lat)
+			_ = runRTTBatch(b, s, n, h, -1, lat)
 			counts := map[string]int{}
 			var conns, chains, rowChains int64
-			var took time.Duration
+			var sum rttCost
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				took += runRTTBatch(b, s, n, h, i, lat)
+				c := runRTTBatch(b, s, n, h, i, lat)
+				sum.took, sum.cpu, sum.mallocs, sum.bytes = sum.took+c.took, sum.cpu+c.cpu, sum.mallocs+c.mallocs, sum.bytes+c.bytes
 				for op, c := range n.Counts() {
 					counts[op] += c
 				}
@@ -135,7 +145,10 @@ func BenchmarkBatchRoundTrips(b *testing.B) {
 				chains += int64(netenv.Chain(n.Requests()))
 				rowChains += int64(netenv.RowChain(n.Requests()))
 			}
-			b.ReportMetric(float64(took)/float64(b.N)/float64(lat), "rtt/batch")
+			b.ReportMetric(float64(sum.took)/float64(b.N)/float64(lat), "rtt/batch")
+			b.ReportMetric(float64(sum.cpu.Microseconds())/float64(b.N)/100, "cpu-µs/record")
+			b.ReportMetric(float64(sum.mallocs)/float64(b.N)/100, "allocs/record")
+			b.ReportMetric(float64(sum.bytes)/float64(b.N)/100, "B/record")
 			ops := make([]string, 0, len(counts))
 			for op := range counts {
 				ops = append(ops, op)
@@ -166,10 +179,17 @@ func benchLatency(tb testing.TB) time.Duration {
 	return d
 }
 
+// rttCost is what a batch took: its wall time, and the process's CPU and
+// allocations meanwhile (the host's and the in-process ddblocal's).
+type rttCost struct {
+	took, cpu      time.Duration
+	mallocs, bytes uint64
+}
+
 // runRTTBatch makes batch i of shape s without latency, processes it with
-// latency lat (and the shape's faults), checks it and returns the time it
-// took; the environment's log and connection count are the batch's.
-func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, lat time.Duration) time.Duration {
+// latency lat (and the shape's faults), checks it and returns what it
+// cost; the environment's log and connection count are the batch's.
+func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, lat time.Duration) (c rttCost) {
 	b.StopTimer()
 	defer b.StartTimer()
 	recs := s.batch(b, h, n, i)
@@ -181,11 +201,17 @@ func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, l
 		n.SetFaults(*s.faults)
 	}
 	n.Reset()
-	start := time.Now()
+	stopProfile := rttProfile(b, i)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	start, cpu0 := time.Now(), cpuNow()
 	b.StartTimer()
 	res, err := h.ProcessBatch(context.Background(), recs)
 	b.StopTimer()
-	took := time.Since(start)
+	c.took, c.cpu = time.Since(start), cpuNow()-cpu0
+	runtime.ReadMemStats(&m1)
+	c.mallocs, c.bytes = m1.Mallocs-m0.Mallocs, m1.TotalAlloc-m0.TotalAlloc
+	stopProfile()
 	n.SetLatency(0)
 	if err != nil {
 		b.Fatal(err)
@@ -196,7 +222,32 @@ func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, l
 	if s.check != nil {
 		s.check(b, res)
 	}
-	return took
+	return c
+}
+
+// rttProfile starts a CPU profile of batch i, the timed part only, when
+// DYNAFOLD_RTT_CPUPROFILE names a directory (the profile goes to
+// batch-i.prof in it; `go tool pprof` given several merges them), and
+// returns what stops it. The process's whole CPU is sampled, the
+// in-process ddblocal's included, but not the batches' setup.
+func rttProfile(b *testing.B, i int) (stop func()) {
+	dir := os.Getenv("DYNAFOLD_RTT_CPUPROFILE")
+	if dir == "" || i < 0 {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("batch-%d.prof", i)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"runtime"
 	"strconv"
 	"sync"
@@ -64,7 +65,9 @@ type Wire struct {
 	url     string
 	region  string
 	creds   aws.CredentialsProvider
-	signer  *v4.Signer
+	signer  *v4.Signer // the SDK's, for what lean does not sign
+	lean    *signer
+	now     func() time.Time // the signing clock
 	retryer aws.RetryerV2
 	// Attempt, when set, is called before every attempt is sent (retries
 	// included) with the operation's name.
@@ -175,7 +178,12 @@ func newWire(svc service, url string, client aws.HTTPClient, region string, cred
 	if !ok {
 		r2 = retryerV2{retryer}
 	}
-	return &Wire{svc: svc, client: client, url: url, region: region, creds: creds, signer: v4.NewSigner(), retryer: r2}
+	w := &Wire{svc: svc, client: client, url: url, region: region, creds: creds, signer: v4.NewSigner(), retryer: r2, now: time.Now}
+	w.lean = newSigner(url, svc.signing, region)
+	if w.lean.ok && !w.signsAsTheSDK() {
+		w.lean.ok = false
+	}
+	return w
 }
 
 // retryerV2 gives a Retryer without GetAttemptToken the SDK's fallback.
@@ -202,13 +210,13 @@ func PutBuffer(b *bytes.Buffer) {
 }
 
 // CallBuffer is Call with a body from Buffer, which it takes: the buffer
-// goes back to the pool once net/http has closed every body it was given
+// goes back to the pool once net/http has written every body it was given
 // (a transport may still be sending a body it was answered before; that
 // buffer is left to the garbage collector).
 func (w *Wire) CallBuffer(ctx context.Context, op string, buf *bytes.Buffer, decode func(answer []byte) error) error {
-	var open atomic.Int32
-	err := w.call(ctx, op, buf.Bytes(), decode, &open)
-	if open.Load() == 0 {
+	st := &bodies{}
+	err := w.call(st.context(ctx), op, buf.Bytes(), decode, st)
+	if st.open.Load() == 0 {
 		PutBuffer(buf)
 	}
 	return err
@@ -217,35 +225,41 @@ func (w *Wire) CallBuffer(ctx context.Context, op string, buf *bytes.Buffer, dec
 // Call sends the request body of operation op ("PutItem", ...) and calls
 // decode with the answer's body, which is valid only during the call.
 func (w *Wire) Call(ctx context.Context, op string, body []byte, decode func(answer []byte) error) error {
-	var open atomic.Int32
-	return w.call(ctx, op, body, decode, &open)
+	st := &bodies{}
+	return w.call(st.context(ctx), op, body, decode, st)
 }
 
-// reqBody is a request's body: Read and Close only (no WriterTo: see
-// KeepConnections); open counts the bodies net/http has not closed yet.
-type reqBody struct {
-	r    bytes.Reader
-	open *atomic.Int32
-	once sync.Once
+// bodies counts the request bodies of a call that net/http has not
+// finished writing: one more for each body handed to it (a retry's, a
+// body net/http gets again with GetBody), one less as each request's
+// write ends (httptrace's WroteRequest, called once the body is no longer
+// read). A body is an io.NopCloser of a *bytes.Reader, which net/http
+// writes with the headers in one write (a body of another type has its
+// headers flushed first: two writes, and two reads at the server), and
+// whose WriteTo, once read, answers 0 and no error (see KeepConnections:
+// the connection stays open).
+type bodies struct {
+	open  atomic.Int32
+	trace httptrace.ClientTrace
 }
 
-func newReqBody(b []byte, open *atomic.Int32) *reqBody {
-	rb := &reqBody{open: open}
-	rb.r.Reset(b)
-	open.Add(1)
-	return rb
+// context returns ctx with st's trace.
+func (st *bodies) context(ctx context.Context) context.Context {
+	st.trace.WroteRequest = func(httptrace.WroteRequestInfo) { st.open.Add(-1) }
+	return httptrace.WithClientTrace(ctx, &st.trace)
 }
 
-func (b *reqBody) Read(p []byte) (int, error) { return b.r.Read(p) }
-
-func (b *reqBody) Close() error {
-	b.once.Do(func() { b.open.Add(-1) })
-	return nil
+// body returns a new body reading b, counted.
+func (st *bodies) body(b []byte) io.ReadCloser {
+	st.open.Add(1)
+	return io.NopCloser(bytes.NewReader(b))
 }
 
-func (w *Wire) call(ctx context.Context, op string, body []byte, decode func(answer []byte) error, open *atomic.Int32) error {
+func (w *Wire) call(ctx context.Context, op string, body []byte, decode func(answer []byte) error, st *bodies) error {
 	sum := sha256.Sum256(body)
-	hash := hex.EncodeToString(sum[:])
+	var hexSum [2 * sha256.Size]byte
+	hex.Encode(hexSum[:], sum[:])
+	hash := string(hexSum[:])
 	release := func(error) error { return nil }
 	maxAttempts := w.retryer.MaxAttempts()
 	for attempt := 1; ; attempt++ {
@@ -259,7 +273,7 @@ func (w *Wire) call(ctx context.Context, op string, body []byte, decode func(ans
 		if w.Attempt != nil {
 			w.Attempt(op)
 		}
-		err = w.send(ctx, op, body, open, hash, decode)
+		err = w.send(ctx, op, body, st, hash, decode)
 		_ = release(err)
 		_ = releaseAttempt(err)
 		if err == nil {
@@ -294,13 +308,13 @@ func (w *Wire) opError(op string, err error) error {
 }
 
 // send makes one attempt.
-func (w *Wire) send(ctx context.Context, op string, body []byte, open *atomic.Int32, hash string, decode func([]byte) error) error {
+func (w *Wire) send(ctx context.Context, op string, body []byte, st *bodies, hash string, decode func([]byte) error) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, http.NoBody)
 	if err != nil {
 		return err
 	}
-	req.Body, req.ContentLength = newReqBody(body, open), int64(len(body))
-	req.GetBody = func() (io.ReadCloser, error) { return newReqBody(body, open), nil }
+	req.Body, req.ContentLength = st.body(body), int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return st.body(body), nil }
 	req.Header["Content-Type"] = w.svc.json
 	req.Header["X-Amz-Target"] = []string{w.svc.target + op}
 	req.Header["Accept-Encoding"] = identity // the checksum is of the bytes as sent
@@ -308,8 +322,10 @@ func (w *Wire) send(ctx context.Context, op string, body []byte, open *atomic.In
 	if err != nil {
 		return fmt.Errorf("failed to retrieve credentials: %w", err)
 	}
-	if err := w.signer.SignHTTP(ctx, creds, req, hash, w.svc.signing, w.region, time.Now().UTC()); err != nil {
-		return fmt.Errorf("failed to sign request: %w", err)
+	if now := w.now(); !w.lean.sign(req, &creds, hash, now) {
+		if err := w.signer.SignHTTP(ctx, creds, req, hash, w.svc.signing, w.region, now.UTC()); err != nil {
+			return fmt.Errorf("failed to sign request: %w", err)
+		}
 	}
 	resp, err := w.client.Do(req)
 	if err != nil {
