@@ -37,6 +37,8 @@ const (
 	// itself and at random (durability_shards_test.go).
 	durabilitySplitsEnv = "DDBLOCAL_DURABILITY_SPLITS"
 	helperTest          = "TestDurability_HelperProcess"
+	// durabilityNoSyncEnv runs the child with Options.NoSync.
+	durabilityNoSyncEnv = "DDBLOCAL_DURABILITY_NOSYNC"
 )
 
 func TestDurability_HelperProcess(t *testing.T) {
@@ -48,6 +50,7 @@ func TestDurability_HelperProcess(t *testing.T) {
 		DataDir:     dir,
 		TTLInterval: -1,
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		NoSync:      os.Getenv(durabilityNoSyncEnv) != "",
 	}
 	splits := os.Getenv(durabilitySplitsEnv) != ""
 	if splits {

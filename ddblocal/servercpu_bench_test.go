@@ -35,6 +35,9 @@ const (
 	// many item writes it stored in how many store commits when it exits.
 	cpuChildStatsEnv = "DDBLOCAL_CPU_CHILD_STATS"
 	cpuHelperTest    = "TestServerCPU_HelperProcess"
+	// cpuNoSyncPrefix before the data dir runs the child with
+	// Options.NoSync (the "data-nosync" store).
+	cpuNoSyncPrefix = "nosync:"
 )
 
 func TestServerCPU_HelperProcess(t *testing.T) {
@@ -45,6 +48,9 @@ func TestServerCPU_HelperProcess(t *testing.T) {
 	opts := Options{TTLInterval: -1, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if dir != "-" {
 		opts.DataDir = dir
+	}
+	if d, ok := strings.CutPrefix(dir, cpuNoSyncPrefix); ok {
+		opts.DataDir, opts.NoSync = d, true
 	}
 	if p := os.Getenv(cpuChildProfEnv); p != "" {
 		f, err := os.Create(p)
@@ -258,11 +264,20 @@ func BenchmarkServerCPU(b *testing.B) {
 	}{{"ddblocal", startDDBLocalProcess}, {"dynalite", startDynaliteProcess}}
 	for _, sv := range servers {
 		b.Run(sv.name, func(b *testing.B) {
-			for _, store := range []string{"memory", "data"} {
+			stores := []string{"memory", "data"}
+			if sv.name == "ddblocal" {
+				// dynalite's data store does not sync its writes: ddblocal's
+				// like it is data-nosync
+				stores = append(stores, "data-nosync")
+			}
+			for _, store := range stores {
 				b.Run(store, func(b *testing.B) {
 					data := "-"
-					if store == "data" {
+					switch store {
+					case "data":
 						data = b.TempDir()
+					case "data-nosync":
+						data = cpuNoSyncPrefix + b.TempDir()
 					}
 					srv := sv.start(b, data)
 					defer srv.stop()

@@ -46,6 +46,7 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	}
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address; must be loopback unless --allow-non-loopback")
 	data := fs.String("data", "", "data directory; tables, items and streams survive a restart, every acknowledged write with its stream record (default: in memory)")
+	noSync := fs.Bool("no-sync", false, "with --data: do not sync the data file after each write; a write survives ddblocal's death (even kill -9) but not the machine's (power loss, kernel crash); faster, for tests")
 	allow := fs.Bool("allow-non-loopback", false, "allow a non-loopback --addr such as 0.0.0.0:8000 (ddblocal has no authentication: anyone who reaches it can read and change every table)")
 	shards := fs.Int("stream-shards", 4, "open shards of each new stream; an item's records stay in one shard, in order")
 	split := fs.Int("split-after", 0, "split a shard into two children once it has taken this many records, as a growing partition splits (0: never by itself)")
@@ -76,7 +77,10 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	if *split < 0 || *latency < 0 || *tableDelay < 0 {
 		return ddblocal.Options{}, fmt.Errorf("--split-after, --latency and --table-delay cannot be negative (got %d, %s and %s)", *split, *latency, *tableDelay)
 	}
-	opts := ddblocal.Options{Addr: *addr, DataDir: *data, AllowNonLoopback: *allow, RequestMemoryWait: *memWait,
+	if *noSync && *data == "" {
+		return ddblocal.Options{}, fmt.Errorf("--no-sync applies to a data directory: give --data DIR, or leave --no-sync out (without --data everything is in memory)")
+	}
+	opts := ddblocal.Options{Addr: *addr, DataDir: *data, NoSync: *noSync, AllowNonLoopback: *allow, RequestMemoryWait: *memWait,
 		TableDelay: *tableDelay, AllowUnsigned: *unsigned,
 		Streams: ddblocal.StreamOptions{Shards: *shards, SplitAfterRecords: *split},
 		Faults:  ddblocal.FaultConfig{Latency: *latency},

@@ -146,6 +146,21 @@ func TestC5_DdblocalStreamShardsFlagSetsTheOpenShardsOfANewStream(t *testing.T) 
 	}
 }
 
+// TestY8_DDBLocalNoSyncFlag: --no-sync reaches Options.NoSync with --data,
+// is off by default, and is refused without a data directory.
+func TestY8_DDBLocalNoSyncFlag(t *testing.T) {
+	opts, err := ddblocalOptions([]string{"--data", t.TempDir(), "--no-sync"})
+	if err != nil || !opts.NoSync {
+		t.Fatalf("--data DIR --no-sync: NoSync %v, err %v", opts.NoSync, err)
+	}
+	if opts, _ := ddblocalOptions([]string{"--data", t.TempDir()}); opts.NoSync {
+		t.Fatal("--data DIR alone: NoSync is on, want the file synced after each write")
+	}
+	if _, err := ddblocalOptions([]string{"--no-sync"}); err == nil || !strings.Contains(err.Error(), "--data") {
+		t.Fatalf("--no-sync without --data: err %v, want a refusal naming --data", err)
+	}
+}
+
 func TestW6_DDBLocalCommandSetsTheRequestMemory(t *testing.T) {
 	opts, err := ddblocalOptions([]string{"--request-memory-mib", "64", "--request-memory-wait", "2s"})
 	if err != nil {
