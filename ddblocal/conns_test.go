@@ -3,7 +3,6 @@ package ddblocal
 import (
 	"context"
 	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -27,18 +26,9 @@ func closeWithAnUnusedConnection(t *testing.T, opts Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := strings.TrimPrefix(s.Endpoint(), "http://")
-	unused, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unused.Close()
+	unused := dial(t, s)
 	// a second connection that has served a request and is idle
-	used, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer used.Close()
+	used := dial(t, s)
 	if _, err := io.WriteString(used, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +44,6 @@ func closeWithAnUnusedConnection(t *testing.T, opts Options) {
 	if took := time.Since(start); took >= 4*time.Second {
 		t.Fatalf("Close took %v with an unused connection open; net/http alone waits 5s for it", took)
 	}
-	_ = unused.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if n, err := unused.Read(buf); err == nil {
 		t.Fatalf("the unused connection is still open after Close: read %q", buf[:n])
 	}

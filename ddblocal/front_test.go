@@ -162,12 +162,7 @@ func readRawAnswer(br *bufio.Reader) ([]byte, error) {
 // (all at once when 0), then reads n answers.
 func exchange(t *testing.T, srv *Server, raw []byte, piece, n int) []string {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.Endpoint(), "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(time.Minute))
+	conn := dial(t, srv)
 	go func() {
 		for len(raw) > 0 {
 			k := len(raw)
@@ -270,12 +265,7 @@ func signedHead(t *testing.T, srv *Server, n int, extra ...string) string {
 // reads everything until the server closes it.
 func untilClosed(t *testing.T, srv *Server, raw string, halfClose bool) string {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.Endpoint(), "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(time.Minute))
+	conn := dial(t, srv)
 	go func() {
 		_, _ = io.WriteString(conn, raw)
 		if halfClose {
