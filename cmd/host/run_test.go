@@ -127,6 +127,12 @@ func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testi
 	assert.Contains(t, metrics, "dynafold_plugin_call_duration_seconds_bucket")
 	assert.Equal(t, "ready\n", httpGet(t, adminURL+"/readyz"))
 
+	// a progress line (every 500 ms) before the stop: a run served from the
+	// compilation cache may fold all of the above in less
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "records/s"); {
+		require.True(t, time.Now().Before(deadline), "no progress line in 30 s; stderr:\n%s", stderr.String())
+		time.Sleep(20 * time.Millisecond)
+	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:
