@@ -24,7 +24,7 @@ func TestH5_DemoOnTheEmbeddedDefaultChecksEveryRow(t *testing.T) {
 	plugin := wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm")
 	out := captureStdout(t, func() {
 		err := runDemo(context.Background(), []string{"--orders", "40", "--lanes", "4", "--batch", "20", "--seed", "3",
-			"--plugin", plugin, "--cache-dir", t.TempDir()})
+			"--plugin", plugin, "--cache-dir", testCacheDir})
 		require.NoError(t, err)
 	})
 	assert.Contains(t, out, "all 40 rows equal the in-order fold of their stream")

@@ -30,10 +30,7 @@ import (
 // duplicates and reordering changes; a shard is split while they run.
 // Every row ends at its order's head; a SIGTERM stops both cleanly.
 func TestK2_RunBinaryReadsKinesisStreamWithDuplicatesAndReordering(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "host")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := hostBinary(t)
 	env := testenv.Start(t, func(o *ddblocal.Options) {
 		o.Kinesis = ddblocal.KinesisOptions{OnDemandShards: 4, Faults: ddblocal.KinesisFaults{DuplicateRate: 0.3, ReorderRate: 0.3, Seed: 25}}
 	})
@@ -46,11 +43,11 @@ func TestK2_RunBinaryReadsKinesisStreamWithDuplicatesAndReordering(t *testing.T)
 	require.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
   "endpoint": %q,
   "eventStore": {"table": "events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
-  "plugins": {"cacheDir": "cache"},
+  "plugins": {"cacheDir": %q},
   "projections": [{"name": "summaries", "plugin": "orders.wasm", "table": "summaries", "checkpoint": {"field": "version"}}],
   "sidecar": {"leaseTable": "leases", "pollInterval": "20ms", "leaseDuration": "1s", "batchSize": 5,
     "kinesis": {"stream": "order-changes"}}
-}`, env.Server.Endpoint())), 0o644))
+}`, env.Server.Endpoint(), testCacheDir)), 0o644))
 	creds := append(os.Environ(), "AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x", "AWS_ENDPOINT_URL_KINESIS=")
 	tables := exec.Command(bin, "tables", "create", "--config", cfgPath)
 	tables.Env = creds

@@ -70,10 +70,7 @@ func (p *proc) term(t *testing.T) error {
 // start naming the holder, and SIGTERM stops each cleanly.
 func TestC5_RunBinaryThreeProcessesShareEightShardsOfDdblocalWithLatency(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "host")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := hostBinary(t)
 	env := append(os.Environ(), "AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x")
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	endpoint := "http://" + addr
@@ -95,10 +92,10 @@ func TestC5_RunBinaryThreeProcessesShareEightShardsOfDdblocalWithLatency(t *test
 	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `{
   "endpoint": %q,
   "eventStore": {"table": "events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
-  "plugins": {"cacheDir": "cache"},
+  "plugins": {"cacheDir": %q},
   "projections": [{"name": "summaries", "plugin": "orders.wasm", "table": "summaries", "checkpoint": {"field": "version"}}],
   "sidecar": {"leaseTable": "leases", "pollInterval": "20ms", "leaseDuration": "1500ms", "batchSize": 10}
-}`, endpoint), 0o644))
+}`, endpoint, testCacheDir), 0o644))
 	out, err := func() ([]byte, error) {
 		c := exec.Command(bin, "tables", "create", "--config", cfgPath)
 		c.Env = env

@@ -32,11 +32,7 @@ import (
 // TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM runs
 // `host run` as a built binary against a ddblocal started by the test.
 func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "host")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := hostBinary(t)
 	env := testenv.Start(t, func(o *ddblocal.Options) { o.Streams.ShardMaxRecords = 6 })
 	dir := t.TempDir()
 	v1, err := os.ReadFile(v1Path(t))
@@ -48,11 +44,11 @@ func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testi
 	require.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
   "endpoint": %q,
   "eventStore": {"table": "events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
-  "plugins": {"cacheDir": "cache"},
+  "plugins": {"cacheDir": %q},
   "projections": [{"name": "summaries", "plugin": "orders.wasm", "table": "summaries", "checkpoint": {"field": "version"},
     "writtenBy": "writtenBy", "hotSwap": {"watch": true, "settle": "10ms"}}],
   "sidecar": {"leaseTable": "leases", "pollInterval": "20ms", "leaseDuration": "1s", "batchSize": 5}
-}`, env.Server.Endpoint())), 0o644))
+}`, env.Server.Endpoint(), testCacheDir)), 0o644))
 	creds := append(os.Environ(), "AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x")
 	tables := exec.Command(bin, "tables", "create", "--config", cfgPath)
 	tables.Env = creds
@@ -131,6 +127,12 @@ func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testi
 	assert.Contains(t, metrics, "dynafold_plugin_call_duration_seconds_bucket")
 	assert.Equal(t, "ready\n", httpGet(t, adminURL+"/readyz"))
 
+	// a progress line (every 500 ms) before the stop: a run served from the
+	// compilation cache may fold all of the above in less
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "records/s"); {
+		require.True(t, time.Now().Before(deadline), "no progress line in 30 s; stderr:\n%s", stderr.String())
+		time.Sleep(20 * time.Millisecond)
+	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:

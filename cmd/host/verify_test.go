@@ -46,13 +46,13 @@ func jsonLines(t *testing.T, out string) []map[string]any {
 	return lines
 }
 
-// cachedOrderConfig is orderConfig with a compilation cache, so that
-// each command after the first loads the plugin at once.
+// cachedOrderConfig is orderConfig with a compilation cache (the one this
+// package's tests share), so that each command loads the plugin at once.
 func cachedOrderConfig(t *testing.T) (string, *testenv.Env, string) {
 	t.Helper()
 	cfgPath, env, summaries := orderConfig(t)
 	editConfig(t, cfgPath, func(cfg map[string]any) {
-		cfg["plugins"] = map[string]any{"cacheDir": filepath.Join(t.TempDir(), "wazero")}
+		cfg["plugins"] = map[string]any{"cacheDir": testCacheDir}
 	})
 	return cfgPath, env, summaries
 }

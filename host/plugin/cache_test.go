@@ -31,10 +31,7 @@ func TestW5_ReadOnlyPrecompiledCache(t *testing.T) {
 	wasm := orderSummaryWasm(t)
 	for _, mode := range []string{"configured", "unwritable"} {
 		t.Run(mode, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}); err != nil {
-				t.Fatal(err)
-			}
+			dir := precompiled(t, wasm)
 			view, how := dir, "plugins.cacheReadOnly on a writable directory"
 			if mode == "unwritable" {
 				view, how = wasmcachetest.MakeReadOnly(t, dir)
@@ -94,10 +91,7 @@ func TestW5_ReadOnlyPrecompiledCache(t *testing.T) {
 func TestW5_ReadOnlyCacheStaleMarker(t *testing.T) {
 	ctx := context.Background()
 	wasm := orderSummaryWasm(t)
-	dir := t.TempDir()
-	if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}); err != nil {
-		t.Fatal(err)
-	}
+	dir := precompiled(t, wasm)
 	entries, err := filepath.Glob(filepath.Join(wasmcache.EntriesDir(dir), "entry-*"))
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("compiled code in the cache: %v (%v), want 1 file", entries, err)

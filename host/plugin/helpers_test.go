@@ -20,6 +20,8 @@ var (
 	guestsMu sync.Mutex
 	guests   = map[string][]byte{}
 	cacheDir string // a compilation cache shared by the tests of one run
+	// goldenRoot holds the caches precompiled once per run (precompiled).
+	goldenRoot string
 )
 
 func TestMain(m *testing.M) {
@@ -29,8 +31,12 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	cacheDir = dir
+	if goldenRoot, err = os.MkdirTemp("", "dynafold-plugin-test-precompiled-"); err != nil {
+		panic(err)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	os.RemoveAll(goldenRoot)
 	os.Exit(code)
 }
 

@@ -88,10 +88,7 @@ func TestW6_TamperedCompiledCodeIsRefused(t *testing.T) {
 	}
 	for _, readOnly := range []bool{false, true} {
 		t.Run(map[bool]string{false: "writable", true: "read-only"}[readOnly], func(t *testing.T) {
-			dir := t.TempDir()
-			if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}); err != nil {
-				t.Fatal(err)
-			}
+			dir := precompiled(t, wasm)
 			for _, e := range wazeroEntries(t, dir) {
 				corruptCode(t, e)
 			}
@@ -147,12 +144,7 @@ func TestW6_InstrumentedModuleIsBoundToItsInput(t *testing.T) {
 	a, b := testGuest(t, "good"), testGuest(t, "trap")
 	for _, readOnly := range []bool{false, true} {
 		t.Run(map[bool]string{false: "writable", true: "read-only"}[readOnly], func(t *testing.T) {
-			dir := t.TempDir()
-			for _, m := range [][]byte{a, b} {
-				if err := plugin.Precompile(ctx, m, plugin.Config{CacheDir: dir}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			dir := precompiled(t, a, b)
 			bb, err := os.ReadFile(instrumentedFile(t, dir, b))
 			if err != nil {
 				t.Fatal(err)

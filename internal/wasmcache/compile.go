@@ -46,10 +46,14 @@ func Open(dir string, configuredReadOnly bool, keyFile string) (*Cache, error) {
 
 // OpenOrWarn is Open for a load that goes on without the cache when it
 // cannot be used: it logs why (once per directory and reason) and returns
-// nil. dir "" is no cache.
+// nil. dir "" is no cache (unless a test set a fallback:
+// SetFallbackForTests).
 func OpenOrWarn(dir string, configuredReadOnly bool, keyFile, plugin string, log *slog.Logger) *Cache {
 	if dir == "" {
-		return nil
+		if dir, keyFile = fallbackFor(); dir == "" {
+			return nil
+		}
+		configuredReadOnly = false
 	}
 	c, err := Open(dir, configuredReadOnly, keyFile)
 	if err != nil {
