@@ -98,15 +98,8 @@ func (n *Node) object(member func(key []byte, v *Node) error) error {
 	if d.peek() != '{' {
 		return errNotObject
 	}
-	if err := d.push(); err != nil {
+	if empty, err := d.open('}'); empty || err != nil {
 		return err
-	}
-	d.pos++
-	d.ws()
-	if d.peek() == '}' {
-		d.pos++
-		d.jsonD--
-		return nil
 	}
 	for {
 		d.ws()
@@ -129,17 +122,10 @@ func (n *Node) object(member func(key []byte, v *Node) error) error {
 				return err
 			}
 		}
-		d.ws()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			continue
-		case '}':
-			d.pos++
+		if done, err := d.next('}'); done || err != nil {
 			d.jsonD--
-			return nil
+			return err
 		}
-		return errSyntax
 	}
 }
 
@@ -175,15 +161,8 @@ func (n *Node) Array(elem func(v *Node) error) error {
 	default:
 		return errNotArray
 	}
-	if err := d.push(); err != nil {
+	if empty, err := d.open(']'); empty || err != nil {
 		return err
-	}
-	d.pos++
-	d.ws()
-	if d.peek() == ']' {
-		d.pos++
-		d.jsonD--
-		return nil
 	}
 	for {
 		d.ws()
@@ -196,16 +175,9 @@ func (n *Node) Array(elem func(v *Node) error) error {
 				return err
 			}
 		}
-		d.ws()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			continue
-		case ']':
-			d.pos++
+		if done, err := d.next(']'); done || err != nil {
 			d.jsonD--
-			return nil
+			return err
 		}
-		return errSyntax
 	}
 }

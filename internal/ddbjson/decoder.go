@@ -106,20 +106,17 @@ func (d *decoder) item(level int) (abi.Item, error) {
 			return nil, err
 		}
 	}
-	if err := d.push(); err != nil {
+	empty, err := d.open('}')
+	if err != nil {
 		return nil, err
 	}
-	d.pos++
 	out := make(abi.Item, n)
+	if empty {
+		return out, nil
+	}
 	// errs holds the errors of members a later duplicate may replace
 	// (encoding/json keeps the last of duplicate names).
 	var errs []memberErr
-	d.ws()
-	if d.peek() == '}' {
-		d.pos++
-		d.jsonD--
-		return out, nil
-	}
 	for {
 		d.ws()
 		if d.peek() != '"' {
@@ -185,17 +182,11 @@ func (d *decoder) item(level int) (abi.Item, error) {
 				errs = append(errs, memberErr{k, err})
 			}
 		}
-		d.ws()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			continue
-		case '}':
-			d.pos++
-		default:
-			return nil, errSyntax
+		if done, err := d.next('}'); err != nil {
+			return nil, err
+		} else if done {
+			break
 		}
-		break
 	}
 	d.jsonD--
 	if len(errs) > 0 {
@@ -241,14 +232,9 @@ func (d *decoder) value(level int) (abi.Value, error) {
 	default:
 		return abi.Value{}, d.wrapMismatch("", d.mismatch(typeObject))
 	}
-	if err := d.push(); err != nil {
+	if empty, err := d.open('}'); err != nil {
 		return abi.Value{}, err
-	}
-	d.pos++
-	d.ws()
-	if d.peek() == '}' {
-		d.pos++
-		d.jsonD--
+	} else if empty {
 		return abi.Value{}, &DecodeError{Kind: Empty}
 	}
 	var (
@@ -297,17 +283,11 @@ func (d *decoder) value(level int) (abi.Value, error) {
 				}
 			}
 		}
-		d.ws()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			continue
-		case '}':
-			d.pos++
-		default:
-			return abi.Value{}, errSyntax
+		if done, err := d.next('}'); err != nil {
+			return abi.Value{}, err
+		} else if done {
+			break
 		}
-		break
 	}
 	d.jsonD--
 	if multiple {
@@ -522,32 +502,26 @@ func (d *decoder) array(t string, goType reflect.Type, values bool, start func(n
 	if err != nil {
 		return err
 	}
-	if err := d.push(); err != nil {
+	empty, err := d.open(']')
+	if err != nil {
 		return err
 	}
-	d.pos++
 	start(n)
-	d.ws()
-	if d.peek() != ']' {
-		for {
-			d.ws()
-			if err := member(); err != nil {
-				return err
-			}
-			d.ws()
-			if d.peek() == ',' {
-				d.pos++
-				continue
-			}
-			if d.peek() != ']' {
-				return errSyntax
-			}
-			break
+	if empty {
+		return nil
+	}
+	for {
+		d.ws()
+		if err := member(); err != nil {
+			return err
+		}
+		if done, err := d.next(']'); err != nil {
+			return err
+		} else if done {
+			d.jsonD--
+			return nil
 		}
 	}
-	d.pos++
-	d.jsonD--
-	return nil
 }
 
 // blob decodes a base64 string (null: empty).

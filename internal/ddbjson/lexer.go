@@ -98,6 +98,38 @@ func (d *decoder) push() error {
 	return nil
 }
 
+// open enters the array or object whose opening byte is at pos (checked
+// by the caller), one level deeper; empty reports that close follows at
+// once, read, and the level left.
+func (d *decoder) open(close byte) (empty bool, err error) {
+	if d.jsonD++; d.jsonD > maxJSONDepth {
+		return false, errSyntax
+	}
+	d.pos++
+	d.ws()
+	if empty = d.pos < len(d.b) && d.b[d.pos] == close; empty {
+		d.pos++
+		d.jsonD--
+	}
+	return empty, nil
+}
+
+// next reads what follows a member or an element: a comma (more follow)
+// or close (the container ends: done, close read). The caller leaves the
+// container's level (jsonD) when it entered one.
+func (d *decoder) next(close byte) (done bool, err error) {
+	d.ws()
+	switch d.peek() {
+	case ',':
+		d.pos++
+		return false, nil
+	case close:
+		d.pos++
+		return true, nil
+	}
+	return false, errSyntax
+}
+
 func (d *decoder) colon() error {
 	d.ws()
 	if d.peek() != ':' {
@@ -231,15 +263,8 @@ func (d *decoder) skip() error {
 	d.ws()
 	switch c := d.peek(); {
 	case c == '{':
-		if err := d.push(); err != nil {
+		if empty, err := d.open('}'); empty || err != nil {
 			return err
-		}
-		d.pos++
-		d.ws()
-		if d.peek() == '}' {
-			d.pos++
-			d.jsonD--
-			return nil
 		}
 		for {
 			d.ws()
@@ -255,44 +280,23 @@ func (d *decoder) skip() error {
 			if err := d.skip(); err != nil {
 				return err
 			}
-			d.ws()
-			switch d.peek() {
-			case ',':
-				d.pos++
-				continue
-			case '}':
-				d.pos++
+			if done, err := d.next('}'); done || err != nil {
 				d.jsonD--
-				return nil
+				return err
 			}
-			return errSyntax
 		}
 	case c == '[':
-		if err := d.push(); err != nil {
+		if empty, err := d.open(']'); empty || err != nil {
 			return err
-		}
-		d.pos++
-		d.ws()
-		if d.peek() == ']' {
-			d.pos++
-			d.jsonD--
-			return nil
 		}
 		for {
 			if err := d.skip(); err != nil {
 				return err
 			}
-			d.ws()
-			switch d.peek() {
-			case ',':
-				d.pos++
-				continue
-			case ']':
-				d.pos++
+			if done, err := d.next(']'); done || err != nil {
 				d.jsonD--
-				return nil
+				return err
 			}
-			return errSyntax
 		}
 	case c == '"':
 		return d.skipStr()

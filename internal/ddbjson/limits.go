@@ -139,18 +139,15 @@ func (x *ItemDecoder) DecodeList(b []byte) ([]abi.Item, error) {
 		}
 		out = append(out, it)
 		d.size, d.vsize = 0, 0 // each item counts on its own
-		d.ws()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			continue
-		case ']':
-			d.pos++
-			if err := d.end(); err != nil {
-				return nil, d.fail(err)
-			}
+		done, err := d.next(']')
+		if err == nil && done {
+			err = d.end()
+		}
+		if err != nil {
+			return nil, d.fail(err)
+		}
+		if done {
 			return out, nil
 		}
-		return nil, d.fail(errSyntax)
 	}
 }

@@ -113,16 +113,9 @@ func (d *decoder) object(member func(key, value []byte) error) error {
 		if err := member(key, d.b[start:d.pos]); err != nil {
 			return err
 		}
-		d.ws()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			continue
-		case '}':
-			d.pos++
-			return nil
+		if done, err := d.next('}'); done || err != nil {
+			return err
 		}
-		return errSyntax
 	}
 }
 
@@ -146,16 +139,9 @@ func (d *decoder) array0(elem func(value []byte) error) error {
 		if err := elem(d.b[start:d.pos]); err != nil {
 			return err
 		}
-		d.ws()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			continue
-		case ']':
-			d.pos++
-			return nil
+		if done, err := d.next(']'); done || err != nil {
+			return err
 		}
-		return errSyntax
 	}
 }
 
