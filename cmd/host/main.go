@@ -30,6 +30,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/dynafold/dynafold/internal/gctune"
 )
 
 type command struct {
@@ -48,6 +50,10 @@ var commands = []command{
 
 func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	// In a container with a memory limit, give the collector room (see gctune).
+	if s, ok := gctune.For(os.Getenv, gctune.CgroupBudget(os.DirFS("/"))); ok {
+		gctune.Apply(s)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -46,6 +46,10 @@
 //     Duration, IteratorAge, Retries, GapReads, FailedRecords; with hot
 //     swap, PluginSwaps and PluginSwapFailures; the plugin serving each
 //     projection in the property PluginVersions).
+//   - AWS_LAMBDA_FUNCTION_MEMORY_SIZE: set by Lambda. Unless GOGC or
+//     GOMEMLIMIT is set, the garbage collector runs at GOGC=400 with a soft
+//     memory limit at three quarters of the function's memory (the "ready"
+//     log line says so); GOGC=100 restores Go's default.
 //   - AWS_LAMBDA_LOG_LEVEL: DEBUG, INFO (default), WARN or ERROR. Logs are
 //     JSON lines (log/slog) on stderr, one summary per invocation plus one
 //     line per failed record or row.

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	handler "github.com/dynafold/dynafold/host/lambda"
+	"github.com/dynafold/dynafold/internal/gctune"
 )
 
 func main() {
@@ -26,6 +27,12 @@ func main() {
 // host and its handler: the cold start.
 func initFunction(ctx context.Context, getenv func(string) string, log *slog.Logger) (handler.Func, error) {
 	start := time.Now()
+	// The function's memory is known: give the collector room (gctune).
+	gc := "Go's defaults"
+	if s, ok := gctune.For(getenv, gctune.LambdaBudget(getenv)); ok {
+		gctune.Apply(s)
+		gc = s.String()
+	}
 	cfg, path, err := loadConfig(getenv)
 	if err != nil {
 		return nil, err
@@ -38,7 +45,7 @@ func initFunction(ctx context.Context, getenv func(string) string, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	log.Info("ready", "config", path, "source", cfg.Source, "projections", h.Projections(),
+	log.Info("ready", "config", path, "source", cfg.Source, "projections", h.Projections(), "gc", gc,
 		"initMs", float64(time.Since(start).Microseconds())/1000)
 	return fn, nil
 }

@@ -65,7 +65,11 @@ func TestH1_UnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 
 	// An event source mapping's function (DYNAFOLD_SOURCE=lambda).
-	fn := startRIE(t, riePath, bootstrap, taskRoot, fnEnv("lambda"))
+	// Its memory is known: the collector gets room (GOGC=400, a soft limit
+	// at three quarters of it).
+	lambdaEnv := fnEnv("lambda")
+	lambdaEnv["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = "512"
+	fn := startRIE(t, riePath, bootstrap, taskRoot, lambdaEnv)
 	seed("stream_event.json")
 	if ids := failures(t, fn.invoke(t, "stream_event.json (7 records)", readFixture(t, "stream_event.json"))); len(ids) != 0 {
 		t.Fatalf("stream_event.json: batchItemFailures = %v, want none", ids)
@@ -116,10 +120,16 @@ func TestH1_UnderRuntimeInterfaceEmulator(t *testing.T) {
 		t.Errorf("no CloudWatch embedded metric format line on the function's stdout")
 	}
 	logReports(t, "lambda, empty compilation cache", fn.labels, reps, fn.initReport(), fn.initMs(t))
+	if gc := fn.readyField(t, "gc"); gc != "GOGC=400 GOMEMLIMIT=384MiB" {
+		t.Errorf("a 512 MiB function's collector: %q, want GOGC=400 GOMEMLIMIT=384MiB", gc)
+	}
 
 	// An EventBridge Pipe's target (DYNAFOLD_SOURCE=pipe), a new execution
 	// environment: the plugin's compilation is cached now.
-	pipe := startRIE(t, riePath, bootstrap, taskRoot, fnEnv("pipe"))
+	// Its GOGC is the operator's: the collector is left as Go sets it.
+	pipeEnv := fnEnv("pipe")
+	pipeEnv["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"], pipeEnv["GOGC"] = "512", "150"
+	pipe := startRIE(t, riePath, bootstrap, taskRoot, pipeEnv)
 	_, _, eventID := seed("pipe_batch.json")
 	if ids := failures(t, pipe.invoke(t, "pipe_batch.json (6 records)", readFixture(t, "pipe_batch.json"))); !equalIDs(ids, []string{eventID[2], eventID[4]}) {
 		t.Errorf("pipe_batch.json: batchItemFailures = %v, want [%s %s] (eventIDs)", ids, eventID[2], eventID[4])
@@ -133,6 +143,9 @@ func TestH1_UnderRuntimeInterfaceEmulator(t *testing.T) {
 		t.Fatalf("%v: %d REPORT lines", err, len(reps))
 	}
 	logReports(t, "pipe, cached compilation", pipe.labels, reps, pipe.initReport(), pipe.initMs(t))
+	if gc := pipe.readyField(t, "gc"); gc != "Go's defaults" {
+		t.Errorf("a function with GOGC set: collector %q, want Go's defaults (the operator's GOGC)", gc)
+	}
 }
 
 func logReports(t *testing.T, what string, labels []string, reps []report, initReport string, initMs float64) {
@@ -145,6 +158,20 @@ func logReports(t *testing.T, what string, labels []string, reps []report, initR
 			t.Logf("RIE %s: %s: Duration %s ms", what, labels[i], r.duration)
 		}
 	}
+}
+
+// readyField returns a string field of the function's JSON "ready" log line.
+func (r *rie) readyField(t *testing.T, name string) string {
+	t.Helper()
+	for _, line := range strings.Split(r.out.String(), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "ready" {
+			v, _ := l[name].(string)
+			return v
+		}
+	}
+	t.Errorf("no JSON \"ready\" log line from the function:\n%s", r.out)
+	return ""
 }
 
 // initMs finds the function's JSON "ready" log line and returns its initMs.
