@@ -32,6 +32,8 @@ type decoder struct {
 	src   string
 	vslab []abi.Value
 	sslab []string
+	vused int // values carved from vslab's blocks so far
+	sused int // strings carved from sslab's blocks so far
 }
 
 // errSyntax marks input that is not JSON; fail replaces it with
@@ -88,6 +90,21 @@ func (d *decoder) mismatch(t reflect.Type) error {
 	return &json.UnmarshalTypeError{Value: kind, Type: t, Offset: int64(off)}
 }
 
+// smallMap is the most members a map made with no count holds in its
+// first allocation (a Go map of up to 8 entries is one group); a map with
+// more has the rest of its members counted (see rest) and is made again
+// at its size.
+const smallMap = 8
+
+// smallList is the most members of a list decoded into a buffer on the
+// stack before the rest of the list is counted (see rest): a list of up
+// to smallList members is decoded without a scan ahead, then copied into
+// a slice of its size. smallSet is the same for a set's strings.
+const (
+	smallList = 8
+	smallSet  = 16
+)
+
 // item decodes a JSON object of attribute values at level (0: a whole
 // item; its values are at level 1). A null is not allowed here (callers
 // handle it).
@@ -95,32 +112,36 @@ func (d *decoder) item(level int) (abi.Item, error) {
 	if d.peek() != '{' {
 		return nil, d.wrapMismatch("", d.mismatch(typeObject))
 	}
-	n := 8 // a map of up to 8 entries is one allocation however it grows
-	// Counted first: sized at once, and refused by the limits before any
-	// member is built. With names interned, or decoding an answer without
-	// limits (src), a nested map is not counted (the count would scan it
-	// again for every level above it): it starts at 8 and grows.
-	if d.names == nil && (level == 0 || d.src == "" || d.lim != (Limits{})) {
-		var err error
-		if n, err = d.members(level > 0); err != nil {
-			return nil, err
-		}
-	}
 	empty, err := d.open('}')
 	if err != nil {
 		return nil, err
 	}
-	out := make(abi.Item, n)
 	if empty {
-		return out, nil
+		return abi.Item{}, nil
 	}
+	out := make(abi.Item, smallMap)
+	limited := d.lim != (Limits{})
 	// errs holds the errors of members a later duplicate may replace
 	// (encoding/json keeps the last of duplicate names).
 	var errs []memberErr
-	for {
+	for members := 1; ; members++ {
 		d.ws()
 		if d.peek() != '"' {
 			return nil, errSyntax
+		}
+		if members == smallMap+1 {
+			// more than a small map holds: the rest counted (and refused
+			// by the limits before any of it is built), the map made
+			// again at its size
+			n, err := d.rest(level > 0)
+			if err != nil {
+				return nil, err
+			}
+			big := make(abi.Item, len(out)+n)
+			for k, v := range out {
+				big[k] = v
+			}
+			out = big
 		}
 		k, err := d.name()
 		if err != nil {
@@ -129,12 +150,15 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		if err := d.colon(); err != nil {
 			return nil, err
 		}
-		var old abi.Value
 		dup, bad := false, -1
-		if d.lim != (Limits{}) {
+		oldSize := 0
+		if limited {
 			// a duplicate's earlier value counts no more (without limits
 			// nothing is counted: the assignment below replaces it)
-			old, dup = out[k]
+			var old abi.Value
+			if old, dup = out[k]; dup {
+				oldSize = valueSize(old)
+			}
 		}
 		for i := range errs {
 			if errs[i].name == k {
@@ -143,7 +167,7 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		}
 		if dup {
 			// the earlier value no longer counts
-			n := len(k) + valueSize(old)
+			n := len(k) + oldSize
 			if level > 0 {
 				n++
 				d.vsize -= n
@@ -162,8 +186,8 @@ func (d *decoder) item(level int) (abi.Item, error) {
 				return nil, err
 			}
 		}
-		v, err := d.value(level + 1)
-		switch {
+		var v abi.Value
+		switch err := d.value(level+1, &v); {
 		case err == nil:
 			out[k] = v
 			if bad >= 0 {
@@ -216,31 +240,31 @@ func recoverable(err error) bool {
 	return ok && de.Kind != TooLarge && de.Kind != TooDeep
 }
 
-// value decodes one attribute value at level: a JSON object with one type
-// descriptor.
-func (d *decoder) value(level int) (abi.Value, error) {
+// value decodes one attribute value at level, a JSON object with one type
+// descriptor, into *dst (which holds no value of use when it returns an
+// error).
+func (d *decoder) value(level int, dst *abi.Value) error {
 	if d.lim.MaxDepth > 0 && level > d.lim.MaxDepth {
-		return abi.Value{}, &DecodeError{Kind: TooDeep, Attr: d.attr}
+		return &DecodeError{Kind: TooDeep, Attr: d.attr}
 	}
 	switch d.peek() {
 	case '{':
 	case 'n':
 		if err := d.literal("null"); err != nil {
-			return abi.Value{}, err
+			return err
 		}
-		return abi.Value{}, &DecodeError{Kind: Empty}
+		return &DecodeError{Kind: Empty}
 	default:
-		return abi.Value{}, d.wrapMismatch("", d.mismatch(typeObject))
+		return d.wrapMismatch("", d.mismatch(typeObject))
 	}
 	if empty, err := d.open('}'); err != nil {
-		return abi.Value{}, err
+		return err
 	} else if empty {
-		return abi.Value{}, &DecodeError{Kind: Empty}
+		return &DecodeError{Kind: Empty}
 	}
 	var (
 		first    string
 		seen     bool
-		v        abi.Value
 		verr     error
 		multiple bool
 		mark     = d.size
@@ -249,221 +273,362 @@ func (d *decoder) value(level int) (abi.Value, error) {
 	for {
 		d.ws()
 		if d.peek() != '"' {
-			return abi.Value{}, errSyntax
+			return errSyntax
 		}
-		t, err := d.descriptor()
+		code, t, err := d.descriptor()
 		if err != nil {
-			return abi.Value{}, err
+			return err
 		}
 		if err := d.colon(); err != nil {
-			return abi.Value{}, err
+			return err
 		}
 		switch {
 		case multiple || (seen && t != first):
 			multiple = true
 			if err := d.skip(); err != nil {
-				return abi.Value{}, err
+				return err
 			}
 		default:
 			// the first descriptor, or a duplicate of it: the last wins
 			first, seen = t, true
 			d.size, d.vsize = mark, vmark
 			vstart, vdepth := d.pos, d.jsonD
-			v, verr = d.typed(t, level)
+			verr = d.typed(code, t, level, dst)
 			if verr != nil {
 				if !recoverable(verr) {
-					return abi.Value{}, verr
+					return verr
 				}
 				// go on past the value: a duplicate or a second type
 				// may change what is reported
 				d.pos, d.jsonD = vstart, vdepth
 				d.size, d.vsize = mark, vmark
 				if err := d.skip(); err != nil {
-					return abi.Value{}, err
+					return err
 				}
 			}
 		}
 		if done, err := d.next('}'); err != nil {
-			return abi.Value{}, err
+			return err
 		} else if done {
 			break
 		}
 	}
 	d.jsonD--
 	if multiple {
-		return abi.Value{}, &DecodeError{Kind: MultipleTypes}
+		return &DecodeError{Kind: MultipleTypes}
 	}
-	return v, verr
+	return verr
 }
 
-// descriptor reads a type descriptor key, without allocating for the
-// ten that exist.
-func (d *decoder) descriptor() (string, error) {
-	start := d.pos + 1
-	for i := start; i < len(d.b) && i <= start+4; i++ {
-		if c := d.b[i]; c == '\\' || c >= 0x80 || c < 0x20 {
-			break
-		} else if c != '"' {
-			continue
+// The type descriptors, as descriptor reads them.
+const (
+	tUnknown = iota
+	tS
+	tN
+	tB
+	tBOOL
+	tNULL
+	tM
+	tL
+	tSS
+	tNS
+	tBS
+)
+
+// descriptor reads a type descriptor key: its code and its text, without
+// allocating for the ten that exist (told apart by length and bytes).
+func (d *decoder) descriptor() (int, string, error) {
+	b, p := d.b, d.pos+1
+	switch {
+	case p+1 < len(b) && b[p+1] == '"':
+		d.pos = p + 2
+		switch b[p] {
+		case 'S':
+			return tS, "S", nil
+		case 'N':
+			return tN, "N", nil
+		case 'M':
+			return tM, "M", nil
+		case 'L':
+			return tL, "L", nil
+		case 'B':
+			return tB, "B", nil
 		}
-		if t := knownType(d.b[start:i]); t != "" {
-			d.pos = i + 1
-			return t, nil
+		d.pos = p - 1
+	case p+2 < len(b) && b[p+2] == '"' && b[p+1] == 'S':
+		d.pos = p + 3
+		switch b[p] {
+		case 'S':
+			return tSS, "SS", nil
+		case 'N':
+			return tNS, "NS", nil
+		case 'B':
+			return tBS, "BS", nil
 		}
-		break
+		d.pos = p - 1
+	case p+4 < len(b) && b[p+4] == '"':
+		switch string(b[p : p+4]) {
+		case "BOOL":
+			d.pos = p + 5
+			return tBOOL, "BOOL", nil
+		case "NULL":
+			d.pos = p + 5
+			return tNULL, "NULL", nil
+		}
 	}
-	return d.str()
+	s, err := d.str()
+	return codeOf(s), s, err
 }
 
-func knownType(b []byte) string {
-	switch string(b) {
-	case "S":
-		return "S"
-	case "N":
-		return "N"
-	case "B":
-		return "B"
-	case "BOOL":
-		return "BOOL"
-	case "NULL":
-		return "NULL"
-	case "M":
-		return "M"
-	case "L":
-		return "L"
-	case "SS":
-		return "SS"
-	case "NS":
-		return "NS"
-	case "BS":
-		return "BS"
-	}
-	return ""
-}
-
-// typed decodes the value of type descriptor t.
-func (d *decoder) typed(t string, level int) (abi.Value, error) {
+// codeOf is the code of descriptor t (one read with escapes).
+func codeOf(t string) int {
 	switch t {
-	case "S", "N":
-		s, err := d.strOrNull(typeString)
-		if err != nil {
-			return abi.Value{}, d.wrapMismatch(t, err)
-		}
-		if t == "S" {
-			return abi.S(s), d.count(len(s))
-		}
-		n := 0
-		if s != "" {
-			n = 1
-		}
-		return abi.N(s), d.count(n)
+	case "S":
+		return tS
+	case "N":
+		return tN
 	case "B":
-		b, err := d.blob()
-		if err != nil {
-			return abi.Value{}, err
-		}
-		return abi.B(b), d.count(len(b))
-	case "BOOL", "NULL":
-		x, err := d.boolOrNull()
-		if err != nil {
-			return abi.Value{}, d.wrapMismatch(t, err)
-		}
-		if err := d.count(1); err != nil {
-			return abi.Value{}, err
-		}
-		if t == "BOOL" {
-			return abi.Bool(x), nil
-		}
-		if !x {
-			return abi.Value{}, &DecodeError{Kind: NullFalse, Type: t}
-		}
-		return abi.Null(), nil
+		return tB
+	case "BOOL":
+		return tBOOL
+	case "NULL":
+		return tNULL
 	case "M":
-		if err := d.count(3); err != nil {
-			return abi.Value{}, err
-		}
-		if d.peek() == 'n' {
-			if err := d.literal("null"); err != nil {
-				return abi.Value{}, err
-			}
-			return abi.M(abi.Item{}), nil
-		}
-		it, err := d.item(level)
-		if err != nil {
-			return abi.Value{}, err
-		}
-		return abi.M(it), nil
+		return tM
 	case "L":
-		return d.list(level)
-	case "SS", "NS":
-		return d.strs(t)
+		return tL
+	case "SS":
+		return tSS
+	case "NS":
+		return tNS
 	case "BS":
-		return d.blobs()
+		return tBS
 	}
-	if err := d.skip(); err != nil {
-		return abi.Value{}, err
-	}
-	return abi.Value{}, &DecodeError{Kind: UnknownType, Type: t}
+	return tUnknown
 }
 
-func (d *decoder) list(level int) (abi.Value, error) {
-	if err := d.count(3); err != nil {
-		return abi.Value{}, err
-	}
-	var l []abi.Value
-	err := d.array("L", typeRaws, true, func(n int) { l = d.values(n) }, func() error {
-		if err := d.count(1); err != nil {
-			return err
-		}
-		v, err := d.value(level + 1)
-		if err != nil {
-			return err
-		}
-		l = append(l, v)
-		return nil
-	})
-	if err != nil {
-		return abi.Value{}, err
-	}
-	if l == nil {
-		return abi.L(), nil
-	}
-	return abi.Value{Kind: abi.KindL, List: l}, nil
-}
-
-// strs decodes an SS or NS: a JSON array of strings (null members are "").
-func (d *decoder) strs(t string) (abi.Value, error) {
-	kind := abi.KindSS
-	if t == "NS" {
-		kind = abi.KindNS
-	}
-	var ss []string
-	err := d.array(t, typeStrs, false, func(n int) { ss = d.strings(n) }, func() error {
+// typed decodes the value of type descriptor t (code its code) into
+// *dst.
+func (d *decoder) typed(code int, t string, level int, dst *abi.Value) error {
+	switch code {
+	case tS, tN:
 		s, err := d.strOrNull(typeString)
 		if err != nil {
 			return d.wrapMismatch(t, err)
 		}
-		n := len(s)
-		if kind == abi.KindNS && n > 0 {
-			n = 1
+		if code == tS {
+			*dst = abi.Value{Kind: abi.KindS, Str: s}
+			return d.count(len(s))
 		}
-		if err := d.count(n); err != nil {
+		*dst = abi.Value{Kind: abi.KindN, Str: s}
+		if s == "" {
+			return nil
+		}
+		return d.count(1)
+	case tB:
+		b, err := d.blob()
+		if err != nil {
 			return err
 		}
-		ss = append(ss, s)
+		*dst = abi.Value{Kind: abi.KindB, Bytes: b}
+		return d.count(len(b))
+	case tBOOL, tNULL:
+		x, err := d.boolOrNull()
+		if err != nil {
+			return d.wrapMismatch(t, err)
+		}
+		if err := d.count(1); err != nil {
+			return err
+		}
+		if code == tBOOL {
+			*dst = abi.Value{Kind: abi.KindBOOL, Bool: x}
+			return nil
+		}
+		if !x {
+			return &DecodeError{Kind: NullFalse, Type: t}
+		}
+		*dst = abi.Value{Kind: abi.KindNULL}
 		return nil
-	})
-	if err != nil {
-		return abi.Value{}, err
+	case tM:
+		if err := d.count(3); err != nil {
+			return err
+		}
+		if d.peek() == 'n' {
+			if err := d.literal("null"); err != nil {
+				return err
+			}
+			*dst = abi.Value{Kind: abi.KindM, Map: abi.Item{}}
+			return nil
+		}
+		it, err := d.item(level)
+		if err != nil {
+			return err
+		}
+		*dst = abi.Value{Kind: abi.KindM, Map: it}
+		return nil
+	case tL:
+		return d.list(level, dst)
+	case tSS, tNS:
+		return d.strs(code, t, dst)
+	case tBS:
+		return d.blobs(dst)
 	}
-	if ss == nil {
-		ss = []string{}
+	if err := d.skip(); err != nil {
+		return err
 	}
-	return abi.Value{Kind: kind, Strs: ss}, nil
+	return &DecodeError{Kind: UnknownType, Type: t}
 }
 
-// blobs decodes a BS: a JSON array of base64 strings.
-func (d *decoder) blobs() (abi.Value, error) {
+// list decodes an L into *dst: up to smallList members into a buffer on
+// the stack, then, for a longer list, the rest counted and decoded in
+// place into a slice of the list's size.
+func (d *decoder) list(level int, dst *abi.Value) error {
+	if err := d.count(3); err != nil {
+		return err
+	}
+	switch d.peek() {
+	case '[':
+	case 'n':
+		if err := d.literal("null"); err != nil {
+			return err
+		}
+		*dst = abi.Value{Kind: abi.KindL, List: []abi.Value{}}
+		return nil
+	default:
+		return d.wrapMismatch("L", d.mismatch(typeRaws))
+	}
+	empty, err := d.open(']')
+	if err != nil {
+		return err
+	}
+	if empty {
+		*dst = abi.Value{Kind: abi.KindL, List: []abi.Value{}}
+		return nil
+	}
+	var (
+		buf [smallList]abi.Value
+		n   int         // members in buf
+		l   []abi.Value // the list, once longer than buf
+	)
+	for {
+		d.ws()
+		if n == smallList && l == nil {
+			// longer than buf: the rest counted (and refused by the
+			// limits before any of it is built), the list made at its
+			// size
+			rest, err := d.rest(true)
+			if err != nil {
+				return err
+			}
+			l = append(d.values(n+rest), buf[:n]...)
+		}
+		if err := d.count(1); err != nil {
+			return err
+		}
+		var v *abi.Value
+		switch {
+		case l == nil:
+			v = &buf[n]
+			n++
+		case len(l) < cap(l):
+			l = l[:len(l)+1]
+			v = &l[len(l)-1]
+		default: // miscounted: not JSON, which decoding finds out
+			l = append(l, abi.Value{})
+			v = &l[len(l)-1]
+		}
+		if err := d.value(level+1, v); err != nil {
+			return err
+		}
+		if done, err := d.next(']'); err != nil {
+			return err
+		} else if done {
+			break
+		}
+	}
+	d.jsonD--
+	if l == nil {
+		l = append(d.values(n), buf[:n]...)
+	}
+	*dst = abi.Value{Kind: abi.KindL, List: l}
+	return nil
+}
+
+// strs decodes an SS or NS (code tSS or tNS, descriptor t) into *dst: a
+// JSON array of strings (null members are ""), decoded as list decodes
+// its members.
+func (d *decoder) strs(code int, t string, dst *abi.Value) error {
+	kind := abi.KindSS
+	if code == tNS {
+		kind = abi.KindNS
+	}
+	switch d.peek() {
+	case '[':
+	case 'n':
+		if err := d.literal("null"); err != nil {
+			return err
+		}
+		*dst = abi.Value{Kind: kind, Strs: []string{}}
+		return nil
+	default:
+		return d.wrapMismatch(t, d.mismatch(typeStrs))
+	}
+	empty, err := d.open(']')
+	if err != nil {
+		return err
+	}
+	if empty {
+		*dst = abi.Value{Kind: kind, Strs: []string{}}
+		return nil
+	}
+	var (
+		buf [smallSet]string
+		n   int
+		ss  []string
+	)
+	for {
+		d.ws()
+		if n == smallSet && ss == nil {
+			rest, err := d.rest(false)
+			if err != nil {
+				return err
+			}
+			ss = append(d.strings(n+rest), buf[:n]...)
+		}
+		s, err := d.strOrNull(typeString)
+		if err != nil {
+			return d.wrapMismatch(t, err)
+		}
+		size := len(s)
+		if kind == abi.KindNS && size > 0 {
+			size = 1
+		}
+		if err := d.count(size); err != nil {
+			return err
+		}
+		if ss != nil {
+			ss = append(ss, s)
+		} else {
+			buf[n] = s
+			n++
+		}
+		if done, err := d.next(']'); err != nil {
+			return err
+		} else if done {
+			break
+		}
+	}
+	d.jsonD--
+	if ss == nil {
+		ss = append(d.strings(n), buf[:n]...)
+	}
+	*dst = abi.Value{Kind: kind, Strs: ss}
+	return nil
+}
+
+// blobs decodes a BS into *dst: a JSON array of base64 strings (rare: its
+// members are counted first).
+func (d *decoder) blobs(dst *abi.Value) error {
 	var bs [][]byte
 	err := d.array("BS", typeRaws, false, func(n int) { bs = make([][]byte, 0, n) }, func() error {
 		b, err := d.blob()
@@ -477,18 +642,18 @@ func (d *decoder) blobs() (abi.Value, error) {
 		return nil
 	})
 	if err != nil {
-		return abi.Value{}, err
+		return err
 	}
 	if bs == nil {
 		bs = [][]byte{}
 	}
-	return abi.Value{Kind: abi.KindBS, Blobs: bs}, nil
+	*dst = abi.Value{Kind: abi.KindBS, Blobs: bs}
+	return nil
 }
 
-// array walks the JSON array of a list or set of type t (null: no
-// members): it counts the members first (values: they are attribute
-// values, see members; start gets the count, for a slice's capacity, and
-// is not called for null), then calls member at each one, the decoder on
+// array walks the JSON array of a BS (null: no members): it counts the
+// members first (start gets the count, for a slice's capacity, and is
+// not called for null), then calls member at each one, the decoder on
 // its first byte.
 func (d *decoder) array(t string, goType reflect.Type, values bool, start func(n int), member func() error) error {
 	switch d.peek() {
@@ -576,8 +741,9 @@ func (d *decoder) values(n int) []abi.Value {
 		return make([]abi.Value, 0, n)
 	}
 	if cap(d.vslab)-len(d.vslab) < n {
-		d.vslab = make([]abi.Value, 0, d.slab(cap(d.vslab), 128))
+		d.vslab = make([]abi.Value, 0, d.slab(d.vused, n, 128))
 	}
+	d.vused += n
 	l := len(d.vslab)
 	d.vslab = d.vslab[:l+n]
 	return d.vslab[l : l : l+n]
@@ -589,19 +755,22 @@ func (d *decoder) strings(n int) []string {
 		return make([]string, 0, n)
 	}
 	if cap(d.sslab)-len(d.sslab) < n {
-		d.sslab = make([]string, 0, d.slab(cap(d.sslab), 64))
+		d.sslab = make([]string, 0, d.slab(d.sused, n, 64))
 	}
+	d.sused += n
 	l := len(d.sslab)
 	d.sslab = d.sslab[:l+n]
 	return d.sslab[l : l : l+n]
 }
 
-// slab is the size of the next block after one of size last: the first
-// one from the input's size (a list member takes at least perByte bytes
-// of it in common answers), then twice the last, within [16, slabMax].
-func (d *decoder) slab(last, perByte int) int {
-	if last == 0 {
-		last = len(d.b) / perByte / 2
+// slab is the size of the next block, for n members now and used carved
+// so far: the first one from the input's size (a list member takes at
+// least perByte bytes of it in common answers), the next ones from the
+// rest of the input at the rate of the part read, within [16, slabMax].
+func (d *decoder) slab(used, n, perByte int) int {
+	est := len(d.b) / perByte
+	if used > 0 {
+		est = n + (len(d.b)-d.pos)*used/max(1, d.pos)
 	}
-	return min(slabMax, max(16, 2*last))
+	return min(slabMax, max(16, n, est))
 }

@@ -59,7 +59,8 @@ func DecodeItemLimits(b []byte, lim Limits) (abi.Item, error) {
 func DecodeValueLimits(b []byte, lim Limits) (abi.Value, error) {
 	d := &decoder{b: b, lim: lim}
 	d.ws()
-	v, err := d.value(1)
+	var v abi.Value
+	err := d.value(1, &v)
 	if err == nil {
 		err = d.end()
 	}
