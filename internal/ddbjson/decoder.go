@@ -247,6 +247,9 @@ func (d *decoder) value(level int, dst *abi.Value) error {
 	if d.lim.MaxDepth > 0 && level > d.lim.MaxDepth {
 		return &DecodeError{Kind: TooDeep, Attr: d.attr}
 	}
+	if ok, err := d.scalar(dst); ok {
+		return err
+	}
 	switch d.peek() {
 	case '{':
 	case 'n':
@@ -318,6 +321,44 @@ func (d *decoder) value(level int, dst *abi.Value) error {
 		return &DecodeError{Kind: MultipleTypes}
 	}
 	return verr
+}
+
+// scalar decodes the value at pos into *dst when it is an S or an N in
+// compact JSON with no escape or non-ASCII byte, {"S":"text"} (most
+// values are), as the rest of value would: ok reports that it did (err is
+// then count's); otherwise nothing is read.
+func (d *decoder) scalar(dst *abi.Value) (ok bool, err error) {
+	b, p := d.b, d.pos
+	if p+5 >= len(b) || b[p] != '{' || b[p+1] != '"' || b[p+3] != '"' || b[p+4] != ':' || b[p+5] != '"' || d.jsonD >= maxJSONDepth {
+		return false, nil
+	}
+	t := b[p+2]
+	if t != 'S' && t != 'N' {
+		return false, nil
+	}
+	i := p + 6
+	for i < len(b) && plainByte[b[i]] {
+		i++
+	}
+	if i+1 >= len(b) || b[i] != '"' || b[i+1] != '}' {
+		return false, nil
+	}
+	var s string
+	if d.src != "" {
+		s = d.src[p+6 : i]
+	} else {
+		s = string(b[p+6 : i])
+	}
+	d.pos = i + 2
+	if t == 'S' {
+		*dst = abi.Value{Kind: abi.KindS, Str: s}
+		return true, d.count(len(s))
+	}
+	*dst = abi.Value{Kind: abi.KindN, Str: s}
+	if s == "" {
+		return true, nil
+	}
+	return true, d.count(1)
 }
 
 // The type descriptors, as descriptor reads them.
