@@ -33,7 +33,10 @@ type decoder struct {
 	vslab []abi.Value
 	sslab []string
 	vused int // values carved from vslab's blocks so far
-	sused int // strings carved from sslab's blocks so far
+	// nameBuf is the block the names of a decoder without src are
+	// copied into (see keep); never written below its length.
+	nameBuf []byte
+	sused   int // strings carved from sslab's blocks so far
 }
 
 // errSyntax marks input that is not JSON; fail replaces it with

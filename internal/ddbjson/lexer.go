@@ -3,6 +3,7 @@ package ddbjson
 import (
 	"encoding/json"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The decoder's lexical side: whitespace, strings, literals, numbers,
@@ -210,7 +211,20 @@ func (d *decoder) literal(lit string) error {
 // name is str for an attribute name, interned in d.names when set: a
 // plain name seen before allocates nothing.
 func (d *decoder) name() (string, error) {
-	if d.names == nil || d.src != "" {
+	if d.src != "" {
+		return d.str()
+	}
+	if d.names == nil {
+		// a plain name is copied into the block of names (see keep)
+		start := d.pos + 1
+		i := start
+		for i < len(d.b) && plainByte[d.b[i]] {
+			i++
+		}
+		if i < len(d.b) && d.b[i] == '"' {
+			d.pos = i + 1
+			return d.keep(d.b[start:i]), nil
+		}
 		return d.str()
 	}
 	start := d.pos + 1
@@ -233,6 +247,24 @@ func (d *decoder) name() (string, error) {
 	}
 	return s, err
 }
+
+// keep returns b as a string in the decoder's current block of names: the
+// names of an item take one allocation, not one each (a name kept alone
+// keeps its block, at most nameBlock bytes, alive).
+func (d *decoder) keep(b []byte) string {
+	if len(b) == 0 || len(b) > nameBlock/4 {
+		return string(b)
+	}
+	if cap(d.nameBuf)-len(d.nameBuf) < len(b) {
+		d.nameBuf = make([]byte, 0, min(nameBlock, max(64, len(d.b)/4)))
+	}
+	off := len(d.nameBuf)
+	d.nameBuf = append(d.nameBuf, b...)
+	return unsafe.String(&d.nameBuf[off], len(b))
+}
+
+// nameBlock is the largest block of names.
+const nameBlock = 1024
 
 func (d *decoder) str() (string, error) {
 	start := d.pos + 1
