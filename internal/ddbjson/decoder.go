@@ -11,10 +11,14 @@ import (
 )
 
 // decoder decodes DynamoDB JSON in one pass over its input, building each
-// value once. Before it decodes a list, a set or a map it counts the
-// members (a scan that allocates nothing), so every slice and map is made
-// at its final size, and a container with more members than the limits
-// leave room for is refused before any of them is built.
+// value once. A list's or a set's first members decode into a buffer on
+// the stack and are copied into a slice of their number at the end, and a
+// map starts as one group of 8 entries: a container that small is read
+// once. Only a longer one counts the rest of its members when it passes
+// that size (rest: a scan that allocates nothing), so every slice and map
+// is still made at its final size, and one with more members than the
+// limits leave room for is refused before they are built; below that
+// size, the running counts refuse it as soon as it passes a limit.
 type decoder struct {
 	b     []byte
 	pos   int

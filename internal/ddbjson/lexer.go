@@ -45,7 +45,8 @@ func (d *decoder) peek() byte {
 	return 0
 }
 
-// members counts the members of the array or object at pos, without
+// members counts the members of the array or object at pos (a BS's; the
+// rest of a container is counted by rest), without
 // checking its syntax (decoding does). Every member of a list or map
 // (nested) takes at least its own byte, so with limits one with more
 // members than the item has bytes left is too large, which members
