@@ -117,6 +117,7 @@ func (d *decoder) rest(nested bool) (int, error) {
 	}
 	n, depth := 1, 0
 	b := d.b
+scan:
 	for i := d.pos; i < len(b); i++ {
 		switch b[i] {
 		case '"':
@@ -129,13 +130,14 @@ func (d *decoder) rest(nested bool) (int, error) {
 			depth++
 		case ']', '}':
 			if depth == 0 {
-				i = len(b)
-				break
+				break scan
 			}
 			depth--
 		case ',':
 			if depth == 0 {
-				n++
+				if n++; room >= 0 && n > room {
+					break scan // refused below, without reading the rest
+				}
 			}
 		}
 	}
