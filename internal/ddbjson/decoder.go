@@ -1,20 +1,22 @@
 package ddbjson
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 
 	"github.com/dynafold/dynafold/abi"
 )
 
 // decoder decodes DynamoDB JSON in one pass over its input, building each
-// value once. Before it decodes a list, a set or a map it counts the
-// members (a scan that allocates nothing), so every slice and map is made
-// at its final size, and a container with more members than the limits
-// leave room for is refused before any of them is built.
+// value once. A list's or a set's first members decode into a buffer on
+// the stack and are copied into a slice of their number at the end, and a
+// map starts as one group of 8 entries: a container that small is read
+// once. Only a longer one counts the rest of its members when it passes
+// that size (rest: a scan that allocates nothing), so every slice and map
+// is still made at its final size, and one with more members than the
+// limits leave room for is refused before they are built; below that
+// size, the running counts refuse it as soon as it passes a limit.
 type decoder struct {
 	b     []byte
 	pos   int
@@ -32,6 +34,11 @@ type decoder struct {
 	src   string
 	vslab []abi.Value
 	sslab []string
+	vused int // values carved from vslab's blocks so far
+	// nameBuf is the block the names of a decoder without src are
+	// copied into (see keep); never written below its length.
+	nameBuf []byte
+	sused   int // strings carved from sslab's blocks so far
 }
 
 // errSyntax marks input that is not JSON; fail replaces it with
@@ -88,6 +95,21 @@ func (d *decoder) mismatch(t reflect.Type) error {
 	return &json.UnmarshalTypeError{Value: kind, Type: t, Offset: int64(off)}
 }
 
+// smallMap is the most members a map made with no count holds in its
+// first allocation (a Go map of up to 8 entries is one group); a map with
+// more has the rest of its members counted (see rest) and is made again
+// at its size.
+const smallMap = 8
+
+// smallList is the most members of a list decoded into a buffer on the
+// stack before the rest of the list is counted (see rest): a list of up
+// to smallList members is decoded without a scan ahead, then copied into
+// a slice of its size. smallSet is the same for a set's strings.
+const (
+	smallList = 8
+	smallSet  = 16
+)
+
 // item decodes a JSON object of attribute values at level (0: a whole
 // item; its values are at level 1). A null is not allowed here (callers
 // handle it).
@@ -95,32 +117,36 @@ func (d *decoder) item(level int) (abi.Item, error) {
 	if d.peek() != '{' {
 		return nil, d.wrapMismatch("", d.mismatch(typeObject))
 	}
-	n := 8 // a map of up to 8 entries is one allocation however it grows
-	// Counted first: sized at once, and refused by the limits before any
-	// member is built. With names interned, or decoding an answer without
-	// limits (src), a nested map is not counted (the count would scan it
-	// again for every level above it): it starts at 8 and grows.
-	if d.names == nil && (level == 0 || d.src == "" || d.lim != (Limits{})) {
-		var err error
-		if n, err = d.members(level > 0); err != nil {
-			return nil, err
-		}
-	}
 	empty, err := d.open('}')
 	if err != nil {
 		return nil, err
 	}
-	out := make(abi.Item, n)
 	if empty {
-		return out, nil
+		return abi.Item{}, nil
 	}
+	out := make(abi.Item, smallMap)
+	limited := d.lim != (Limits{})
 	// errs holds the errors of members a later duplicate may replace
 	// (encoding/json keeps the last of duplicate names).
 	var errs []memberErr
-	for {
+	for members := 1; ; members++ {
 		d.ws()
 		if d.peek() != '"' {
 			return nil, errSyntax
+		}
+		if members == smallMap+1 {
+			// more than a small map holds: the rest counted (and refused
+			// by the limits before any of it is built), the map made
+			// again at its size
+			n, err := d.rest(level > 0)
+			if err != nil {
+				return nil, err
+			}
+			big := make(abi.Item, len(out)+n)
+			for k, v := range out {
+				big[k] = v
+			}
+			out = big
 		}
 		k, err := d.name()
 		if err != nil {
@@ -129,12 +155,15 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		if err := d.colon(); err != nil {
 			return nil, err
 		}
-		var old abi.Value
 		dup, bad := false, -1
-		if d.lim != (Limits{}) {
+		oldSize := 0
+		if limited {
 			// a duplicate's earlier value counts no more (without limits
 			// nothing is counted: the assignment below replaces it)
-			old, dup = out[k]
+			var old abi.Value
+			if old, dup = out[k]; dup {
+				oldSize = valueSize(old)
+			}
 		}
 		for i := range errs {
 			if errs[i].name == k {
@@ -143,7 +172,7 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		}
 		if dup {
 			// the earlier value no longer counts
-			n := len(k) + valueSize(old)
+			n := len(k) + oldSize
 			if level > 0 {
 				n++
 				d.vsize -= n
@@ -162,8 +191,8 @@ func (d *decoder) item(level int) (abi.Item, error) {
 				return nil, err
 			}
 		}
-		v, err := d.value(level + 1)
-		switch {
+		var v abi.Value
+		switch err := d.value(level+1, &v); {
 		case err == nil:
 			out[k] = v
 			if bad >= 0 {
@@ -216,31 +245,34 @@ func recoverable(err error) bool {
 	return ok && de.Kind != TooLarge && de.Kind != TooDeep
 }
 
-// value decodes one attribute value at level: a JSON object with one type
-// descriptor.
-func (d *decoder) value(level int) (abi.Value, error) {
+// value decodes one attribute value at level, a JSON object with one type
+// descriptor, into *dst (which holds no value of use when it returns an
+// error).
+func (d *decoder) value(level int, dst *abi.Value) error {
 	if d.lim.MaxDepth > 0 && level > d.lim.MaxDepth {
-		return abi.Value{}, &DecodeError{Kind: TooDeep, Attr: d.attr}
+		return &DecodeError{Kind: TooDeep, Attr: d.attr}
+	}
+	if ok, err := d.scalar(dst); ok {
+		return err
 	}
 	switch d.peek() {
 	case '{':
 	case 'n':
 		if err := d.literal("null"); err != nil {
-			return abi.Value{}, err
+			return err
 		}
-		return abi.Value{}, &DecodeError{Kind: Empty}
+		return &DecodeError{Kind: Empty}
 	default:
-		return abi.Value{}, d.wrapMismatch("", d.mismatch(typeObject))
+		return d.wrapMismatch("", d.mismatch(typeObject))
 	}
 	if empty, err := d.open('}'); err != nil {
-		return abi.Value{}, err
+		return err
 	} else if empty {
-		return abi.Value{}, &DecodeError{Kind: Empty}
+		return &DecodeError{Kind: Empty}
 	}
 	var (
 		first    string
 		seen     bool
-		v        abi.Value
 		verr     error
 		multiple bool
 		mark     = d.size
@@ -249,359 +281,246 @@ func (d *decoder) value(level int) (abi.Value, error) {
 	for {
 		d.ws()
 		if d.peek() != '"' {
-			return abi.Value{}, errSyntax
+			return errSyntax
 		}
-		t, err := d.descriptor()
+		code, t, err := d.descriptor()
 		if err != nil {
-			return abi.Value{}, err
+			return err
 		}
 		if err := d.colon(); err != nil {
-			return abi.Value{}, err
+			return err
 		}
 		switch {
 		case multiple || (seen && t != first):
 			multiple = true
 			if err := d.skip(); err != nil {
-				return abi.Value{}, err
+				return err
 			}
 		default:
 			// the first descriptor, or a duplicate of it: the last wins
 			first, seen = t, true
 			d.size, d.vsize = mark, vmark
 			vstart, vdepth := d.pos, d.jsonD
-			v, verr = d.typed(t, level)
+			verr = d.typed(code, t, level, dst)
 			if verr != nil {
 				if !recoverable(verr) {
-					return abi.Value{}, verr
+					return verr
 				}
 				// go on past the value: a duplicate or a second type
 				// may change what is reported
 				d.pos, d.jsonD = vstart, vdepth
 				d.size, d.vsize = mark, vmark
 				if err := d.skip(); err != nil {
-					return abi.Value{}, err
+					return err
 				}
 			}
 		}
 		if done, err := d.next('}'); err != nil {
-			return abi.Value{}, err
+			return err
 		} else if done {
 			break
 		}
 	}
 	d.jsonD--
 	if multiple {
-		return abi.Value{}, &DecodeError{Kind: MultipleTypes}
+		return &DecodeError{Kind: MultipleTypes}
 	}
-	return v, verr
+	return verr
 }
 
-// descriptor reads a type descriptor key, without allocating for the
-// ten that exist.
-func (d *decoder) descriptor() (string, error) {
-	start := d.pos + 1
-	for i := start; i < len(d.b) && i <= start+4; i++ {
-		if c := d.b[i]; c == '\\' || c >= 0x80 || c < 0x20 {
-			break
-		} else if c != '"' {
-			continue
+// scalar decodes the value at pos into *dst when it is an S or an N in
+// compact JSON with no escape or non-ASCII byte, {"S":"text"} (most
+// values are), as the rest of value would: ok reports that it did (err is
+// then count's); otherwise nothing is read.
+func (d *decoder) scalar(dst *abi.Value) (ok bool, err error) {
+	b, p := d.b, d.pos
+	if p+5 >= len(b) || b[p] != '{' || b[p+1] != '"' || b[p+3] != '"' || b[p+4] != ':' || b[p+5] != '"' || d.jsonD >= maxJSONDepth {
+		return false, nil
+	}
+	t := b[p+2]
+	if t != 'S' && t != 'N' {
+		return false, nil
+	}
+	i := p + 6
+	for i < len(b) && plainByte[b[i]] {
+		i++
+	}
+	if i+1 >= len(b) || b[i] != '"' || b[i+1] != '}' {
+		return false, nil
+	}
+	var s string
+	if d.src != "" {
+		s = d.src[p+6 : i]
+	} else {
+		s = string(b[p+6 : i])
+	}
+	d.pos = i + 2
+	if t == 'S' {
+		*dst = abi.Value{Kind: abi.KindS, Str: s}
+		return true, d.count(len(s))
+	}
+	*dst = abi.Value{Kind: abi.KindN, Str: s}
+	if s == "" {
+		return true, nil
+	}
+	return true, d.count(1)
+}
+
+// The type descriptors, as descriptor reads them.
+const (
+	tUnknown = iota
+	tS
+	tN
+	tB
+	tBOOL
+	tNULL
+	tM
+	tL
+	tSS
+	tNS
+	tBS
+)
+
+// descriptor reads a type descriptor key: its code and its text, without
+// allocating for the ten that exist (told apart by length and bytes).
+func (d *decoder) descriptor() (int, string, error) {
+	b, p := d.b, d.pos+1
+	switch {
+	case p+1 < len(b) && b[p+1] == '"':
+		d.pos = p + 2
+		switch b[p] {
+		case 'S':
+			return tS, "S", nil
+		case 'N':
+			return tN, "N", nil
+		case 'M':
+			return tM, "M", nil
+		case 'L':
+			return tL, "L", nil
+		case 'B':
+			return tB, "B", nil
 		}
-		if t := knownType(d.b[start:i]); t != "" {
-			d.pos = i + 1
-			return t, nil
+		d.pos = p - 1
+	case p+2 < len(b) && b[p+2] == '"' && b[p+1] == 'S':
+		d.pos = p + 3
+		switch b[p] {
+		case 'S':
+			return tSS, "SS", nil
+		case 'N':
+			return tNS, "NS", nil
+		case 'B':
+			return tBS, "BS", nil
 		}
-		break
+		d.pos = p - 1
+	case p+4 < len(b) && b[p+4] == '"':
+		switch string(b[p : p+4]) {
+		case "BOOL":
+			d.pos = p + 5
+			return tBOOL, "BOOL", nil
+		case "NULL":
+			d.pos = p + 5
+			return tNULL, "NULL", nil
+		}
 	}
-	return d.str()
+	s, err := d.str()
+	return codeOf(s), s, err
 }
 
-func knownType(b []byte) string {
-	switch string(b) {
-	case "S":
-		return "S"
-	case "N":
-		return "N"
-	case "B":
-		return "B"
-	case "BOOL":
-		return "BOOL"
-	case "NULL":
-		return "NULL"
-	case "M":
-		return "M"
-	case "L":
-		return "L"
-	case "SS":
-		return "SS"
-	case "NS":
-		return "NS"
-	case "BS":
-		return "BS"
-	}
-	return ""
-}
-
-// typed decodes the value of type descriptor t.
-func (d *decoder) typed(t string, level int) (abi.Value, error) {
+// codeOf is the code of descriptor t (one read with escapes).
+func codeOf(t string) int {
 	switch t {
-	case "S", "N":
-		s, err := d.strOrNull(typeString)
-		if err != nil {
-			return abi.Value{}, d.wrapMismatch(t, err)
-		}
-		if t == "S" {
-			return abi.S(s), d.count(len(s))
-		}
-		n := 0
-		if s != "" {
-			n = 1
-		}
-		return abi.N(s), d.count(n)
+	case "S":
+		return tS
+	case "N":
+		return tN
 	case "B":
-		b, err := d.blob()
-		if err != nil {
-			return abi.Value{}, err
-		}
-		return abi.B(b), d.count(len(b))
-	case "BOOL", "NULL":
-		x, err := d.boolOrNull()
-		if err != nil {
-			return abi.Value{}, d.wrapMismatch(t, err)
-		}
-		if err := d.count(1); err != nil {
-			return abi.Value{}, err
-		}
-		if t == "BOOL" {
-			return abi.Bool(x), nil
-		}
-		if !x {
-			return abi.Value{}, &DecodeError{Kind: NullFalse, Type: t}
-		}
-		return abi.Null(), nil
+		return tB
+	case "BOOL":
+		return tBOOL
+	case "NULL":
+		return tNULL
 	case "M":
-		if err := d.count(3); err != nil {
-			return abi.Value{}, err
-		}
-		if d.peek() == 'n' {
-			if err := d.literal("null"); err != nil {
-				return abi.Value{}, err
-			}
-			return abi.M(abi.Item{}), nil
-		}
-		it, err := d.item(level)
-		if err != nil {
-			return abi.Value{}, err
-		}
-		return abi.M(it), nil
+		return tM
 	case "L":
-		return d.list(level)
-	case "SS", "NS":
-		return d.strs(t)
+		return tL
+	case "SS":
+		return tSS
+	case "NS":
+		return tNS
 	case "BS":
-		return d.blobs()
+		return tBS
 	}
-	if err := d.skip(); err != nil {
-		return abi.Value{}, err
-	}
-	return abi.Value{}, &DecodeError{Kind: UnknownType, Type: t}
+	return tUnknown
 }
 
-func (d *decoder) list(level int) (abi.Value, error) {
-	if err := d.count(3); err != nil {
-		return abi.Value{}, err
-	}
-	var l []abi.Value
-	err := d.array("L", typeRaws, true, func(n int) { l = d.values(n) }, func() error {
-		if err := d.count(1); err != nil {
-			return err
-		}
-		v, err := d.value(level + 1)
-		if err != nil {
-			return err
-		}
-		l = append(l, v)
-		return nil
-	})
-	if err != nil {
-		return abi.Value{}, err
-	}
-	if l == nil {
-		return abi.L(), nil
-	}
-	return abi.Value{Kind: abi.KindL, List: l}, nil
-}
-
-// strs decodes an SS or NS: a JSON array of strings (null members are "").
-func (d *decoder) strs(t string) (abi.Value, error) {
-	kind := abi.KindSS
-	if t == "NS" {
-		kind = abi.KindNS
-	}
-	var ss []string
-	err := d.array(t, typeStrs, false, func(n int) { ss = d.strings(n) }, func() error {
+// typed decodes the value of type descriptor t (code its code) into
+// *dst.
+func (d *decoder) typed(code int, t string, level int, dst *abi.Value) error {
+	switch code {
+	case tS, tN:
 		s, err := d.strOrNull(typeString)
 		if err != nil {
 			return d.wrapMismatch(t, err)
 		}
-		n := len(s)
-		if kind == abi.KindNS && n > 0 {
-			n = 1
+		if code == tS {
+			*dst = abi.Value{Kind: abi.KindS, Str: s}
+			return d.count(len(s))
 		}
-		if err := d.count(n); err != nil {
-			return err
+		*dst = abi.Value{Kind: abi.KindN, Str: s}
+		if s == "" {
+			return nil
 		}
-		ss = append(ss, s)
-		return nil
-	})
-	if err != nil {
-		return abi.Value{}, err
-	}
-	if ss == nil {
-		ss = []string{}
-	}
-	return abi.Value{Kind: kind, Strs: ss}, nil
-}
-
-// blobs decodes a BS: a JSON array of base64 strings.
-func (d *decoder) blobs() (abi.Value, error) {
-	var bs [][]byte
-	err := d.array("BS", typeRaws, false, func(n int) { bs = make([][]byte, 0, n) }, func() error {
+		return d.count(1)
+	case tB:
 		b, err := d.blob()
 		if err != nil {
 			return err
 		}
-		if err := d.count(len(b)); err != nil {
+		*dst = abi.Value{Kind: abi.KindB, Bytes: b}
+		return d.count(len(b))
+	case tBOOL, tNULL:
+		x, err := d.boolOrNull()
+		if err != nil {
+			return d.wrapMismatch(t, err)
+		}
+		if err := d.count(1); err != nil {
 			return err
 		}
-		bs = append(bs, b)
-		return nil
-	})
-	if err != nil {
-		return abi.Value{}, err
-	}
-	if bs == nil {
-		bs = [][]byte{}
-	}
-	return abi.Value{Kind: abi.KindBS, Blobs: bs}, nil
-}
-
-// array walks the JSON array of a list or set of type t (null: no
-// members): it counts the members first (values: they are attribute
-// values, see members; start gets the count, for a slice's capacity, and
-// is not called for null), then calls member at each one, the decoder on
-// its first byte.
-func (d *decoder) array(t string, goType reflect.Type, values bool, start func(n int), member func() error) error {
-	switch d.peek() {
-	case '[':
-	case 'n':
-		return d.literal("null")
-	default:
-		return d.wrapMismatch(t, d.mismatch(goType))
-	}
-	n, err := d.members(values)
-	if err != nil {
-		return err
-	}
-	empty, err := d.open(']')
-	if err != nil {
-		return err
-	}
-	start(n)
-	if empty {
-		return nil
-	}
-	for {
-		d.ws()
-		if err := member(); err != nil {
-			return err
-		}
-		if done, err := d.next(']'); err != nil {
-			return err
-		} else if done {
-			d.jsonD--
+		if code == tBOOL {
+			*dst = abi.Value{Kind: abi.KindBOOL, Bool: x}
 			return nil
 		}
+		if !x {
+			return &DecodeError{Kind: NullFalse, Type: t}
+		}
+		*dst = abi.Value{Kind: abi.KindNULL}
+		return nil
+	case tM:
+		if err := d.count(3); err != nil {
+			return err
+		}
+		if d.peek() == 'n' {
+			if err := d.literal("null"); err != nil {
+				return err
+			}
+			*dst = abi.Value{Kind: abi.KindM, Map: abi.Item{}}
+			return nil
+		}
+		it, err := d.item(level)
+		if err != nil {
+			return err
+		}
+		*dst = abi.Value{Kind: abi.KindM, Map: it}
+		return nil
+	case tL:
+		return d.list(level, dst)
+	case tSS, tNS:
+		return d.strs(code, t, dst)
+	case tBS:
+		return d.blobs(dst)
 	}
-}
-
-// blob decodes a base64 string (null: empty).
-func (d *decoder) blob() ([]byte, error) {
-	s, err := d.strOrNull(typeString)
-	if err != nil {
-		return nil, d.wrapMismatch("B", err)
+	if err := d.skip(); err != nil {
+		return err
 	}
-	enc := base64.StdEncoding
-	if d.lim.StrictBase64 {
-		enc = enc.Strict()
-	}
-	b, err := enc.DecodeString(s)
-	if err != nil {
-		return nil, syntax("B", fmt.Errorf("not valid base64: %w", err))
-	}
-	return b, nil
-}
-
-// strOrNull decodes a JSON string, or null as "" (encoding/json leaves a
-// string unset for null); anything else is a type mismatch with t.
-func (d *decoder) strOrNull(t reflect.Type) (string, error) {
-	switch d.peek() {
-	case '"':
-		return d.str()
-	case 'n':
-		return "", d.literal("null")
-	}
-	return "", d.mismatch(t)
-}
-
-func (d *decoder) boolOrNull() (bool, error) {
-	switch d.peek() {
-	case 't':
-		return true, d.literal("true")
-	case 'f':
-		return false, d.literal("false")
-	case 'n':
-		return false, d.literal("null")
-	}
-	return false, d.mismatch(typeBool)
-}
-
-// slabMax is the largest block lists and sets are carved from.
-const slabMax = 256
-
-// values returns an empty slice with room for n values: carved from a
-// shared block when decoding from src (its capacity n, so an append
-// elsewhere never writes into a neighbour), else made for it.
-func (d *decoder) values(n int) []abi.Value {
-	if d.src == "" || n > slabMax/4 {
-		return make([]abi.Value, 0, n)
-	}
-	if cap(d.vslab)-len(d.vslab) < n {
-		d.vslab = make([]abi.Value, 0, d.slab(cap(d.vslab), 128))
-	}
-	l := len(d.vslab)
-	d.vslab = d.vslab[:l+n]
-	return d.vslab[l : l : l+n]
-}
-
-// strings is values for a set's strings.
-func (d *decoder) strings(n int) []string {
-	if d.src == "" || n > slabMax/4 {
-		return make([]string, 0, n)
-	}
-	if cap(d.sslab)-len(d.sslab) < n {
-		d.sslab = make([]string, 0, d.slab(cap(d.sslab), 64))
-	}
-	l := len(d.sslab)
-	d.sslab = d.sslab[:l+n]
-	return d.sslab[l : l : l+n]
-}
-
-// slab is the size of the next block after one of size last: the first
-// one from the input's size (a list member takes at least perByte bytes
-// of it in common answers), then twice the last, within [16, slabMax].
-func (d *decoder) slab(last, perByte int) int {
-	if last == 0 {
-		last = len(d.b) / perByte / 2
-	}
-	return min(slabMax, max(16, 2*last))
+	return &DecodeError{Kind: UnknownType, Type: t}
 }

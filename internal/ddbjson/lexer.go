@@ -3,6 +3,7 @@ package ddbjson
 import (
 	"encoding/json"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The decoder's lexical side: whitespace, strings, literals, numbers,
@@ -17,7 +18,16 @@ func (d *decoder) end() error {
 	return nil
 }
 
+// ws passes over whitespace; a byte above ' ' (what compact JSON has
+// next) ends it at once.
 func (d *decoder) ws() {
+	if d.pos < len(d.b) && d.b[d.pos] > ' ' {
+		return
+	}
+	d.wsSlow()
+}
+
+func (d *decoder) wsSlow() {
 	for d.pos < len(d.b) {
 		switch d.b[d.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -35,7 +45,8 @@ func (d *decoder) peek() byte {
 	return 0
 }
 
-// members counts the members of the array or object at pos, without
+// members counts the members of the array or object at pos (a BS's; the
+// rest of a container is counted by rest), without
 // checking its syntax (decoding does). Every member of a list or map
 // (nested) takes at least its own byte, so with limits one with more
 // members than the item has bytes left is too large, which members
@@ -90,6 +101,52 @@ func (d *decoder) members(nested bool) (int, error) {
 	return n, nil // not JSON: decoding finds out where
 }
 
+// rest counts the members of a list, a set or a map from the member at
+// pos to the container's end, that member included (the members before
+// it are decoded already), without checking the syntax (decoding does).
+// As members does, it refuses a container with more members than the
+// limits leave room for before any of them is built (nested: they are
+// members of a list or map, which take at least a byte each).
+func (d *decoder) rest(nested bool) (int, error) {
+	room := -1
+	if nested && d.lim.MaxItemSize > 0 {
+		room = d.lim.MaxItemSize - d.size
+	}
+	if nested && d.lim.MaxValueSize > 0 && (room < 0 || d.lim.MaxValueSize-d.vsize < room) {
+		room = d.lim.MaxValueSize - d.vsize
+	}
+	n, depth := 1, 0
+	b := d.b
+scan:
+	for i := d.pos; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth == 0 {
+				break scan
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				if n++; room >= 0 && n > room {
+					break scan // refused below, without reading the rest
+				}
+			}
+		}
+	}
+	if room >= 0 && n > room {
+		return 0, &DecodeError{Kind: TooLarge, Attr: d.attr}
+	}
+	return n, nil
+}
+
 func (d *decoder) push() error {
 	d.jsonD++
 	if d.jsonD > maxJSONDepth {
@@ -131,6 +188,10 @@ func (d *decoder) next(close byte) (done bool, err error) {
 }
 
 func (d *decoder) colon() error {
+	if p := d.pos; p+1 < len(d.b) && d.b[p] == ':' && d.b[p+1] > ' ' {
+		d.pos = p + 1 // compact JSON
+		return nil
+	}
 	d.ws()
 	if d.peek() != ':' {
 		return errSyntax
@@ -153,7 +214,20 @@ func (d *decoder) literal(lit string) error {
 // name is str for an attribute name, interned in d.names when set: a
 // plain name seen before allocates nothing.
 func (d *decoder) name() (string, error) {
-	if d.names == nil || d.src != "" {
+	if d.src != "" {
+		return d.str()
+	}
+	if d.names == nil {
+		// a plain name is copied into the block of names (see keep)
+		start := d.pos + 1
+		i := start
+		for i < len(d.b) && plainByte[d.b[i]] {
+			i++
+		}
+		if i < len(d.b) && d.b[i] == '"' {
+			d.pos = i + 1
+			return d.keep(d.b[start:i]), nil
+		}
 		return d.str()
 	}
 	start := d.pos + 1
@@ -177,10 +251,53 @@ func (d *decoder) name() (string, error) {
 	return s, err
 }
 
+// keep returns b as a string in the decoder's current block of names: the
+// names of an item take one allocation, not one each (a name kept alone
+// keeps its block, at most nameBlock bytes, alive).
+func (d *decoder) keep(b []byte) string {
+	if len(b) == 0 || len(b) > nameBlock/4 {
+		return string(b)
+	}
+	if cap(d.nameBuf)-len(d.nameBuf) < len(b) {
+		d.nameBuf = make([]byte, 0, min(nameBlock, max(64, len(d.b)/4)))
+	}
+	off := len(d.nameBuf)
+	d.nameBuf = append(d.nameBuf, b...)
+	return unsafe.String(&d.nameBuf[off], len(b))
+}
+
+// nameBlock is the largest block of names.
+const nameBlock = 1024
+
 func (d *decoder) str() (string, error) {
 	start := d.pos + 1
-	plain := true // no escape and valid ASCII so far
 	i := start
+	for i < len(d.b) && plainByte[d.b[i]] {
+		i++
+	}
+	if i < len(d.b) && d.b[i] == '"' {
+		d.pos = i + 1
+		if d.src != "" {
+			return d.src[start:i], nil // d.b is d.src's bytes
+		}
+		return string(d.b[start:i]), nil
+	}
+	return d.strRest(start, i)
+}
+
+// plainByte is true for the bytes a string has as they are, with no need
+// for a look: printable ASCII but the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// strRest is str for the string that starts at start and has a byte at i
+// that is not plain (all before it are).
+func (d *decoder) strRest(start, i int) (string, error) {
+	plain := true // no escape and valid ASCII so far
 	for ; i < len(d.b); i++ {
 		c := d.b[i]
 		switch {

@@ -1,6 +1,10 @@
 package ddbjson
 
-import "github.com/dynafold/dynafold/abi"
+import (
+	"slices"
+
+	"github.com/dynafold/dynafold/abi"
+)
 
 // Limits bounds what DecodeItemLimits builds, so that a hostile input is
 // refused after building about as much as the limit allows, not after
@@ -59,7 +63,8 @@ func DecodeItemLimits(b []byte, lim Limits) (abi.Item, error) {
 func DecodeValueLimits(b []byte, lim Limits) (abi.Value, error) {
 	d := &decoder{b: b, lim: lim}
 	d.ws()
-	v, err := d.value(1)
+	var v abi.Value
+	err := d.value(1, &v)
 	if err == nil {
 		err = d.end()
 	}
@@ -117,12 +122,8 @@ func (x *ItemDecoder) DecodeList(b []byte) ([]abi.Item, error) {
 	if d.peek() != '[' {
 		return nil, d.walkErr(errNotArray)
 	}
-	n, err := d.members(false)
-	if err != nil {
-		return nil, d.fail(err)
-	}
 	d.pos++
-	out := make([]abi.Item, 0, n)
+	out := []abi.Item{}
 	d.ws()
 	if d.peek() == ']' {
 		d.pos++
@@ -133,9 +134,15 @@ func (x *ItemDecoder) DecodeList(b []byte) ([]abi.Item, error) {
 	}
 	for {
 		d.ws()
+		start := d.pos
 		it, err := d.item(0)
 		if err != nil {
 			return nil, d.fail(err)
+		}
+		if cap(out) == len(out) {
+			// room for as many more items as the first's size says the
+			// rest of the list holds (no scan ahead), as Node.Items
+			out = slices.Grow(out, 1+(len(d.b)-d.pos)/max(1, d.pos-start))
 		}
 		out = append(out, it)
 		d.size, d.vsize = 0, 0 // each item counts on its own
