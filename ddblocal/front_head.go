@@ -28,8 +28,9 @@ const (
 // readHead reads a request's line and headers into br's buffer, without
 // consuming them: on headOK it returns the request and the head's length;
 // headHandOff when the request is not one the front serves as net/http
-// would (handOff asks for that at once).
-func readHead(br *bufio.Reader, handOff bool) (fastRequest, int, headVerdict) {
+// would (handOff asks for that at once). Before a read that can wait, it
+// sets c's read-header deadline (c nil: none).
+func readHead(br *bufio.Reader, handOff bool, c *fastConn) (fastRequest, int, headVerdict) {
 	if handOff {
 		return fastRequest{}, 0, headHandOff
 	}
@@ -50,6 +51,9 @@ func readHead(br *bufio.Reader, handOff bool) (fastRequest, int, headVerdict) {
 		scanned = len(buf)
 		if len(buf) == br.Size() {
 			return fastRequest{}, 0, headHandOff // longer than the buffer
+		}
+		if c != nil {
+			c.headDeadline()
 		}
 		if _, err := br.Peek(len(buf) + 1); err != nil {
 			var ne net.Error
