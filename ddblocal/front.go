@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"hash/crc32"
 	"io"
@@ -125,6 +126,7 @@ type fastConn struct {
 	conn net.Conn
 	idle bool // waiting for a request's first byte (under f.mu)
 	out  []byte
+	ans  bytes.Buffer    // the answers of its requests are written into it
 	raw  syscall.RawConn // nil when the connection has none
 
 	// t0 is when the current request's first byte was read (set before
@@ -285,12 +287,17 @@ func (c *fastConn) serveOne(br *bufio.Reader, q *fastRequest) bool {
 		c.writeNothing(errors.As(err, &ne) && ne.Timeout())
 		return false
 	}
+	q.ans = &c.ans
 	rep, ok := s.handle(ctx, reqID, &q.request, body)
 	if !ok {
 		c.writeNothing(false) // the client went away
 		return false
 	}
-	return c.writeReply(reqID, rep, q.close)
+	keep := c.writeReply(reqID, rep, q.close)
+	if c.ans.Cap() > 64<<10 {
+		c.ans = bytes.Buffer{} // a large answer's buffer is not kept
+	}
+	return keep
 }
 
 // writeReply writes an answer with the headers net/http's front sends for
