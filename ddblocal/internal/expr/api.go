@@ -121,6 +121,9 @@ func validPlaceholder(k string, prefix byte) bool {
 }
 
 func sortedKeys[V any](m map[string]V) []string {
+	if len(m) == 0 {
+		return nil
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
