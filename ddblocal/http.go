@@ -184,7 +184,7 @@ func responseType(header string, hasBody bool) (ct string, ok bool) {
 // parameters, in its order: a body that is JSON, a known operation, SigV4
 // authentication, a body at all.
 func (s *Server) front(q *request, body []byte) ([]byte, error) {
-	if len(body) > 0 && !json.Valid(body) {
+	if len(body) > 0 && !validJSON(body) {
 		return nil, apierr.New("SerializationException", 400, "")
 	}
 	if !knownTarget(q.target) {
