@@ -102,7 +102,7 @@ func (f *fastFront) shutdown(done <-chan struct{}) {
 	_ = f.ln.Close()
 	f.mu.Lock()
 	for c := range f.conns {
-		if c.idle {
+		if c.idle.Load() {
 			_ = c.conn.Close()
 		}
 	}
@@ -124,7 +124,7 @@ func (f *fastFront) shutdown(done <-chan struct{}) {
 type fastConn struct {
 	f    *fastFront
 	conn net.Conn
-	idle bool // waiting for a request's first byte (under f.mu)
+	idle atomic.Bool // waiting for a request's first byte
 	out  []byte
 	ans  bytes.Buffer    // the answers of its requests are written into it
 	raw  syscall.RawConn // nil when the connection has none
@@ -138,11 +138,11 @@ type fastConn struct {
 }
 
 // setIdle marks the connection idle or busy; false when the server is
-// closing.
+// closing. Without a lock: shutdown sets closing before it looks at idle,
+// and setIdle sets idle before it looks at closing, so a connection going
+// idle as the server closes is closed by one or the other (or both).
 func (c *fastConn) setIdle(idle bool) bool {
-	c.f.mu.Lock()
-	defer c.f.mu.Unlock()
-	c.idle = idle
+	c.idle.Store(idle)
 	return !c.f.closing.Load()
 }
 
