@@ -93,7 +93,10 @@ func headEnd(buf []byte, from int) (end int, bad bool) {
 // ok is false for what the front leaves to net/http. The values it keeps
 // are copied out of h, into one string.
 func parseHead(h []byte) (q fastRequest, ok bool) {
-	line, rest, _ := bytes.Cut(h, crlf)
+	line, rest, ok := headLine(h)
+	if !ok {
+		return q, false
+	}
 	method, line, _ := bytes.Cut(line, sp)
 	uri, proto, _ := bytes.Cut(line, sp)
 	if string(method) != "POST" || string(proto) != "HTTP/1.1" || !plainPath(uri) {
@@ -102,7 +105,9 @@ func parseHead(h []byte) (q fastRequest, ok bool) {
 	var host, cl, conn bool
 	var target, ctype, auth, amzDate, date []byte
 	for {
-		line, rest, _ = bytes.Cut(rest, crlf)
+		if line, rest, ok = headLine(rest); !ok {
+			return q, false
+		}
 		if len(line) == 0 {
 			break
 		}
@@ -110,7 +115,7 @@ func parseHead(h []byte) (q fastRequest, ok bool) {
 		if !found || !isToken(name) {
 			return q, false
 		}
-		value = bytes.Trim(value, " \t")
+		value = trimOWS(value)
 		if !plainValue(value) {
 			return q, false
 		}
@@ -202,13 +207,39 @@ func parseHead(h []byte) (q fastRequest, ok bool) {
 }
 
 var (
-	crlf, sp, colon                                  = []byte("\r\n"), []byte(" "), []byte(":")
+	sp, colon                                        = []byte(" "), []byte(":")
 	hostName, dateName, originName, expectName       = []byte("Host"), []byte("Date"), []byte("Origin"), []byte("Expect")
 	upgradeName, connectionName, amzDateName         = []byte("Upgrade"), []byte("Connection"), []byte("X-Amz-Date")
 	contentTypeName, targetName                      = []byte("Content-Type"), []byte("X-Amz-Target")
 	authorizationName, contentLengthName             = []byte("Authorization"), []byte("Content-Length")
 	transferEncodingName, closeValue, keepAliveValue = []byte("Transfer-Encoding"), []byte("close"), []byte("keep-alive")
 )
+
+// headLine returns the line at the start of h without its CRLF, and what
+// follows (all of h when it holds no LF: the head's end); ok false at a
+// bare LF, which the front leaves to net/http (as the checks of a line's
+// parts would, were it kept in the line).
+func headLine(h []byte) (line, rest []byte, ok bool) {
+	i := bytes.IndexByte(h, '\n')
+	if i < 0 {
+		return h, nil, true
+	}
+	if i < 1 || h[i-1] != '\r' {
+		return nil, nil, false
+	}
+	return h[:i-1], h[i+1:], true
+}
+
+// trimOWS trims spaces and tabs around a header value.
+func trimOWS(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
+}
 
 // plainPath reports whether a request target is a path the front takes
 // as net/http does: printable ASCII, no query, fragment or escapes.
