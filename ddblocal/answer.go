@@ -13,8 +13,13 @@ import (
 // marshalAnswer is json.Marshal(out), byte for byte, for an operation's
 // answer: a map answer's items (wire.Item, []wire.Item) are written
 // straight by ddbjson, without encoding/json's reflection and its second
-// pass over what a MarshalJSON returns.
-func marshalAnswer(out any) ([]byte, error) {
+// pass over what a MarshalJSON returns; an itemAnswer as the map it
+// stands for. It writes into buf (reset first; a new buffer when nil),
+// whose bytes it returns.
+func marshalAnswer(buf *bytes.Buffer, out any) ([]byte, error) {
+	if a, ok := out.(*itemAnswer); ok {
+		return a.marshal(buf)
+	}
 	m, ok := out.(map[string]any)
 	if !ok || m == nil {
 		return json.Marshal(out)
@@ -28,42 +33,99 @@ func marshalAnswer(out any) ([]byte, error) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	var buf bytes.Buffer
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
 	buf.WriteByte('{')
 	for i, k := range keys {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		ddbjson.AppendString(&buf, k)
-		buf.WriteByte(':')
-		switch v := m[k].(type) {
-		case wire.Item:
-			if err := ddbjson.AppendItem(&buf, abi.Item(v)); err != nil {
-				return nil, err
-			}
-		case []wire.Item:
-			if v == nil {
-				buf.WriteString("null")
-				continue
-			}
-			buf.WriteByte('[')
-			for j, it := range v {
-				if j > 0 {
-					buf.WriteByte(',')
-				}
-				if err := ddbjson.AppendItem(&buf, abi.Item(it)); err != nil {
-					return nil, err
-				}
-			}
-			buf.WriteByte(']')
-		default:
-			b, err := json.Marshal(v)
-			if err != nil {
-				return nil, err
-			}
-			buf.Write(b)
+		if err := appendMember(buf, k, m[k]); err != nil {
+			return nil, err
 		}
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// appendMember writes "name":value as encoding/json writes a map's
+// member.
+func appendMember(buf *bytes.Buffer, name string, val any) error {
+	ddbjson.AppendString(buf, name)
+	buf.WriteByte(':')
+	switch v := val.(type) {
+	case wire.Item:
+		return ddbjson.AppendItem(buf, abi.Item(v))
+	case []wire.Item:
+		if v == nil {
+			buf.WriteString("null")
+			return nil
+		}
+		buf.WriteByte('[')
+		for j, it := range v {
+			if j > 0 {
+				buf.WriteByte(',')
+			}
+			if err := ddbjson.AppendItem(buf, abi.Item(it)); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+	}
+	return nil
+}
+
+// itemAnswer is GetItem's answer, {"ConsumedCapacity":…,"Item":…} with
+// each member only when set: the map[string]any it stands for, written
+// without the map, its sorting and the boxing of the item.
+type itemAnswer struct {
+	item           wire.Item
+	cc             any
+	hasItem, hasCC bool
+}
+
+func (a *itemAnswer) marshal(buf *bytes.Buffer) ([]byte, error) {
+	if !a.hasItem && !a.hasCC {
+		return []byte("{}"), nil
+	}
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	buf.WriteByte('{')
+	if a.hasCC {
+		if err := appendMember(buf, "ConsumedCapacity", a.cc); err != nil {
+			return nil, err
+		}
+	}
+	if a.hasItem {
+		if a.hasCC {
+			buf.WriteByte(',')
+		}
+		if err := appendMember(buf, "Item", a.item); err != nil {
+			return nil, err
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// asMap is the map the answer stands for.
+func (a *itemAnswer) asMap() map[string]any {
+	m := map[string]any{}
+	if a.hasItem {
+		m["Item"] = a.item
+	}
+	if a.hasCC {
+		m["ConsumedCapacity"] = a.cc
+	}
+	return m
 }

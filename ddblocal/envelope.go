@@ -48,7 +48,7 @@ func decodeEnvelope(body []byte, in enveloped) (ok bool, err error) {
 		return e.rest(), nil
 	}
 	for {
-		name, ok := e.str()
+		name, ok := e.name()
 		if !ok {
 			return false, nil
 		}
@@ -120,6 +120,39 @@ func (e *envelope) str() (string, bool) {
 			return "", false
 		case c >= 0x80:
 			ascii = false
+		}
+	}
+	return "", false
+}
+
+// memberNames are the member names the reader knows (those the inputs'
+// member methods take), each the string it hands them.
+var memberNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{"TableName", "Key", "Item", "ConsistentRead", "ProjectionExpression",
+		"ConditionExpression", "UpdateExpression", "ReturnValues", "ReturnValuesOnConditionCheckFailure",
+		"ExpressionAttributeNames", "ExpressionAttributeValues", "ReturnConsumedCapacity"} {
+		m[n] = n
+	}
+	return m
+}()
+
+// name reads a member name the reader knows (memberNames), without
+// copying it; ok false on any other (the reader gives up, as member would).
+func (e *envelope) name() (string, bool) {
+	if e.peek() != '"' {
+		return "", false
+	}
+	for i := e.pos + 1; i < len(e.b); i++ {
+		switch c := e.b[i]; {
+		case c == '"':
+			n, ok := memberNames[string(e.b[e.pos+1:i])]
+			if ok {
+				e.pos = i + 1
+			}
+			return n, ok
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return "", false
 		}
 	}
 	return "", false

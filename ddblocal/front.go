@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"hash/crc32"
 	"io"
@@ -101,7 +102,7 @@ func (f *fastFront) shutdown(done <-chan struct{}) {
 	_ = f.ln.Close()
 	f.mu.Lock()
 	for c := range f.conns {
-		if c.idle {
+		if c.idle.Load() {
 			_ = c.conn.Close()
 		}
 	}
@@ -123,17 +124,25 @@ func (f *fastFront) shutdown(done <-chan struct{}) {
 type fastConn struct {
 	f    *fastFront
 	conn net.Conn
-	idle bool // waiting for a request's first byte (under f.mu)
+	idle atomic.Bool // waiting for a request's first byte
 	out  []byte
+	ans  bytes.Buffer    // the answers of its requests are written into it
 	raw  syscall.RawConn // nil when the connection has none
+
+	// t0 is when the current request's first byte was read (set before
+	// its context is made); deadline which of its read deadlines is set
+	// (deadlineIdle, ...): set by the connection's goroutine and by its
+	// request's context (reqCtx), which may be asked from another.
+	t0       time.Time
+	deadline atomic.Int32
 }
 
 // setIdle marks the connection idle or busy; false when the server is
-// closing.
+// closing. Without a lock: shutdown sets closing before it looks at idle,
+// and setIdle sets idle before it looks at closing, so a connection going
+// idle as the server closes is closed by one or the other (or both).
 func (c *fastConn) setIdle(idle bool) bool {
-	c.f.mu.Lock()
-	defer c.f.mu.Unlock()
-	c.idle = idle
+	c.idle.Store(idle)
 	return !c.f.closing.Load()
 }
 
@@ -169,13 +178,9 @@ func (c *fastConn) serve() {
 			}
 		}
 		c.setIdle(false) // when the server is closing, this request is answered, with Connection: close
-		t0 := time.Now()
-		hdrTimeout := f.readHeaderTimeout
-		if hdrTimeout == 0 {
-			hdrTimeout = f.readTimeout
-		}
-		c.setDeadline(hdrTimeout, t0)
-		req, n, verdict := readHead(br, f.s.testHook.Load() != nil)
+		c.t0 = time.Now()
+		c.deadline.Store(deadlineIdle)
+		req, n, verdict := readHead(br, f.s.testHook.Load() != nil, c)
 		switch verdict {
 		case headHandOff:
 			_ = c.conn.SetReadDeadline(time.Time{})
@@ -187,12 +192,47 @@ func (c *fastConn) serve() {
 			return
 		}
 		_, _ = br.Discard(n)
-		if hdrTimeout != f.readTimeout {
-			c.setDeadline(f.readTimeout, t0)
-		}
 		if !c.serveOne(br, &req) {
 			return
 		}
+	}
+}
+
+// The read deadlines of a request, as net/http's: its head is read within
+// the read-header timeout of its first byte, the whole request within the
+// read timeout. The front sets each only before a read that can wait for
+// it (a request that came in one piece, as the SDKs send theirs, costs no
+// deadline change); whatever asks the connection about the client during
+// the request (reqCtx) sets the request's deadline first.
+const (
+	deadlineIdle    = iota // the idle deadline is in effect: nothing set for this request
+	deadlineHead           // the read-header deadline is set
+	deadlineRequest        // the request's read deadline is set
+)
+
+// headDeadline sets the read-header deadline before a read of the head
+// that can wait.
+func (c *fastConn) headDeadline() {
+	if c.deadline.Load() != deadlineIdle {
+		return
+	}
+	d := c.f.readHeaderTimeout
+	if d == 0 {
+		d = c.f.readTimeout
+	}
+	c.setDeadline(d, c.t0)
+	if d == c.f.readTimeout {
+		c.deadline.Store(deadlineRequest)
+	} else {
+		c.deadline.Store(deadlineHead)
+	}
+}
+
+// requestDeadline sets the request's read deadline (the read timeout after
+// its first byte) unless it is set (or c is not a front's: a test's).
+func (c *fastConn) requestDeadline() {
+	if c.f != nil && c.deadline.Swap(deadlineRequest) != deadlineRequest {
+		c.setDeadline(c.f.readTimeout, c.t0)
 	}
 }
 
@@ -236,6 +276,9 @@ func (c *fastConn) serveOne(br *bufio.Reader, q *fastRequest) bool {
 	}
 	defer s.mem.release(charge)
 	body := make([]byte, q.contentLength)
+	if int64(br.Buffered()) < q.contentLength {
+		c.requestDeadline() // the body's read can wait
+	}
 	if _, err := io.ReadFull(br, body); err != nil {
 		// a client that stopped sending (or half-closed) mid-body, or
 		// the read timeout: net/http's front cancels the request then, so
@@ -244,12 +287,17 @@ func (c *fastConn) serveOne(br *bufio.Reader, q *fastRequest) bool {
 		c.writeNothing(errors.As(err, &ne) && ne.Timeout())
 		return false
 	}
+	q.ans = &c.ans
 	rep, ok := s.handle(ctx, reqID, &q.request, body)
 	if !ok {
 		c.writeNothing(false) // the client went away
 		return false
 	}
-	return c.writeReply(reqID, rep, q.close)
+	keep := c.writeReply(reqID, rep, q.close)
+	if c.ans.Cap() > 64<<10 {
+		c.ans = bytes.Buffer{} // a large answer's buffer is not kept
+	}
+	return keep
 }
 
 // writeReply writes an answer with the headers net/http's front sends for

@@ -14,8 +14,13 @@ import (
 // Err looks at the connection without blocking (a zero-length peek means
 // the client closed it), and Done starts that background wait (a peek
 // that blocks until the client sends or closes) only for work that blocks
-// on it (waiting for request memory, injected latency). Once the request
-// is answered the context is cancelled, as net/http's is.
+// on it (waiting for request memory, injected latency). Err asks only
+// once the request has run for askAfter: a request answered sooner (a
+// GetItem or PutItem takes tens of microseconds) would spend more on the
+// question than on its work, and a client that goes away meanwhile finds
+// its answer written or not, as with net/http's background read, which
+// races the handler too. Once the request is answered the context is
+// cancelled, as net/http's is.
 type reqCtx struct {
 	c         *fastConn
 	mu        sync.Mutex
@@ -50,11 +55,18 @@ func (x *reqCtx) Done() <-chan struct{} {
 	return x.done
 }
 
+// askAfter is how long a request runs before its context's Err asks the
+// connection whether the client went away.
+const askAfter = time.Millisecond
+
 func (x *reqCtx) Err() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.err == nil && !x.watching && !x.ended && x.c.peerGone() {
-		x.cancel()
+	if x.err == nil && !x.watching && !x.ended && time.Since(x.c.t0) >= askAfter {
+		x.c.requestDeadline()
+		if x.c.peerGone() {
+			x.cancel()
+		}
 	}
 	return x.err
 }
@@ -71,6 +83,7 @@ func (x *reqCtx) cancel() {
 // held): as net/http's, it cancels the context when the connection ends or
 // fails (its read timeout included) and stops when the client sends more.
 func (x *reqCtx) watch() {
+	x.c.requestDeadline()
 	x.watching = true
 	x.watchDone = make(chan struct{})
 	go func() {

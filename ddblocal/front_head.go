@@ -3,6 +3,7 @@ package ddblocal
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"net"
 	"strconv"
@@ -28,8 +29,9 @@ const (
 // readHead reads a request's line and headers into br's buffer, without
 // consuming them: on headOK it returns the request and the head's length;
 // headHandOff when the request is not one the front serves as net/http
-// would (handOff asks for that at once).
-func readHead(br *bufio.Reader, handOff bool) (fastRequest, int, headVerdict) {
+// would (handOff asks for that at once). Before a read that can wait, it
+// sets c's read-header deadline (c nil: none).
+func readHead(br *bufio.Reader, handOff bool, c *fastConn) (fastRequest, int, headVerdict) {
 	if handOff {
 		return fastRequest{}, 0, headHandOff
 	}
@@ -50,6 +52,9 @@ func readHead(br *bufio.Reader, handOff bool) (fastRequest, int, headVerdict) {
 		scanned = len(buf)
 		if len(buf) == br.Size() {
 			return fastRequest{}, 0, headHandOff // longer than the buffer
+		}
+		if c != nil {
+			c.headDeadline()
 		}
 		if _, err := br.Peek(len(buf) + 1); err != nil {
 			var ne net.Error
@@ -88,7 +93,10 @@ func headEnd(buf []byte, from int) (end int, bad bool) {
 // ok is false for what the front leaves to net/http. The values it keeps
 // are copied out of h, into one string.
 func parseHead(h []byte) (q fastRequest, ok bool) {
-	line, rest, _ := bytes.Cut(h, crlf)
+	line, rest, ok := headLine(h)
+	if !ok {
+		return q, false
+	}
 	method, line, _ := bytes.Cut(line, sp)
 	uri, proto, _ := bytes.Cut(line, sp)
 	if string(method) != "POST" || string(proto) != "HTTP/1.1" || !plainPath(uri) {
@@ -97,7 +105,9 @@ func parseHead(h []byte) (q fastRequest, ok bool) {
 	var host, cl, conn bool
 	var target, ctype, auth, amzDate, date []byte
 	for {
-		line, rest, _ = bytes.Cut(rest, crlf)
+		if line, rest, ok = headLine(rest); !ok {
+			return q, false
+		}
 		if len(line) == 0 {
 			break
 		}
@@ -105,7 +115,7 @@ func parseHead(h []byte) (q fastRequest, ok bool) {
 		if !found || !isToken(name) {
 			return q, false
 		}
-		value = bytes.Trim(value, " \t")
+		value = trimOWS(value)
 		if !plainValue(value) {
 			return q, false
 		}
@@ -197,13 +207,39 @@ func parseHead(h []byte) (q fastRequest, ok bool) {
 }
 
 var (
-	crlf, sp, colon                                  = []byte("\r\n"), []byte(" "), []byte(":")
+	sp, colon                                        = []byte(" "), []byte(":")
 	hostName, dateName, originName, expectName       = []byte("Host"), []byte("Date"), []byte("Origin"), []byte("Expect")
 	upgradeName, connectionName, amzDateName         = []byte("Upgrade"), []byte("Connection"), []byte("X-Amz-Date")
 	contentTypeName, targetName                      = []byte("Content-Type"), []byte("X-Amz-Target")
 	authorizationName, contentLengthName             = []byte("Authorization"), []byte("Content-Length")
 	transferEncodingName, closeValue, keepAliveValue = []byte("Transfer-Encoding"), []byte("close"), []byte("keep-alive")
 )
+
+// headLine returns the line at the start of h without its CRLF, and what
+// follows (all of h when it holds no LF: the head's end); ok false at a
+// bare LF, which the front leaves to net/http (as the checks of a line's
+// parts would, were it kept in the line).
+func headLine(h []byte) (line, rest []byte, ok bool) {
+	i := bytes.IndexByte(h, '\n')
+	if i < 0 {
+		return h, nil, true
+	}
+	if i < 1 || h[i-1] != '\r' {
+		return nil, nil, false
+	}
+	return h[:i-1], h[i+1:], true
+}
+
+// trimOWS trims spaces and tabs around a header value.
+func trimOWS(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
+}
 
 // plainPath reports whether a request target is a path the front takes
 // as net/http does: printable ASCII, no query, fragment or escapes.
@@ -222,8 +258,27 @@ func plainPath(uri []byte) bool {
 // plainValue reports whether a header value has no control characters
 // (but tabs).
 func plainValue(v []byte) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+	// eight bytes at a time: those without a byte under ' ' or of 0x7f
+	// (most of a head) pass without a look at each byte
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		x := binary.LittleEndian.Uint64(v[i:])
+		y := x ^ 0x7f7f7f7f7f7f7f7f // a zero byte where x has 0x7f
+		if (x-ones*' ')&^x&highs == 0 && (y-ones)&^y&highs == 0 {
+			continue
+		}
+		if !plainBytes(v[i : i+8]) {
+			return false
+		}
+	}
+	return plainBytes(v[i:])
+}
+
+// plainBytes is plainValue a byte at a time.
+func plainBytes(v []byte) bool {
+	for _, c := range v {
+		if (c < ' ' && c != '\t') || c == 0x7f {
 			return false
 		}
 	}
@@ -250,11 +305,18 @@ func isToken(name []byte) bool {
 	if len(name) == 0 {
 		return false
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+	for _, c := range name {
+		if !tokenChars[c] {
 			return false
 		}
 	}
 	return true
 }
+
+// tokenChars are the bytes of an RFC 9110 token.
+var tokenChars = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
+	}
+	return t
+}()

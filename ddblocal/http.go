@@ -1,6 +1,7 @@
 package ddblocal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,6 +105,10 @@ type request struct {
 	target      string // X-Amz-Target
 	contentType string // Content-Type
 	auth        authHeaders
+	// ans is the buffer the answer of a DynamoDB operation is written
+	// into (nil: a new one); the reply's body may be its bytes, until the
+	// buffer is used again.
+	ans *bytes.Buffer
 }
 
 // reply is an answer: its status, content type ("" sends none), the
@@ -140,7 +145,7 @@ func (s *Server) handle(ctx context.Context, reqID string, q *request, body []by
 	}
 	resp, err := s.front(q, body)
 	if err == nil {
-		resp, err = s.dispatch(ctx, target, body)
+		resp, err = s.dispatch(ctx, target, body, q.ans)
 	}
 	if err != nil {
 		if errors.Is(err, errClientGone) || ctx.Err() != nil { // as serveKinesis: an injected latency ends so too
@@ -179,7 +184,7 @@ func responseType(header string, hasBody bool) (ct string, ok bool) {
 // parameters, in its order: a body that is JSON, a known operation, SigV4
 // authentication, a body at all.
 func (s *Server) front(q *request, body []byte) ([]byte, error) {
-	if len(body) > 0 && !json.Valid(body) {
+	if len(body) > 0 && !validJSON(body) {
 		return nil, apierr.New("SerializationException", 400, "")
 	}
 	if !knownTarget(q.target) {
@@ -270,7 +275,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp []byte, err error) {
+func (s *Server) dispatch(ctx context.Context, target string, body []byte, ans *bytes.Buffer) (resp []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("ddblocal: panic serving request", "target", target, "panic", p, "stack", string(debug.Stack()))
@@ -297,7 +302,7 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte) (resp
 		if err != nil {
 			return nil, err
 		}
-		return marshalAnswer(out)
+		return marshalAnswer(ans, out)
 	case strings.HasPrefix(target, streamsPrefix):
 		op := strings.TrimPrefix(target, streamsPrefix)
 		s.stats.add("DynamoDBStreams." + op)

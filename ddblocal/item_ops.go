@@ -69,16 +69,16 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{}
+	out := &itemAnswer{}
 	if it != nil {
-		out["Item"] = wire.Item(proj.apply(it))
+		out.item, out.hasItem = wire.Item(proj.apply(it)), true
 	}
 	if wantsCapacity(in.ReturnConsumedCapacity) {
 		sz := 0
 		if it != nil {
 			sz = itemSize(it)
 		}
-		out["ConsumedCapacity"] = consumed(in.ReturnConsumedCapacity, t.name, "", false, readUnits(sz, in.ConsistentRead))
+		out.cc, out.hasCC = consumed(in.ReturnConsumedCapacity, t.name, "", false, readUnits(sz, in.ConsistentRead)), true
 	}
 	return out, nil
 }

@@ -221,8 +221,20 @@ func (t *table) find(key abi.Item) (*partition, int, bool) {
 		return p, 0, len(p.rows) > 0
 	}
 	rv := key[t.key.rng]
-	i := sort.Search(len(p.rks), func(i int) bool { return cmpVal(p.rks[i], rv) >= 0 })
-	return p, i, i < len(p.rks) && cmpVal(p.rks[i], rv) == 0
+	// a key past the partition's last (a growing sort key: a time, a
+	// sequence number) takes one comparison
+	n := len(p.rks)
+	if n == 0 {
+		return p, 0, false
+	}
+	switch c := cmpVal(p.rks[n-1], rv); {
+	case c < 0:
+		return p, n, false
+	case c == 0:
+		return p, n - 1, true
+	}
+	i := sort.Search(n-1, func(i int) bool { return cmpVal(p.rks[i], rv) >= 0 })
+	return p, i, cmpVal(p.rks[i], rv) == 0
 }
 
 // get returns the stored item with key (not a copy), or nil.

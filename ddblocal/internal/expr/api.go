@@ -43,12 +43,15 @@ type Params struct {
 // NewParams returns Params for a request's ExpressionAttributeNames and
 // ExpressionAttributeValues (either may be nil).
 func NewParams(names map[string]string, values map[string]abi.Value) *Params {
-	return &Params{names: names, values: values, usedNames: map[string]bool{}, usedValues: map[string]bool{}}
+	return &Params{names: names, values: values} // the used maps are made at the first use
 }
 
 func (p *Params) name(n string) (string, bool) {
 	v, ok := p.names[n]
 	if ok {
+		if p.usedNames == nil {
+			p.usedNames = make(map[string]bool, len(p.names))
+		}
 		p.usedNames[n] = true
 	}
 	return v, ok
@@ -57,6 +60,9 @@ func (p *Params) name(n string) (string, bool) {
 func (p *Params) value(n string) (abi.Value, bool) {
 	v, ok := p.values[n]
 	if ok {
+		if p.usedValues == nil {
+			p.usedValues = make(map[string]bool, len(p.values))
+		}
 		p.usedValues[n] = true
 	}
 	return v, ok
@@ -115,6 +121,9 @@ func validPlaceholder(k string, prefix byte) bool {
 }
 
 func sortedKeys[V any](m map[string]V) []string {
+	if len(m) == 0 {
+		return nil
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

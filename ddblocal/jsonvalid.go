@@ -1,0 +1,199 @@
+package ddblocal
+
+// validJSON reports whether b is one JSON value (with whitespace around
+// it), as encoding/json's Valid does, byte for byte: the same grammar, the
+// same bytes taken inside strings (any from 0x20 on, UTF-8 or not), the
+// same limit of 10000 nested arrays and objects. It is the check of every
+// request body before anything else reads it, in one pass without
+// encoding/json's scanner's call per byte.
+func validJSON(b []byte) bool {
+	var arr [64]byte
+	stack := arr[:0] // the closing byte of each open container
+	i := jsonWS(b, 0)
+	for {
+		// a value starts at i
+		if i >= len(b) {
+			return false
+		}
+		switch c := b[i]; {
+		case c == '{' || c == '[':
+			if len(stack) == maxJSONDepth {
+				return false
+			}
+			i = jsonWS(b, i+1)
+			closer := c + 2 // '}' or ']'
+			if i < len(b) && b[i] == closer {
+				i++
+				break // an empty container: a value ended
+			}
+			stack = append(stack, closer)
+			if c == '{' {
+				if i = jsonKey(b, i); i < 0 {
+					return false
+				}
+			}
+			continue
+		case c == '"':
+			if i = jsonString(b, i); i < 0 {
+				return false
+			}
+		case c == 't':
+			if i = jsonLiteral(b, i, "true"); i < 0 {
+				return false
+			}
+		case c == 'f':
+			if i = jsonLiteral(b, i, "false"); i < 0 {
+				return false
+			}
+		case c == 'n':
+			if i = jsonLiteral(b, i, "null"); i < 0 {
+				return false
+			}
+		default:
+			if i = jsonNumber(b, i); i < 0 {
+				return false
+			}
+		}
+		// a value ended at i: close what it ends, or go on to the next one
+		for {
+			i = jsonWS(b, i)
+			if len(stack) == 0 {
+				return i == len(b)
+			}
+			if i >= len(b) {
+				return false
+			}
+			top := stack[len(stack)-1]
+			if b[i] == top {
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			}
+			if b[i] != ',' {
+				return false
+			}
+			i = jsonWS(b, i+1)
+			if top == '}' {
+				if i = jsonKey(b, i); i < 0 {
+					return false
+				}
+			}
+			break
+		}
+	}
+}
+
+// maxJSONDepth is encoding/json's limit on nesting.
+const maxJSONDepth = 10000
+
+// jsonWS skips JSON whitespace from i.
+func jsonWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// jsonKey reads a member name and its colon at i (whitespace after
+// them skipped): where its value starts, or -1.
+func jsonKey(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	if i = jsonString(b, i); i < 0 {
+		return -1
+	}
+	i = jsonWS(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return -1
+	}
+	return jsonWS(b, i+1)
+}
+
+// jsonString reads the string at i (its quote): the position after it, or
+// -1.
+func jsonString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return -1
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) {
+					return -1
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return -1
+					}
+				}
+				i += 4
+			default:
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+// jsonLiteral reads lit at i: the position after it, or -1.
+func jsonLiteral(b []byte, i int, lit string) int {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// jsonNumber reads the number at i: the position after it, or -1.
+func jsonNumber(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = jsonDigits(b, i+1)
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		j := jsonDigits(b, i+1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := jsonDigits(b, i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+func jsonDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
