@@ -19,6 +19,7 @@ import (
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/kinesis"
 	"github.com/dynafold/dynafold/ddblocal/internal/reqshape"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 )
 
 const (
@@ -184,7 +185,7 @@ func responseType(header string, hasBody bool) (ct string, ok bool) {
 // parameters, in its order: a body that is JSON, a known operation, SigV4
 // authentication, a body at all.
 func (s *Server) front(q *request, body []byte) ([]byte, error) {
-	if len(body) > 0 && !validJSON(body) {
+	if len(body) > 0 && !ddbjson.Valid(body) {
 		return nil, apierr.New("SerializationException", 400, "")
 	}
 	if !knownTarget(q.target) {

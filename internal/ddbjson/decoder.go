@@ -53,7 +53,7 @@ func (d *decoder) fail(err error) error {
 	if de, ok := err.(*DecodeError); ok && (de.Kind == TooLarge || de.Kind == TooDeep) {
 		return err
 	}
-	if err != errSyntax && json.Valid(d.b) {
+	if err != errSyntax && Valid(d.b) {
 		return err
 	}
 	var raw json.RawMessage

@@ -2,7 +2,6 @@ package ddbjson
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -76,7 +75,7 @@ func (d *decoder) walkErr(err error) error {
 	case err == errSyntax:
 		return d.fail(err)
 	case err == errNotObject || err == errNotArray || err == errNotString:
-		if !json.Valid(d.b) {
+		if !Valid(d.b) {
 			return d.fail(errSyntax)
 		}
 	}

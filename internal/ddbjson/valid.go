@@ -1,12 +1,12 @@
-package ddblocal
+package ddbjson
 
-// validJSON reports whether b is one JSON value (with whitespace around
+// Valid reports whether b is one JSON value (with whitespace around
 // it), as encoding/json's Valid does, byte for byte: the same grammar, the
 // same bytes taken inside strings (any from 0x20 on, UTF-8 or not), the
-// same limit of 10000 nested arrays and objects. It is the check of every
-// request body before anything else reads it, in one pass without
+// same limit of 10000 nested arrays and objects. ddblocal checks every
+// request body with it before anything else reads it: one pass, without
 // encoding/json's scanner's call per byte.
-func validJSON(b []byte) bool {
+func Valid(b []byte) bool {
 	var arr [64]byte
 	stack := arr[:0] // the closing byte of each open container
 	i := jsonWS(b, 0)
@@ -82,9 +82,6 @@ func validJSON(b []byte) bool {
 		}
 	}
 }
-
-// maxJSONDepth is encoding/json's limit on nesting.
-const maxJSONDepth = 10000
 
 // jsonWS skips JSON whitespace from i.
 func jsonWS(b []byte, i int) int {

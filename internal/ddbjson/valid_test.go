@@ -1,4 +1,4 @@
-package ddblocal
+package ddbjson
 
 import (
 	"encoding/json"
@@ -19,14 +19,14 @@ var jsonValidSeeds = []string{
 	`{"Item":{"m":{"M":{"x":{"L":[{"S":"p"},{"BOOL":true},{"NULL":true}]}}}}}`,
 }
 
-// TestY8_JSONCheckAsEncodingJSON: validJSON answers as json.Valid on
+// TestY8_JSONCheckAsEncodingJSON: Valid answers as json.Valid on
 // bodies near each rule of the grammar, on thousands of random mutations
 // of them, and at the nesting limit.
 func TestY8_JSONCheckAsEncodingJSON(t *testing.T) {
 	check := func(b []byte) {
 		t.Helper()
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid %v", b, got, want)
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
 		}
 	}
 	for _, s := range jsonValidSeeds {
@@ -58,20 +58,20 @@ func TestY8_JSONCheckAsEncodingJSON(t *testing.T) {
 	}
 }
 
-// FuzzJSONCheckAsEncodingJSON: validJSON agrees with json.Valid.
+// FuzzJSONCheckAsEncodingJSON: Valid agrees with json.Valid.
 func FuzzJSONCheckAsEncodingJSON(f *testing.F) {
 	for _, s := range jsonValidSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid %v", b, got, want)
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
 		}
 	})
 }
 
 // BenchmarkJSONCheck: the check of a PutItem's body, json.Valid against
-// validJSON.
+// Valid.
 //
 //	go test ./ddblocal -run '^$' -bench JSONCheck
 func BenchmarkJSONCheck(b *testing.B) {
@@ -79,7 +79,7 @@ func BenchmarkJSONCheck(b *testing.B) {
 	for _, c := range []struct {
 		name  string
 		valid func([]byte) bool
-	}{{"encoding-json", json.Valid}, {"validJSON", validJSON}} {
+	}{{"encoding-json", json.Valid}, {"Valid", Valid}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
