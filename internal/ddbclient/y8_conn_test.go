@@ -245,7 +245,6 @@ func (s *script) serve(c net.Conn) {
 // connection after.
 const closeAfter = "\x00close"
 
-
 // okAnswer is a 200 answer {} with its checksum and Content-Length, and
 // extra header lines.
 func okAnswer(extra string) string {
