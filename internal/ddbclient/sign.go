@@ -294,6 +294,15 @@ func (w *Wire) signsAsTheSDK() bool {
 			!sameSigned(a, b) {
 			return false
 		}
+		// and the header lines appendSigned writes for it
+		got, ok := w.lean.appendSigned(nil, identity[0], w.svc.json[0], w.svc.target, "GetItem", 2, &creds, emptyHash, at)
+		want := "X-Amz-Date: " + b.Header.Get("X-Amz-Date") + "\r\n"
+		if creds.SessionToken != "" {
+			want += "X-Amz-Security-Token: " + creds.SessionToken + "\r\n"
+		}
+		if !ok || string(got) != want+"Authorization: "+b.Header.Get("Authorization")+"\r\n" {
+			return false
+		}
 	}
 	return true
 }

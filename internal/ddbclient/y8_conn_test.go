@@ -461,3 +461,21 @@ func TestY8_ConcurrentRequestsKeepAtMostTheIdleLimit(t *testing.T) {
 		t.Fatalf("requests one after another dialed %d more connections; want none", ddbclient.Dials(w)-n)
 	}
 }
+
+// TestY8_IdleConnectionsCloseAfterTheIdleTimeout: a connection idle for
+// the transport's IdleConnTimeout is closed.
+func TestY8_IdleConnectionsCloseAfterTheIdleTimeout(t *testing.T) {
+	s := newScript(t)
+	client := ddbclient.HTTPClient(10).WithTransportOptions(func(tr *http.Transport) { tr.IdleConnTimeout = 20 * time.Millisecond })
+	w := ddbclient.NewWireTo(s.URL(), client, nil)
+	if err := call(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	<-s.closed // the client closed it
+	if ddbclient.IdleConns(w) != 0 || ddbclient.OpenConns(w) != 0 {
+		t.Fatalf("%d idle, %d open after the idle timeout; want none", ddbclient.IdleConns(w), ddbclient.OpenConns(w))
+	}
+	if err := call(context.Background(), w); err != nil || s.conns.Load() != 2 {
+		t.Fatalf("the next request: %v on connection %d; want a new one, 2", err, s.conns.Load())
+	}
+}
