@@ -479,3 +479,24 @@ func TestY8_IdleConnectionsCloseAfterTheIdleTimeout(t *testing.T) {
 		t.Fatalf("the next request: %v on connection %d; want a new one, 2", err, s.conns.Load())
 	}
 }
+
+// TestY8_ADialThatFailsIsUnreachable: a refused connection on a Wire's
+// own connections is the error net/http's path gave (a *url.Error around
+// the dial's *net.OpError), so Unreachable names the endpoint.
+func TestY8_ADialThatFailsIsUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	w := ddbclient.NewWireTo("http://"+addr, ddbclient.HTTPClient(10), noRetry())
+	if !ddbclient.OwnConns(w) {
+		t.Fatal("want own connections")
+	}
+	err = call(context.Background(), w)
+	ue, ok := ddbclient.Unreachable(err)
+	if !ok || ue.Endpoint != "http://"+addr || !strings.Contains(ue.Cause, "refused") {
+		t.Fatalf("%v: unreachable %v (%+v); want the endpoint http://%s, connection refused", err, ok, ue, addr)
+	}
+}
