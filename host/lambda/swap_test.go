@@ -287,7 +287,11 @@ func (h *holdRows) take() bool {
 // holdTransport holds the request of a row read (BatchGetItem or GetItem)
 // that holdRows picks, on its way to ddblocal.
 // doTransport sends a request with an SDK HTTP client.
-type doTransport struct{ c interface{ Do(*http.Request) (*http.Response, error) } }
+type doTransport struct {
+	c interface {
+		Do(*http.Request) (*http.Response, error)
+	}
+}
 
 func (d doTransport) RoundTrip(req *http.Request) (*http.Response, error) { return d.c.Do(req) }
 
