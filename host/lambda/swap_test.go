@@ -284,8 +284,6 @@ func (h *holdRows) take() bool {
 	return ok
 }
 
-// holdTransport holds the request of a row read (BatchGetItem or GetItem)
-// that holdRows picks, on its way to ddblocal.
 // doTransport sends a request with an SDK HTTP client.
 type doTransport struct {
 	c interface {
@@ -295,6 +293,8 @@ type doTransport struct {
 
 func (d doTransport) RoundTrip(req *http.Request) (*http.Response, error) { return d.c.Do(req) }
 
+// holdTransport holds the request of a row read (BatchGetItem or GetItem)
+// that holdRows picks, on its way to ddblocal.
 type holdTransport struct {
 	next http.RoundTripper
 	hold *holdRows
