@@ -72,7 +72,12 @@ func Plain(c *dynamodb.Client) bool {
 // TLSClientConfig, at most its MaxIdleConnsPerHost idle for at most its
 // IdleConnTimeout, at most MaxConnsPerHost open). Any other client (a
 // caller's own HTTPClient, which may record or change requests; a proxy;
-// the settings above) sends them through net/http with client.Do.
+// the settings above) sends them through net/http with client.Do. The
+// errors are the same on both paths; on its own connections a Wire
+// follows no redirect (the SDK's client follows 307 and 308; DynamoDB
+// sends none), and on systems other than Linux it cannot see that an
+// idle connection was closed before it writes to it (the SDK's retry
+// policy retries that request).
 type Wire struct {
 	svc     service
 	client  aws.HTTPClient
