@@ -80,6 +80,9 @@ func newOwnConns(rawURL string, client aws.HTTPClient, s *signer) *ownConns {
 	if tr.DisableKeepAlives || tr.DialTLSContext != nil || tr.DialTLS != nil || tr.ResponseHeaderTimeout > 0 { //nolint:staticcheck // DialTLS: a caller may still set it
 		return nil
 	}
+	if tr.Protocols != nil && !tr.Protocols.HTTP1() {
+		return nil // HTTP/2 only: net/http's
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil
