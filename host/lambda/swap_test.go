@@ -223,8 +223,7 @@ func TestH3_LambdaNeverSwapsDuringAnInvocation(t *testing.T) {
 	env := testenv.Start(t)
 	hold := &holdRows{entered: make(chan struct{}), release: make(chan struct{})}
 	client := dynamotest.ClientAt(t, env.Server.Endpoint(), func(o *dynamodb.Options) {
-		hc := o.HTTPClient.(*http.Client)
-		o.HTTPClient = &http.Client{Transport: &holdTransport{next: hc.Transport, hold: hold}}
+		o.HTTPClient = &http.Client{Transport: &holdTransport{next: doTransport{o.HTTPClient}, hold: hold}}
 	})
 	f := newSwapFn(t, env, client)
 	v2 := wasmbuild.Build(t, pluginV2)
@@ -284,6 +283,15 @@ func (h *holdRows) take() bool {
 	h.armed = false
 	return ok
 }
+
+// doTransport sends a request with an SDK HTTP client.
+type doTransport struct {
+	c interface {
+		Do(*http.Request) (*http.Response, error)
+	}
+}
+
+func (d doTransport) RoundTrip(req *http.Request) (*http.Response, error) { return d.c.Do(req) }
 
 // holdTransport holds the request of a row read (BatchGetItem or GetItem)
 // that holdRows picks, on its way to ddblocal.

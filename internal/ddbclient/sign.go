@@ -122,68 +122,11 @@ func (s *signer) sign(req *http.Request, creds *aws.Credentials, payloadHash str
 		(tok != "" && clean(tok) == "") {
 		return false
 	}
-	t = t.UTC()
-	var dateBuf [16]byte
-	amzDate := t.AppendFormat(dateBuf[:0], "20060102T150405Z")
-	k := s.signingKeyFor(creds, amzDate[:8])
-
 	bp := signBufs.Get().(*[]byte)
 	defer signBufs.Put(bp)
-	b := (*bp)[:0]
-	// The canonical request: method, URI, query (none), headers in order,
-	// the signed headers' names, the payload's hash.
-	b = append(b, "POST\n"...)
-	b = append(b, s.uri...)
-	b = append(b, "\n\naccept-encoding:"...)
-	b = append(b, ae...)
-	if req.ContentLength > 0 {
-		b = append(b, "\ncontent-length:"...)
-		b = strconv.AppendInt(b, req.ContentLength, 10)
-	}
-	b = append(b, "\ncontent-type:"...)
-	b = append(b, ct...)
-	b = append(b, "\nhost:"...)
-	b = append(b, s.host...)
-	b = append(b, "\nx-amz-date:"...)
-	b = append(b, amzDate...)
-	if tok != "" {
-		b = append(b, "\nx-amz-security-token:"...)
-		b = append(b, tok...)
-	}
-	b = append(b, "\nx-amz-target:"...)
-	b = append(b, target...)
-	b = append(b, "\n\n"...)
-	signed := len(b)
-	b = append(b, "accept-encoding;"...)
-	if req.ContentLength > 0 {
-		b = append(b, "content-length;"...)
-	}
-	b = append(b, "content-type;host;x-amz-date;"...)
-	if tok != "" {
-		b = append(b, "x-amz-security-token;"...)
-	}
-	b = append(b, "x-amz-target"...)
-	signedHeaders := len(b)
-	b = append(b, '\n')
-	b = append(b, payloadHash...)
-	canonical := sha256.Sum256(b)
-	// The header names go into the Authorization header below: keep them
-	// where they are, and put the string to sign, after HMAC's inner
-	// block, behind them.
-	inner := len(b)
-	b = append(b, k.ipad[:]...)
-	b = append(b, "AWS4-HMAC-SHA256\n"...)
-	b = append(b, amzDate...)
-	b = append(b, '\n')
-	b = append(b, k.scope...)
-	b = append(b, '\n')
-	b = hex.AppendEncode(b, canonical[:])
-	names := b[signed:signedHeaders]
-	innerSum := sha256.Sum256(b[inner:])
-	var outer [sha256.BlockSize + sha256.Size]byte
-	copy(outer[:], k.opad[:])
-	copy(outer[sha256.BlockSize:], innerSum[:])
-	sig := sha256.Sum256(outer[:])
+	var sg signature
+	*bp = s.signature((*bp)[:0], &sg, ae, ct, target, "", req.ContentLength, creds, payloadHash, t)
+	amzDate, k, names := sg.date[:sg.dateLen], sg.key, sg.names
 
 	// One string holds X-Amz-Date's value and Authorization's.
 	const alg = "AWS4-HMAC-SHA256 Credential="
@@ -197,9 +140,7 @@ func (s *signer) sign(req *http.Request, creds *aws.Credentials, payloadHash str
 	v.WriteString(", SignedHeaders=")
 	v.Write(names)
 	v.WriteString(", Signature=")
-	var hexSig [2 * sha256.Size]byte
-	hex.Encode(hexSig[:], sig[:])
-	v.Write(hexSig[:])
+	v.Write(sg.sig[:])
 	all := v.String()
 	vals := make([]string, 3)
 	vals[0], vals[1] = all[:len(amzDate)], all[len(amzDate):]
@@ -212,8 +153,121 @@ func (s *signer) sign(req *http.Request, creds *aws.Credentials, payloadHash str
 	if s.setHost {
 		req.Host = s.host
 	}
-	*bp = b
 	return true
+}
+
+// appendSigned is sign for a request written by hand (Wire's own
+// connections): it appends the X-Amz-Date, X-Amz-Security-Token (with a
+// session token) and Authorization header lines, each ending in CRLF, of
+// a request with these Accept-Encoding, Content-Type and X-Amz-Target
+// (targetPrefix+op) values and a body of contentLength bytes, to dst;
+// false (dst unchanged) when the lean signer cannot sign it.
+func (s *signer) appendSigned(dst []byte, ae, ct, targetPrefix, op string, contentLength int64, creds *aws.Credentials, payloadHash string, t time.Time) ([]byte, bool) {
+	tok := creds.SessionToken
+	if !s.ok || clean(ae) == "" || clean(ct) == "" || clean(targetPrefix) == "" || op == "" || clean(op) == "" ||
+		(tok != "" && clean(tok) == "") {
+		return dst, false
+	}
+	bp := signBufs.Get().(*[]byte)
+	defer signBufs.Put(bp)
+	var sg signature
+	*bp = s.signature((*bp)[:0], &sg, ae, ct, targetPrefix, op, contentLength, creds, payloadHash, t)
+	dst = append(dst, "X-Amz-Date: "...)
+	dst = append(dst, sg.date[:sg.dateLen]...)
+	dst = append(dst, "\r\n"...)
+	if tok != "" {
+		dst = append(dst, "X-Amz-Security-Token: "...)
+		dst = append(dst, tok...)
+		dst = append(dst, "\r\n"...)
+	}
+	dst = append(dst, "Authorization: AWS4-HMAC-SHA256 Credential="...)
+	dst = append(dst, sg.key.akid...)
+	dst = append(dst, '/')
+	dst = append(dst, sg.key.scope...)
+	dst = append(dst, ", SignedHeaders="...)
+	dst = append(dst, sg.names...)
+	dst = append(dst, ", Signature="...)
+	dst = append(dst, sg.sig[:]...)
+	dst = append(dst, "\r\n"...)
+	return dst, true
+}
+
+// signature is what signature computes: X-Amz-Date's value, the key, the
+// signed headers' names (in the scratch buffer) and the hex signature.
+type signature struct {
+	date    [16]byte
+	dateLen int
+	key     *signingKey
+	names   []byte
+	sig     [2 * sha256.Size]byte
+}
+
+// signature signs a request whose X-Amz-Target is target+op, using b as
+// scratch (returned, grown), into sg.
+func (s *signer) signature(b []byte, sg *signature, ae, ct, target, op string, contentLength int64, creds *aws.Credentials, payloadHash string, t time.Time) []byte {
+	tok := creds.SessionToken
+	t = t.UTC()
+	amzDate := t.AppendFormat(sg.date[:0], "20060102T150405Z")
+	sg.dateLen = len(amzDate)
+	k := s.signingKeyFor(creds, amzDate[:8])
+	sg.key = k
+	// The canonical request: method, URI, query (none), headers in order,
+	// the signed headers' names, the payload's hash.
+	b = append(b, "POST\n"...)
+	b = append(b, s.uri...)
+	b = append(b, "\n\naccept-encoding:"...)
+	b = append(b, ae...)
+	if contentLength > 0 {
+		b = append(b, "\ncontent-length:"...)
+		b = strconv.AppendInt(b, contentLength, 10)
+	}
+	b = append(b, "\ncontent-type:"...)
+	b = append(b, ct...)
+	b = append(b, "\nhost:"...)
+	b = append(b, s.host...)
+	b = append(b, "\nx-amz-date:"...)
+	b = append(b, amzDate...)
+	if tok != "" {
+		b = append(b, "\nx-amz-security-token:"...)
+		b = append(b, tok...)
+	}
+	b = append(b, "\nx-amz-target:"...)
+	b = append(b, target...)
+	b = append(b, op...)
+	b = append(b, "\n\n"...)
+	signed := len(b)
+	b = append(b, "accept-encoding;"...)
+	if contentLength > 0 {
+		b = append(b, "content-length;"...)
+	}
+	b = append(b, "content-type;host;x-amz-date;"...)
+	if tok != "" {
+		b = append(b, "x-amz-security-token;"...)
+	}
+	b = append(b, "x-amz-target"...)
+	signedHeaders := len(b)
+	b = append(b, '\n')
+	b = append(b, payloadHash...)
+	canonical := sha256.Sum256(b)
+	// The header names go into the Authorization header: keep them where
+	// they are, and put the string to sign, after HMAC's inner block,
+	// behind them.
+	inner := len(b)
+	b = append(b, k.ipad[:]...)
+	b = append(b, "AWS4-HMAC-SHA256\n"...)
+	b = append(b, amzDate...)
+	b = append(b, '\n')
+	b = append(b, k.scope...)
+	b = append(b, '\n')
+	b = hex.AppendEncode(b, canonical[:])
+	sg.names = b[signed:signedHeaders]
+	innerSum := sha256.Sum256(b[inner:])
+	var outer [sha256.BlockSize + sha256.Size]byte
+	copy(outer[:], k.opad[:])
+	copy(outer[sha256.BlockSize:], innerSum[:])
+	sig := sha256.Sum256(outer[:])
+	hex.Encode(sg.sig[:], sig[:])
+	return b
 }
 
 // one returns the header's single value, or "" (none, or several).
@@ -238,6 +292,15 @@ func (w *Wire) signsAsTheSDK() bool {
 		if a == nil || b == nil || !w.lean.sign(a, &creds, emptyHash, at) ||
 			sdk.SignHTTP(context.Background(), creds, b, emptyHash, w.svc.signing, w.region, at) != nil ||
 			!sameSigned(a, b) {
+			return false
+		}
+		// and the header lines appendSigned writes for it
+		got, ok := w.lean.appendSigned(nil, identity[0], w.svc.json[0], w.svc.target, "GetItem", 2, &creds, emptyHash, at)
+		want := "X-Amz-Date: " + b.Header.Get("X-Amz-Date") + "\r\n"
+		if creds.SessionToken != "" {
+			want += "X-Amz-Security-Token: " + creds.SessionToken + "\r\n"
+		}
+		if !ok || string(got) != want+"Authorization: "+b.Header.Get("Authorization")+"\r\n" {
 			return false
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"runtime"
 	"strconv"
 	"sync"
@@ -59,6 +60,24 @@ func Plain(c *dynamodb.Client) bool {
 // skips the SDK's per-request work that is not the request's own: the
 // endpoint rules, the middleware stack, the reflection-free but
 // allocation-heavy serializers. Safe for concurrent use.
+//
+// How a request travels: when the SDK client's HTTPClient is the SDK's
+// own (*awshttp.BuildableClient, as NewClient and the SDK's defaults
+// build it) with no client timeout and no read timeout, the endpoint is
+// http:// or https://, no proxy applies to it, keep-alives are on and no
+// DialTLSContext, DialTLS or ResponseHeaderTimeout is set, a Wire sends
+// its requests on connections of its own: each request written in one
+// write on a kept connection and its answer read back on the caller's
+// goroutine (dialed with the transport's dialer, TLS with its
+// TLSClientConfig, at most its MaxIdleConnsPerHost idle for at most its
+// IdleConnTimeout, at most MaxConnsPerHost open). Any other client (a
+// caller's own HTTPClient, which may record or change requests; a proxy;
+// the settings above) sends them through net/http with client.Do. The
+// errors are the same on both paths; on its own connections a Wire
+// follows no redirect (the SDK's client follows 307 and 308; DynamoDB
+// sends none), and on systems other than Linux it cannot see that an
+// idle connection was closed before it writes to it (the SDK's retry
+// policy retries that request).
 type Wire struct {
 	svc     service
 	client  aws.HTTPClient
@@ -69,6 +88,7 @@ type Wire struct {
 	lean    *signer
 	now     func() time.Time // the signing clock
 	retryer aws.RetryerV2
+	own     *ownConns // nil: requests go through client.Do
 	// Attempt, when set, is called before every attempt is sent (retries
 	// included) with the operation's name.
 	Attempt func(op string)
@@ -183,6 +203,9 @@ func newWire(svc service, url string, client aws.HTTPClient, region string, cred
 	if w.lean.ok && !w.signsAsTheSDK() {
 		w.lean.ok = false
 	}
+	if w.own = newOwnConns(url, client, w.lean); w.own != nil {
+		runtime.AddCleanup(w, (*ownConns).closeIdle, w.own)
+	}
 	return w
 }
 
@@ -214,6 +237,11 @@ func PutBuffer(b *bytes.Buffer) {
 // (a transport may still be sending a body it was answered before; that
 // buffer is left to the garbage collector).
 func (w *Wire) CallBuffer(ctx context.Context, op string, buf *bytes.Buffer, decode func(answer []byte) error) error {
+	if w.own != nil { // written before each exchange returns
+		err := w.call(ctx, op, buf.Bytes(), decode, nil)
+		PutBuffer(buf)
+		return err
+	}
 	st := &bodies{}
 	err := w.call(st.context(ctx), op, buf.Bytes(), decode, st)
 	if st.open.Load() == 0 {
@@ -225,6 +253,9 @@ func (w *Wire) CallBuffer(ctx context.Context, op string, buf *bytes.Buffer, dec
 // Call sends the request body of operation op ("PutItem", ...) and calls
 // decode with the answer's body, which is valid only during the call.
 func (w *Wire) Call(ctx context.Context, op string, body []byte, decode func(answer []byte) error) error {
+	if w.own != nil {
+		return w.call(ctx, op, body, decode, nil)
+	}
 	st := &bodies{}
 	return w.call(st.context(ctx), op, body, decode, st)
 }
@@ -307,8 +338,16 @@ func (w *Wire) opError(op string, err error) error {
 	return &smithy.OperationError{ServiceID: w.svc.id, OperationName: op, Err: err}
 }
 
-// send makes one attempt.
+// send makes one attempt: on w's own connections, or through net/http.
 func (w *Wire) send(ctx context.Context, op string, body []byte, st *bodies, hash string, decode func([]byte) error) error {
+	if w.own != nil {
+		return w.sendOwn(ctx, op, body, hash, decode)
+	}
+	return w.sendHTTP(ctx, op, body, st, hash, decode)
+}
+
+// sendHTTP makes one attempt through net/http.
+func (w *Wire) sendHTTP(ctx context.Context, op string, body []byte, st *bodies, hash string, decode func([]byte) error) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, http.NoBody)
 	if err != nil {
 		return err
@@ -377,3 +416,60 @@ func (e *ChecksumError) Error() string {
 
 // RetryableError makes the SDK's retry policy retry it.
 func (e *ChecksumError) RetryableError() bool { return true }
+
+// sendOwn makes one attempt on w's own connections: the request written
+// as net/http writes the Wire's (the same headers, signed the same), the
+// answer checked and its errors made as sendHTTP makes them.
+func (w *Wire) sendOwn(ctx context.Context, op string, body []byte, hash string, decode func([]byte) error) error {
+	creds, err := w.creds.Retrieve(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to retrieve credentials: %w", err)
+	}
+	p := w.own
+	rb := reqBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*rb) <= 1<<20 {
+			reqBufs.Put(rb)
+		}
+	}()
+	b := append((*rb)[:0], "POST "...)
+	b = append(b, p.uri...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, p.host...)
+	b = append(b, "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(body)), 10)
+	b = append(b, "\r\nAccept-Encoding: identity\r\nContent-Type: "...)
+	b = append(b, w.svc.json[0]...)
+	b = append(b, "\r\nX-Amz-Target: "...)
+	b = append(b, w.svc.target...)
+	b = append(b, op...)
+	b = append(b, "\r\n"...)
+	b, ok := w.lean.appendSigned(b, identity[0], w.svc.json[0], w.svc.target, op, int64(len(body)), &creds, hash, w.now())
+	if !ok { // a value the lean signer leaves to the SDK's: net/http, with a body of its own
+		*rb = b
+		return w.sendHTTP(ctx, op, bytes.Clone(body), &bodies{}, hash, decode)
+	}
+	b = append(b, "\r\n"...)
+	b = append(b, body...)
+	*rb = b
+
+	buf := Buffer()
+	defer PutBuffer(buf)
+	var a answer
+	if err := p.roundTrip(ctx, b, buf, &a); err != nil {
+		if ctx.Err() != nil {
+			return &smithy.CanceledError{Err: ctx.Err()}
+		}
+		return &smithyhttp.RequestSendError{Err: &url.Error{Op: "Post", URL: w.url, Err: err}}
+	}
+	answer := buf.Bytes()
+	if a.hasCRC {
+		if got := crc32.ChecksumIEEE(answer); !a.crcOK || a.crc != got {
+			return &ChecksumError{Header: a.crcHeader(), Computed: got}
+		}
+	}
+	if a.status < 200 || a.status >= 300 {
+		return responseError(w.svc, a.response(len(answer)), answer)
+	}
+	return decode(answer)
+}

@@ -71,9 +71,13 @@ func TestY8_LeanSignatureIsTheSDKs(t *testing.T) {
 			creds.SessionToken = fmt.Sprintf("IQoJ%d/token+=", rng.Int())
 		}
 		at := time.Unix(1_700_000_000+rng.Int64N(400_000_000), rng.Int64N(1e9))
-		lean, sdk := signedBoth(t, w, ops[rng.IntN(len(ops))], body, creds, at)
+		op := ops[rng.IntN(len(ops))]
+		lean, sdk := signedBoth(t, w, op, body, creds, at)
 		if !sameSigned(lean, sdk) {
 			t.Fatalf("%s at %v: lean headers %v host %q; the SDK's %v host %q", u, at, lean.Header, lean.Host, sdk.Header, sdk.Host)
+		}
+		if got, want := appended(t, w, op, len(body), &creds, hashOf(body), at), signedLines(sdk); got != want {
+			t.Fatalf("%s at %v: appended header lines\n%s\nthe SDK's\n%s", u, at, got, want)
 		}
 	}
 }
@@ -171,5 +175,43 @@ func TestY8_LeanSigningAllocatesLittle(t *testing.T) {
 	// about 40)
 	if allocs-base > 2 {
 		t.Fatalf("%v allocations per signature, want at most 2", allocs-base)
+	}
+}
+
+// appended returns the header lines appendSigned writes for a request of
+// w's.
+func appended(t *testing.T, w *Wire, op string, n int, creds *aws.Credentials, hash string, at time.Time) string {
+	t.Helper()
+	b, ok := w.lean.appendSigned([]byte("prefix"), identity[0], w.svc.json[0], w.svc.target, op, int64(n), creds, hash, at)
+	if !ok || !bytes.HasPrefix(b, []byte("prefix")) {
+		t.Fatalf("%s: appendSigned left the request to the SDK's signer", w.url)
+	}
+	return string(b[len("prefix"):])
+}
+
+// signedLines is what the SDK's signer set on req, as appendSigned
+// writes it.
+func signedLines(req *http.Request) string {
+	s := "X-Amz-Date: " + req.Header.Get("X-Amz-Date") + "\r\n"
+	if tok := req.Header.Get("X-Amz-Security-Token"); tok != "" {
+		s += "X-Amz-Security-Token: " + tok + "\r\n"
+	}
+	return s + "Authorization: " + req.Header.Get("Authorization") + "\r\n"
+}
+
+func TestY8_AppendedSignatureAllocatesNothing(t *testing.T) {
+	w := newWire(dynamoDB, "http://127.0.0.1:8000", http.DefaultClient, "us-east-1",
+		credentials.NewStaticCredentialsProvider("a", "b", ""), retry.NewStandard())
+	creds := aws.Credentials{AccessKeyID: "AKID", SecretAccessKey: "secret", SessionToken: "tok"}
+	at := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	hash := hashOf(nil)
+	buf := make([]byte, 0, 4096)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, ok := w.lean.appendSigned(buf[:0], "identity", w.svc.json[0], w.svc.target, "PutItem", 100, &creds, hash, at); !ok {
+			t.Fatal("left to the SDK's signer")
+		}
+	})
+	if allocs > 0 {
+		t.Fatalf("%v allocations per appended signature, want 0", allocs)
 	}
 }

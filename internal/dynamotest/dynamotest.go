@@ -8,9 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -62,14 +64,34 @@ func Client(t testing.TB) *dynamodb.Client {
 // connections closed when t ends.
 func ClientAt(t testing.TB, ep string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	t.Helper()
-	// Connections dialled but never used look "new" to the server, and
-	// http.Server.Shutdown waits 5 s for those: close them first (cleanups
-	// run last-in first-out, so this runs before the server closes).
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = ddbclient.DefaultIdleConns // as the host's own client keeps
-	t.Cleanup(tr.CloseIdleConnections)
+	// The SDK's own HTTP client, as NewClient's (so a Wire on it sends on
+	// connections of its own), with its connections closed when t ends:
+	// connections dialled but never used look "new" to the server, and
+	// http.Server.Shutdown waits 5 s for those (cleanups run last-in
+	// first-out, so this runs before the server closes).
+	var mu sync.Mutex
+	var conns []net.Conn
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	hc := ddbclient.HTTPClient(ddbclient.DefaultIdleConns).WithTransportOptions(func(tr *http.Transport) {
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err == nil {
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+			}
+			return c, err
+		}
+	})
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
 	optFns = append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
-		o.HTTPClient = &http.Client{Transport: tr}
+		o.HTTPClient = hc
 		// The SDK's own retries stay (4 attempts for DynamoDB), with short
 		// waits so tests of throttling run fast.
 		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, 20*time.Millisecond)

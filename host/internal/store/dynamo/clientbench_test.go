@@ -231,7 +231,8 @@ func (r *rawSigned) do(ctx context.Context, target string, body []byte) error {
 // BenchmarkClientRequest measures the client's CPU per request against a
 // loopback server answering a fixed body: sdk is aws-sdk-go-v2's DynamoDB
 // client given ready SDK inputs, host the host's client (dynamo.DB) given
-// abi items, raw-signed a SigV4-signed net/http POST of the same request
+// abi items (on the Wire's own connections), host-nethttp the same
+// through net/http's client, raw-signed a SigV4-signed net/http POST of the same request
 // bytes that reads the answer and decodes nothing. cpu-ns/op is the
 // process's CPU per request (the client's and the loopback server's, the
 // garbage collector's included): on a machine other work shares it moves
@@ -247,6 +248,16 @@ func BenchmarkClientRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	db := dynamo.New(client)
+	// The same host client with its requests through net/http's client (an
+	// HTTP client that is not the SDK's BuildableClient): what the Wire's
+	// own connections save, side by side.
+	viaNet, err := ddbclient.NewClient(ctx, srv.URL, "us-east-1", func(o *dynamodb.Options) {
+		o.HTTPClient = ddbclient.HTTPClient(ddbclient.DefaultIdleConns).Freeze()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dbNet := dynamo.New(viaNet)
 	raw := &rawSigned{client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100}}, url: srv.URL,
 		signer: v4.NewSigner(), creds: aws.Credentials{AccessKeyID: "dynafold", SecretAccessKey: "dynafold"}}
 	b.Run("sdk", func(b *testing.B) {
@@ -270,6 +281,20 @@ func BenchmarkClientRequest(b *testing.B) {
 				cpu := cpuNow()
 				for b.Loop() {
 					if err := c.host(ctx, db); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportCPU(b, cpu)
+			})
+		}
+	})
+	b.Run("host-nethttp", func(b *testing.B) {
+		for _, c := range calls {
+			b.Run(c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				cpu := cpuNow()
+				for b.Loop() {
+					if err := c.host(ctx, dbNet); err != nil {
 						b.Fatal(err)
 					}
 				}
