@@ -50,6 +50,9 @@
 //     GOMEMLIMIT is set, the garbage collector runs at GOGC=400 with a soft
 //     memory limit at three quarters of the function's memory (the "ready"
 //     log line says so); GOGC=100 restores Go's default.
+//   - DYNAFOLD_HTTP_CLIENT: "net/http" sends DynamoDB requests through
+//     net/http's client, as the AWS SDK does, instead of on the host's own
+//     kept connections (the default, which costs less CPU per request).
 //   - AWS_LAMBDA_LOG_LEVEL: DEBUG, INFO (default), WARN or ERROR. Logs are
 //     JSON lines (log/slog) on stderr, one summary per invocation plus one
 //     line per failed record or row.

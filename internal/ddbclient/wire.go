@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -203,11 +204,21 @@ func newWire(svc service, url string, client aws.HTTPClient, region string, cred
 	if w.lean.ok && !w.signsAsTheSDK() {
 		w.lean.ok = false
 	}
+	if os.Getenv(HTTPClientEnv) == "net/http" {
+		return w
+	}
 	if w.own = newOwnConns(url, client, w.lean); w.own != nil {
 		runtime.AddCleanup(w, (*ownConns).closeIdle, w.own)
 	}
 	return w
 }
+
+// HTTPClientEnv, set to "net/http", makes every Wire built after it send
+// its requests through its SDK client's HTTP client (net/http's), as a
+// client of the caller's own does, instead of on connections of its own:
+// a way back should a server or a network device in between answer the
+// Wire's own connections differently from net/http's.
+const HTTPClientEnv = "DYNAFOLD_HTTP_CLIENT"
 
 // retryerV2 gives a Retryer without GetAttemptToken the SDK's fallback.
 type retryerV2 struct{ aws.Retryer }

@@ -112,6 +112,27 @@ func TestY8_NewClientsWiresUseTheirOwnConnections(t *testing.T) {
 	}
 }
 
+// TestY8_NetHTTPOnRequest: DYNAFOLD_HTTP_CLIENT=net/http sends a
+// NewClient's Wire through net/http (the way back), and its requests
+// still succeed.
+func TestY8_NetHTTPOnRequest(t *testing.T) {
+	ctx := context.Background()
+	n := netenv.Start(t)
+	table := n.Table(t, "nethttp", false)
+	t.Setenv(ddbclient.HTTPClientEnv, "net/http")
+	c, err := ddbclient.NewClient(ctx, n.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, ok := ddbclient.NewWire(ctx, c)
+	if !ok || ddbclient.OwnConns(w) {
+		t.Fatalf("%s=net/http: wire %v, own connections %v; want a wire through net/http", ddbclient.HTTPClientEnv, ok, ok && ddbclient.OwnConns(w))
+	}
+	if err := put(ctx, w, table, "k"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
