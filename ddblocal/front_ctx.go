@@ -5,6 +5,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dynafold/dynafold/internal/sockpeek"
 )
 
 // reqCtx is the context of a request the front serves. net/http learns
@@ -123,7 +125,7 @@ func (c *fastConn) peerGone() bool {
 	}
 	gone := false
 	_ = rc.Read(func(fd uintptr) bool {
-		n, errno := peekFD(fd)
+		n, errno := sockpeek.Peek(fd)
 		gone = errno != syscall.EAGAIN && (errno != 0 || n == 0)
 		return true
 	})
@@ -139,7 +141,7 @@ func (c *fastConn) waitPeer() (gone bool, err error) {
 		return false, nil
 	}
 	err = rc.Read(func(fd uintptr) bool {
-		n, errno := peekFD(fd)
+		n, errno := sockpeek.Peek(fd)
 		if errno == syscall.EAGAIN {
 			return false
 		}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+
+	"github.com/dynafold/dynafold/internal/sockpeek"
 )
 
 // ownConns are a Wire's own kept HTTP/1.1 connections to its endpoint,
@@ -289,7 +291,7 @@ func (p *ownConns) dialConn(ctx context.Context) (*ownConn, error) {
 	c.c = nc
 	c.br = bufio.NewReaderSize(nc, 4096)
 	c.peek = func(fd uintptr) bool {
-		c.peekN, c.peekErr = peekFD(fd)
+		c.peekN, c.peekErr = sockpeek.Peek(fd)
 		return true
 	}
 	return c, nil
