@@ -27,16 +27,7 @@ func (d *decoder) ws() {
 	d.wsSlow()
 }
 
-func (d *decoder) wsSlow() {
-	for d.pos < len(d.b) {
-		switch d.b[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
-		}
-	}
-}
+func (d *decoder) wsSlow() { d.pos = jsonWS(d.b, d.pos) }
 
 func (d *decoder) peek() byte {
 	if d.pos < len(d.b) {
@@ -330,35 +321,44 @@ func (d *decoder) strRest(start, i int) (string, error) {
 // strEnd returns the offset just past the closing quote of the string
 // whose first backslash is at i.
 func (d *decoder) strEnd(i int) (int, bool) {
-	for ; i < len(d.b); i++ {
-		switch c := d.b[i]; {
+	end := strEnd(d.b, i)
+	return end, end >= 0
+}
+
+// strEnd returns the offset just past the closing quote of the JSON
+// string b[i] is inside of (escapes and control bytes checked as
+// encoding/json checks them), or -1 when it has none or is not JSON.
+// The decoder and Valid share it.
+func strEnd(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
 		case c == '"':
-			return i + 1, true
+			return i + 1
 		case c == '\\':
 			i++
-			if i >= len(d.b) {
-				return 0, false
+			if i >= len(b) {
+				return -1
 			}
-			switch d.b[i] {
+			switch b[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				if i+4 >= len(d.b) {
-					return 0, false
+				if i+4 >= len(b) {
+					return -1
 				}
-				for _, h := range d.b[i+1 : i+5] {
+				for _, h := range b[i+1 : i+5] {
 					if !isHex(h) {
-						return 0, false
+						return -1
 					}
 				}
 				i += 4
 			default:
-				return 0, false
+				return -1
 			}
 		case c < 0x20:
-			return 0, false
+			return -1
 		}
 	}
-	return 0, false
+	return -1
 }
 
 func isHex(c byte) bool {
@@ -430,62 +430,63 @@ func (d *decoder) skip() error {
 }
 
 func (d *decoder) skipStr() error {
-	for i := d.pos + 1; i < len(d.b); i++ {
-		switch c := d.b[i]; {
-		case c == '"':
-			d.pos = i + 1
-			return nil
-		case c == '\\':
-			end, ok := d.strEnd(i)
-			if !ok {
-				return errSyntax
-			}
-			d.pos = end
-			return nil
-		case c < 0x20:
-			return errSyntax
-		}
+	end := strEnd(d.b, d.pos+1)
+	if end < 0 {
+		return errSyntax
 	}
-	return errSyntax
+	d.pos = end
+	return nil
 }
 
 // number passes over a JSON number.
 func (d *decoder) number() error {
-	i := d.pos
-	if i < len(d.b) && d.b[i] == '-' {
+	end := numberEnd(d.b, d.pos)
+	if end < 0 {
+		return errSyntax
+	}
+	d.pos = end
+	return nil
+}
+
+// numberEnd returns the offset just past the JSON number at b[i], or -1
+// when there is none. The decoder and Valid share it.
+func numberEnd(b []byte, i int) int {
+	if i < len(b) && b[i] == '-' {
 		i++
 	}
 	switch {
-	case i < len(d.b) && d.b[i] == '0':
+	case i < len(b) && b[i] == '0':
 		i++
-	case i < len(d.b) && d.b[i] >= '1' && d.b[i] <= '9':
-		for i < len(d.b) && d.b[i] >= '0' && d.b[i] <= '9' {
-			i++
-		}
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digitsEnd(b, i+1)
 	default:
-		return errSyntax
+		return -1
 	}
-	if i < len(d.b) && d.b[i] == '.' {
+	if i < len(b) && b[i] == '.' {
+		j := digitsEnd(b, i+1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
-		if i >= len(d.b) || d.b[i] < '0' || d.b[i] > '9' {
-			return errSyntax
-		}
-		for i < len(d.b) && d.b[i] >= '0' && d.b[i] <= '9' {
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
+		j := digitsEnd(b, i)
+		if j == i {
+			return -1
+		}
+		i = j
 	}
-	if i < len(d.b) && (d.b[i] == 'e' || d.b[i] == 'E') {
+	return i
+}
+
+// digitsEnd returns the offset past the decimal digits at b[i].
+func digitsEnd(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 		i++
-		if i < len(d.b) && (d.b[i] == '+' || d.b[i] == '-') {
-			i++
-		}
-		if i >= len(d.b) || d.b[i] < '0' || d.b[i] > '9' {
-			return errSyntax
-		}
-		for i < len(d.b) && d.b[i] >= '0' && d.b[i] <= '9' {
-			i++
-		}
 	}
-	d.pos = i
-	return nil
+	return i
 }

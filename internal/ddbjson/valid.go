@@ -114,37 +114,7 @@ func jsonKey(b []byte, i int) int {
 
 // jsonString reads the string at i (its quote): the position after it, or
 // -1.
-func jsonString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1
-		case c < 0x20:
-			return -1
-		case c == '\\':
-			i++
-			if i >= len(b) {
-				return -1
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(b) {
-					return -1
-				}
-				for _, h := range b[i+1 : i+5] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return -1
-					}
-				}
-				i += 4
-			default:
-				return -1
-			}
-		}
-	}
-	return -1
-}
+func jsonString(b []byte, i int) int { return strEnd(b, i+1) }
 
 // jsonLiteral reads lit at i: the position after it, or -1.
 func jsonLiteral(b []byte, i int, lit string) int {
@@ -155,42 +125,4 @@ func jsonLiteral(b []byte, i int, lit string) int {
 }
 
 // jsonNumber reads the number at i: the position after it, or -1.
-func jsonNumber(b []byte, i int) int {
-	if b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		i = jsonDigits(b, i+1)
-	default:
-		return -1
-	}
-	if i < len(b) && b[i] == '.' {
-		j := jsonDigits(b, i+1)
-		if j == i+1 {
-			return -1
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := jsonDigits(b, i)
-		if j == i {
-			return -1
-		}
-		i = j
-	}
-	return i
-}
-
-func jsonDigits(b []byte, i int) int {
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	return i
-}
+func jsonNumber(b []byte, i int) int { return numberEnd(b, i) }
