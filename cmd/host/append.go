@@ -9,17 +9,27 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/backoff"
 )
+
+// appendAttempts bounds the appends at the head that another writer's
+// append to the same stream can beat, one after another.
+const appendAttempts = 10
+
+// appendBackoff spaces those attempts: 5 ms doubling, jittered, to 200 ms.
+var appendBackoff = backoff.Policy{Base: 5 * time.Millisecond, Max: 200 * time.Millisecond}
 
 const appendUsage = `usage: host append --config F --stream S --id ID --type T [--data JSON] [--expect N]
 
 Appends one event to a stream of the event store, as the host writes it (one
 TransactWriteItems with the version-contiguity check; the item layout is in
 docs/EVENTS.md), and prints the stream, the id, the version it got and the type.
-Without --expect the event goes at the stream's head (read first); with
+Without --expect the event goes at the stream's head (read first, and read
+again when another writer's append took that version meanwhile); with
 --expect N the append succeeds only if the stream's head is N (0: a new
 stream), so a concurrent writer is caught instead of overtaken.
 
@@ -66,15 +76,31 @@ func runAppend(ctx context.Context, args []string) error {
 		return err
 	}
 	defer h.Close(ctx)
+	var evs []abi.Event
 	if *expect == "" {
-		if want, err = h.Head(ctx, *stream, *id); err != nil {
-			return err
+		// At the head, whatever it is: a concurrent writer that takes the
+		// version first only moves the head, so read it again and retry.
+		for attempt := 1; ; attempt++ {
+			if want, err = h.Head(ctx, *stream, *id); err != nil {
+				return err
+			}
+			evs, err = h.Append(ctx, *stream, *id, want, host.NewEvent{Type: *typ, Data: item})
+			if !errors.Is(err, host.ErrVersionConflict) {
+				break
+			}
+			if attempt == appendAttempts {
+				return fmt.Errorf("%w: other writers appended to %s %q first %d times in a row; run it again, or append less often to this one stream", err, *stream, *id, attempt)
+			}
+			if werr := appendBackoff.Wait(ctx, attempt); werr != nil {
+				return werr
+			}
 		}
-	}
-	evs, err := h.Append(ctx, *stream, *id, want, host.NewEvent{Type: *typ, Data: item})
-	if errors.Is(err, host.ErrVersionConflict) {
-		if head, herr := h.Head(ctx, *stream, *id); herr == nil {
-			return fmt.Errorf("%w: the stream's head is %d; append with --expect %d once you have seen events up to it, or without --expect to append at the head", err, head, head)
+	} else {
+		evs, err = h.Append(ctx, *stream, *id, want, host.NewEvent{Type: *typ, Data: item})
+		if errors.Is(err, host.ErrVersionConflict) {
+			if head, herr := h.Head(ctx, *stream, *id); herr == nil {
+				return fmt.Errorf("%w: the stream's head is %d; append with --expect %d once you have seen events up to it, or without --expect to append at the head", err, head, head)
+			}
 		}
 	}
 	if err != nil {

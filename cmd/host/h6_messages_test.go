@@ -134,3 +134,31 @@ func TestH6_HelpOfAppendAndDDBLocalSaysWhatTheyDo(t *testing.T) {
 		assert.NotContains(t, out, fmt.Sprintf("Usage of %s:", cmd), cmd)
 	}
 }
+
+// TestH6_AppendAtTheHeadSurvivesConcurrentAppends: without --expect an
+// append goes at the head whatever it is, so appenders racing on one
+// stream all land (a lost race reads the head again), each at its own
+// version.
+func TestH6_AppendAtTheHeadSurvivesConcurrentAppends(t *testing.T) {
+	cfgPath, _, _ := orderConfig(t)
+	appendAll(t, cfgPath, []string{"--stream", "Order", "--id", "o-race", "--type", "OrderPlaced", "--data", `{"customer":"ann"}`})
+	const n = 12
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			errs <- runAppend(context.Background(), []string{"--config", cfgPath, "--stream", "Order", "--id", "o-race",
+				"--type", "ItemAdded", "--data", fmt.Sprintf(`{"sku":"s%d","price":1}`, i)})
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	cfg, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err := host.New(context.Background(), cfg, host.WithEventStoreOnly())
+	require.NoError(t, err)
+	defer h.Close(context.Background())
+	head, err := h.Head(context.Background(), "Order", "o-race")
+	require.NoError(t, err)
+	assert.EqualValues(t, n+1, head, "every racing append landed at a version of its own")
+}
