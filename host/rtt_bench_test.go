@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -119,7 +120,9 @@ func rttShapes() []rttShape {
 // transport) with native logic; one batch goes before the measured ones,
 // as a previous batch would (the connections it opens are kept).
 // DYNAFOLD_RTT_LATENCY sets another latency; DYNAFOLD_RTT_CPUPROFILE, a
-// directory, gets a CPU profile of each timed batch (rttProfile).
+// directory, gets a CPU profile of each timed batch (rttProfile);
+// DYNAFOLD_RTT_DIRECT=1 serves the host from ddblocal's own server
+// (rttDirect).
 //
 //	go test ./host -run '^$' -bench BatchRoundTrips -benchtime 20x
 func BenchmarkBatchRoundTrips(b *testing.B) {
@@ -149,6 +152,9 @@ func BenchmarkBatchRoundTrips(b *testing.B) {
 			b.ReportMetric(float64(sum.cpu.Microseconds())/float64(b.N)/100, "cpu-µs/record")
 			b.ReportMetric(float64(sum.mallocs)/float64(b.N)/100, "allocs/record")
 			b.ReportMetric(float64(sum.bytes)/float64(b.N)/100, "B/record")
+			if rttDirect() {
+				return
+			}
 			ops := make([]string, 0, len(counts))
 			for op := range counts {
 				ops = append(ops, op)
@@ -250,6 +256,13 @@ func rttProfile(b *testing.B, i int) (stop func()) {
 	}
 }
 
+// rttDirect reports whether DYNAFOLD_RTT_DIRECT=1 points the host at
+// ddblocal's own server (its endpoint, the server the embedded default
+// runs) instead of the network environment's logging net/http server in
+// front of ddblocal's handler. The server then counts no requests: the
+// benchmark reports rtt/batch, cpu-µs/record and allocations only.
+func rttDirect() bool { return os.Getenv("DYNAFOLD_RTT_DIRECT") == "1" }
+
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // rttHost starts a host on the network environment at the default
@@ -263,14 +276,20 @@ func rttHost(tb testing.TB, n *netenv.Env, cfgJSON string, opts ...host.Option) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg.Endpoint = n.URL
+	url, dial := n.URL, n.DialContext
+	if rttDirect() {
+		// ddblocal's own server, as the embedded default serves it: the
+		// latency is its FaultConfig.Latency (SetLatency sets it)
+		url, dial = n.Server.Endpoint(), (&net.Dialer{}).DialContext
+	}
+	cfg.Endpoint = url
 	idle := 0
 	for _, p := range cfg.Effective().Projections {
 		idle += 2 * p.Concurrency // as the host's own client keeps
 	}
-	client, err := ddbclient.NewClient(context.Background(), n.URL, cfg.Region, func(o *dynamodb.Options) {
+	client, err := ddbclient.NewClient(context.Background(), url, cfg.Region, func(o *dynamodb.Options) {
 		o.HTTPClient = ddbclient.HTTPClient(max(idle, ddbclient.DefaultIdleConns)).
-			WithTransportOptions(func(t *http.Transport) { t.DialContext = n.DialContext })
+			WithTransportOptions(func(t *http.Transport) { t.DialContext = dial })
 	})
 	if err != nil {
 		tb.Fatal(err)
