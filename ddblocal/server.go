@@ -45,10 +45,12 @@ type Options struct {
 	ReadTimeout       time.Duration
 	IdleTimeout       time.Duration
 	// DataDir keeps tables, items, TTL settings and streams in a bbolt file
-	// (DataDir/ddblocal.db) so they survive a restart; "" keeps everything
-	// in memory.
+	// (DataDir/ddblocal.db), the latest writes in a log ahead of it
+	// (DataDir/ddblocal.log), so they survive a restart; "" keeps
+	// everything in memory.
 	DataDir string
-	// NoSync skips the file sync after each commit to DataDir. An
+	// NoSync skips the file sync after each append to DataDir's log (and
+	// each checkpoint of the log into the data file). An
 	// acknowledged write still survives the death of the ddblocal process
 	// (even kill -9): it is in the operating system's cache, which writes
 	// it out. It does not survive the machine's: a power loss or a kernel
