@@ -21,10 +21,14 @@ type DB interface {
 }
 
 // metaBucket holds, in the data file, the number of the last log record
-// applied to it (appliedKey, 8 bytes big endian).
+// applied to it (appliedKey, 8 bytes big endian) and the bbolt transaction
+// that wrote it (txKey): every transaction of a Store writes both, so a
+// data file changed since by something else (an earlier ddblocal, which
+// does not know the log) shows.
 var (
 	metaBucket = []byte("ddblocal.log")
 	appliedKey = []byte("applied")
+	txKey      = []byte("tx")
 )
 
 // Default checkpoint thresholds.
@@ -90,10 +94,16 @@ func Open(db *bbolt.DB, path string, opts Options) (*Store, error) {
 		opts.Log = slog.Default()
 	}
 	var applied uint64
+	foreign := false // the data file changed since a Store last wrote it
+	marked := false  // a Store wrote it
 	if err := db.View(func(tx *bbolt.Tx) error {
 		if b := tx.Bucket(metaBucket); b != nil {
+			marked = true
 			if v := b.Get(appliedKey); len(v) == 8 {
 				applied = binary.BigEndian.Uint64(v)
+			}
+			if v := b.Get(txKey); len(v) == 8 {
+				foreign = binary.BigEndian.Uint64(v) != uint64(tx.ID())
 			}
 		}
 		return nil
@@ -109,8 +119,15 @@ func Open(db *bbolt.DB, path string, opts Options) (*Store, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("log %s: %w", path, err)
 	}
-	if len(recs) > 0 {
-		last := recs[len(recs)-1].lsn
+	if len(recs) > 0 && (foreign || !marked) {
+		_ = f.Close()
+		return nil, fmt.Errorf("log %s: %w: it holds %d writes the data file lacks, but the data file was changed since without them (by an earlier ddblocal?)", path, ErrDamaged, len(recs))
+	}
+	if len(recs) > 0 || !marked {
+		last := applied
+		if len(recs) > 0 {
+			last = recs[len(recs)-1].lsn
+		}
 		err := db.Update(func(tx *bbolt.Tx) error {
 			w := &boltWriter{tx: tx}
 			for _, r := range recs {
@@ -135,14 +152,17 @@ func Open(db *bbolt.DB, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// putApplied stores, in tx, lsn as the last record applied, and tx as the
+// Store's last transaction.
 func putApplied(tx *bbolt.Tx, lsn uint64) error {
 	b, err := tx.CreateBucketIfNotExists(metaBucket)
 	if err != nil {
 		return err
 	}
-	var v [8]byte
-	binary.BigEndian.PutUint64(v[:], lsn)
-	return b.Put(appliedKey, v[:])
+	if err := b.Put(appliedKey, binary.BigEndian.AppendUint64(nil, lsn)); err != nil {
+		return err
+	}
+	return b.Put(txKey, binary.BigEndian.AppendUint64(nil, uint64(tx.ID())))
 }
 
 // ErrClosed is returned once the Store is closed.
@@ -210,16 +230,14 @@ func (s *Store) Update(fn func(tx *bbolt.Tx) error) error {
 func (s *Store) updateLocked(fn func(tx *bbolt.Tx) error) error {
 	n := len(s.pending)
 	err := s.db.Update(func(tx *bbolt.Tx) error {
-		if n > 0 {
-			w := &boltWriter{tx: tx}
-			for i, p := range s.pending {
-				if err := apply(w, p); err != nil {
-					return fmt.Errorf("applying logged record %d: %w", s.lsn-uint64(n)+uint64(i)+1, err)
-				}
+		w := &boltWriter{tx: tx}
+		for i, p := range s.pending {
+			if err := apply(w, p); err != nil {
+				return fmt.Errorf("applying logged record %d: %w", s.lsn-uint64(n)+uint64(i)+1, err)
 			}
-			if err := putApplied(tx, s.lsn); err != nil {
-				return err
-			}
+		}
+		if err := putApplied(tx, s.lsn); err != nil {
+			return err
 		}
 		if fn != nil {
 			return fn(tx)

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -117,4 +118,29 @@ func TestY8_LoggedChangesGiveTheStoreDirectChangesGive(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = db.Close()
+}
+
+// TestY8_LogIsRefusedAfterAForeignChange: a log left by a crash is not
+// replayed over a data file something else changed since (an earlier
+// ddblocal, which ignores the log): ErrDamaged.
+func TestY8_LogIsRefusedAfterAForeignChange(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir)
+	defer db.Close()
+	st, err := Open(db, filepath.Join(dir, "d.log"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(func(b *Batch) error { return ops(b, 1) }); err != nil {
+		t.Fatal(err)
+	}
+	close(st.done) // a crash
+	<-st.stopped
+	_ = st.f.Close()
+	if err := db.Update(func(tx *bbolt.Tx) error { return ops(Bolt(tx), 2) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(db, filepath.Join(dir, "d.log"), Options{}); !errors.Is(err, ErrDamaged) {
+		t.Errorf("Open after a foreign change: %v, want ErrDamaged", err)
+	}
 }
