@@ -273,3 +273,44 @@ func TestY8_DataDirWithoutALogOpens(t *testing.T) {
 		t.Errorf("no log after a start: %v", err)
 	}
 }
+
+// TestY8_DeletedTableStaysDeletedAfterItsLoggedWrites: a table's writes
+// still in the log when it is deleted are applied before the deletion,
+// never after it (which would bring its items back): after a kill and a
+// restart the table is gone, and so are its items from the data file.
+func TestY8_DeletedTableStaysDeletedAfterItsLoggedWrites(t *testing.T) {
+	dir := crashWithLoggedWrites(t, 0)
+	c := startChild(t, dir)
+	db, _ := verifyClients(c.wait(t))
+	ctx := ctxT(t)
+	for i := range 6 {
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("dur"),
+			Item: map[string]types.AttributeValue{"pk": s(fmt.Sprintf("i%02d", i))}}); err != nil {
+			c.kill()
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String("dur")}); err != nil {
+		c.kill()
+		t.Fatal(err)
+	}
+	c.kill()
+	srv, err := Start(context.Background(), Options{DataDir: dir, TTLInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, _ = verifyClients(srv.Endpoint())
+	out, err := db.ListTables(ctx, &dynamodb.ListTablesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.TableNames) != 0 {
+		t.Errorf("tables after the restart: %v, want none", out.TableNames)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := storedItems(t, dir); n != 0 {
+		t.Errorf("the data file holds %d items of the deleted table", n)
+	}
+}

@@ -8,9 +8,8 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"github.com/dynafold/dynafold/ddblocal/internal/wal"
-
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 )
 
 // change runs fn on stream s with s.mu held: fn checks the request, then
