@@ -68,6 +68,7 @@ type Store struct {
 	pending [][]byte   // payloads of records lsn-len(pending)+1 .. lsn
 	pbytes  int
 	buf     []byte
+	closing bool // Close has begun
 	closed  bool
 
 	kick    chan struct{}
@@ -302,10 +303,11 @@ func (s *Store) loop() {
 // database.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.closing {
 		s.mu.Unlock()
 		return nil
 	}
+	s.closing = true
 	s.mu.Unlock()
 	close(s.done)
 	<-s.stopped
