@@ -81,9 +81,13 @@ func readAt(data []byte, off int) (rec record, next int, ok bool) {
 
 // scan returns the records of the log's current run whose number is
 // above applied, in order. It stops at the first place no record of the
-// run follows: the torn end of a crash, zeros, or an earlier run. A
-// record that does not read while a record of the current run (a number
-// above applied) follows it is damage: ErrDamaged.
+// run follows: the torn end of a crash, zeros, or an earlier run. The
+// current run starts with record applied+1 (the log starts over after
+// every checkpoint) and only its last record can be torn (each append is
+// synced before the next one starts), so when the record after the last
+// good one (base+1) does not read but record base+2 is further on, the log
+// is damaged: ErrDamaged. Records of earlier runs are all at or below
+// applied.
 func scan(data []byte, applied uint64) ([]record, error) {
 	if len(data) < headerSize || string(data[:headerSize]) != logMagic {
 		return nil, fmt.Errorf("%w: it does not start as a ddblocal log", ErrDamaged)
@@ -93,16 +97,14 @@ func scan(data []byte, applied uint64) ([]record, error) {
 	off := headerSize
 	for {
 		rec, next, ok := readAt(data, off)
-		if !ok {
-			if next > 0 {
-				if r2, _, ok2 := readAt(data, next); ok2 && r2.lsn > applied && (prev == 0 || r2.lsn == prev+2) {
-					return nil, fmt.Errorf("%w: the record at byte %d does not read (checksum) but record %d follows it", ErrDamaged, off, r2.lsn)
+		if !ok || (prev != 0 && rec.lsn != prev+1) {
+			if !ok {
+				base := max(prev, applied)
+				if at := find(data, off+1, base+2); at >= 0 {
+					return nil, fmt.Errorf("%w: the record at byte %d does not read (checksum or length) but record %d follows it at byte %d", ErrDamaged, off, base+2, at)
 				}
 			}
 			return out, nil
-		}
-		if prev != 0 && rec.lsn != prev+1 {
-			return out, nil // an earlier run
 		}
 		if rec.lsn > applied {
 			out = append(out, rec)
@@ -110,6 +112,20 @@ func scan(data []byte, applied uint64) ([]record, error) {
 		prev = rec.lsn
 		off = next
 	}
+}
+
+// find returns the offset of the first complete record numbered lsn at or
+// after from (-1: none).
+func find(data []byte, from int, lsn uint64) int {
+	for at := from; at+frameSize <= len(data); at++ {
+		if binary.LittleEndian.Uint64(data[at+8:]) != lsn {
+			continue
+		}
+		if rec, _, ok := readAt(data, at); ok && rec.lsn == lsn {
+			return at
+		}
+	}
+	return -1
 }
 
 // readLog reads the log file at path, creating it (with its header,

@@ -81,6 +81,11 @@ func TestY8_ScanRefusesADamagedMiddleRecord(t *testing.T) {
 	if _, err := scan(first, 6); !errors.Is(err, ErrDamaged) {
 		t.Errorf("scan of a damaged first record: %v, want ErrDamaged", err)
 	}
+	length := logOf(record{7, p}, record{8, p}, record{9, p})
+	length[headerSize+frameSize+len(p)+1] ^= 0x10 // record 8's length
+	if _, err := scan(length, 6); !errors.Is(err, ErrDamaged) {
+		t.Errorf("scan of a damaged length: %v, want ErrDamaged", err)
+	}
 	if _, err := scan([]byte("not a log at all"), 0); !errors.Is(err, ErrDamaged) {
 		t.Errorf("scan of a file with another header: %v, want ErrDamaged", err)
 	}
