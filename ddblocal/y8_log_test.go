@@ -238,6 +238,7 @@ func TestY8_DamagedLogRecordIsRefused(t *testing.T) {
 	if !errors.Is(err, ErrDataFileDamaged) {
 		t.Errorf("Start: %v; want ErrDataFileDamaged", err)
 	}
+	t.Logf("Start: %v", err)
 	for _, want := range []string{path, "backup", "move"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Start: %v; want it to mention %q", err, want)
