@@ -39,7 +39,15 @@
 // # Durability
 //
 // With Options.DataDir, an acknowledged write and its stream records are
-// committed in one bbolt transaction: after a crash at any instant, every
+// appended as one record (with the writes that arrived meanwhile: one write
+// and one fdatasync) to the log DataDir/ddblocal.log before it is answered,
+// and applied to the bbolt data file DataDir/ddblocal.db later, many
+// appends in one bbolt transaction (a checkpoint: in the background past a
+// size, before any other change of the data file, at Close, and at Start
+// for what a crash left; internal/wal). A torn last record (a crash
+// mid-append) is dropped at Start; a damaged one with records after it is
+// ErrDataFileDamaged. An earlier ddblocal ignores the log (a clean Close
+// leaves it empty). After a crash at any instant, every
 // acknowledged write is in its table and exactly once in its stream, in
 // order per item (TestDurability_KillAtRandomPointsLosesNoStreamRecord);
 // so is a change record of a table's Kinesis streaming destination
@@ -54,8 +62,8 @@
 // a transaction takes all of its items' in a fixed order) from the read of
 // its items to their in-memory apply: it evaluates its conditions under
 // the tables' read locks, stores its changes with their stream records in
-// a store transaction it shares with concurrent writes of other items (one
-// fsync for all of them), then applies them under the write locks. A write
+// a log append it shares with concurrent writes of other items (one
+// fdatasync for all of them), then applies them under the write locks. A write
 // stored but not yet applied is thus never read past by another write of
 // its items; conditional writes are linearizable and an item's stream
 // records are in write order either way. Changes of a table's metadata

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,6 +40,9 @@ const (
 	helperTest          = "TestDurability_HelperProcess"
 	// durabilityNoSyncEnv runs the child with Options.NoSync.
 	durabilityNoSyncEnv = "DDBLOCAL_DURABILITY_NOSYNC"
+	// durabilityCheckpointEnv makes the child checkpoint its log into the
+	// data file every that many logged commits (kills land mid-checkpoint).
+	durabilityCheckpointEnv = "DDBLOCAL_DURABILITY_CHECKPOINT"
 )
 
 func TestDurability_HelperProcess(t *testing.T) {
@@ -51,6 +55,14 @@ func TestDurability_HelperProcess(t *testing.T) {
 		TTLInterval: -1,
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		NoSync:      os.Getenv(durabilityNoSyncEnv) != "",
+	}
+	if v := os.Getenv(durabilityCheckpointEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			fmt.Printf("ERROR %s=%q: %v\n", durabilityCheckpointEnv, v, err)
+			os.Exit(3)
+		}
+		logCheckpointRecords = n
 	}
 	splits := os.Getenv(durabilitySplitsEnv) != ""
 	if splits {

@@ -113,6 +113,9 @@ type durabilityCase struct {
 	writers int
 	// noSync runs the child with Options.NoSync.
 	noSync bool
+	// checkpointEvery makes the child checkpoint its log every that many
+	// logged commits (0: the default thresholds).
+	checkpointEvery int
 }
 
 // runDurability runs a case and returns the shards of the last check.
@@ -154,6 +157,9 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 	}
 	if dc.noSync {
 		env = append(env, durabilityNoSyncEnv+"=1")
+	}
+	if dc.checkpointEvery > 0 {
+		env = append(env, fmt.Sprintf("%s=%d", durabilityCheckpointEnv, dc.checkpointEvery))
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	dir := t.TempDir()

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 )
 
 // groupCommit stores the item writes of concurrent requests in shared
@@ -81,11 +81,12 @@ func (s *Server) store(p *pendingCommit) error {
 	return r.err
 }
 
-// commitBatch stores the writes of batch in one transaction and sets each
-// member's err. When the transaction fails before any member handed the
-// stream registries a record, each member is retried alone, so one
-// write's failure is not its neighbours'; after, the registries hold
-// records the store lacks, and the server refuses writes (failStore).
+// commitBatch stores the writes of batch as one record of the log (one
+// write, one sync) and sets each member's err. A member whose changes
+// cannot be staged before it handed the stream registries a record fails
+// alone; once the registries hold records the log lacks (staging or the
+// append failed after), every member fails and the server refuses writes
+// (failStore).
 func (s *Server) commitBatch(batch []*commitReq) {
 	if err := s.storeFailed(); err != nil {
 		for _, m := range batch {
@@ -94,30 +95,39 @@ func (s *Server) commitBatch(batch []*commitReq) {
 		return
 	}
 	staged := false
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.wal.Commit(func(b *wal.Batch) error {
 		for _, m := range batch {
-			if err := s.stageTx(tx, m.p, &staged); err != nil {
-				return err
+			mark := b.Mark()
+			st := false
+			if err := s.stageTx(b, m.p, &st); err != nil {
+				if st {
+					staged = true
+					return err
+				}
+				b.Rollback(mark)
+				m.err = storeErr(err)
+				continue
 			}
+			staged = staged || st
 		}
 		return nil
 	})
-	if err == nil {
-		s.gc.commits.Add(1)
-		s.gc.writes.Add(int64(len(batch)))
-		return
-	}
-	if staged || len(batch) == 1 {
+	if err != nil {
 		if staged {
 			s.failStore(err)
 		}
 		for _, m := range batch {
-			m.err = storeErr(err)
+			if m.err == nil {
+				m.err = storeErr(err)
+			}
 		}
 		return
 	}
+	s.gc.commits.Add(1)
 	for _, m := range batch {
-		s.commitBatch([]*commitReq{m})
+		if m.err == nil {
+			s.gc.writes.Add(1)
+		}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 	"github.com/dynafold/dynafold/ddblocal/internal/kinesis"
-	bolt "go.etcd.io/bbolt"
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 )
 
 // KinesisOptions tunes ddblocal's Kinesis Data Streams API; zero fields
@@ -217,4 +217,4 @@ func (s *Server) MergeKinesisShards(ctx context.Context, stream, shardID, adjace
 	return id, nil
 }
 
-type kinesisDB = *bolt.DB
+type kinesisDB = wal.DB

@@ -3,11 +3,14 @@ package ddblocal
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 	"github.com/dynafold/dynafold/ddblocal/internal/wire"
 	"github.com/dynafold/dynafold/internal/ddbjson"
 	bolt "go.etcd.io/bbolt"
@@ -54,7 +57,7 @@ func (s *Server) saveMeta(t *table) error {
 	if err != nil {
 		return storeErr(err)
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.wal.Update(func(tx *bolt.Tx) error {
 		c, err := tx.CreateBucketIfNotExists(catalogBucket)
 		if err != nil {
 			return err
@@ -75,7 +78,7 @@ func (s *Server) dropTable(name string) error {
 	if s.db == nil {
 		return nil
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.wal.Update(func(tx *bolt.Tx) error {
 		if c := tx.Bucket(catalogBucket); c != nil {
 			if err := c.Delete([]byte(name)); err != nil {
 				return err
@@ -93,19 +96,16 @@ func (s *Server) dropTable(name string) error {
 }
 
 // stageTx writes a commit's changes, their stream records and their
-// Kinesis streaming destination records in tx. It sets *staged once it
-// hands a registry a record: if tx then does not commit, the registry and
-// the store disagree, and the server refuses every later write (see
-// failStore) until it is restarted on the data dir.
-func (s *Server) stageTx(tx *bolt.Tx, p *pendingCommit, staged *bool) error {
+// Kinesis streaming destination records to w (a batch of the log). It sets
+// *staged once it hands a registry a record: if w's changes then are not
+// stored, the registry and the store disagree, and the server refuses
+// every later write (see failStore) until it is restarted on the data dir.
+func (s *Server) stageTx(w wal.Writer, p *pendingCommit, staged *bool) error {
 	for _, c := range p.eff {
-		b, err := tx.CreateBucketIfNotExists(itemsBucket(c.t.name))
-		if err != nil {
-			return err
-		}
+		path := [][]byte{itemsBucket(c.t.name)}
 		k := encodeKey(c.t, c.key)
 		if c.new == nil {
-			if err := b.Delete(k); err != nil {
+			if err := w.Delete(path, k); err != nil {
 				return err
 			}
 			continue
@@ -114,19 +114,19 @@ func (s *Server) stageTx(tx *bolt.Tx, p *pendingCommit, staged *bool) error {
 		if err != nil {
 			return err
 		}
-		if err := b.Put(k, v); err != nil {
+		if err := w.Put(path, k, v); err != nil {
 			return err
 		}
 	}
 	for _, r := range p.recs {
 		*staged = true
-		if err := s.streams.RecordTx(tx, r.arn, r.ch); err != nil {
+		if err := s.streams.RecordTo(w, r.arn, r.ch); err != nil {
 			return err
 		}
 	}
 	for _, r := range p.krecs {
 		*staged = true
-		if err := s.kin.RecordTx(tx, r.stream, r.pk, r.data); err != nil {
+		if err := s.kin.RecordTo(w, r.stream, r.pk, r.data); err != nil {
 			return err
 		}
 	}
@@ -163,7 +163,7 @@ func (s *Server) loadSafely() (err error) {
 
 // load reads every table and item from the store.
 func (s *Server) load() error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.wal.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(catalogBucket)
 		if c == nil {
 			return nil
@@ -191,4 +191,38 @@ func (s *Server) load() error {
 			return nil
 		})
 	})
+}
+
+// logFileName is the log ddblocal keeps ahead of the data file in
+// Options.DataDir: every item write (with its stream and Kinesis records)
+// is appended and synced there before it is answered, and applied to the
+// data file later, many at a time (see doc.go).
+const logFileName = "ddblocal.log"
+
+// openLog opens the log at path ahead of db and replays into db what a
+// crash left in it; a damaged log is ErrDataFileDamaged.
+func openLog(db *bolt.DB, path string, noSync bool, lg *slog.Logger) (*wal.Store, error) {
+	st, err := wal.Open(db, path, wal.Options{NoSync: noSync, Log: lg,
+		CheckpointBytes: logCheckpointBytes, CheckpointRecords: logCheckpointRecords})
+	if errors.Is(err, wal.ErrDamaged) {
+		return nil, fmt.Errorf("ddblocal: %w: %w; restore the data directory from a backup, or move %s away to start from the data file alone (losing the writes the log holds)",
+			ErrDataFileDamaged, err, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ddblocal: opening the log %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// Checkpoint thresholds of the log (0: the defaults of package wal); set
+// by tests.
+var logCheckpointBytes, logCheckpointRecords int
+
+// storeDB is the store the stream registries write to: the log ahead of
+// the data file, or nil in memory.
+func (s *Server) storeDB() wal.DB {
+	if s.wal == nil {
+		return nil
+	}
+	return s.wal
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynafold/dynafold/ddblocal/internal/kinesis"
 	"github.com/dynafold/dynafold/ddblocal/internal/streams"
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -44,10 +45,12 @@ type Options struct {
 	ReadTimeout       time.Duration
 	IdleTimeout       time.Duration
 	// DataDir keeps tables, items, TTL settings and streams in a bbolt file
-	// (DataDir/ddblocal.db) so they survive a restart; "" keeps everything
-	// in memory.
+	// (DataDir/ddblocal.db), the latest writes in a log ahead of it
+	// (DataDir/ddblocal.log), so they survive a restart; "" keeps
+	// everything in memory.
 	DataDir string
-	// NoSync skips the file sync after each commit to DataDir. An
+	// NoSync skips the file sync after each append to DataDir's log (and
+	// each checkpoint of the log into the data file). An
 	// acknowledged write still survives the death of the ddblocal process
 	// (even kill -9): it is in the operating system's cache, which writes
 	// it out. It does not survive the machine's: a power loss or a kernel
@@ -136,6 +139,7 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	db       *bolt.DB
+	wal      *wal.Store // the log ahead of db (persist.go); nil in memory
 	dbPath   string
 	failed   atomic.Pointer[error]
 	streams  *streams.Registry
@@ -209,10 +213,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 		db.NoSync = opts.NoSync
-		s.db = db
+		lg, err := openLog(db, filepath.Join(opts.DataDir, logFileName), opts.NoSync, s.log)
+		if err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+		s.db, s.wal = db, lg
 	}
 	reg, err := newRegistry(streams.Options{
-		DB:              s.db,
+		DB:              s.storeDB(),
 		ShardMaxRecords: opts.Streams.ShardMaxRecords,
 		ShardMaxAge:     opts.Streams.ShardMaxAge,
 		Retention:       opts.Streams.Retention,
@@ -233,7 +242,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("ddblocal: %w", err)
 	}
 	s.streams = reg
-	if s.kin, err = newKinesis(opts, s.db); err != nil {
+	if s.kin, err = newKinesis(opts, s.storeDB()); err != nil {
 		s.closeStores()
 		if s.db != nil {
 			return nil, fmt.Errorf("ddblocal: %w: %s: %w; restore it from a backup, or move it away to start with an empty store", ErrDataFileDamaged, s.dbPath, err)
@@ -359,6 +368,11 @@ func (s *Server) closeStores() error {
 	var err error
 	if s.streams != nil {
 		err = s.streams.Close()
+	}
+	if s.wal != nil {
+		if cerr := s.wal.Close(); err == nil { // the log applied to the data file, and emptied
+			err = cerr
+		}
 	}
 	if s.db != nil {
 		if s.opts.NoSync { // a clean stop leaves everything on disk

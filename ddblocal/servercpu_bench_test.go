@@ -75,6 +75,9 @@ func TestServerCPU_HelperProcess(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "ddblocal child: %d item writes in %d store commits\n", srv.gc.writes.Load(), srv.gc.commits.Load())
 		st := srv.db.Stats().TxStats
 		fmt.Fprintf(os.Stderr, "ddblocal child: %d page writes, %d pages allocated (%d bytes)\n", st.GetWrite(), st.GetPageCount(), st.GetPageAlloc())
+		if srv.wal != nil {
+			fmt.Fprintf(os.Stderr, "ddblocal child: %d log appends, %d checkpoints into the data file\n", srv.wal.Appends.Load(), srv.wal.Checkpoints.Load())
+		}
 	}
 	os.Exit(0)
 }

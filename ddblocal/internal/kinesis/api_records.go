@@ -8,8 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"go.etcd.io/bbolt"
-
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
 )
 
@@ -88,7 +86,7 @@ func (r *Registry) putRecordOp(_ context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	var res putResult
-	err = r.change(s, func(b *bbolt.Bucket) error {
+	err = r.change(s, func(b *sink) error {
 		sh := s.route(h)
 		rec := &record{at: r.now(), pk: *in.PartitionKey, data: in.Data}
 		if err := r.appendLocked(s, sh, rec, b); err != nil {
@@ -149,7 +147,7 @@ func (r *Registry) putRecordsOp(_ context.Context, body []byte) (any, error) {
 		}
 	}
 	results := make([]putResult, len(in.Records))
-	err = r.change(s, func(b *bbolt.Bucket) error {
+	err = r.change(s, func(b *sink) error {
 		now := r.now()
 		for i, e := range in.Records {
 			sh := s.route(keys[i])

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"math"
 	"time"
-
-	"go.etcd.io/bbolt"
 )
 
 // epoch is a timestamp as JSON 1.1 writes it: seconds since the epoch.
@@ -455,7 +453,7 @@ func (r *Registry) splitShardOp(_ context.Context, body []byte) (any, error) {
 	if !ok {
 		return nil, invalidArg("NewStartingHashKey %s is not a hash key in [0, 2^128-1].", *in.NewStartingHashKey)
 	}
-	err = r.change(s, func(b *bbolt.Bucket) error {
+	err = r.change(s, func(b *sink) error {
 		_, err := r.split(s, *in.ShardToSplit, at, b)
 		return err
 	})
@@ -484,7 +482,7 @@ func (r *Registry) mergeShardsOp(_ context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = r.change(s, func(b *bbolt.Bucket) error {
+	err = r.change(s, func(b *sink) error {
 		_, err := r.merge(s, *in.ShardToMerge, *in.AdjacentShardToMerge, b)
 		return err
 	})

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"go.etcd.io/bbolt"
 )
 
 // Errors of the Go API (Shards, Split, Merge); match them with errors.Is.
@@ -89,7 +87,7 @@ func (r *Registry) Split(nameOrARN, shardID string) ([]string, error) {
 		return nil, err
 	}
 	var ids []string
-	err = r.change(s, func(b *bbolt.Bucket) error {
+	err = r.change(s, func(b *sink) error {
 		sh := s.shard(shardID)
 		switch {
 		case sh == nil || sh.gone:
@@ -112,7 +110,7 @@ func (r *Registry) Merge(nameOrARN, shardID, adjacentID string) (string, error) 
 		return "", err
 	}
 	var id string
-	err = r.change(s, func(b *bbolt.Bucket) error {
+	err = r.change(s, func(b *sink) error {
 		x, y := s.shard(shardID), s.shard(adjacentID)
 		switch {
 		case x == nil || x.gone || y == nil || y.gone:

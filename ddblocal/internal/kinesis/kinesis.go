@@ -22,7 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 )
 
 // Defaults applied to zero Options fields.
@@ -36,7 +36,9 @@ const (
 
 // Options configures a Registry; zero fields take the defaults above.
 type Options struct {
-	DB *bbolt.DB // nil: in memory
+	// DB is the store (a *bbolt.DB, or ddblocal's log in front of one);
+	// nil: in memory.
+	DB wal.DB
 	// OnDemandShards is how many shards an ON_DEMAND stream (or one
 	// created without a ShardCount) starts with; Kinesis starts on-demand
 	// streams with 4.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 )
 
 // Bucket layout, all under rootBucket:
@@ -75,73 +77,72 @@ func fromNano(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
-// streamBucket returns the bucket of a stream in tx, created if need be,
-// and stores the counter.
-func (r *Registry) streamBucket(tx *bbolt.Tx, name string) (*bbolt.Bucket, error) {
-	root, err := tx.CreateBucketIfNotExists(rootBucket)
-	if err != nil {
-		return nil, err
-	}
-	if err := root.Put(seqKey, be(r.seq.Load())); err != nil {
-		return nil, err
-	}
-	all, err := root.CreateBucketIfNotExists(streamsBucket)
-	if err != nil {
-		return nil, err
-	}
-	return all.CreateBucketIfNotExists([]byte(name))
+// sink is where a stream's changes are written: a store transaction (a
+// bbolt one, or a batch of ddblocal's log) and the path of the stream's
+// bucket in it. tx is the bbolt transaction when there is one (trimming
+// reads the stored records); nil for a batch of the log, which only
+// appends records.
+type sink struct {
+	w    wal.Writer
+	tx   *bbolt.Tx
+	path [][]byte // rootBucket, streamsBucket, name
 }
 
-func writeStreamMeta(b *bbolt.Bucket, s *stream) error {
+// at returns the path of a bucket under the stream's.
+func (k *sink) at(names ...[]byte) [][]byte {
+	return append(k.path[:len(k.path):len(k.path)], names...)
+}
+
+// streamSink returns the sink of a stream in w (tx: w's bbolt
+// transaction, or nil) and stores the counter.
+func (r *Registry) streamSink(w wal.Writer, tx *bbolt.Tx, name string) (*sink, error) {
+	if err := w.Put([][]byte{rootBucket}, seqKey, be(r.seq.Load())); err != nil {
+		return nil, err
+	}
+	return &sink{w: w, tx: tx, path: [][]byte{rootBucket, streamsBucket, []byte(name)}}, nil
+}
+
+func writeStreamMeta(b *sink, s *stream) error {
 	v, _ := json.Marshal(streamMeta{ARN: s.arn, Created: nano(s.created), Mode: s.mode, Retention: int64(s.retention)})
-	return b.Put(metaKey, v)
+	return b.w.Put(b.path, metaKey, v)
 }
 
-func writeShard(b *bbolt.Bucket, sh *shard) error {
-	shards, err := b.CreateBucketIfNotExists(shardsBucket)
-	if err != nil {
-		return err
-	}
+func writeShard(b *sink, sh *shard) error {
 	v, _ := json.Marshal(shardMeta{Parent: sh.parent, Adjacent: sh.adjacent, Lo: sh.lo.String(), Hi: sh.hi.String(),
 		Created: nano(sh.created), Closed: nano(sh.closed), Start: sh.start, End: sh.end, Trimmed: sh.trimmed, Gone: sh.gone})
-	return shards.Put(be(uint64(sh.idx)), v)
+	return b.w.Put(b.at(shardsBucket), be(uint64(sh.idx)), v)
 }
 
-func writeRecord(b *bbolt.Bucket, sh *shard, rec *record) error {
-	recs, err := b.CreateBucketIfNotExists(recordsBucket)
-	if err != nil {
-		return err
-	}
-	rb, err := recs.CreateBucketIfNotExists(be(uint64(sh.idx)))
-	if err != nil {
-		return err
-	}
+func writeRecord(b *sink, sh *shard, rec *record) error {
 	v, _ := json.Marshal(recordDisk{T: rec.at.UnixNano(), K: rec.pk, D: rec.data})
-	return rb.Put(be(rec.n), v)
+	return b.w.Put(b.at(recordsBucket, be(uint64(sh.idx))), be(rec.n), v)
 }
 
 // writeHeld stores (or, with rec nil, deletes) the record a shard holds back.
-func writeHeld(b *bbolt.Bucket, sh *shard, rec *record) error {
-	hb, err := b.CreateBucketIfNotExists(heldBucket)
-	if err != nil {
-		return err
-	}
+func writeHeld(b *sink, sh *shard, rec *record) error {
 	if rec == nil {
-		return hb.Delete(be(uint64(sh.idx)))
+		return b.w.Delete(b.at(heldBucket), be(uint64(sh.idx)))
 	}
 	v, _ := json.Marshal(recordDisk{T: rec.at.UnixNano(), K: rec.pk, D: rec.data})
-	return hb.Put(be(uint64(sh.idx)), v)
+	return b.w.Put(b.at(heldBucket), be(uint64(sh.idx)), v)
 }
 
-// deleteRecords deletes a shard's records up to counter upTo.
-func deleteRecords(b *bbolt.Bucket, sh *shard, upTo uint64) error {
-	recs := b.Bucket(recordsBucket)
-	if recs == nil {
-		return nil
+// deleteRecords deletes a shard's records up to counter upTo; b must be
+// a bbolt transaction's sink.
+func deleteRecords(b *sink, sh *shard, upTo uint64) error {
+	if b.tx == nil {
+		return errors.New("kinesis: trimming outside a store transaction")
 	}
-	rb := recs.Bucket(be(uint64(sh.idx)))
-	if rb == nil {
-		return nil
+	var rb *bbolt.Bucket
+	for i, p := range b.at(recordsBucket, be(uint64(sh.idx))) {
+		if i == 0 {
+			rb = b.tx.Bucket(p)
+		} else {
+			rb = rb.Bucket(p)
+		}
+		if rb == nil {
+			return nil
+		}
 	}
 	var keys [][]byte
 	c := rb.Cursor()
@@ -149,7 +150,7 @@ func deleteRecords(b *bbolt.Bucket, sh *shard, upTo uint64) error {
 		keys = append(keys, append([]byte(nil), k...))
 	}
 	for _, k := range keys {
-		if err := rb.Delete(k); err != nil {
+		if err := b.w.Delete(b.at(recordsBucket, be(uint64(sh.idx))), k); err != nil {
 			return err
 		}
 	}

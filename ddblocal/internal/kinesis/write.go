@@ -9,6 +9,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 )
 
 // change runs fn on stream s with s.mu held: fn checks the request, then
@@ -18,7 +19,7 @@ import (
 // an *apierr.Error only before it changed anything; any other error means
 // memory and the store may disagree, and the registry refuses every later
 // write (ErrFailed).
-func (r *Registry) change(s *stream, fn func(b *bbolt.Bucket) error) error {
+func (r *Registry) change(s *stream, fn func(b *sink) error) error {
 	if r.failed.Load() {
 		return ErrFailed
 	}
@@ -30,35 +31,40 @@ func (r *Registry) change(s *stream, fn func(b *bbolt.Bucket) error) error {
 		}
 		return fn(nil)
 	}
-	tx, err := r.opts.DB.Begin(true)
-	if err != nil {
-		return fmt.Errorf("kinesis: store: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.deleted {
-		_ = tx.Rollback()
-		return r.notFound(s.name)
-	}
-	b, err := r.streamBucket(tx, s.name)
-	if err != nil {
-		_ = tx.Rollback()
-		return fmt.Errorf("kinesis: store: %w", err)
-	}
-	if err := fn(b); err != nil {
-		_ = tx.Rollback()
-		if !refused(err) {
+	// s.mu is taken inside the transaction (after the store's lock, as
+	// RecordTo is called under it) and released once it has committed.
+	locked := false
+	defer func() {
+		if locked {
+			s.mu.Unlock()
+		}
+	}()
+	var fnErr error
+	var top uint64
+	err := r.opts.DB.Update(func(tx *bbolt.Tx) error {
+		s.mu.Lock()
+		locked = true
+		if s.deleted {
+			fnErr = r.notFound(s.name)
+			return fnErr
+		}
+		b, err := r.streamSink(wal.Bolt(tx), tx, s.name)
+		if err != nil {
+			return err
+		}
+		if fnErr = fn(b); fnErr != nil {
+			return fnErr
+		}
+		top = r.seq.Load()
+		return tx.Bucket(rootBucket).Put(seqKey, be(top))
+	})
+	if fnErr != nil {
+		if !refused(fnErr) {
 			r.failed.Store(true)
 		}
-		return err
+		return fnErr
 	}
-	top := r.seq.Load()
-	if err := tx.Bucket(rootBucket).Put(seqKey, be(top)); err != nil {
-		_ = tx.Rollback()
-		r.failed.Store(true)
-		return fmt.Errorf("kinesis: store: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
+	if err != nil {
 		r.failed.Store(true)
 		return fmt.Errorf("kinesis: store: %w", err)
 	}
@@ -83,7 +89,7 @@ func refused(err error) bool {
 
 // appendLocked gives rec the next counter and appends it to sh, writing it
 // to b (s.mu held).
-func (r *Registry) appendLocked(s *stream, sh *shard, rec *record, b *bbolt.Bucket) error {
+func (r *Registry) appendLocked(s *stream, sh *shard, rec *record, b *sink) error {
 	rec.n = r.seq.Add(1)
 	sh.records = append(sh.records, rec)
 	if t := rec.at.Add(s.retention).UnixNano(); t < s.nextTrim {
@@ -98,7 +104,7 @@ func (r *Registry) appendLocked(s *stream, sh *shard, rec *record, b *bbolt.Buck
 // appendFaulty appends a DynamoDB change record as Faults say (s.mu held):
 // a record held back by the shard goes after this one; this one may be
 // held back itself, or written twice.
-func (r *Registry) appendFaulty(s *stream, sh *shard, rec *record, b *bbolt.Bucket) error {
+func (r *Registry) appendFaulty(s *stream, sh *shard, rec *record, b *sink) error {
 	if h := sh.held; h != nil {
 		sh.held = nil
 		if err := r.appendLocked(s, sh, rec, b); err != nil {
@@ -131,7 +137,7 @@ func (r *Registry) appendFaulty(s *stream, sh *shard, rec *record, b *bbolt.Buck
 }
 
 // releaseHeld appends the record sh holds back, if any (s.mu held).
-func (r *Registry) releaseHeld(s *stream, sh *shard, b *bbolt.Bucket) error {
+func (r *Registry) releaseHeld(s *stream, sh *shard, b *sink) error {
 	h := sh.held
 	if h == nil {
 		return nil
@@ -159,6 +165,16 @@ func (r *Registry) Record(name, pk string, data []byte) {
 // does not commit, the registry holds a record that was never stored: the
 // caller must stop writing and reopen the store (as ddblocal does).
 func (r *Registry) RecordTx(tx *bbolt.Tx, name, pk string, data []byte) error {
+	if tx == nil {
+		return r.RecordTo(nil, name, pk, data)
+	}
+	return r.RecordTo(wal.Bolt(tx), name, pk, data)
+}
+
+// RecordTo is RecordTx writing to w, the caller's store transaction (a
+// bbolt transaction, or a batch of ddblocal's log; nil: memory only):
+// readers see the record once w's changes are durable (w's OnCommit).
+func (r *Registry) RecordTo(w wal.Writer, name, pk string, data []byte) error {
 	s := r.lookup(name)
 	if s == nil {
 		return nil
@@ -172,12 +188,9 @@ func (r *Registry) RecordTx(tx *bbolt.Tx, name, pk string, data []byte) error {
 	if sh == nil {
 		return fmt.Errorf("kinesis: stream %s has no open shard for partition key %q", name, pk)
 	}
-	var b *bbolt.Bucket
-	if tx != nil && r.opts.DB != nil {
-		var err error
-		if b, err = r.streamBucket(tx, name); err != nil {
-			return fmt.Errorf("kinesis: record in %s: %w", name, err)
-		}
+	var b *sink
+	if w != nil && r.opts.DB != nil {
+		b = &sink{w: w, path: [][]byte{rootBucket, streamsBucket, []byte(name)}}
 	}
 	before := r.seq.Load()
 	if err := r.appendFaulty(s, sh, &record{at: r.now(), pk: pk, data: data}, b); err != nil {
@@ -185,11 +198,11 @@ func (r *Registry) RecordTx(tx *bbolt.Tx, name, pk string, data []byte) error {
 	}
 	if b != nil {
 		// the counter is stored with the record it numbered
-		if err := tx.Bucket(rootBucket).Put(seqKey, be(r.seq.Load())); err != nil {
+		if err := w.Put([][]byte{rootBucket}, seqKey, be(r.seq.Load())); err != nil {
 			return fmt.Errorf("kinesis: record in %s: %w", name, err)
 		}
 		if top := r.seq.Load(); top > before {
-			tx.OnCommit(func() { r.publish(top) })
+			w.OnCommit(func() { r.publish(top) })
 		}
 	}
 	return nil
@@ -200,45 +213,69 @@ func (r *Registry) createStream(name string, n int, mode string) error {
 	if r.failed.Load() {
 		return ErrFailed
 	}
-	var tx *bbolt.Tx
-	if r.opts.DB != nil {
-		var err error
-		if tx, err = r.opts.DB.Begin(true); err != nil {
-			return fmt.Errorf("kinesis: store: %w", err)
-		}
-		defer func() { _ = tx.Rollback() }()
+	if r.opts.DB == nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		_, err := r.createLocked(name, n, mode, nil)
+		return err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	// r.mu is taken inside the transaction and released once it has
+	// committed: the stream shows only once it is stored.
+	locked := false
+	defer func() {
+		if locked {
+			r.mu.Unlock()
+		}
+	}()
+	var s *stream
+	var top uint64
+	err := r.opts.DB.Update(func(tx *bbolt.Tx) error {
+		r.mu.Lock()
+		locked = true
+		var err error
+		if s, err = r.createLocked(name, n, mode, tx); err != nil {
+			return err
+		}
+		top = r.seq.Load()
+		return nil
+	})
+	if err != nil {
+		var ae *apierr.Error
+		if errors.As(err, &ae) {
+			return err
+		}
+		return fmt.Errorf("kinesis: store: %w", err)
+	}
+	r.publish(top)
+	r.streams[name] = s
+	return nil
+}
+
+// createLocked makes stream name and, with tx, writes it there (r.mu
+// held); in memory it is registered at once.
+func (r *Registry) createLocked(name string, n int, mode string, tx *bbolt.Tx) (*stream, error) {
 	if _, ok := r.streams[name]; ok {
-		return apierr.New("ResourceInUseException", 400, "Stream %s under account %s already exists.", name, r.opts.AccountID)
+		return nil, apierr.New("ResourceInUseException", 400, "Stream %s under account %s already exists.", name, r.opts.AccountID)
 	}
 	now := r.now()
 	s := &stream{name: name, arn: r.arnOf(name), created: now, mode: mode, retention: r.opts.Retention, nextTrim: math.MaxInt64}
 	for i, rg := range hashRanges(n) {
 		s.shards = append(s.shards, &shard{idx: i, lo: rg[0], hi: rg[1], created: now, start: r.seq.Add(1)})
 	}
-	if tx != nil {
-		b, err := r.streamBucket(tx, name)
-		if err == nil {
-			err = writeStreamMeta(b, s)
-		}
-		for _, sh := range s.shards {
-			if err == nil {
-				err = writeShard(b, sh)
-			}
-		}
-		top := r.seq.Load()
-		if err == nil {
-			err = tx.Commit()
-		}
-		if err != nil {
-			return fmt.Errorf("kinesis: store: %w", err)
-		}
-		r.publish(top)
+	if tx == nil {
+		r.streams[name] = s
+		return s, nil
 	}
-	r.streams[name] = s
-	return nil
+	b, err := r.streamSink(wal.Bolt(tx), tx, name)
+	if err == nil {
+		err = writeStreamMeta(b, s)
+	}
+	for _, sh := range s.shards {
+		if err == nil {
+			err = writeShard(b, sh)
+		}
+	}
+	return s, err
 }
 
 // deleteStream removes a stream and its records.
@@ -246,37 +283,51 @@ func (r *Registry) deleteStream(s *stream) error {
 	if r.failed.Load() {
 		return ErrFailed
 	}
-	var tx *bbolt.Tx
-	if r.opts.DB != nil {
-		var err error
-		if tx, err = r.opts.DB.Begin(true); err != nil {
-			return fmt.Errorf("kinesis: store: %w", err)
+	if r.opts.DB == nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.streams[s.name] != s {
+			return r.notFound(s.name)
 		}
-		defer func() { _ = tx.Rollback() }()
+		r.forget(s)
+		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.streams[s.name] != s {
-		return r.notFound(s.name)
-	}
-	if tx != nil {
-		if err := dropStreamBucket(tx, s.name); err != nil {
-			return fmt.Errorf("kinesis: store: %w", err)
+	locked := false
+	defer func() {
+		if locked {
+			r.mu.Unlock()
 		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("kinesis: store: %w", err)
+	}()
+	err := r.opts.DB.Update(func(tx *bbolt.Tx) error {
+		r.mu.Lock()
+		locked = true
+		if r.streams[s.name] != s {
+			return r.notFound(s.name)
 		}
+		return dropStreamBucket(tx, s.name)
+	})
+	if err != nil {
+		var ae *apierr.Error
+		if errors.As(err, &ae) {
+			return err
+		}
+		return fmt.Errorf("kinesis: store: %w", err)
 	}
+	r.forget(s)
+	return nil
+}
+
+// forget marks s deleted and drops it from the registry (r.mu held).
+func (r *Registry) forget(s *stream) {
 	s.mu.Lock()
 	s.deleted = true
 	s.mu.Unlock()
 	delete(r.streams, s.name)
-	return nil
 }
 
 // closeLocked closes an open shard at now, releasing a record it holds
 // back first (s.mu held).
-func (r *Registry) closeLocked(s *stream, sh *shard, now time.Time, b *bbolt.Bucket) error {
+func (r *Registry) closeLocked(s *stream, sh *shard, now time.Time, b *sink) error {
 	if err := r.releaseHeld(s, sh, b); err != nil {
 		return err
 	}
@@ -292,7 +343,7 @@ func (r *Registry) closeLocked(s *stream, sh *shard, now time.Time, b *bbolt.Buc
 }
 
 // openLocked opens a child shard (s.mu held).
-func (r *Registry) openLocked(s *stream, parent, adjacent string, lo, hi u128, now time.Time, b *bbolt.Bucket) (*shard, error) {
+func (r *Registry) openLocked(s *stream, parent, adjacent string, lo, hi u128, now time.Time, b *sink) (*shard, error) {
 	sh := &shard{idx: len(s.shards), parent: parent, adjacent: adjacent, lo: lo, hi: hi, created: now, start: r.seq.Add(1)}
 	s.shards = append(s.shards, sh)
 	if b != nil {
@@ -315,7 +366,7 @@ func (r *Registry) notEligible(s *stream, id, what string) *apierr.Error {
 
 // split splits open shard id at hash key at (s.mu held) and returns the
 // children's ids.
-func (r *Registry) split(s *stream, id string, at u128, b *bbolt.Bucket) ([]string, error) {
+func (r *Registry) split(s *stream, id string, at u128, b *sink) ([]string, error) {
 	sh := s.shard(id)
 	if sh == nil || sh.gone {
 		return nil, r.shardNotFound(s, id)
@@ -344,7 +395,7 @@ func (r *Registry) split(s *stream, id string, at u128, b *bbolt.Bucket) ([]stri
 
 // merge merges two adjacent open shards (s.mu held) and returns the
 // child's id.
-func (r *Registry) merge(s *stream, id, adjacentID string, b *bbolt.Bucket) (string, error) {
+func (r *Registry) merge(s *stream, id, adjacentID string, b *sink) (string, error) {
 	x, y := s.shard(id), s.shard(adjacentID)
 	if x == nil || x.gone {
 		return "", r.shardNotFound(s, id)
@@ -388,7 +439,7 @@ func (sh *shard) id() string { return shardID(sh.idx) }
 // trimLocked drops records past the stream's retention, and marks closed
 // shards empty and past it gone (s.mu held). It reports whether anything
 // changed.
-func (r *Registry) trimLocked(s *stream, now time.Time, b *bbolt.Bucket) (bool, error) {
+func (r *Registry) trimLocked(s *stream, now time.Time, b *sink) (bool, error) {
 	cutoff := now.Add(-s.retention)
 	changed := false
 	for _, sh := range s.shards {
@@ -443,7 +494,7 @@ func (r *Registry) housekeep(s *stream, sh *shard, now time.Time) error {
 	if !due && !held {
 		return nil
 	}
-	return r.change(s, func(b *bbolt.Bucket) error {
+	return r.change(s, func(b *sink) error {
 		if held {
 			if err := r.releaseHeld(s, sh, b); err != nil {
 				return err

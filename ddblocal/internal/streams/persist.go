@@ -11,6 +11,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 	"github.com/dynafold/dynafold/ddblocal/internal/wire"
 )
 
@@ -295,20 +296,12 @@ func writeStream(all *bbolt.Bucket, sn streamSnap) error {
 	return nil
 }
 
-// writeRecordTx writes one record in tx, with the stream's meta and the
+// writeRecordTx writes one record to w, with the stream's meta and the
 // meta of its shard and of every shard changed since it was last stored,
 // so the stored stream is always the one the record was appended to (s.mu
 // held).
-func writeRecordTx(tx *bbolt.Tx, s *stream, sh *shard, rec *record, seq uint64) error {
-	b, err := writeShardsTx(tx, s, sh, seq)
-	if err != nil {
-		return err
-	}
-	recs, err := b.CreateBucketIfNotExists(recordsBucket)
-	if err != nil {
-		return err
-	}
-	rb, err := recs.CreateBucketIfNotExists([]byte(sh.id))
+func writeRecordTx(w wal.Writer, s *stream, sh *shard, rec *record, seq uint64) error {
+	path, err := writeShardsTx(w, s, sh, seq)
 	if err != nil {
 		return err
 	}
@@ -316,37 +309,23 @@ func writeRecordTx(tx *bbolt.Tx, s *stream, sh *shard, rec *record, seq uint64) 
 	if err != nil {
 		return err
 	}
-	return rb.Put(seqBytes(rec.seq), v)
+	return w.Put(append(path, recordsBucket, []byte(sh.id)), seqBytes(rec.seq), v)
 }
 
-// writeShardsTx writes in tx the sequence counter, the stream's meta, and
+// writeShardsTx writes to w the sequence counter, the stream's meta, and
 // the meta of shard also (nil: none) and of every shard changed since it
-// was last stored (s.mu held). It returns the stream's bucket.
-func writeShardsTx(tx *bbolt.Tx, s *stream, also *shard, seq uint64) (*bbolt.Bucket, error) {
-	root, err := tx.CreateBucketIfNotExists(rootBucket)
-	if err != nil {
+// was last stored (s.mu held). It returns the path of the stream's bucket.
+func writeShardsTx(w wal.Writer, s *stream, also *shard, seq uint64) ([][]byte, error) {
+	if err := w.Put([][]byte{rootBucket}, seqKey, seqBytes(seq)); err != nil {
 		return nil, err
 	}
-	if err := root.Put(seqKey, seqBytes(seq)); err != nil {
+	path := [][]byte{rootBucket, streamsBucket, []byte(s.arn)}
+	if err := w.Put(path, metaKey, s.metaJSON()); err != nil {
 		return nil, err
 	}
-	all, err := root.CreateBucketIfNotExists(streamsBucket)
-	if err != nil {
-		return nil, err
-	}
-	b, err := all.CreateBucketIfNotExists([]byte(s.arn))
-	if err != nil {
-		return nil, err
-	}
-	if err := b.Put(metaKey, s.metaJSON()); err != nil {
-		return nil, err
-	}
-	shards, err := b.CreateBucketIfNotExists(shardsBucket)
-	if err != nil {
-		return nil, err
-	}
+	shards := [][]byte{rootBucket, streamsBucket, []byte(s.arn), shardsBucket}
 	if also != nil && also.gen == also.saved {
-		if err := shards.Put([]byte(also.id), also.metaJSON()); err != nil {
+		if err := w.Put(shards, []byte(also.id), also.metaJSON()); err != nil {
 			return nil, err
 		}
 	}
@@ -359,13 +338,13 @@ func writeShardsTx(tx *bbolt.Tx, s *stream, also *shard, seq uint64) (*bbolt.Buc
 		if x.gen == x.saved {
 			continue
 		}
-		if err := shards.Put([]byte(x.id), x.metaJSON()); err != nil {
+		if err := w.Put(shards, []byte(x.id), x.metaJSON()); err != nil {
 			return nil, err
 		}
 		done = append(done, stored{x, x.gen})
 	}
 	if len(done) > 0 {
-		tx.OnCommit(func() {
+		w.OnCommit(func() {
 			s.mu.Lock()
 			for _, d := range done {
 				d.sh.saved = max(d.sh.saved, d.gen)
@@ -373,7 +352,7 @@ func writeShardsTx(tx *bbolt.Tx, s *stream, also *shard, seq uint64) (*bbolt.Buc
 			s.mu.Unlock()
 		})
 	}
-	return b, nil
+	return path[:3:3], nil
 }
 
 func recordJSON(rec *record) ([]byte, error) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 )
 
 // Errors of Split and Shards, wrapped with the stream and shard they name.
@@ -49,7 +51,7 @@ func (r *Registry) restructure(s *stream, change func() []*shard) error {
 		for _, sh := range changed {
 			sh.show(mark)
 		}
-		if _, err := writeShardsTx(tx, s, nil, r.seq.Load()); err != nil {
+		if _, err := writeShardsTx(wal.Bolt(tx), s, nil, r.seq.Load()); err != nil {
 			return err
 		}
 		tx.OnCommit(func() { r.publish(mark) })

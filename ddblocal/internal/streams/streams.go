@@ -22,6 +22,8 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"github.com/dynafold/dynafold/ddblocal/internal/wal"
+
 	"github.com/dynafold/dynafold/abi"
 )
 
@@ -54,7 +56,10 @@ const (
 
 // Options configures a Registry. Zero fields take the defaults above.
 type Options struct {
-	DB *bbolt.DB // nil: in memory; else streams, shards and records persist in buckets of their own
+	// DB is the store (a *bbolt.DB, or ddblocal's log in front of one);
+	// nil: in memory; else streams, shards and records persist in
+	// buckets of their own.
+	DB wal.DB
 	// Shards is the number of open shards a new stream starts with, each
 	// taking an equal range of partition-key hashes (default 4).
 	Shards int
@@ -403,6 +408,17 @@ func (r *Registry) RecordTx(tx *bbolt.Tx, arn string, c Change) error {
 		r.Record(arn, c)
 		return nil
 	}
+	return r.RecordTo(wal.Bolt(tx), arn, c)
+}
+
+// RecordTo is RecordTx writing to w, the caller's store transaction (a
+// bbolt transaction, or a batch of ddblocal's log): readers see the record
+// once w's changes are durable (w's OnCommit).
+func (r *Registry) RecordTo(w wal.Writer, arn string, c Change) error {
+	if r.opts.DB == nil {
+		r.Record(arn, c)
+		return nil
+	}
 	s, rec, h := r.prepare(arn, c)
 	if s == nil {
 		return nil
@@ -413,12 +429,12 @@ func (r *Registry) RecordTx(tx *bbolt.Tx, arn string, c Change) error {
 	if !ok {
 		return nil
 	}
-	if err := writeRecordTx(tx, s, sh, rec, r.seq.Load()); err != nil {
+	if err := writeRecordTx(w, s, sh, rec, r.seq.Load()); err != nil {
 		return fmt.Errorf("streams: record in %s: %w", arn, err)
 	}
 	sh.persist = max(sh.persist, rec.seq)
 	seq := rec.seq
-	tx.OnCommit(func() { r.publish(seq) })
+	w.OnCommit(func() { r.publish(seq) })
 	if changed != nil {
 		r.markDirty(s) // trimming of the rollover is written behind
 	}
