@@ -135,6 +135,9 @@ type fastConn struct {
 	// request's context (reqCtx), which may be asked from another.
 	t0       time.Time
 	deadline atomic.Int32
+	// idleEnd is the idle deadline in effect (Unix ns) while deadline is
+	// deadlineIdle; 0 when none was set (or no idle timeout).
+	idleEnd atomic.Int64
 }
 
 // setIdle marks the connection idle or busy; false when the server is
@@ -172,7 +175,7 @@ func (c *fastConn) serve() {
 			if !c.setIdle(true) {
 				return
 			}
-			c.setDeadline(f.idleTimeout, time.Now())
+			c.idleDeadline()
 			if _, err := br.Peek(1); err != nil {
 				return
 			}
@@ -220,6 +223,7 @@ func (c *fastConn) headDeadline() {
 	if d == 0 {
 		d = c.f.readTimeout
 	}
+	c.idleEnd.Store(0)
 	c.setDeadline(d, c.t0)
 	if d == c.f.readTimeout {
 		c.deadline.Store(deadlineRequest)
@@ -232,7 +236,26 @@ func (c *fastConn) headDeadline() {
 // its first byte) unless it is set (or c is not a front's: a test's).
 func (c *fastConn) requestDeadline() {
 	if c.f != nil && c.deadline.Swap(deadlineRequest) != deadlineRequest {
+		c.idleEnd.Store(0)
 		c.setDeadline(c.f.readTimeout, c.t0)
+	}
+}
+
+// idleDeadline sets the idle deadline (the idle timeout from now) before
+// the wait for a request's first byte, unless the one in effect is it to
+// within 1/64 of the timeout: a connection busy with one request after
+// another changes its deadline about once every 1/64 of the idle timeout
+// instead of once a request, and an idle one is closed between 63/64 of
+// the timeout and the timeout after its last answer.
+func (c *fastConn) idleDeadline() {
+	d := c.f.idleTimeout
+	now := time.Now()
+	if c.deadline.Load() == deadlineIdle && d > 0 && c.idleEnd.Load() >= now.Add(d-d/64).UnixNano() {
+		return
+	}
+	c.setDeadline(d, now)
+	if d > 0 {
+		c.idleEnd.Store(now.Add(d).UnixNano())
 	}
 }
 
