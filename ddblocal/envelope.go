@@ -127,19 +127,40 @@ func (e *envelope) str() (string, bool) {
 	return "", false
 }
 
-// memberNames are the member names the reader knows (those the inputs'
-// member methods take), each the string it hands them.
-var memberNames = func() map[string]string {
-	m := map[string]string{}
-	for _, n := range []string{"TableName", "Key", "Item", "ConsistentRead", "ProjectionExpression",
-		"ConditionExpression", "UpdateExpression", "ReturnValues", "ReturnValuesOnConditionCheckFailure",
-		"ExpressionAttributeNames", "ExpressionAttributeValues", "ReturnConsumedCapacity"} {
-		m[n] = n
+// memberName returns the member name the reader knows (those the
+// inputs' member methods take) spelled as b, as a constant string (a
+// switch: no hashing, no copy).
+func memberName(b []byte) (string, bool) {
+	switch string(b) {
+	case "TableName":
+		return "TableName", true
+	case "Key":
+		return "Key", true
+	case "Item":
+		return "Item", true
+	case "ConsistentRead":
+		return "ConsistentRead", true
+	case "ProjectionExpression":
+		return "ProjectionExpression", true
+	case "ConditionExpression":
+		return "ConditionExpression", true
+	case "UpdateExpression":
+		return "UpdateExpression", true
+	case "ReturnValues":
+		return "ReturnValues", true
+	case "ReturnValuesOnConditionCheckFailure":
+		return "ReturnValuesOnConditionCheckFailure", true
+	case "ExpressionAttributeNames":
+		return "ExpressionAttributeNames", true
+	case "ExpressionAttributeValues":
+		return "ExpressionAttributeValues", true
+	case "ReturnConsumedCapacity":
+		return "ReturnConsumedCapacity", true
 	}
-	return m
-}()
+	return "", false
+}
 
-// name reads a member name the reader knows (memberNames), without
+// name reads a member name the reader knows (memberName), without
 // copying it; ok false on any other (the reader gives up, as member would).
 func (e *envelope) name() (string, bool) {
 	if e.peek() != '"' {
@@ -148,7 +169,7 @@ func (e *envelope) name() (string, bool) {
 	for i := e.pos + 1; i < len(e.b); i++ {
 		switch c := e.b[i]; {
 		case c == '"':
-			n, ok := memberNames[string(e.b[e.pos+1:i])]
+			n, ok := memberName(e.b[e.pos+1 : i])
 			if ok {
 				e.pos = i + 1
 			}
