@@ -128,6 +128,8 @@ type fastConn struct {
 	out  []byte
 	ans  bytes.Buffer    // the answers of its requests are written into it
 	raw  syscall.RawConn // nil when the connection has none
+	rd   rawIO           // its raw read and write (front_raw_linux.go)
+	wr   rawIO
 
 	// t0 is when the current request's first byte was read (set before
 	// its context is made); deadline which of its read deadlines is set
@@ -157,7 +159,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 func (c *fastConn) serve() {
 	f := c.f
 	br := readerPool.Get().(*bufio.Reader)
-	br.Reset(c.conn)
+	br.Reset(c.connReader())
 	handedOff := false
 	defer func() {
 		f.mu.Lock()
@@ -361,7 +363,7 @@ func (c *fastConn) writeReply(reqID string, rep reply, closeAfter bool) bool {
 	var err error
 	if len(b)+len(rep.body) <= 64<<10 {
 		b = append(b, rep.body...)
-		_, err = c.conn.Write(b)
+		err = c.writeAll(b)
 	} else {
 		bufs := net.Buffers{b, rep.body}
 		_, err = bufs.WriteTo(c.conn)
