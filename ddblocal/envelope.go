@@ -1,8 +1,10 @@
 package ddblocal
 
 import (
+	"sync"
 	"unicode/utf8"
 
+	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/wire"
 )
 
@@ -125,19 +127,40 @@ func (e *envelope) str() (string, bool) {
 	return "", false
 }
 
-// memberNames are the member names the reader knows (those the inputs'
-// member methods take), each the string it hands them.
-var memberNames = func() map[string]string {
-	m := map[string]string{}
-	for _, n := range []string{"TableName", "Key", "Item", "ConsistentRead", "ProjectionExpression",
-		"ConditionExpression", "UpdateExpression", "ReturnValues", "ReturnValuesOnConditionCheckFailure",
-		"ExpressionAttributeNames", "ExpressionAttributeValues", "ReturnConsumedCapacity"} {
-		m[n] = n
+// memberName returns the member name the reader knows (those the
+// inputs' member methods take) spelled as b, as a constant string (a
+// switch: no hashing, no copy).
+func memberName(b []byte) (string, bool) {
+	switch string(b) {
+	case "TableName":
+		return "TableName", true
+	case "Key":
+		return "Key", true
+	case "Item":
+		return "Item", true
+	case "ConsistentRead":
+		return "ConsistentRead", true
+	case "ProjectionExpression":
+		return "ProjectionExpression", true
+	case "ConditionExpression":
+		return "ConditionExpression", true
+	case "UpdateExpression":
+		return "UpdateExpression", true
+	case "ReturnValues":
+		return "ReturnValues", true
+	case "ReturnValuesOnConditionCheckFailure":
+		return "ReturnValuesOnConditionCheckFailure", true
+	case "ExpressionAttributeNames":
+		return "ExpressionAttributeNames", true
+	case "ExpressionAttributeValues":
+		return "ExpressionAttributeValues", true
+	case "ReturnConsumedCapacity":
+		return "ReturnConsumedCapacity", true
 	}
-	return m
-}()
+	return "", false
+}
 
-// name reads a member name the reader knows (memberNames), without
+// name reads a member name the reader knows (memberName), without
 // copying it; ok false on any other (the reader gives up, as member would).
 func (e *envelope) name() (string, bool) {
 	if e.peek() != '"' {
@@ -146,7 +169,7 @@ func (e *envelope) name() (string, bool) {
 	for i := e.pos + 1; i < len(e.b); i++ {
 		switch c := e.b[i]; {
 		case c == '"':
-			n, ok := memberNames[string(e.b[e.pos+1:i])]
+			n, ok := memberName(e.b[e.pos+1 : i])
 			if ok {
 				e.pos = i + 1
 			}
@@ -270,6 +293,108 @@ func (e *envelope) setItem(p *wire.RequestItem) (bool, error) {
 	return true, p.UnmarshalJSON(b)
 }
 
+// keyMaps are maps a GetItem's key is read into, used again once the
+// item is read (nothing keeps the key).
+var keyMaps = sync.Pool{New: func() any { return make(abi.Item, 2) }}
+
+// maxPlainKey is the longest key object setKey reads itself: far below
+// the item size limit the decoder checks first, above what two key
+// attributes within their own limits (2048 and 1024 bytes) take.
+const maxPlainKey = 8 << 10
+
+// setKey reads a key as setItem does, into a map of keyMaps (set in
+// *pooled, for putKey) when it is a plain one: at most two members, each
+// {"S":…} or {"N":…}, names and strings without escapes (so the decoder
+// would give the same item and no error); anything else goes to setItem.
+func (e *envelope) setKey(p *wire.RequestItem, pooled *abi.Item) (bool, error) {
+	start := e.pos
+	m := keyMaps.Get().(abi.Item)
+	if e.plainKey(m) && e.pos-start <= maxPlainKey {
+		*p, *pooled = wire.ItemOf(m), m
+		return true, nil
+	}
+	clear(m)
+	keyMaps.Put(m)
+	e.pos = start
+	return e.setItem(p)
+}
+
+// plainKey reads a plain key (setKey) into m; false at anything else.
+func (e *envelope) plainKey(m abi.Item) bool {
+	if e.peek() != '{' {
+		return false
+	}
+	e.pos++
+	e.ws()
+	for {
+		name, ok := e.str()
+		if !ok || len(m) == 2 {
+			return false
+		}
+		if _, dup := m[name]; dup {
+			return false
+		}
+		e.ws()
+		if e.peek() != ':' {
+			return false
+		}
+		e.pos++
+		e.ws()
+		if e.peek() != '{' {
+			return false
+		}
+		e.pos++
+		e.ws()
+		typ, ok := e.str()
+		var kind abi.Kind
+		switch {
+		case !ok:
+			return false
+		case typ == "S":
+			kind = abi.KindS
+		case typ == "N":
+			kind = abi.KindN
+		default:
+			return false
+		}
+		e.ws()
+		if e.peek() != ':' {
+			return false
+		}
+		e.pos++
+		e.ws()
+		v, ok := e.str()
+		if !ok {
+			return false
+		}
+		e.ws()
+		if e.peek() != '}' {
+			return false
+		}
+		e.pos++
+		m[name] = abi.Value{Kind: kind, Str: v}
+		e.ws()
+		switch e.peek() {
+		case ',':
+			e.pos++
+			e.ws()
+		case '}':
+			e.pos++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// putKey gives a key map setKey read back to keyMaps.
+func putKey(m abi.Item) {
+	if m != nil {
+		clear(m)
+		keyMaps.Put(m)
+	}
+}
+
 // setValues reads ExpressionAttributeValues through its UnmarshalJSON.
 func (e *envelope) setValues(p *wire.RequestValues) (bool, error) {
 	b, ok := e.raw()
@@ -297,7 +422,7 @@ func (in *getItemInput) member(e *envelope, name string) (bool, error) {
 	case "TableName":
 		return e.setStr(&in.TableName)
 	case "Key":
-		return e.setItem(&in.Key)
+		return e.setKey(&in.Key, &in.keyMap)
 	case "ConsistentRead":
 		return e.setBool(&in.ConsistentRead)
 	case "ProjectionExpression":

@@ -128,6 +128,8 @@ type fastConn struct {
 	out  []byte
 	ans  bytes.Buffer    // the answers of its requests are written into it
 	raw  syscall.RawConn // nil when the connection has none
+	rd   rawIO           // its raw read and write (front_raw_linux.go)
+	wr   rawIO
 
 	// t0 is when the current request's first byte was read (set before
 	// its context is made); deadline which of its read deadlines is set
@@ -135,6 +137,9 @@ type fastConn struct {
 	// request's context (reqCtx), which may be asked from another.
 	t0       time.Time
 	deadline atomic.Int32
+	// idleEnd is the idle deadline in effect (Unix ns) while deadline is
+	// deadlineIdle; 0 when none was set (or no idle timeout).
+	idleEnd atomic.Int64
 }
 
 // setIdle marks the connection idle or busy; false when the server is
@@ -154,7 +159,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 func (c *fastConn) serve() {
 	f := c.f
 	br := readerPool.Get().(*bufio.Reader)
-	br.Reset(c.conn)
+	br.Reset(c.connReader())
 	handedOff := false
 	defer func() {
 		f.mu.Lock()
@@ -172,7 +177,7 @@ func (c *fastConn) serve() {
 			if !c.setIdle(true) {
 				return
 			}
-			c.setDeadline(f.idleTimeout, time.Now())
+			c.idleDeadline()
 			if _, err := br.Peek(1); err != nil {
 				return
 			}
@@ -220,6 +225,7 @@ func (c *fastConn) headDeadline() {
 	if d == 0 {
 		d = c.f.readTimeout
 	}
+	c.idleEnd.Store(0)
 	c.setDeadline(d, c.t0)
 	if d == c.f.readTimeout {
 		c.deadline.Store(deadlineRequest)
@@ -232,7 +238,26 @@ func (c *fastConn) headDeadline() {
 // its first byte) unless it is set (or c is not a front's: a test's).
 func (c *fastConn) requestDeadline() {
 	if c.f != nil && c.deadline.Swap(deadlineRequest) != deadlineRequest {
+		c.idleEnd.Store(0)
 		c.setDeadline(c.f.readTimeout, c.t0)
+	}
+}
+
+// idleDeadline sets the idle deadline (the idle timeout from now) before
+// the wait for a request's first byte, unless the one in effect is it to
+// within 1/64 of the timeout: a connection busy with one request after
+// another changes its deadline about once every 1/64 of the idle timeout
+// instead of once a request, and an idle one is closed between 63/64 of
+// the timeout and the timeout after its last answer.
+func (c *fastConn) idleDeadline() {
+	d := c.f.idleTimeout
+	now := time.Now()
+	if c.deadline.Load() == deadlineIdle && d > 0 && c.idleEnd.Load() >= now.Add(d-d/64).UnixNano() {
+		return
+	}
+	c.setDeadline(d, now)
+	if d > 0 {
+		c.idleEnd.Store(now.Add(d).UnixNano())
 	}
 }
 
@@ -338,7 +363,7 @@ func (c *fastConn) writeReply(reqID string, rep reply, closeAfter bool) bool {
 	var err error
 	if len(b)+len(rep.body) <= 64<<10 {
 		b = append(b, rep.body...)
-		_, err = c.conn.Write(b)
+		err = c.writeAll(b)
 	} else {
 		bufs := net.Buffers{b, rep.body}
 		_, err = bufs.WriteTo(c.conn)

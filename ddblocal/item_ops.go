@@ -24,10 +24,12 @@ type getItemInput struct {
 	AttributesToGet      []string
 	exprInput
 	rccInput
+	keyMap abi.Item // Key's map when the envelope reader read it into one of keyMaps
 }
 
 func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	var in getItemInput
+	defer func() { putKey(in.keyMap) }() // the key is not kept: the answer is the stored item's
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}

@@ -82,6 +82,9 @@ func TestY8_EnvelopeReaderDecodesAsEncodingJSON(t *testing.T) {
 			got, want := mk(), mk()
 			gerr := unmarshal([]byte(body), got)
 			werr := json.Unmarshal([]byte(body), want)
+			if g, ok := got.(*getItemInput); ok {
+				g.keyMap = nil // which map the key was read into (a reused one or not) is no part of the input
+			}
 			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
 				t.Errorf("%T %s: error %v, encoding/json's %v", got, body, gerr, werr)
 				continue

@@ -143,7 +143,11 @@ func ItemToJSON(it abi.Item) (json.RawMessage, error) {
 
 // AppendItem writes an item as a JSON object of DynamoDB JSON values,
 // attributes sorted (nil: {}).
-func AppendItem(buf *bytes.Buffer, it abi.Item) error { return AppendObject(buf, it, AppendValue) }
+func AppendItem(buf *bytes.Buffer, it abi.Item) error {
+	b, err := appendItem(buf.AvailableBuffer(), it)
+	buf.Write(b) // in place when it fit buf's room
+	return err
+}
 
 // AppendObject writes an item as a JSON object, attributes sorted, each
 // value written by value (AppendValue for DynamoDB JSON; another encoder
@@ -173,96 +177,186 @@ func AppendObject(buf *bytes.Buffer, it abi.Item, value func(*bytes.Buffer, abi.
 // AppendValue writes a value as DynamoDB JSON; a value of no DynamoDB type
 // is an error.
 func AppendValue(buf *bytes.Buffer, v abi.Value) error {
+	b, err := appendValue(buf.AvailableBuffer(), &v)
+	buf.Write(b)
+	return err
+}
+
+// smallItem is the most attributes appendItem sorts on its stack.
+const smallItem = 16
+
+// appendItem is AppendItem appending to b: what it wrote before an error
+// is kept, as AppendObject keeps it.
+func appendItem(b []byte, it abi.Item) ([]byte, error) {
+	if len(it) > smallItem {
+		return appendItemLarge(b, it)
+	}
+	// the names and values gathered in one walk of the map, the names
+	// sorted by an insertion sort of their positions (no look-up by name
+	// afterwards)
+	var keys [smallItem]string
+	var vals [smallItem]*abi.Value
+	var store [smallItem]abi.Value
+	var order [smallItem]uint8
+	n := 0
+	for k, v := range it {
+		keys[n], store[n] = k, v
+		vals[n] = &store[n]
+		j := n
+		for j > 0 && keys[order[j-1]] > k {
+			order[j] = order[j-1]
+			j--
+		}
+		order[j] = uint8(n)
+		n++
+	}
+	b = append(b, '{')
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k := keys[order[i]]
+		b = appendString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = appendValue(b, vals[order[i]]); err != nil {
+			return b, fmt.Errorf("attribute %q: %w", k, err)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendItemLarge is appendItem for an item of many attributes.
+func appendItemLarge(b []byte, it abi.Item) ([]byte, error) {
+	keys := make([]string, 0, len(it))
+	for k := range it {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		v := it[k]
+		var err error
+		if b, err = appendValue(b, &v); err != nil {
+			return b, fmt.Errorf("attribute %q: %w", k, err)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendValue is AppendValue appending to b.
+func appendValue(b []byte, v *abi.Value) ([]byte, error) {
 	switch v.Kind {
 	case abi.KindS:
-		buf.WriteString(`{"S":`)
-		AppendString(buf, v.Str)
+		b = append(b, `{"S":`...)
+		b = appendString(b, v.Str)
 	case abi.KindN:
-		buf.WriteString(`{"N":`)
-		AppendString(buf, v.Str)
+		b = append(b, `{"N":`...)
+		b = appendString(b, v.Str)
 	case abi.KindB:
-		buf.WriteString(`{"B":"`)
-		appendBase64(buf, v.Bytes)
-		buf.WriteByte('"')
+		b = append(b, `{"B":"`...)
+		b = base64.StdEncoding.AppendEncode(b, v.Bytes)
+		b = append(b, '"')
 	case abi.KindBOOL:
 		if v.Bool {
-			buf.WriteString(`{"BOOL":true`)
+			b = append(b, `{"BOOL":true`...)
 		} else {
-			buf.WriteString(`{"BOOL":false`)
+			b = append(b, `{"BOOL":false`...)
 		}
 	case abi.KindNULL:
-		buf.WriteString(`{"NULL":true`)
+		b = append(b, `{"NULL":true`...)
 	case abi.KindM:
-		buf.WriteString(`{"M":`)
-		if err := AppendItem(buf, v.Map); err != nil {
-			return err
+		b = append(b, `{"M":`...)
+		var err error
+		if b, err = appendItem(b, v.Map); err != nil {
+			return b, err
 		}
 	case abi.KindL:
-		buf.WriteString(`{"L":[`)
-		for i, e := range v.List {
+		b = append(b, `{"L":[`...)
+		for i := range v.List {
 			if i > 0 {
-				buf.WriteByte(',')
+				b = append(b, ',')
 			}
-			if err := AppendValue(buf, e); err != nil {
-				return fmt.Errorf("list element %d: %w", i, err)
+			var err error
+			if b, err = appendValue(b, &v.List[i]); err != nil {
+				return b, fmt.Errorf("list element %d: %w", i, err)
 			}
 		}
-		buf.WriteByte(']')
+		b = append(b, ']')
 	case abi.KindSS, abi.KindNS:
-		buf.WriteString(`{"` + v.Kind.String() + `":[`)
+		if v.Kind == abi.KindSS {
+			b = append(b, `{"SS":[`...)
+		} else {
+			b = append(b, `{"NS":[`...)
+		}
 		for i, s := range v.Strs {
 			if i > 0 {
-				buf.WriteByte(',')
+				b = append(b, ',')
 			}
-			AppendString(buf, s)
+			b = appendString(b, s)
 		}
-		buf.WriteByte(']')
+		b = append(b, ']')
 	case abi.KindBS:
-		buf.WriteString(`{"BS":[`)
-		for i, b := range v.Blobs {
+		b = append(b, `{"BS":[`...)
+		for i, x := range v.Blobs {
 			if i > 0 {
-				buf.WriteByte(',')
+				b = append(b, ',')
 			}
-			buf.WriteByte('"')
-			appendBase64(buf, b)
-			buf.WriteByte('"')
+			b = append(b, '"')
+			b = base64.StdEncoding.AppendEncode(b, x)
+			b = append(b, '"')
 		}
-		buf.WriteByte(']')
+		b = append(b, ']')
 	default:
-		return fmt.Errorf("%w: kind %d has no JSON form", ErrBadAttributeValue, v.Kind)
+		return b, fmt.Errorf("%w: kind %d has no JSON form", ErrBadAttributeValue, v.Kind)
 	}
-	buf.WriteByte('}')
-	return nil
+	return append(b, '}'), nil
 }
 
 // AppendString writes s as a JSON string, escaped as encoding/json
 // escapes it. A string with nothing to escape (the common case) is copied
 // as it is, allocating nothing.
 func AppendString(buf *bytes.Buffer, s string) {
-	high := false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&':
-			b, _ := json.Marshal(s) // never fails for a string
-			buf.Write(b)
-			return
-		case c >= 0x80:
-			high = true
-		}
-	}
-	if high && (!utf8.ValidString(s) || strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029")) {
-		b, _ := json.Marshal(s)
-		buf.Write(b)
-		return
-	}
-	buf.WriteByte('"')
-	buf.WriteString(s)
-	buf.WriteByte('"')
+	buf.Write(appendString(buf.AvailableBuffer(), s))
 }
 
-// appendBase64 writes b in standard base64, allocating nothing.
-func appendBase64(buf *bytes.Buffer, b []byte) {
-	n := base64.StdEncoding.EncodedLen(len(b))
-	buf.Grow(n)
-	buf.Write(base64.StdEncoding.AppendEncode(buf.AvailableBuffer(), b))
+// jsonPlain marks the bytes a JSON string holds as they are in
+// encoding/json's output: printable ASCII but " \ < > &.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// appendString is AppendString appending to b.
+func appendString(b []byte, s string) []byte {
+	i := 0
+	for i < len(s) && jsonPlain[s[i]] {
+		i++
+	}
+	if i < len(s) && !plainHigh(s[i:]) {
+		j, _ := json.Marshal(s) // never fails for a string
+		return append(b, j...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// plainHigh reports whether s (from a byte that is not plain ASCII on)
+// is copied as it is by encoding/json: no byte to escape, valid UTF-8,
+// neither U+2028 nor U+2029.
+func plainHigh(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x80 && !jsonPlain[c] {
+			return false
+		}
+	}
+	return utf8.ValidString(s) && !strings.Contains(s, "\u2028") && !strings.Contains(s, "\u2029")
 }
