@@ -31,6 +31,11 @@ func TestY8_AKeyIsWrittenAsAppendItemWritesIt(t *testing.T) {
 		{"id": abi.S("x")},
 		{"pk": abi.S("a"), "other": abi.S("b")}, // names other than the given: AppendItem's own order
 		{"pk": abi.S("a")},                      // fewer
+		{"pk": abi.S("plain text ~\x7f"), "sk": abi.N("-12.5e3")},
+		{"pk": abi.S("é"), "sk": abi.N("1")},
+		{"pk": abi.S("a<b"), "sk": abi.S("x&y>")},
+		{"pk": abi.S("tab\t"), "sk": abi.S("")},
+		{"pk": abi.N(""), "sk": abi.S("z")},
 	}
 	names := []string{"pk", "sk"}
 	for i, k := range keys {
