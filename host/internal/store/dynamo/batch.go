@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,11 +45,14 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 	if len(keys) == 0 {
 		return out, nil
 	}
-	var arr [4]string
-	names := keyNames(arr[:0], keys[0])
+	sc := scratchPool.Get().(*batchScratch)
+	defer sc.put()
+	names := keyNames(sc.names[:0], keys[0])
+	sc.names = names
 	w := len(names)
 	// parts[i*w:(i+1)*w] is key i's attributes in the order of names.
-	parts := make([]keyPart, 0, w*len(keys))
+	parts := slices.Grow(sc.parts[:0], w*len(keys))
+	defer func() { sc.parts = parts }()
 	for i, k := range keys {
 		if len(k) != w {
 			return d.batchGetByID(ctx, table, keys)
@@ -64,7 +68,10 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 	// order: the keys' positions sorted by their parts, equal keys by
 	// position; firsts: the first position of each distinct key, in the
 	// order of keys (the order they are asked in).
-	idx := make([]int32, 2*len(keys))
+	if cap(sc.idx) < 2*len(keys) {
+		sc.idx = make([]int32, 2*len(keys))
+	}
+	idx := sc.idx[:2*len(keys)]
 	order, firsts := idx[:len(keys)], idx[len(keys):len(keys)]
 	for i := range order {
 		order[i] = int32(i)
@@ -83,7 +90,8 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 	if len(firsts) < len(keys) {
 		slices.Sort(firsts)
 	}
-	chunk := make([]abi.Item, 0, min(len(firsts), batchGetLimit))
+	chunk := slices.Grow(sc.chunk[:0], min(len(firsts), batchGetLimit))
+	sc.chunk = chunk
 	var got [4]keyPart
 	for start := 0; start < len(firsts); start += batchGetLimit {
 		end := min(start+batchGetLimit, len(firsts))
@@ -111,6 +119,29 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 		}
 	}
 	return out, nil
+}
+
+// batchScratch is what a BatchGetItem call works in, kept for the next
+// call (scratchPool): its keys' names and values, the positions sorted,
+// the chunk of keys sent.
+type batchScratch struct {
+	names []string
+	parts []keyPart
+	idx   []int32
+	chunk []abi.Item
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(batchScratch) }}
+
+// put clears sc (it keeps no key or item of the call) and pools it, unless
+// a call of many keys made it large.
+func (sc *batchScratch) put() {
+	clear(sc.names[:cap(sc.names)])
+	clear(sc.parts[:cap(sc.parts)])
+	clear(sc.chunk[:cap(sc.chunk)])
+	if cap(sc.parts) <= 4*batchGetLimit && cap(sc.idx) <= 4*batchGetLimit {
+		scratchPool.Put(sc)
+	}
 }
 
 // keyPart is one attribute of a key as BatchGetItem compares it: its

@@ -133,3 +133,46 @@ func TestY8_BatchGetItemKeysOfOtherAttributesAreRefusedAsBefore(t *testing.T) {
 		assert.Zero(t, db.Counts()["BatchGetItem"])
 	})
 }
+
+// TestY8_ConcurrentBatchGetItemsKeepTheirOwnKeys: calls at once, each of
+// its own keys and sizes (what one call works in is reused by the next),
+// each answered in the order of its own keys.
+func TestY8_ConcurrentBatchGetItemsKeepTheirOwnKeys(t *testing.T) {
+	db, table := setup(t)
+	ctx := context.Background()
+	for i := range 40 {
+		require.NoError(t, db.PutItem(ctx, store.Put{Table: table, Item: abi.Item{"pk": abi.S("c"), "sk": abi.S(fmt.Sprint(i)), "i": abi.N(fmt.Sprint(i))}}))
+	}
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for round := range 10 {
+				var keys []abi.Item
+				for j := range 3 + (g+round)%20 {
+					keys = append(keys, key("c", fmt.Sprint((g*7+round*3+j*5)%45))) // 40..44 absent
+				}
+				got, err := db.BatchGetItem(ctx, table, keys)
+				if err == nil && len(got) != len(keys) {
+					err = fmt.Errorf("%d items for %d keys", len(got), len(keys))
+				}
+				for j := 0; err == nil && j < len(keys); j++ {
+					want := keys[j]["sk"].Str
+					switch {
+					case want >= "40" && len(want) == 2 && got[j] != nil:
+						err = fmt.Errorf("key %s: absent, read %v", want, got[j])
+					case (want < "40" || len(want) == 1) && (got[j] == nil || got[j]["i"].Str != want):
+						err = fmt.Errorf("key %s: read %v", want, got[j])
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		require.NoError(t, <-errs)
+	}
+}
