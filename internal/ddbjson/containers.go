@@ -298,11 +298,13 @@ func (d *decoder) strings(n int) []string {
 // slab is the size of the next block, for n members now and used carved
 // so far: the first one from the input's size (a list member takes at
 // least perByte bytes of it in common answers), the next ones from the
-// rest of the input at the rate of the part read, within [16, slabMax].
+// rest of the input at the rate of the part read, within [4, slabMax]
+// (a small floor: the estimates are close, and every value a block
+// holds unused is 128 bytes more for the collector).
 func (d *decoder) slab(used, n, perByte int) int {
 	est := len(d.b) / perByte
 	if used > 0 {
 		est = n + (len(d.b)-d.pos)*used/max(1, d.pos)
 	}
-	return min(slabMax, max(16, n, est))
+	return min(slabMax, max(4, n, est))
 }

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -33,11 +34,197 @@ var ErrUnprocessedKeys = errors.New("batch get: keys still unprocessed after ret
 // BatchGetItem implements store.DB: keys are de-duplicated, read consistently
 // in chunks of 100, unprocessed keys retried with a short jittered backoff,
 // and the result is in the order of keys, nil where an item is absent.
+//
+// The answered items are put back in the order of the keys by their key
+// attributes' values, compared in place: the keys sorted once by them,
+// each item found by a binary search (no map, no text per key). Keys whose
+// attribute names are not all the first key's (a request DynamoDB
+// refuses) are matched by a canonical text instead (batchGetByID).
 func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([]abi.Item, error) {
 	out := make([]abi.Item, len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
+	sc := scratchPool.Get().(*batchScratch)
+	defer sc.put()
+	names := keyNames(sc.names[:0], keys[0])
+	sc.names = names
+	w := len(names)
+	// parts[i*w:(i+1)*w] is key i's attributes in the order of names.
+	parts := slices.Grow(sc.parts[:0], w*len(keys))
+	defer func() { sc.parts = parts }()
+	for i, k := range keys {
+		if len(k) != w {
+			return d.batchGetByID(ctx, table, keys)
+		}
+		var err error
+		var ok bool
+		if parts, ok, err = appendKeyParts(parts, k, names); err != nil {
+			return nil, fmt.Errorf("dynamo BatchGetItem key %d: %w", i, err)
+		} else if !ok {
+			return d.batchGetByID(ctx, table, keys)
+		}
+	}
+	// order: the keys' positions sorted by their parts, equal keys by
+	// position; firsts: the first position of each distinct key, in the
+	// order of keys (the order they are asked in).
+	if cap(sc.idx) < 2*len(keys) {
+		sc.idx = make([]int32, 2*len(keys))
+	}
+	idx := sc.idx[:2*len(keys)]
+	order, firsts := idx[:len(keys)], idx[len(keys):len(keys)]
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := compareParts(parts[int(a)*w:int(a+1)*w], parts[int(b)*w:int(b+1)*w]); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	for j, p := range order {
+		if j == 0 || compareParts(parts[int(order[j-1])*w:int(order[j-1]+1)*w], parts[int(p)*w:int(p+1)*w]) != 0 {
+			firsts = append(firsts, p)
+		}
+	}
+	if len(firsts) < len(keys) {
+		slices.Sort(firsts)
+	}
+	chunk := slices.Grow(sc.chunk[:0], min(len(firsts), batchGetLimit))
+	sc.chunk = chunk
+	var got [4]keyPart
+	for start := 0; start < len(firsts); start += batchGetLimit {
+		end := min(start+batchGetLimit, len(firsts))
+		chunk = chunk[:0]
+		for _, i := range firsts[start:end] {
+			chunk = append(chunk, keys[i])
+		}
+		items, err := d.batchGetChunk(ctx, table, chunk, names)
+		if err != nil {
+			return nil, err
+		}
+		// Every key of a table has the table's key attributes, so an item's
+		// key is its projection on the keys' names.
+		for _, it := range items {
+			ip, ok, err := appendKeyParts(got[:0], it, names)
+			if err != nil || !ok {
+				continue
+			}
+			j, _ := slices.BinarySearchFunc(order, ip, func(p int32, ip []keyPart) int {
+				return compareParts(parts[int(p)*w:int(p+1)*w], ip)
+			})
+			for ; j < len(order) && compareParts(parts[int(order[j])*w:int(order[j]+1)*w], ip) == 0; j++ {
+				out[order[j]] = it
+			}
+		}
+	}
+	return out, nil
+}
+
+// batchScratch is what a BatchGetItem call works in, kept for the next
+// call (scratchPool): its keys' names and values, the positions sorted,
+// the chunk of keys sent.
+type batchScratch struct {
+	names []string
+	parts []keyPart
+	idx   []int32
+	chunk []abi.Item
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(batchScratch) }}
+
+// put clears sc (it keeps no key or item of the call) and pools it, unless
+// a call of many keys made it large.
+func (sc *batchScratch) put() {
+	clear(sc.names[:cap(sc.names)])
+	clear(sc.parts[:cap(sc.parts)])
+	clear(sc.chunk[:cap(sc.chunk)])
+	if cap(sc.parts) <= 4*batchGetLimit && cap(sc.idx) <= 4*batchGetLimit {
+		scratchPool.Put(sc)
+	}
+}
+
+// keyPart is one attribute of a key as BatchGetItem compares it: its
+// type, and its text (a number's canonical form, a binary's bytes).
+type keyPart struct {
+	kind abi.Kind
+	text string
+}
+
+// keyNames appends the attribute names of key to names, sorted.
+func keyNames(names []string, key abi.Item) []string {
+	for n := range key {
+		names = append(names, n)
+	}
+	if len(names) == 2 { // the usual key: no sort's set-up
+		if names[1] < names[0] {
+			names[0], names[1] = names[1], names[0]
+		}
+		return names
+	}
+	slices.Sort(names)
+	return names
+}
+
+// appendKeyParts appends the parts of item's attributes named in names to
+// parts: ok false when item lacks one of them; an error when one is not a
+// key's type or not a number.
+func appendKeyParts(parts []keyPart, item abi.Item, names []string) (_ []keyPart, ok bool, err error) {
+	for _, n := range names {
+		v, ok := item[n]
+		if !ok {
+			return parts, false, nil
+		}
+		p := keyPart{kind: v.Kind}
+		switch v.Kind {
+		case abi.KindS:
+			p.text = v.Str
+		case abi.KindN:
+			if p.text, err = canonicalNumber(v.Str); err != nil {
+				return parts, false, fmt.Errorf("key attribute %q: %w", n, err)
+			}
+		case abi.KindB:
+			p.text = string(v.Bytes)
+		default:
+			return parts, false, fmt.Errorf("key attribute %q has type %s; keys are S, N or B", n, v.Kind)
+		}
+		parts = append(parts, p)
+	}
+	return parts, true, nil
+}
+
+// canonicalNumber is the text of number s that every form of it has
+// ("1.0", "1" and "1e0" are the same key to DynamoDB).
+func canonicalNumber(s string) (string, error) {
+	if plainInt(s) {
+		return s, nil // already as RatString writes it
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return "", fmt.Errorf("bad number %q", s)
+	}
+	return r.RatString(), nil
+}
+
+// compareParts orders two keys' parts: by type, then text, attribute by
+// attribute.
+func compareParts(a, b []keyPart) int {
+	for i := range a {
+		if a[i].kind != b[i].kind {
+			return int(a[i].kind) - int(b[i].kind)
+		}
+		if c := strings.Compare(a[i].text, b[i].text); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// batchGetByID is BatchGetItem for keys whose attribute names differ from
+// one key to another: each key matched by a canonical text of it
+// (appendKeyID) through a map.
+func (d *DB) batchGetByID(ctx context.Context, table string, keys []abi.Item) ([]abi.Item, error) {
+	out := make([]abi.Item, len(keys))
 	// Unique keys, each with the positions that asked for it.
 	type want struct {
 		key   abi.Item
@@ -74,12 +261,10 @@ func (d *DB) BatchGetItem(ctx context.Context, table string, keys []abi.Item) ([
 		for _, w := range wants[start:end] {
 			chunk = append(chunk, w.key)
 		}
-		items, err := d.batchGetChunk(ctx, table, chunk)
+		items, err := d.batchGetChunk(ctx, table, chunk, nil)
 		if err != nil {
 			return nil, err
 		}
-		// Every key of a table has the table's key attributes, so an item's
-		// key is its projection on the first key's names.
 		for _, it := range items {
 			if id, err = appendKeyID(id[:0], it, chunk[0]); err != nil {
 				continue
@@ -103,9 +288,12 @@ func prevEnd(ends []int, i int) int {
 	return ends[i-1]
 }
 
-func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item) ([]abi.Item, error) {
+// batchGetChunk reads up to 100 distinct keys, in rounds until none is
+// left unprocessed. names, when set, are the keys' attribute names,
+// sorted (the wire path writes the keys in their order).
+func (d *DB) batchGetChunk(ctx context.Context, table string, keys []abi.Item, names []string) ([]abi.Item, error) {
 	if d.wire != nil {
-		return d.wireBatchGetChunk(ctx, table, keys)
+		return d.wireBatchGetChunk(ctx, table, keys, names)
 	}
 	req := make([]map[string]types.AttributeValue, len(keys))
 	for i, k := range keys {
@@ -157,7 +345,11 @@ func unprocessedRounds[K any](ctx context.Context, table string, req []K, round 
 		if err != nil {
 			return nil, err
 		}
-		items = append(items, got...)
+		if items == nil {
+			items = got // the first round's: no copy
+		} else {
+			items = append(items, got...)
+		}
 		if len(next) >= len(req) {
 			stalls++
 		} else {
@@ -235,8 +427,8 @@ func plainInt(s string) bool {
 }
 
 // wireBatchGetChunk is batchGetChunk on the wire path.
-func (d *DB) wireBatchGetChunk(ctx context.Context, table string, req []abi.Item) ([]abi.Item, error) {
+func (d *DB) wireBatchGetChunk(ctx context.Context, table string, req []abi.Item, names []string) ([]abi.Item, error) {
 	return unprocessedRounds(ctx, table, req, func(req []abi.Item) ([]abi.Item, []abi.Item, error) {
-		return d.wireBatchGet(ctx, table, req)
+		return d.wireBatchGet(ctx, table, req, names)
 	})
 }

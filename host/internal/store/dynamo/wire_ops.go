@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -213,8 +214,9 @@ func (d *DB) wireQuery(ctx context.Context, q store.Query) (store.Page, error) {
 }
 
 // wireBatchGet sends one BatchGetItem round of keys of table: the items
-// read and the keys left unprocessed.
-func (d *DB) wireBatchGet(ctx context.Context, table string, keys []abi.Item) (items, unprocessed []abi.Item, err error) {
+// read and the keys left unprocessed. names, when set, are the keys'
+// attribute names, sorted (see appendKey).
+func (d *DB) wireBatchGet(ctx context.Context, table string, keys []abi.Item, names []string) (items, unprocessed []abi.Item, err error) {
 	err = d.call(ctx, "BatchGetItem", func(e *enc) error {
 		e.open()
 		e.key("RequestItems")
@@ -228,7 +230,7 @@ func (d *DB) wireBatchGet(ctx context.Context, table string, keys []abi.Item) (i
 			if i > 0 {
 				e.b.WriteByte(',')
 			}
-			if err := ddbjson.AppendItem(e.b, k); err != nil {
+			if err := appendKey(e.b, k, names); err != nil {
 				return fmt.Errorf("dynamo BatchGetItem key: %w: %w", ddbclient.ErrInvalidValue, err)
 			}
 		}
@@ -263,4 +265,68 @@ func (d *DB) wireBatchGet(ctx context.Context, table string, keys []abi.Item) (i
 		return nil, nil, finish("BatchGetItem on "+table, err)
 	}
 	return items, unprocessed, nil
+}
+
+// appendKey writes key k as ddbjson.AppendItem writes it, its attributes
+// taken in the order of names (sorted, as AppendItem sorts them) when k
+// has exactly those: no walk of k's map, no sort. A key of S and N parts
+// whose texts need no escaping (the usual one) is appended in one piece.
+func appendKey(buf *bytes.Buffer, k abi.Item, names []string) error {
+	if len(k) != len(names) {
+		return ddbjson.AppendItem(buf, k)
+	}
+	b := append(buf.AvailableBuffer(), '{')
+	for i, n := range names {
+		v, ok := k[n]
+		if !ok {
+			return ddbjson.AppendItem(buf, k) // other names: as AppendItem writes them
+		}
+		if (v.Kind != abi.KindS && v.Kind != abi.KindN) || !plainJSON(n) || !plainJSON(v.Str) {
+			return appendKeyBuffered(buf, k, names)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, n...)
+		if v.Kind == abi.KindS {
+			b = append(b, `":{"S":"`...)
+		} else {
+			b = append(b, `":{"N":"`...)
+		}
+		b = append(b, v.Str...)
+		b = append(b, `"}`...)
+	}
+	b = append(b, '}')
+	buf.Write(b)
+	return nil
+}
+
+// appendKeyBuffered is appendKey for a key with a binary part or a text
+// to escape: written through ddbjson's writers.
+func appendKeyBuffered(b *bytes.Buffer, k abi.Item, names []string) error {
+	b.WriteByte('{')
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		ddbjson.AppendString(b, n)
+		b.WriteByte(':')
+		if err := ddbjson.AppendValue(b, k[n]); err != nil {
+			return fmt.Errorf("attribute %q: %w", n, err)
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// plainJSON reports whether ddbjson.AppendString writes s as it is
+// between quotes: printable ASCII with no '"', '\\', '<', '>' or '&'.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
