@@ -14,6 +14,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/backoff"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // appendAttempts bounds the appends at the head that another writer's
@@ -102,6 +103,10 @@ func runAppend(ctx context.Context, args []string) error {
 				return fmt.Errorf("%w: the stream's head is %d; append with --expect %d once you have seen events up to it, or without --expect to append at the head", err, head, head)
 			}
 		}
+	}
+	if ue := (*ddbclient.UnreachableError)(nil); errors.As(err, &ue) && ue.Sent {
+		return fmt.Errorf("%w\nThe event may have been appended: look at the stream's head (host capture --config %s --stream %s --id %s prints its events) before you append it again, or append with --expect N, which cannot append it twice",
+			err, *cfgPath, *stream, *id)
 	}
 	if err != nil {
 		return err

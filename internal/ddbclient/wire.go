@@ -304,6 +304,7 @@ func (w *Wire) call(ctx context.Context, op string, body []byte, decode func(ans
 	hash := string(hexSum[:])
 	release := func(error) error { return nil }
 	maxAttempts := w.retryer.MaxAttempts()
+	sent := false // an attempt went out and got no answer
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return w.opError(op, err)
@@ -325,8 +326,12 @@ func (w *Wire) call(ctx context.Context, op string, body []byte, decode func(ans
 			return w.opError(op, err)
 		}
 		if maxAttempts > 0 && attempt >= maxAttempts {
+			if sent {
+				err = &sentBeforeError{err}
+			}
 			return w.opError(op, &retry.MaxAttemptsError{Attempt: attempt, Err: err})
 		}
+		sent = sent || sentUnanswered(err)
 		var tokErr error
 		if release, tokErr = w.retryer.GetRetryToken(ctx, err); tokErr != nil {
 			return w.opError(op, fmt.Errorf("%w: %w", err, tokErr))

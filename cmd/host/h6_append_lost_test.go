@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/host"
+)
+
+// TestH6_AnAppendWhoseAnswerWasLostSaysTheEventMayBeThere: the server
+// stores the append's write and goes away before it answers (a ddblocal
+// killed mid-request), so every retry finds nothing listening. host append
+// does not only say that nothing answered: it says that the event may have
+// been appended and how to look before appending it again. The event is
+// indeed there.
+func TestH6_AnAppendWhoseAnswerWasLostSaysTheEventMayBeThere(t *testing.T) {
+	cfgPath, env, _ := orderConfig(t)
+	target, err := url.Parse(env.Server.Endpoint())
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		// The write is stored, and the server goes away before answering.
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		proxy.ServeHTTP(rec, r)
+		srv.Listener.Close()
+		c, _, herr := w.(http.Hijacker).Hijack()
+		if herr == nil {
+			c.Close()
+		}
+	}))
+	t.Cleanup(srv.Close)
+
+	var cfg map[string]any
+	b, err := os.ReadFile(cfgPath)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &cfg))
+	cfg["endpoint"] = srv.URL
+	lost := filepath.Join(t.TempDir(), "lost.json")
+	out, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(lost, out, 0o644))
+
+	captureStdout(t, func() {
+		err = runAppend(context.Background(), []string{"--config", lost, "--stream", "Order", "--id", "o-lost", "--type", "OrderPlaced"})
+	})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, host.ErrEndpointUnreachable)
+	for _, want := range []string{"nothing answered at", "an earlier attempt went out and got no answer",
+		"The event may have been appended", "host capture --config " + lost + " --stream Order --id o-lost", "--expect N"} {
+		assert.Contains(t, err.Error(), want)
+	}
+
+	// It was: the stream's head is the event.
+	h, err := host.New(context.Background(), mustLoad(t, cfgPath), host.WithEventStoreOnly())
+	require.NoError(t, err)
+	defer h.Close(context.Background())
+	head, err := h.Head(context.Background(), "Order", "o-lost")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), head)
+}
+
+func mustLoad(t *testing.T, path string) *host.Config {
+	t.Helper()
+	cfg, err := host.LoadConfig(path)
+	require.NoError(t, err)
+	return cfg
+}
