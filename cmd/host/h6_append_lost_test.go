@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,4 +85,52 @@ func mustLoad(t *testing.T, path string) *host.Config {
 	cfg, err := host.LoadConfig(path)
 	require.NoError(t, err)
 	return cfg
+}
+
+// TestH6_AnAppendWhoseAnswerWasLostOnceIsStoredOnce: the server stores the
+// append's write and drops the connection before answering, once; the
+// client's retry reaches it. The retry carries the first attempt's client
+// request token, so the server answers it as the transaction already
+// applied: host append (at the head, without --expect) prints version 1
+// and the stream holds one event, not the same event twice.
+func TestH6_AnAppendWhoseAnswerWasLostOnceIsStoredOnce(t *testing.T) {
+	cfgPath, env, _ := orderConfig(t)
+	target, err := url.Parse(env.Server.Endpoint())
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var dropped atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") || dropped.Load() {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		dropped.Store(true)
+		proxy.ServeHTTP(httptest.NewRecorder(), r) // stored
+		if c, _, herr := w.(http.Hijacker).Hijack(); herr == nil {
+			c.Close() // and the answer lost
+		}
+	}))
+	t.Cleanup(srv.Close)
+	var cfg map[string]any
+	b, err := os.ReadFile(cfgPath)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &cfg))
+	cfg["endpoint"] = srv.URL
+	flaky := filepath.Join(t.TempDir(), "flaky.json")
+	out, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(flaky, out, 0o644))
+
+	printed := captureStdout(t, func() {
+		err = runAppend(context.Background(), []string{"--config", flaky, "--stream", "Order", "--id", "o-once", "--type", "OrderPlaced"})
+	})
+	require.NoError(t, err)
+	require.True(t, dropped.Load(), "the first answer was not dropped")
+	assert.Contains(t, printed, "Order o-once v1 OrderPlaced")
+	h, err := host.New(context.Background(), mustLoad(t, cfgPath), host.WithEventStoreOnly())
+	require.NoError(t, err)
+	defer h.Close(context.Background())
+	head, err := h.Head(context.Background(), "Order", "o-once")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), head, "the event was appended twice")
 }

@@ -6,11 +6,13 @@ package dynamo
 
 import (
 	"context"
+	cryptorand "crypto/rand"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	smithyrand "github.com/aws/smithy-go/rand"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/store"
@@ -52,6 +54,16 @@ func New(client *dynamodb.Client) *DB {
 func NewSDK(client *dynamodb.Client) *DB {
 	c := NewCounter()
 	return &DB{client: client, counter: c, opt: c.ClientOption()}
+}
+
+// idempotencyToken returns a new ClientRequestToken for a
+// TransactWriteItems call, from the client's IdempotencyTokenProvider as
+// the SDK's own call takes it (a random UUID by default).
+func (d *DB) idempotencyToken() (string, error) {
+	if p := d.client.Options().IdempotencyTokenProvider; p != nil {
+		return p.GetIdempotencyToken()
+	}
+	return smithyrand.NewUUIDIdempotencyToken(cryptorand.Reader).GetIdempotencyToken()
 }
 
 // Wire reports whether the hot calls go straight to the wire (see New).

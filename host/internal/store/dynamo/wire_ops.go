@@ -129,8 +129,16 @@ func (d *DB) wireDeleteItem(ctx context.Context, del store.Delete) error {
 }
 
 func (d *DB) wireTransactWriteItems(ctx context.Context, writes []store.Write) error {
-	err := d.call(ctx, "TransactWriteItems", func(e *enc) error {
+	token, err := d.idempotencyToken()
+	if err != nil {
+		return fmt.Errorf("dynamo TransactWriteItems: client request token: %w", err)
+	}
+	err = d.call(ctx, "TransactWriteItems", func(e *enc) error {
 		e.open()
+		// As the SDK fills it in: the retries of this call send the same
+		// body, so a retry of a transaction that was applied but whose
+		// answer was lost succeeds without applying it again.
+		e.str("ClientRequestToken", token)
 		e.key("TransactItems")
 		e.b.WriteByte('[')
 		for i, w := range writes {
