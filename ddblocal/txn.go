@@ -1,10 +1,7 @@
 package ddblocal
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"sort"
 	"strings"
@@ -253,22 +250,6 @@ func errMessage(err error) string {
 		return ae.Message
 	}
 	return err.Error()
-}
-
-// requestDigest hashes a request without its ClientRequestToken.
-func requestDigest(body []byte) [32]byte {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return sha256.Sum256(body)
-	}
-	delete(m, "ClientRequestToken")
-	b, err := json.Marshal(m)
-	if err != nil {
-		return sha256.Sum256(body)
-	}
-	return sha256.Sum256(b)
 }
 
 // idempotency remembers the ClientRequestTokens of successful
