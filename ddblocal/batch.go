@@ -285,7 +285,7 @@ func batchWriteItem(s *Server, ctx context.Context, body []byte) (any, error) {
 				if err := t.rlocked(func() error { return t.validateItem(v) }); err != nil {
 					return nil, err
 				}
-				w = &writeOp{kind: opPut, t: t, key: t.keyOf(v), item: v}
+				w = &writeOp{kind: opPut, t: t, key: v, item: v}
 			} else {
 				if err := t.validateKey(v); err != nil {
 					return nil, err

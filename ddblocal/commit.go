@@ -13,7 +13,10 @@ import (
 // change is one item write: old is the item before (nil: absent), new the
 // item after (nil: deleted).
 type change struct {
-	t   *table
+	t *table
+	// key holds the item's key attributes; a put's is its whole item (a
+	// key map per write was a quarter of a PutItem's garbage), so read
+	// only the table's key names from it, or take t.keyCopy(key).
 	key abi.Item
 	old abi.Item
 	new abi.Item
@@ -189,7 +192,7 @@ func streamChanges(eff []change, ident *streams.Identity, at time.Time) []stream
 		if m.Stream == nil || !m.Stream.StreamEnabled || m.StreamArn == "" {
 			continue
 		}
-		ch := streams.Change{Keys: abi.CloneItem(c.key), UserIdentity: ident, At: at}
+		ch := streams.Change{Keys: c.t.keyCopy(c.key), UserIdentity: ident, At: at}
 		switch {
 		case c.old == nil:
 			ch.EventName = "INSERT"

@@ -18,7 +18,8 @@ import (
 type groupCommit struct {
 	mu    sync.Mutex
 	queue []*commitReq
-	busy  bool // a leader is committing
+	spare []*commitReq // the last batch's slice, emptied, for the next queue
+	busy  bool         // a leader is committing
 	// commits and writes count store transactions and the item writes
 	// they stored (read by tests: concurrent writes share commits).
 	commits atomic.Int64
@@ -36,12 +37,21 @@ type commitReq struct {
 	done chan bool // receives true: lead the next commit; false: err is set
 }
 
+// commitReqs holds commitReqs whose write returned, their channel empty:
+// each receives at most one value, and its write returns after it.
+var commitReqs = sync.Pool{New: func() any { return &commitReq{done: make(chan bool, 1)} }}
+
 // store commits p, in a transaction shared with concurrent writers, and
 // applies it in memory (under the write locks of the batch's tables, taken
 // once for all its writes).
 func (s *Server) store(p *pendingCommit) error {
 	g := &s.gc
-	r := &commitReq{p: p, done: make(chan bool, 1)}
+	r := commitReqs.Get().(*commitReq)
+	r.p, r.err = p, nil
+	defer func() {
+		r.p, r.err = nil, nil
+		commitReqs.Put(r)
+	}()
 	g.mu.Lock()
 	g.queue = append(g.queue, r)
 	if g.busy {
@@ -57,7 +67,7 @@ func (s *Server) store(p *pendingCommit) error {
 	}
 	g.busy = true
 	batch := g.queue
-	g.queue = nil
+	g.queue, g.spare = g.spare, nil
 	g.mu.Unlock()
 
 	if h := g.testHook.Load(); h != nil {
@@ -75,9 +85,15 @@ func (s *Server) store(p *pendingCommit) error {
 	s.applyBatch(batch)
 	for _, m := range batch {
 		if m != r {
-			m.done <- false
+			m.done <- false // m is not touched after: its write returns
 		}
 	}
+	clear(batch)
+	g.mu.Lock()
+	if g.spare == nil {
+		g.spare = batch[:0]
+	}
+	g.mu.Unlock()
 	return r.err
 }
 

@@ -142,7 +142,7 @@ func (s *Server) putOp(tableName string, item abi.Item, cd *expr.Condition, rvFa
 	if err := t.rlocked(func() error { return t.validateItem(item) }); err != nil {
 		return nil, err
 	}
-	return &writeOp{kind: opPut, t: t, key: t.keyOf(item), item: item, cond: cd, returnRV: rvFail == "ALL_OLD"}, nil
+	return &writeOp{kind: opPut, t: t, key: item, item: item, cond: cd, returnRV: rvFail == "ALL_OLD"}, nil
 }
 
 // putItem checks a PutItem in DynamoDB's order: expression and legacy

@@ -288,9 +288,10 @@ func (s *Server) kinesisChanges(eff []change, ident *streams.Identity, at time.T
 		if d.Precision == precisionMicro {
 			ch.Dynamodb.ApproximateCreationDateTime = at.UnixMicro()
 		}
-		ch.Dynamodb.Keys = wire.Item(c.key)
+		key := c.t.keyOf(c.key)
+		ch.Dynamodb.Keys = wire.Item(key)
 		ch.Dynamodb.NewImage, ch.Dynamodb.OldImage = wire.Item(c.new), wire.Item(c.old)
-		ch.Dynamodb.SizeBytes = max(1, itemSize(c.key)) + itemSize(c.new) + itemSize(c.old)
+		ch.Dynamodb.SizeBytes = max(1, itemSize(key)) + itemSize(c.new) + itemSize(c.old)
 		data, err := json.Marshal(ch)
 		if err != nil { // items marshal as they are stored: cannot happen
 			s.log.Error("ddblocal: encoding a Kinesis change record", "table", c.t.name, "err", err)

@@ -100,7 +100,7 @@ func (s *Server) dropTable(name string) error {
 // *staged once it hands a registry a record: if w's changes then are not
 // stored, the registry and the store disagree, and the server refuses
 // every later write (see failStore) until it is restarted on the data dir.
-func (s *Server) stageTx(w wal.Writer, p *pendingCommit, staged *bool) error {
+func (s *Server) stageTx(w *wal.Batch, p *pendingCommit, staged *bool) error {
 	for _, c := range p.eff {
 		path := [][]byte{itemsBucket(c.t.name)}
 		k := encodeKey(c.t, c.key)
@@ -110,11 +110,9 @@ func (s *Server) stageTx(w wal.Writer, p *pendingCommit, staged *bool) error {
 			}
 			continue
 		}
-		v, err := ddbjson.ItemToJSON(c.new) // json.Marshal(wire.Item(c.new)), byte for byte, in one pass
-		if err != nil {
-			return err
-		}
-		if err := w.Put(path, k, v); err != nil {
+		// json.Marshal(wire.Item(c.new)), byte for byte, in one pass
+		// straight into the batch
+		if err := w.PutAppend(path, k, func(b []byte) ([]byte, error) { return ddbjson.AppendItemBytes(b, c.new) }); err != nil {
 			return err
 		}
 	}

@@ -211,6 +211,16 @@ func (t *table) keyOf(item abi.Item) abi.Item {
 	return k
 }
 
+// keyCopy returns a deep copy of key's primary key attributes (key may be
+// a whole item).
+func (t *table) keyCopy(key abi.Item) abi.Item {
+	k := abi.Item{t.key.hash: key[t.key.hash].Clone()}
+	if t.key.rng != "" {
+		k[t.key.rng] = key[t.key.rng].Clone()
+	}
+	return k
+}
+
 // find returns the partition and the position of key in it.
 func (t *table) find(key abi.Item) (*partition, int, bool) {
 	p := t.parts[valueKey(key[t.key.hash])]

@@ -21,7 +21,7 @@ const (
 type writeOp struct {
 	kind     opKind
 	t        *table
-	key      abi.Item
+	key      abi.Item // the item's key; a put's is its item (see change.key)
 	item     abi.Item // opPut
 	cond     *expr.Condition
 	upd      *expr.Update

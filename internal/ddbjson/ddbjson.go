@@ -149,6 +149,12 @@ func AppendItem(buf *bytes.Buffer, it abi.Item) error {
 	return err
 }
 
+// AppendItemBytes appends an item to b as AppendItem writes it (nil: {});
+// what it appended before an error is kept.
+func AppendItemBytes(b []byte, it abi.Item) ([]byte, error) {
+	return appendItem(b, it)
+}
+
 // AppendObject writes an item as a JSON object, attributes sorted, each
 // value written by value (AppendValue for DynamoDB JSON; another encoder
 // for another JSON form of the same item).

@@ -42,6 +42,7 @@ const (
 type Batch struct {
 	buf      []byte
 	onCommit []func()
+	scratch  []byte // PutAppend's values, reused
 }
 
 // Mark is a point of a Batch to roll back to.
@@ -82,6 +83,31 @@ func (b *Batch) Put(path [][]byte, key, value []byte) error {
 	b.buf = appendBytes(b.buf, value)
 	return nil
 }
+
+// PutAppend records a put of the value appendValue appends to the slice
+// it is given (a scratch buffer the Batch reuses, so a value costs no
+// allocation of its own); an error of appendValue is returned and nothing
+// is recorded. The record is the one Put writes for the same value.
+func (b *Batch) PutAppend(path [][]byte, key []byte, appendValue func([]byte) ([]byte, error)) error {
+	if len(path) == 0 || len(key) == 0 {
+		return errors.New("wal: put needs a bucket and a key")
+	}
+	v, err := appendValue(b.scratch[:0])
+	if cap(v) <= maxScratch {
+		b.scratch = v[:0]
+	}
+	if err != nil {
+		return err
+	}
+	b.op(opPut, path, key)
+	b.buf = appendBytes(b.buf, v)
+	return nil
+}
+
+// maxScratch is the largest scratch buffer a Batch keeps for its next
+// value (and the Store for its next batch): an item's usual size, not the
+// 400 KB one seen once.
+const maxScratch = 64 << 10
 
 // Delete records a delete.
 func (b *Batch) Delete(path [][]byte, key []byte) error {

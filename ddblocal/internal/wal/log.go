@@ -36,13 +36,16 @@ var ErrDamaged = errors.New("the log is damaged")
 
 // frame appends the frame and payload of record lsn to buf.
 func frame(buf []byte, lsn uint64, payload []byte) []byte {
-	var h [frameSize]byte
+	// the header written in buf's room (a header array of its own
+	// escapes to the heap through crc32)
+	start := len(buf)
+	buf = append(buf, make([]byte, frameSize)...)
+	h := buf[start:]
 	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
 	binary.LittleEndian.PutUint64(h[8:], lsn)
 	c := crc32.Update(0, castagnoli, h[8:16])
 	c = crc32.Update(c, castagnoli, payload)
 	binary.LittleEndian.PutUint32(h[4:], c)
-	buf = append(buf, h[:]...)
 	return append(buf, payload...)
 }
 

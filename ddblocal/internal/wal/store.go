@@ -68,8 +68,12 @@ type Store struct {
 	pending [][]byte   // payloads of records lsn-len(pending)+1 .. lsn
 	pbytes  int
 	buf     []byte
-	closing bool // Close has begun
-	closed  bool
+	// the last batch's size (its successor's first capacity) and the
+	// batch Commit stages into (not kept past a Commit)
+	lastBatch int
+	batch     Batch
+	closing   bool // Close has begun
+	closed    bool
 
 	kick    chan struct{}
 	done    chan struct{}
@@ -181,8 +185,13 @@ func (s *Store) Commit(stage func(b *Batch) error) error {
 	if s.closed {
 		return ErrClosed
 	}
-	var b Batch
-	if err := stage(&b); err != nil {
+	// the Store's one Batch, under s.mu: a new buffer sized as the last
+	// one (the log keeps it until a checkpoint, so it is not reused),
+	// the values' scratch and the OnCommit list reused
+	b := &s.batch
+	clear(b.onCommit)
+	*b = Batch{buf: make([]byte, 0, s.lastBatch), onCommit: b.onCommit[:0], scratch: b.scratch}
+	if err := stage(b); err != nil {
 		return err
 	}
 	if b.Len() == 0 {
@@ -191,6 +200,7 @@ func (s *Store) Commit(stage func(b *Batch) error) error {
 		}
 		return nil
 	}
+	s.lastBatch = min(len(b.buf), maxScratch)
 	s.buf = frame(s.buf[:0], s.lsn+1, b.buf)
 	if _, err := s.f.WriteAt(s.buf, s.off); err != nil {
 		return fmt.Errorf("appending to %s: %w", s.path, err)
