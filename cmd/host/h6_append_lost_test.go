@@ -51,15 +51,7 @@ func TestH6_AnAppendWhoseAnswerWasLostSaysTheEventMayBeThere(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	var cfg map[string]any
-	b, err := os.ReadFile(cfgPath)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &cfg))
-	cfg["endpoint"] = srv.URL
-	lost := filepath.Join(t.TempDir(), "lost.json")
-	out, err := json.Marshal(cfg)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(lost, out, 0o644))
+	lost := configAt(t, cfgPath, srv.URL)
 
 	captureStdout(t, func() {
 		err = runAppend(context.Background(), []string{"--config", lost, "--stream", "Order", "--id", "o-lost", "--type", "OrderPlaced"})
@@ -78,6 +70,22 @@ func TestH6_AnAppendWhoseAnswerWasLostSaysTheEventMayBeThere(t *testing.T) {
 	head, err := h.Head(context.Background(), "Order", "o-lost")
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), head)
+}
+
+// configAt writes a copy of the configuration at cfgPath with its
+// endpoint set to endpoint, and returns its path.
+func configAt(t *testing.T, cfgPath, endpoint string) string {
+	t.Helper()
+	var cfg map[string]any
+	b, err := os.ReadFile(cfgPath)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &cfg))
+	cfg["endpoint"] = endpoint
+	path := filepath.Join(t.TempDir(), "endpoint.json")
+	out, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, out, 0o644))
+	return path
 }
 
 func mustLoad(t *testing.T, path string) *host.Config {
@@ -111,15 +119,7 @@ func TestH6_AnAppendWhoseAnswerWasLostOnceIsStoredOnce(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	var cfg map[string]any
-	b, err := os.ReadFile(cfgPath)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &cfg))
-	cfg["endpoint"] = srv.URL
-	flaky := filepath.Join(t.TempDir(), "flaky.json")
-	out, err := json.Marshal(cfg)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(flaky, out, 0o644))
+	flaky := configAt(t, cfgPath, srv.URL)
 
 	printed := captureStdout(t, func() {
 		err = runAppend(context.Background(), []string{"--config", flaky, "--stream", "Order", "--id", "o-once", "--type", "OrderPlaced"})
