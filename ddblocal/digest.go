@@ -1,7 +1,6 @@
 package ddblocal
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"hash/maphash"
 )
@@ -17,15 +16,13 @@ var digestSeed = maphash.MakeSeed()
 // Strings and numbers are compared as written. One pass over the body, no
 // allocation (a body that does not parse, which the request's checks
 // refuse before this, is digested as its bytes).
-func requestDigest(body []byte) [32]byte {
+func requestDigest(body []byte) uint64 {
 	d := digester{b: body}
 	h, ok := d.value(true)
 	if d.ws(); !ok || d.pos != len(d.b) {
-		return sha256.Sum256(body)
+		return maphash.Bytes(digestSeed, body)
 	}
-	var out [32]byte
-	binary.LittleEndian.PutUint64(out[:8], h)
-	return out
+	return h
 }
 
 // digester hashes JSON values: an object is the sum of its members'

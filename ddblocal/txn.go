@@ -168,7 +168,7 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 	if total > maxTxBytes {
 		return nil, apierr.Validation("Collection size of items exceeded, which can also be caused by the aggregate size of the items in the transaction exceeding the 4MB limit")
 	}
-	var digest [32]byte
+	var digest uint64
 	if in.ClientRequestToken != nil {
 		digest = requestDigest(body)
 	}
@@ -253,23 +253,32 @@ func errMessage(err error) string {
 }
 
 // idempotency remembers the ClientRequestTokens of successful
-// TransactWriteItems for 10 minutes.
+// TransactWriteItems for 10 minutes. Tokens are forgotten in the order
+// they were stored, as their window ends: the memory held is the last
+// window's tokens, and forgetting costs only the tokens forgotten.
 type idempotency struct {
 	mu     sync.Mutex
 	tokens map[string]idemEntry
-	n      int
+	order  []idemRef // tokens in the order stored, from head on
+	head   int
 }
 
 type idemEntry struct {
-	digest [32]byte
+	digest uint64
 	at     time.Time
+}
+
+// idemRef is a stored token and when it was stored.
+type idemRef struct {
+	token string
+	at    time.Time
 }
 
 func newIdempotency() *idempotency { return &idempotency{tokens: map[string]idemEntry{}} }
 
 // check reports whether the token already succeeded with the same request
 // (done) or with a different one (an IdempotentParameterMismatchException).
-func (m *idempotency) check(token string, digest [32]byte, now time.Time) (bool, error) {
+func (m *idempotency) check(token string, digest uint64, now time.Time) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.tokens[token]
@@ -282,16 +291,21 @@ func (m *idempotency) check(token string, digest [32]byte, now time.Time) (bool,
 	return true, nil
 }
 
-func (m *idempotency) store(token string, digest [32]byte, now time.Time) {
+func (m *idempotency) store(token string, digest uint64, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.n++
-	if m.n%1024 == 0 {
-		for k, e := range m.tokens {
-			if now.Sub(e.at) >= idemWindow {
-				delete(m.tokens, k)
-			}
+	for m.head < len(m.order) && now.Sub(m.order[m.head].at) >= idemWindow {
+		r := m.order[m.head]
+		if e, ok := m.tokens[r.token]; ok && e.at.Equal(r.at) { // not stored again since
+			delete(m.tokens, r.token)
 		}
+		m.order[m.head] = idemRef{}
+		m.head++
+	}
+	if m.head > 0 && m.head >= len(m.order)/2 {
+		m.order = append(m.order[:0], m.order[m.head:]...)
+		m.head = 0
 	}
 	m.tokens[token] = idemEntry{digest: digest, at: now}
+	m.order = append(m.order, idemRef{token: token, at: now})
 }

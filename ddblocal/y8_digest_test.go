@@ -1,8 +1,10 @@
 package ddblocal
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestY8_RequestDigestIgnoresMemberOrderAndTheToken: a TransactWriteItems
@@ -46,5 +48,40 @@ func BenchmarkRequestDigest(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		requestDigest(body)
+	}
+}
+
+// TestY8_IdempotencyForgetsTokensAsTheirWindowEnds: a token is answered as
+// done for 10 minutes after it was stored (a different request with it is a
+// mismatch), then forgotten, and the tokens past their window are dropped
+// from memory as later ones are stored; a token stored again keeps its new
+// window.
+func TestY8_IdempotencyForgetsTokensAsTheirWindowEnds(t *testing.T) {
+	m := newIdempotency()
+	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	for i := range 1000 {
+		m.store(fmt.Sprintf("tok-%d", i), uint64(i), t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	if done, err := m.check("tok-5", 5, t0.Add(9*time.Minute)); !done || err != nil {
+		t.Fatalf("within the window: done %v, %v; want done", done, err)
+	}
+	if _, err := m.check("tok-5", 6, t0.Add(9*time.Minute)); err == nil || !strings.Contains(err.Error(), "IdempotentParameterMismatch") {
+		t.Fatalf("another request with the token: %v; want a mismatch", err)
+	}
+	m.store("tok-7", 77, t0.Add(5*time.Minute)) // stored again: a new window
+	m.store("late", 1, t0.Add(10*time.Minute+500*time.Millisecond))
+	if done, _ := m.check("tok-5", 5, t0.Add(10*time.Minute+500*time.Millisecond)); done {
+		t.Fatal("past the window: still done")
+	}
+	// tok-0 … tok-500 are past their window, tok-7 (stored again) aside:
+	// 500 dropped, 500 held and "late".
+	if n := len(m.tokens); n != 501 {
+		t.Fatalf("%d tokens held; want 501", n)
+	}
+	if _, held := m.tokens["tok-7"]; !held {
+		t.Fatal("tok-7, stored again, was dropped at the end of its first window")
+	}
+	if len(m.order)-m.head != len(m.tokens) { // tok-7's first entry went with its window
+		t.Fatalf("%d queued, %d held; want as many", len(m.order)-m.head, len(m.tokens))
 	}
 }
