@@ -321,11 +321,9 @@ func (e *envelope) setKey(p *wire.RequestItem, pooled *abi.Item) (bool, error) {
 
 // plainKey reads a plain key (setKey) into m; false at anything else.
 func (e *envelope) plainKey(m abi.Item) bool {
-	if e.peek() != '{' {
+	if !e.punct('{') {
 		return false
 	}
-	e.pos++
-	e.ws()
 	for {
 		name, ok := e.str()
 		if !ok || len(m) == 2 {
@@ -334,17 +332,9 @@ func (e *envelope) plainKey(m abi.Item) bool {
 		if _, dup := m[name]; dup {
 			return false
 		}
-		e.ws()
-		if e.peek() != ':' {
+		if e.ws(); !e.punct(':') || !e.punct('{') {
 			return false
 		}
-		e.pos++
-		e.ws()
-		if e.peek() != '{' {
-			return false
-		}
-		e.pos++
-		e.ws()
 		typ, ok := e.str()
 		var kind abi.Kind
 		switch {
@@ -357,34 +347,38 @@ func (e *envelope) plainKey(m abi.Item) bool {
 		default:
 			return false
 		}
-		e.ws()
-		if e.peek() != ':' {
+		if e.ws(); !e.punct(':') {
 			return false
 		}
-		e.pos++
-		e.ws()
 		v, ok := e.str()
 		if !ok {
 			return false
 		}
-		e.ws()
-		if e.peek() != '}' {
+		if e.ws(); !e.punct('}') {
 			return false
 		}
-		e.pos++
 		m[name] = abi.Value{Kind: kind, Str: v}
 		e.ws()
-		switch e.peek() {
-		case ',':
-			e.pos++
-			e.ws()
-		case '}':
+		switch {
+		case e.punct(','):
+		case e.peek() == '}': // the key's end: what follows is the caller's
 			e.pos++
 			return true
 		default:
 			return false
 		}
 	}
+}
+
+// punct steps over c and the white space after it; false, not moving,
+// when the byte at pos is not c.
+func (e *envelope) punct(c byte) bool {
+	if e.peek() != c {
+		return false
+	}
+	e.pos++
+	e.ws()
+	return true
 }
 
 // putKey gives a key map setKey read back to keyMaps.
