@@ -30,6 +30,10 @@ type DB struct {
 	// SDK's middleware stack: a client built by ddbclient.NewClient with no
 	// caller's middleware (ddbclient.Plain).
 	wire *ddbclient.Wire
+	// tokens makes TransactWriteItems' ClientRequestTokens on the wire
+	// path: the client's IdempotencyTokenProvider, as the SDK's call
+	// takes it, read once (Options copies the client's whole options).
+	tokens dynamodb.IdempotencyTokenProvider
 }
 
 var _ store.DB = (*DB)(nil)
@@ -45,6 +49,10 @@ func New(client *dynamodb.Client) *DB {
 	if w, ok := ddbclient.NewWire(context.Background(), client); ok {
 		w.Attempt = c.add
 		d.wire = w
+		d.tokens = client.Options().IdempotencyTokenProvider
+		if d.tokens == nil {
+			d.tokens = smithyrand.NewUUIDIdempotencyToken(cryptorand.Reader)
+		}
 	}
 	return d
 }
@@ -54,16 +62,6 @@ func New(client *dynamodb.Client) *DB {
 func NewSDK(client *dynamodb.Client) *DB {
 	c := NewCounter()
 	return &DB{client: client, counter: c, opt: c.ClientOption()}
-}
-
-// idempotencyToken returns a new ClientRequestToken for a
-// TransactWriteItems call, from the client's IdempotencyTokenProvider as
-// the SDK's own call takes it (a random UUID by default).
-func (d *DB) idempotencyToken() (string, error) {
-	if p := d.client.Options().IdempotencyTokenProvider; p != nil {
-		return p.GetIdempotencyToken()
-	}
-	return smithyrand.NewUUIDIdempotencyToken(cryptorand.Reader).GetIdempotencyToken()
 }
 
 // Wire reports whether the hot calls go straight to the wire (see New).

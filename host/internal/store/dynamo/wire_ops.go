@@ -129,7 +129,7 @@ func (d *DB) wireDeleteItem(ctx context.Context, del store.Delete) error {
 }
 
 func (d *DB) wireTransactWriteItems(ctx context.Context, writes []store.Write) error {
-	token, err := d.idempotencyToken()
+	token, err := d.tokens.GetIdempotencyToken()
 	if err != nil {
 		return fmt.Errorf("dynamo TransactWriteItems: client request token: %w", err)
 	}
