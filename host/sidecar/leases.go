@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -126,10 +127,15 @@ func (r *Reader) round(ctx, proc context.Context, rd feed.Source, tr *lease.Trac
 	tr.Observe(all, now)
 	r.applyControls(ctx, all, ctl, func(l lease.Lease) bool { return tr.Expired(l, now) })
 	r.mu.Lock()
-	for id, h := range r.held { // forget workers that ended (shard finished, lease lost)
+	// forget workers that ended (shard finished, lease lost); the listing
+	// was read before they ended, so what it says of their leases is
+	// stale until the next round
+	ended := map[string]bool{}
+	for id, h := range r.held {
 		select {
 		case <-h.done:
 			delete(r.held, id)
+			ended[id] = true
 		default:
 		}
 	}
@@ -143,6 +149,7 @@ func (r *Reader) round(ctx, proc context.Context, rd feed.Source, tr *lease.Trac
 		return nil
 	}
 	avail := lease.Available(all, listed)
+	avail = slices.DeleteFunc(avail, func(l lease.Lease) bool { return ended[l.Key] })
 	for i := range avail {
 		switch {
 		case mine[avail[i].Key]: // what this worker still holds counts as its own
