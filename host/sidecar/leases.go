@@ -148,19 +148,7 @@ func (r *Reader) round(ctx, proc context.Context, rd feed.Source, tr *lease.Trac
 		r.setFatal(err)
 		return nil
 	}
-	avail := lease.Available(all, listed)
-	avail = slices.DeleteFunc(avail, func(l lease.Lease) bool { return ended[l.Key] })
-	for i := range avail {
-		switch {
-		case mine[avail[i].Key]: // what this worker still holds counts as its own
-			avail[i].Owner, avail[i].Instance = r.sc.WorkerID, r.instance
-		case avail[i].Owner == r.sc.WorkerID:
-			// another process under this worker id (or an earlier run
-			// that crashed): a worker of its own, whose leases are taken
-			// once they expire
-			avail[i].Owner = otherInstance(r.sc.WorkerID, avail[i].Instance)
-		}
-	}
+	avail := available(all, listed, mine, ended, r.sc.WorkerID, r.instance)
 	plan := lease.Balance(avail, r.sc.WorkerID, func(l lease.Lease) bool { return tr.Expired(l, now) })
 	r.mu.Lock()
 	r.nextExpiry = nextExpiry(avail, mine, tr, now)
@@ -187,6 +175,27 @@ func (r *Reader) round(ctx, proc context.Context, rd feed.Source, tr *lease.Trac
 	r.mu.Unlock()
 	r.obs.LeasesHeld(r.sc.WorkerID, rd.StreamArn(), ids, len(listed))
 	return nil
+}
+
+// available returns the leases a round plans with, as this worker
+// (worker, instance) sees them: what it holds (mine) counts as its own; a
+// lease of its worker id that it does not hold is another process's (or
+// an earlier run's that crashed), taken once it expires; and the leases
+// of shards whose reading ended after the listing was read (ended) are
+// left out, the listing stale for them until the next round (a finished
+// shard would otherwise show this worker as owner without its end).
+func available(all []lease.Lease, listed, mine, ended map[string]bool, worker, instance string) []lease.Lease {
+	avail := lease.Available(all, listed)
+	avail = slices.DeleteFunc(avail, func(l lease.Lease) bool { return ended[l.Key] })
+	for i := range avail {
+		switch {
+		case mine[avail[i].Key]:
+			avail[i].Owner, avail[i].Instance = worker, instance
+		case avail[i].Owner == worker:
+			avail[i].Owner = otherInstance(worker, avail[i].Instance)
+		}
+	}
+	return avail
 }
 
 // createLeases keeps the stream's listing for the quick rounds and
