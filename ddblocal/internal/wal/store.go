@@ -48,6 +48,9 @@ type Options struct {
 	CheckpointBytes, CheckpointRecords int
 	// Log reports a failed background checkpoint (nil: slog's default).
 	Log *slog.Logger
+	// OnCheckpoint, when set, runs in the bbolt transaction of every
+	// checkpoint that applies logged records, after them.
+	OnCheckpoint func(tx *bbolt.Tx) error
 }
 
 // Store is a bbolt data file with a log ahead of it. Commit appends a
@@ -257,6 +260,11 @@ func (s *Store) updateLocked(fn func(tx *bbolt.Tx) error) error {
 		}
 		if err := putApplied(tx, s.lsn); err != nil {
 			return err
+		}
+		if n > 0 && s.opts.OnCheckpoint != nil {
+			if err := s.opts.OnCheckpoint(tx); err != nil {
+				return err
+			}
 		}
 		if fn != nil {
 			return fn(tx)
