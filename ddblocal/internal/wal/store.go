@@ -370,11 +370,14 @@ const zeroChunk = 4096
 
 var zeros = make([]byte, zeroChunk)
 
+// noPrealloc turns preallocation off (BenchmarkLogAppend compares).
+var noPrealloc bool
+
 // grow makes the log file at least need bytes long, in whole growSteps of
 // zeros, synced (size included); nothing with NoSync, whose appends are
 // not synced and grow the file themselves.
 func (s *Store) grow(need int64) error {
-	if s.opts.NoSync || need <= s.size {
+	if s.opts.NoSync || noPrealloc || need <= s.size {
 		return nil
 	}
 	target := (need + growStep - 1) / growStep * growStep
