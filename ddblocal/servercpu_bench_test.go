@@ -34,7 +34,10 @@ const (
 	// cpuChildStatsEnv, when set, makes a child with a data dir print how
 	// many item writes it stored in how many store commits when it exits.
 	cpuChildStatsEnv = "DDBLOCAL_CPU_CHILD_STATS"
-	cpuHelperTest    = "TestServerCPU_HelperProcess"
+	// cpuWorkersEnv sets the number of concurrent clients (default 8;
+	// 1: every write its own log append and sync).
+	cpuWorkersEnv = "DDBLOCAL_CPU_WORKERS"
+	cpuHelperTest = "TestServerCPU_HelperProcess"
 	// cpuNoSyncPrefix before the data dir runs the child with
 	// Options.NoSync (the "data-nosync" store).
 	cpuNoSyncPrefix = "nosync:"
@@ -225,10 +228,13 @@ func cpuItem(pk string, i int) map[string]types.AttributeValue {
 			"z": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("p"), s("q")}}}}}
 }
 
-// cpuWorkers runs b.N requests over 8 concurrent clients and reports the
+// cpuWorkers runs b.N requests over 8 concurrent clients (cpuWorkersEnv) and reports the
 // server's CPU per request.
 func cpuWorkers(b *testing.B, srv cpuServer, req func(c *dynamodb.Client, w, i int) error) {
-	const workers = 8
+	workers := 8
+	if n, err := strconv.Atoi(os.Getenv(cpuWorkersEnv)); err == nil && n > 0 {
+		workers = n
+	}
 	c := cpuClient(srv.endpoint)
 	// Warm the connections, the server's and the client's.
 	var wg sync.WaitGroup
