@@ -40,6 +40,7 @@ type pendingCommit struct {
 	recs  []streamRecord
 	krecs []kinesisRecord
 	at    time.Time
+	tok   *txToken // a transaction's ClientRequestToken, stored with its writes
 }
 
 // prepare returns the commit of changes, or nil when none changes
@@ -107,6 +108,14 @@ func (s *Server) apply(p *pendingCommit) {
 // (a transaction's idempotency token is remembered before a retry of it
 // can take its items' locks).
 func (s *Server) write(ts []*table, refs []itemRef, ident *streams.Identity, decide func() ([]change, error), done func()) error {
+	return s.writeTok(ts, refs, ident, nil, decide, done)
+}
+
+// writeTok is write, with tok (when not nil) called once decide succeeded
+// on a data dir: the token it returns (nil: none) is stored in the same
+// log record as the write's changes, even when they change nothing, with
+// the commit's time set in it.
+func (s *Server) writeTok(ts []*table, refs []itemRef, ident *streams.Identity, tok func() *txToken, decide func() ([]change, error), done func()) error {
 	ts = lockOrder(ts)
 	if s.db == nil {
 		for _, t := range ts {
@@ -142,6 +151,14 @@ func (s *Server) write(ts []*table, refs []itemRef, ident *streams.Identity, dec
 	var p *pendingCommit
 	if err == nil {
 		p = s.prepare(cs, ident)
+		if tok != nil {
+			if k := tok(); k != nil {
+				if p == nil {
+					p = &pendingCommit{at: s.now()}
+				}
+				k.at, p.tok = p.at, k
+			}
+		}
 	}
 	for i := len(ts) - 1; i >= 0; i-- {
 		ts[i].mu.RUnlock()

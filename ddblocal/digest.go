@@ -2,12 +2,8 @@ package ddblocal
 
 import (
 	"encoding/binary"
-	"hash/maphash"
+	"math/bits"
 )
-
-// digestSeed seeds requestDigest's hashes (digests are compared within one
-// process only).
-var digestSeed = maphash.MakeSeed()
 
 // requestDigest is a digest of a TransactWriteItems request, its
 // ClientRequestToken left out, that does not depend on the order of the
@@ -20,7 +16,7 @@ func requestDigest(body []byte) uint64 {
 	d := digester{b: body}
 	h, ok := d.value(true)
 	if d.ws(); !ok || d.pos != len(d.b) {
-		return maphash.Bytes(digestSeed, body)
+		return hashBytes(body)
 	}
 	return h
 }
@@ -46,11 +42,51 @@ func (d *digester) ws() {
 
 // mix hashes a tag and two words.
 func mix(tag byte, a, b uint64) uint64 {
-	var buf [17]byte
-	buf[0] = tag
-	binary.LittleEndian.PutUint64(buf[1:], a)
-	binary.LittleEndian.PutUint64(buf[9:], b)
-	return maphash.Bytes(digestSeed, buf[:])
+	return fmix(hashRound(hashRound(uint64(tag)*hashK1^hashK0, a), b))
+}
+
+// hashBytes is a 64-bit hash of b that is the same in every process and
+// on every machine: a data dir stores its transactions' digests with their
+// tokens (MurmurHash3's rounds over 8-byte little-endian words and its
+// finalizer; the length is hashed first, so the zero-padded tail cannot
+// collide with a longer string).
+func hashBytes(b []byte) uint64 {
+	h := uint64(len(b))*hashK1 ^ hashK0
+	for len(b) >= 8 {
+		h = hashRound(h, binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	if len(b) > 0 {
+		var t [8]byte
+		copy(t[:], b)
+		h = hashRound(h, binary.LittleEndian.Uint64(t[:]))
+	}
+	return fmix(h)
+}
+
+const (
+	hashK0 = 0x9e3779b97f4a7c15
+	hashK1 = 0x87c37b91114253d5
+	hashK2 = 0x4cf5ad432745937f
+)
+
+func hashRound(h, w uint64) uint64 {
+	w *= hashK1
+	w = bits.RotateLeft64(w, 31)
+	w *= hashK2
+	h ^= w
+	return bits.RotateLeft64(h, 27)*5 + 0x52dce729
+}
+
+// fmix is MurmurHash3's 64-bit finalizer: every bit of h moves every bit
+// of the result.
+func fmix(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
 }
 
 // value hashes the value at pos; top is the request's own object.
@@ -66,17 +102,17 @@ func (d *digester) value(top bool) (uint64, bool) {
 		return d.array()
 	case '"':
 		s, ok := d.str()
-		return mix('s', maphash.Bytes(digestSeed, s), uint64(len(s))), ok
+		return mix('s', hashBytes(s), uint64(len(s))), ok
 	default:
 		start := d.pos
 		for d.pos < len(d.b) {
 			switch d.b[d.pos] {
 			case ',', ']', '}', ' ', '\t', '\n', '\r':
-				return mix('l', maphash.Bytes(digestSeed, d.b[start:d.pos]), 0), d.pos > start
+				return mix('l', hashBytes(d.b[start:d.pos]), 0), d.pos > start
 			}
 			d.pos++
 		}
-		return mix('l', maphash.Bytes(digestSeed, d.b[start:d.pos]), 0), d.pos > start
+		return mix('l', hashBytes(d.b[start:d.pos]), 0), d.pos > start
 	}
 }
 
@@ -121,7 +157,7 @@ func (d *digester) object(top bool) (uint64, bool) {
 			return 0, false
 		}
 		if !top || string(name) != "ClientRequestToken" {
-			sum += mix('m', maphash.Bytes(digestSeed, name), v)
+			sum += mix('m', hashBytes(name), v)
 			n++
 		}
 		if d.ws(); d.pos >= len(d.b) {

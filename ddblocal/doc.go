@@ -46,8 +46,12 @@
 // size, before any other change of the data file, at Close, and at Start
 // for what a crash left; internal/wal). A torn last record (a crash
 // mid-append) is dropped at Start; a damaged one with records after it is
-// ErrDataFileDamaged. An earlier ddblocal ignores the log (a clean Close
-// leaves it empty). After a crash at any instant, every
+// ErrDataFileDamaged. The log file is preallocated with zeros and written
+// over from its start after each checkpoint, never truncated (so an
+// fdatasync commits no new file size); an earlier ddblocal ignores the log
+// (after a clean Close, every record it holds is in the data file). A
+// TransactWriteItems' ClientRequestToken is stored with its writes and
+// remembered again at Start for its 10 minutes. After a crash at any instant, every
 // acknowledged write is in its table and exactly once in its stream, in
 // order per item (TestDurability_KillAtRandomPointsLosesNoStreamRecord);
 // so is a change record of a table's Kinesis streaming destination

@@ -1,12 +1,14 @@
 package ddblocal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
@@ -116,6 +118,11 @@ func (s *Server) stageTx(w *wal.Batch, p *pendingCommit, staged *bool) error {
 			return err
 		}
 	}
+	if p.tok != nil {
+		if err := w.Put([][]byte{tokensBucket}, tokenKey(p.tok), binary.BigEndian.AppendUint64(nil, p.tok.digest)); err != nil {
+			return err
+		}
+	}
 	for _, r := range p.recs {
 		*staged = true
 		if err := s.streams.RecordTo(w, r.arn, r.ch); err != nil {
@@ -156,7 +163,10 @@ func (s *Server) loadSafely() (err error) {
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return s.load()
+	if err := s.load(); err != nil {
+		return err
+	}
+	return s.loadTokens()
 }
 
 // load reads every table and item from the store.
@@ -191,6 +201,68 @@ func (s *Server) load() error {
 	})
 }
 
+// loadTokens remembers the ClientRequestTokens of the store whose window
+// has not ended (those in the bucket are in the order stored).
+func (s *Server) loadTokens() error {
+	now := s.now()
+	return s.wal.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(tokensBucket)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			at, token, ok := parseTokenKey(k)
+			if !ok || len(v) != 8 {
+				return fmt.Errorf("ddblocal: a stored ClientRequestToken %q does not read", k)
+			}
+			if now.Sub(at) < idemWindow {
+				s.idem.store(token, binary.BigEndian.Uint64(v), at)
+			}
+			return nil
+		})
+	})
+}
+
+// tokensBucket holds, with a data dir, the ClientRequestTokens of the
+// transactions of the last 10 minutes: the key is the time stored (Unix
+// nanoseconds, 8 bytes big endian) then the token, so the bucket is in the
+// order stored and the tokens whose window ended are its first keys; the
+// value is the request's digest (8 bytes big endian).
+var tokensBucket = []byte("ddblocal.tokens")
+
+func tokenKey(k *txToken) []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(k.token)), uint64(k.at.UnixNano()))
+	return append(b, k.token...)
+}
+
+func parseTokenKey(k []byte) (time.Time, string, bool) {
+	if len(k) <= 8 {
+		return time.Time{}, "", false
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(k))), string(k[8:]), true
+}
+
+// dropExpiredTokens deletes from tx the stored tokens whose window has
+// ended (run by every checkpoint).
+func (s *Server) dropExpiredTokens(tx *bolt.Tx) error {
+	b := tx.Bucket(tokensBucket)
+	if b == nil {
+		return nil
+	}
+	cut := binary.BigEndian.AppendUint64(nil, uint64(s.now().Add(-idemWindow).UnixNano()))
+	var old [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && bytes.Compare(k[:min(len(k), 8)], cut) < 0; k, _ = c.Next() {
+		old = append(old, k)
+	}
+	for _, k := range old {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // logFileName is the log ddblocal keeps ahead of the data file in
 // Options.DataDir: every item write (with its stream and Kinesis records)
 // is appended and synced there before it is answered, and applied to the
@@ -199,8 +271,8 @@ const logFileName = "ddblocal.log"
 
 // openLog opens the log at path ahead of db and replays into db what a
 // crash left in it; a damaged log is ErrDataFileDamaged.
-func openLog(db *bolt.DB, path string, noSync bool, lg *slog.Logger) (*wal.Store, error) {
-	st, err := wal.Open(db, path, wal.Options{NoSync: noSync, Log: lg,
+func openLog(db *bolt.DB, path string, noSync bool, lg *slog.Logger, onCheckpoint func(*bolt.Tx) error) (*wal.Store, error) {
+	st, err := wal.Open(db, path, wal.Options{NoSync: noSync, Log: lg, OnCheckpoint: onCheckpoint,
 		CheckpointBytes: logCheckpointBytes, CheckpointRecords: logCheckpointRecords})
 	if errors.Is(err, wal.ErrDamaged) {
 		return nil, fmt.Errorf("ddblocal: %w: %w; restore the data directory from a backup, or move %s away to start from the data file alone (losing the writes the log holds)",

@@ -213,7 +213,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 		db.NoSync = opts.NoSync
-		lg, err := openLog(db, filepath.Join(opts.DataDir, logFileName), opts.NoSync, s.log)
+		lg, err := openLog(db, filepath.Join(opts.DataDir, logFileName), opts.NoSync, s.log, s.dropExpiredTokens)
 		if err != nil {
 			_ = db.Close()
 			return nil, err

@@ -34,7 +34,10 @@ const (
 	// cpuChildStatsEnv, when set, makes a child with a data dir print how
 	// many item writes it stored in how many store commits when it exits.
 	cpuChildStatsEnv = "DDBLOCAL_CPU_CHILD_STATS"
-	cpuHelperTest    = "TestServerCPU_HelperProcess"
+	// cpuWorkersEnv sets the number of concurrent clients (default 8;
+	// 1: every write its own log append and sync).
+	cpuWorkersEnv = "DDBLOCAL_CPU_WORKERS"
+	cpuHelperTest = "TestServerCPU_HelperProcess"
 	// cpuNoSyncPrefix before the data dir runs the child with
 	// Options.NoSync (the "data-nosync" store).
 	cpuNoSyncPrefix = "nosync:"
@@ -198,6 +201,19 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	return time.Duration(ut+st) * time.Second / userHZ
 }
 
+// procSys is a process's system CPU so far (the kernel's share of
+// procCPU), from /proc.
+func procSys(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Skipf("reading a process's CPU needs /proc: %v", err)
+	}
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(st) * time.Second / 100
+}
+
 func cpuClient(ep string) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep),
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "secret", ""),
@@ -212,10 +228,13 @@ func cpuItem(pk string, i int) map[string]types.AttributeValue {
 			"z": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("p"), s("q")}}}}}
 }
 
-// cpuWorkers runs b.N requests over 8 concurrent clients and reports the
+// cpuWorkers runs b.N requests over 8 concurrent clients (cpuWorkersEnv) and reports the
 // server's CPU per request.
 func cpuWorkers(b *testing.B, srv cpuServer, req func(c *dynamodb.Client, w, i int) error) {
-	const workers = 8
+	workers := 8
+	if n, err := strconv.Atoi(os.Getenv(cpuWorkersEnv)); err == nil && n > 0 {
+		workers = n
+	}
 	c := cpuClient(srv.endpoint)
 	// Warm the connections, the server's and the client's.
 	var wg sync.WaitGroup
@@ -230,7 +249,7 @@ func cpuWorkers(b *testing.B, srv cpuServer, req func(c *dynamodb.Client, w, i i
 	}
 	wg.Wait()
 	b.ResetTimer()
-	before := procCPU(b, srv.pid)
+	before, sysBefore := procCPU(b, srv.pid), procSys(b, srv.pid)
 	errs := make(chan error, workers)
 	for w := range workers {
 		wg.Add(1)
@@ -246,12 +265,13 @@ func cpuWorkers(b *testing.B, srv cpuServer, req func(c *dynamodb.Client, w, i i
 	}
 	wg.Wait()
 	b.StopTimer()
-	after := procCPU(b, srv.pid)
+	after, sysAfter := procCPU(b, srv.pid), procSys(b, srv.pid)
 	close(errs)
 	for err := range errs {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(after-before)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64(sysAfter-sysBefore)/float64(time.Microsecond)/float64(b.N), "sys-µs/op")
 }
 
 // BenchmarkServerCPU measures the server's CPU per request (cpu-µs/op,

@@ -182,7 +182,17 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 	}
 	done := false
 	changes := make([]change, len(ops))
-	err := s.write(tables, refs, nil, func() ([]change, error) {
+	// with a data dir, the token is stored with the writes (tok) and
+	// remembered as of the commit's time
+	var tok *txToken
+	tokFn := func() *txToken {
+		if in.ClientRequestToken == nil || done {
+			return nil
+		}
+		tok = &txToken{token: *in.ClientRequestToken, digest: digest}
+		return tok
+	}
+	err := s.writeTok(tables, refs, nil, tokFn, func() ([]change, error) {
 		for _, t := range tables {
 			if t.deleted {
 				return nil, errGone
@@ -223,7 +233,10 @@ func transactWriteItems(s *Server, ctx context.Context, body []byte) (any, error
 		}
 		return changes, nil
 	}, func() {
-		if in.ClientRequestToken != nil && !done {
+		switch {
+		case tok != nil:
+			s.idem.store(tok.token, tok.digest, tok.at)
+		case in.ClientRequestToken != nil && !done:
 			s.idem.store(*in.ClientRequestToken, digest, s.now())
 		}
 	})
@@ -252,8 +265,18 @@ func errMessage(err error) string {
 	return err.Error()
 }
 
+// txToken is a successful transaction's ClientRequestToken, the digest of
+// its request, and when it was stored.
+type txToken struct {
+	token  string
+	digest uint64
+	at     time.Time
+}
+
 // idempotency remembers the ClientRequestTokens of successful
-// TransactWriteItems for 10 minutes. Tokens are forgotten in the order
+// TransactWriteItems for 10 minutes (with a data dir, they are stored too,
+// with the transaction's writes, and remembered again at a start: see
+// tokensBucket). Tokens are forgotten in the order
 // they were stored, as their window ends: the memory held is the last
 // window's tokens, and forgetting costs only the tokens forgotten.
 type idempotency struct {

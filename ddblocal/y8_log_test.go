@@ -58,20 +58,30 @@ func logRecords(t *testing.T, data []byte) (offs, lens []int) {
 func crashWithLoggedWrites(t *testing.T, items int) string {
 	t.Helper()
 	dir := t.TempDir()
+	putAndKill(t, dir, 0, items, true)
+	return dir
+}
+
+// putAndKill runs a child on dir, creates table dur (with a stream) when
+// create is set, puts items from..to-1 one at a time and kills it.
+func putAndKill(t *testing.T, dir string, from, to int, create bool) {
+	t.Helper()
 	c := startChild(t, dir)
 	db, _ := verifyClients(c.wait(t))
 	ctx := ctxT(t)
-	if _, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            aws.String("dur"),
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
-		StreamSpecification:  &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage},
-	}); err != nil {
-		c.kill()
-		t.Fatal(err)
+	if create {
+		if _, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
+			TableName:            aws.String("dur"),
+			BillingMode:          types.BillingModePayPerRequest,
+			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
+			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+			StreamSpecification:  &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage},
+		}); err != nil {
+			c.kill()
+			t.Fatal(err)
+		}
 	}
-	for i := range items {
+	for i := from; i < to; i++ {
 		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("dur"),
 			Item: map[string]types.AttributeValue{"pk": s(fmt.Sprintf("i%02d", i)), "w": s(fmt.Sprintf("w%02d", i))}}); err != nil {
 			c.kill()
@@ -79,7 +89,6 @@ func crashWithLoggedWrites(t *testing.T, items int) string {
 		}
 	}
 	c.kill()
-	return dir
 }
 
 // storedItems counts the items of table dur in the data file alone.
@@ -162,9 +171,78 @@ func TestY8_LogLeftByACrashReplays(t *testing.T) {
 	if n := storedItems(t, dir); n != items+1 {
 		t.Errorf("the data file holds %d items after a clean stop, want %d", n, items+1)
 	}
-	if fi, err := os.Stat(filepath.Join(dir, logFileName)); err != nil || fi.Size() != 16 {
-		t.Errorf("the log after a clean stop: %v, %v; want its 16-byte header alone", fi.Size(), err)
+	// the log file keeps its preallocated size (whole MiB of zeros and
+	// records already in the data file)
+	if fi, err := os.Stat(filepath.Join(dir, logFileName)); err != nil || fi.Size() == 0 || fi.Size()%(1<<20) != 0 {
+		t.Errorf("the log after a clean stop: %v, %v; want its preallocated size, whole MiB", fi.Size(), err)
 	}
+}
+
+// TestY8_ReusedLogReplaysItsCurrentRunOnly: a log written over from its
+// start after a checkpoint (the replay at a start is one) holds the current
+// run's records, then records of the earlier run, already in the data
+// file. A kill then replays the current run alone; the file keeps its
+// preallocated size; a torn last record of the current run is dropped even
+// with the earlier run's records after it, and a damaged middle one is
+// refused.
+func TestY8_ReusedLogReplaysItsCurrentRunOnly(t *testing.T) {
+	const first, second = 12, 4
+	prepare := func(t *testing.T) (dir string, offs, lens []int, data []byte) {
+		dir = crashWithLoggedWrites(t, first)
+		path := filepath.Join(dir, logFileName)
+		before, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		putAndKill(t, dir, first, first+second, false) // replays the first run, then logs over it
+		if n := storedItems(t, dir); n != first {
+			t.Fatalf("the data file holds %d items after the second run, want the %d of the first run", n, first)
+		}
+		data, err = os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(data)) != before.Size() {
+			t.Errorf("the log is %d bytes after the second run, %d before: appends changed its size", len(data), before.Size())
+		}
+		offs, lens = logRecords(t, data)
+		if len(offs) != second {
+			t.Fatalf("the log's current run holds %d records, want %d", len(offs), second)
+		}
+		end := offs[len(offs)-1] + lens[len(lens)-1]
+		if next := binary.LittleEndian.Uint64(data[end+8:]); next == 0 {
+			t.Fatalf("no record of the first run after the current run's end (lsn %d)", next)
+		}
+		return dir, offs, lens, data
+	}
+	t.Run("kill", func(t *testing.T) {
+		dir, _, _, _ := prepare(t)
+		checkReplayed(t, dir, first+second)
+	})
+	t.Run("torn last record", func(t *testing.T) {
+		dir, offs, lens, data := prepare(t)
+		last := len(offs) - 1
+		data[offs[last]+lens[last]-1] ^= 0xff
+		if err := os.WriteFile(filepath.Join(dir, logFileName), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		checkReplayed(t, dir, first+second-1)
+	})
+	t.Run("damaged middle record", func(t *testing.T) {
+		dir, offs, lens, data := prepare(t)
+		data[offs[1]+lens[1]-1] ^= 0xff
+		if err := os.WriteFile(filepath.Join(dir, logFileName), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := Start(context.Background(), Options{DataDir: dir, TTLInterval: -1})
+		if err == nil {
+			srv.Close()
+			t.Fatal("Start opened a data directory whose reused log has a damaged middle record")
+		}
+		if !errors.Is(err, ErrDataFileDamaged) {
+			t.Errorf("Start: %v; want ErrDataFileDamaged", err)
+		}
+	})
 }
 
 // TestY8_TornLogTailIsDropped: a crash mid-append leaves a torn last

@@ -17,9 +17,11 @@ import (
 //	lsn     uint64  the record's number, one more than the previous one's
 //
 // all little endian. Once every record is in the data file, the log is
-// written again from its start (the file is reused, not truncated): what
-// follows the last record of the current run is either zeros or records
-// of an earlier run, whose numbers are not the next one.
+// written again from its start (the file is reused, not truncated, and
+// kept at a preallocated size, see grow): what follows the last record of
+// the current run is either zeros or records of an earlier run, whose
+// numbers are not the next one (numbers only grow: the data file keeps
+// the last one applied).
 const (
 	logMagic    = "ddblocal log v1\n"
 	headerSize  = len(logMagic)

@@ -48,6 +48,9 @@ type Options struct {
 	CheckpointBytes, CheckpointRecords int
 	// Log reports a failed background checkpoint (nil: slog's default).
 	Log *slog.Logger
+	// OnCheckpoint, when set, runs in the bbolt transaction of every
+	// checkpoint that applies logged records, after them.
+	OnCheckpoint func(tx *bbolt.Tx) error
 }
 
 // Store is a bbolt data file with a log ahead of it. Commit appends a
@@ -63,6 +66,7 @@ type Store struct {
 
 	mu      sync.Mutex // appends, checkpoints and updates, one at a time
 	off     int64      // where the next record goes
+	size    int64      // the log file's size (preallocated, see grow)
 	lsn     uint64     // the last record's number (appended or applied)
 	applied uint64     // the last record's number in the data file
 	pending [][]byte   // payloads of records lsn-len(pending)+1 .. lsn
@@ -151,8 +155,12 @@ func Open(db *bbolt.DB, path string, opts Options) (*Store, error) {
 		}
 		applied = last
 	}
-	s := &Store{db: db, f: f, path: path, opts: opts, off: int64(headerSize), lsn: applied, applied: applied,
+	s := &Store{db: db, f: f, path: path, opts: opts, off: int64(headerSize), size: int64(len(data)), lsn: applied, applied: applied,
 		kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	if err := s.grow(int64(headerSize) + 1); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("log %s: preallocating: %w", path, err)
+	}
 	go s.loop()
 	return s, nil
 }
@@ -202,6 +210,9 @@ func (s *Store) Commit(stage func(b *Batch) error) error {
 	}
 	s.lastBatch = min(len(b.buf), maxScratch)
 	s.buf = frame(s.buf[:0], s.lsn+1, b.buf)
+	if err := s.grow(s.off + int64(len(s.buf))); err != nil {
+		return fmt.Errorf("preallocating %s: %w", s.path, err)
+	}
 	if _, err := s.f.WriteAt(s.buf, s.off); err != nil {
 		return fmt.Errorf("appending to %s: %w", s.path, err)
 	}
@@ -249,6 +260,11 @@ func (s *Store) updateLocked(fn func(tx *bbolt.Tx) error) error {
 		}
 		if err := putApplied(tx, s.lsn); err != nil {
 			return err
+		}
+		if n > 0 && s.opts.OnCheckpoint != nil {
+			if err := s.opts.OnCheckpoint(tx); err != nil {
+				return err
+			}
 		}
 		if fn != nil {
 			return fn(tx)
@@ -309,8 +325,9 @@ func (s *Store) loop() {
 }
 
 // Close stops the background checkpoints, applies the log to the data
-// file, empties the log file and closes it. It does not close the bbolt
-// database.
+// file and closes the log file, left at its preallocated size: every
+// record it holds is then in the data file, and the next Open writes over
+// them from the start. It does not close the bbolt database.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed || s.closing {
@@ -328,17 +345,54 @@ func (s *Store) Close() error {
 	if err == nil && s.db.NoSync {
 		err = s.db.Sync()
 	}
-	if err == nil {
-		// Nothing in the log is needed: leave it empty, so a data
-		// directory stopped cleanly holds no log records at all.
-		if err = s.f.Truncate(int64(headerSize)); err == nil {
-			err = s.f.Sync()
-		}
-	}
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// growStep is the step the log file is preallocated in when appends are
+// synced. An append that changes the file's size makes every fdatasync
+// commit the inode's new size through the file system's journal as well;
+// one that writes over bytes already written (not fallocate's unwritten
+// extents, whose first write is a journal commit too) flushes its data
+// blocks alone. So the file is grown ahead of the appends, zeros written
+// and synced once per step, and the log written in place over them: after
+// a checkpoint (and at Open) from its start again, over records already in
+// the data file, never shrunk.
+const growStep = 1 << 20
+
+// zeroChunk is the size of each write of zeros: a page. One large write
+// puts the file's pages in large page-cache folios, and an append into one
+// of those then writes back (and walks) the whole folio at its sync, which
+// costs more than the journal commit saved.
+const zeroChunk = 4096
+
+var zeros = make([]byte, zeroChunk)
+
+// noPrealloc turns preallocation off (BenchmarkLogAppend compares).
+var noPrealloc bool
+
+// grow makes the log file at least need bytes long, in whole growSteps of
+// zeros, synced (size included); nothing with NoSync, whose appends are
+// not synced and grow the file themselves.
+func (s *Store) grow(need int64) error {
+	if s.opts.NoSync || noPrealloc || need <= s.size {
+		return nil
+	}
+	target := (need + growStep - 1) / growStep * growStep
+	for off := s.size; off < target; {
+		n := min(int64(zeroChunk)-off%zeroChunk, target-off)
+		if _, err := s.f.WriteAt(zeros[:n], off); err != nil {
+			return err
+		}
+		off += n
+	}
+	if err := s.f.Sync(); err != nil {
+		return err
+	}
+	s.size = target
+	return nil
 }
 
 // syncDir syncs the directory of path, so a file created in it stays.

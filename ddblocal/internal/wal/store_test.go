@@ -9,7 +9,7 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-func openDB(t *testing.T, dir string) *bbolt.DB {
+func openDB(t testing.TB, dir string) *bbolt.DB {
 	t.Helper()
 	db, err := bbolt.Open(filepath.Join(dir, "d.db"), 0o600, nil)
 	if err != nil {
