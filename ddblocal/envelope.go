@@ -313,8 +313,16 @@ func (e *envelope) setNames(p *map[string]string) (bool, error) {
 	}
 }
 
-// setItem reads an item or key through its UnmarshalJSON.
+// setItem reads an item or key as its UnmarshalJSON does: decoded where
+// it is (DecodeAt), or, when that finds an error, through UnmarshalJSON
+// for the error's words.
 func (e *envelope) setItem(p *wire.RequestItem) (bool, error) {
+	if e.peek() == '{' {
+		if end, ok := p.DecodeAt(e.b, e.pos); ok {
+			e.pos = end
+			return true, nil
+		}
+	}
 	b, ok := e.raw()
 	if !ok {
 		return false, nil

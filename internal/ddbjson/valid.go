@@ -163,6 +163,12 @@ func jsonNumber(b []byte, i int) int { return numberEnd(b, i) }
 func strEndText(b []byte, i int) (end int, text bool) {
 	text = true
 	for ; i < len(b); i++ {
+		for i < len(b) && plainByte[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, text
