@@ -45,12 +45,19 @@ type walkedInput interface {
 // checkRequest would return body as is and decode would read it into in
 // as it is now. false: in may be partly set, to be dropped.
 func readChecked(body []byte, in walkedInput) bool {
+	return readCheckedWith(&envelope{}, body, in)
+}
+
+// readCheckedWith is readChecked with the reader e (its caller's: e
+// escapes to the inputs' member methods, so a caller that has the input
+// on the heap keeps both in one allocation).
+func readCheckedWith(e *envelope, body []byte, in walkedInput) bool {
 	if len(body) >= checkedMax {
 		return false
 	}
-	e := envelope{b: body}
+	*e = envelope{b: body}
 	ok, err := e.read(in)
-	return ok && err == nil && !e.dup && in.walked(&e)
+	return ok && err == nil && !e.dup && in.walked(e)
 }
 
 // maxWalkedNames bounds the ExpressionAttributeNames of a checked read,
@@ -107,26 +114,32 @@ func (in *putItemInput) walked(e *envelope) bool {
 }
 
 func getItemChecked(s *Server, ctx context.Context, body []byte) (any, bool, error) {
-	var in getItemInput
-	defer func() { putKey(in.keyMap) }()
-	if !readChecked(body, &in) {
+	r := &struct {
+		in getItemInput
+		e  envelope
+	}{}
+	defer func() { putKey(r.in.keyMap) }()
+	if !readCheckedWith(&r.e, body, &r.in) {
 		return nil, false, nil
 	}
 	if err := clientGone(ctx); err != nil { // as decode
 		return nil, true, err
 	}
-	out, err := s.getItemRead(&in)
+	out, err := s.getItemRead(&r.in)
 	return out, true, err
 }
 
 func putItemChecked(s *Server, ctx context.Context, body []byte) (any, bool, error) {
-	var in putItemInput
-	if !readChecked(body, &in) {
+	r := &struct {
+		in putItemInput
+		e  envelope
+	}{}
+	if !readCheckedWith(&r.e, body, &r.in) {
 		return nil, false, nil
 	}
 	if err := clientGone(ctx); err != nil { // as decode
 		return nil, true, err
 	}
-	out, err := s.putItemRead(&in)
+	out, err := s.putItemRead(&r.in)
 	return out, true, err
 }
