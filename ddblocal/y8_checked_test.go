@@ -165,6 +165,85 @@ func TestY8_ValidTextAsValidThenCheckUTF8(t *testing.T) {
 	}
 }
 
+// checkedAgrees fails t when the checked read of op takes body (valid
+// JSON, its strings text) and the checking path does not take it
+// unchanged, or reads another input from it; it reports whether the
+// checked read took it.
+func checkedAgrees(t *testing.T, op string, body []byte) bool {
+	t.Helper()
+	ctx := context.Background()
+	var fast, slow walkedInput
+	switch op {
+	case "GetItem":
+		fast, slow = new(getItemInput), new(getItemInput)
+	default:
+		fast, slow = new(putItemInput), new(putItemInput)
+	}
+	if !readChecked(body, fast) {
+		if g, ok := fast.(*getItemInput); ok {
+			putKey(g.keyMap)
+		}
+		return false
+	}
+	checked, err := checkRequest(ctx, reqshape.Ops[op], body, true)
+	if err != nil || string(checked) != string(body) {
+		t.Fatalf("%s %s: the checked read took it, checkRequest answered %v (body changed: %v)", op, body, err, string(checked) != string(body))
+	}
+	if err := decode(ctx, body, slow); err != nil {
+		t.Fatalf("%s %s: the checked read took it, decode answered %v", op, body, err)
+	}
+	if g, ok := fast.(*getItemInput); ok {
+		s := slow.(*getItemInput)
+		putKey(g.keyMap)
+		putKey(s.keyMap)
+		g.keyMap, s.keyMap = nil, nil
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("%s %s: the checked read read %+v, decode %+v", op, body, fast, slow)
+	}
+	return true
+}
+
+// FuzzY8_CheckedReadAsWalkThenDecode is TestY8_CheckedReadAsWalkThenDecode
+// on the fuzzer's bodies.
+func FuzzY8_CheckedReadAsWalkThenDecode(f *testing.F) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, op := range []string{"GetItem", "PutItem"} {
+		for _, b := range checkedBodies(r, op, 40) {
+			if len(b) < 4096 {
+				f.Add(op == "GetItem", b)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, get bool, body []byte) {
+		if valid, text := ddbjson.ValidText(body); !valid || !text {
+			return
+		}
+		op := "PutItem"
+		if get {
+			op = "GetItem"
+		}
+		checkedAgrees(t, op, body)
+	})
+}
+
+// FuzzY8_ValidTextAsValidThenCheckUTF8 is
+// TestY8_ValidTextAsValidThenCheckUTF8 on the fuzzer's bodies.
+func FuzzY8_ValidTextAsValidThenCheckUTF8(f *testing.F) {
+	for _, s := range []string{`{"a":"\ud83d\ude00"}`, `{"a":"\ud83d"}`, "{\"a\":\"\xff\"}", `{"TableName":"cpu","Key":{"pk":{"S":"é"}}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		valid, text := ddbjson.ValidText(b)
+		if valid != ddbjson.Valid(b) {
+			t.Fatalf("ValidText(%q): valid %v, Valid %v", b, valid, !valid)
+		}
+		if want := checkUTF8(b) == nil; valid && text != want {
+			t.Fatalf("ValidText(%q): text %v, checkUTF8 %v", b, text, checkUTF8(b))
+		}
+	})
+}
+
 // TestY8_CheckedReadAsWalkThenDecode: whenever the checked read of a
 // GetItem or PutItem takes a body, the checking path (checkRequest, then
 // decode) takes it too, unchanged and without an error, and reads the same
@@ -172,40 +251,16 @@ func TestY8_ValidTextAsValidThenCheckUTF8(t *testing.T) {
 // order (whatever it does not take goes to that path from the start).
 func TestY8_CheckedReadAsWalkThenDecode(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	ctx := context.Background()
 	for _, op := range []string{"GetItem", "PutItem"} {
 		taken, left := 0, 0
 		for _, body := range checkedBodies(r, op, 15000) {
 			if valid, text := ddbjson.ValidText(body); !valid || !text {
 				continue
 			}
-			var fast, slow walkedInput
-			switch op {
-			case "GetItem":
-				fast, slow = new(getItemInput), new(getItemInput)
-			default:
-				fast, slow = new(putItemInput), new(putItemInput)
-			}
-			if !readChecked(body, fast) {
+			if checkedAgrees(t, op, body) {
+				taken++
+			} else {
 				left++
-				continue
-			}
-			taken++
-			checked, err := checkRequest(ctx, reqshape.Ops[op], body, true)
-			if err != nil || string(checked) != string(body) {
-				t.Fatalf("%s %s: the checked read took it, checkRequest answered %v (body changed: %v)", op, body, err, string(checked) != string(body))
-			}
-			if err := decode(ctx, body, slow); err != nil {
-				t.Fatalf("%s %s: the checked read took it, decode answered %v", op, body, err)
-			}
-			if g, ok := fast.(*getItemInput); ok {
-				s := slow.(*getItemInput)
-				putKey(g.keyMap)
-				putKey(s.keyMap)
-				g.keyMap, s.keyMap = nil, nil
-			}
-			if !reflect.DeepEqual(fast, slow) {
-				t.Fatalf("%s %s: the checked read read %+v, decode %+v", op, body, fast, slow)
 			}
 		}
 		if taken < 1000 || left < 1000 {
