@@ -72,13 +72,16 @@ func (s *Server) getItemRead(in *getItemInput) (any, error) {
 			return nil, err
 		}
 	}
-	it, err := t.read(key, s.staleRead(in.ConsistentRead), s.now())
+	it, enc, err := t.readEnc(key, s.staleRead(in.ConsistentRead), s.now())
 	if err != nil {
 		return nil, err
 	}
 	out := &itemAnswer{}
 	if it != nil {
 		out.item, out.hasItem = wire.Item(proj.apply(it)), true
+		if proj == nil {
+			out.enc = enc // the answer is the whole item
+		}
 	}
 	if wantsCapacity(in.ReturnConsumedCapacity) {
 		sz := 0
