@@ -90,6 +90,9 @@ type itemAnswer struct {
 	item           wire.Item
 	cc             any
 	hasItem, hasCC bool
+	// enc, when set, holds (or is to hold) item's encoding: item is a
+	// stored row, whole.
+	enc *itemEnc
 }
 
 func (a *itemAnswer) marshal(buf *bytes.Buffer) ([]byte, error) {
@@ -110,13 +113,40 @@ func (a *itemAnswer) marshal(buf *bytes.Buffer) ([]byte, error) {
 		if a.hasCC {
 			buf.WriteByte(',')
 		}
-		if err := appendMember(buf, "Item", a.item); err != nil {
+		if err := a.appendItem(buf); err != nil {
 			return nil, err
 		}
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
 }
+
+// appendItem writes the Item member: the item's encoding kept with it
+// when a read before encoded it, else encoded now (and kept).
+func (a *itemAnswer) appendItem(buf *bytes.Buffer) error {
+	if a.enc == nil {
+		return appendMember(buf, "Item", a.item)
+	}
+	buf.WriteString(`"Item":`)
+	if b := a.enc.b.Load(); b != nil {
+		buf.Write(*b)
+		return nil
+	}
+	at := buf.Len()
+	if err := ddbjson.AppendItem(buf, abi.Item(a.item)); err != nil {
+		return err
+	}
+	if enc := buf.Bytes()[at:]; len(enc) <= maxKeptEncoding {
+		b := bytes.Clone(enc)
+		a.enc.b.Store(&b)
+	}
+	return nil
+}
+
+// maxKeptEncoding is the largest item encoding kept with its stored item
+// (a row's size; a larger item is encoded on every read rather than held
+// twice).
+const maxKeptEncoding = 4 << 10
 
 // asMap is the map the answer stands for.
 func (a *itemAnswer) asMap() map[string]any {

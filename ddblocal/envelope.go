@@ -32,6 +32,11 @@ type enveloped interface {
 type envelope struct {
 	b   []byte
 	pos int
+	// What the reader saw, for readChecked: the members read (memberBit),
+	// whether one came twice, and the members of ExpressionAttributeNames.
+	seen  uint16
+	dup   bool
+	names int
 }
 
 // decodeEnvelope reads body's members into in. ok false: the reader gave
@@ -39,6 +44,11 @@ type envelope struct {
 // member's value, as encoding/json returns it.
 func decodeEnvelope(body []byte, in enveloped) (ok bool, err error) {
 	e := &envelope{b: body}
+	return e.read(in)
+}
+
+// read is decodeEnvelope with e.
+func (e *envelope) read(in enveloped) (ok bool, err error) {
 	e.ws()
 	if e.peek() != '{' {
 		return false, nil
@@ -50,10 +60,12 @@ func decodeEnvelope(body []byte, in enveloped) (ok bool, err error) {
 		return e.rest(), nil
 	}
 	for {
-		name, ok := e.name()
+		name, bit, ok := e.name()
 		if !ok {
 			return false, nil
 		}
+		e.dup = e.dup || e.seen&bit != 0
+		e.seen |= bit
 		e.ws()
 		if e.peek() != ':' {
 			return false, nil
@@ -127,58 +139,74 @@ func (e *envelope) str() (string, bool) {
 	return "", false
 }
 
+// The members the reader knows, one bit each (envelope.seen).
+const (
+	bitTableName uint16 = 1 << iota
+	bitKey
+	bitItem
+	bitConsistentRead
+	bitProjectionExpression
+	bitConditionExpression
+	bitUpdateExpression
+	bitReturnValues
+	bitReturnValuesOnConditionCheckFailure
+	bitExpressionAttributeNames
+	bitExpressionAttributeValues
+	bitReturnConsumedCapacity
+)
+
 // memberName returns the member name the reader knows (those the
 // inputs' member methods take) spelled as b, as a constant string (a
-// switch: no hashing, no copy).
-func memberName(b []byte) (string, bool) {
+// switch: no hashing, no copy), and its bit.
+func memberName(b []byte) (string, uint16, bool) {
 	switch string(b) {
 	case "TableName":
-		return "TableName", true
+		return "TableName", bitTableName, true
 	case "Key":
-		return "Key", true
+		return "Key", bitKey, true
 	case "Item":
-		return "Item", true
+		return "Item", bitItem, true
 	case "ConsistentRead":
-		return "ConsistentRead", true
+		return "ConsistentRead", bitConsistentRead, true
 	case "ProjectionExpression":
-		return "ProjectionExpression", true
+		return "ProjectionExpression", bitProjectionExpression, true
 	case "ConditionExpression":
-		return "ConditionExpression", true
+		return "ConditionExpression", bitConditionExpression, true
 	case "UpdateExpression":
-		return "UpdateExpression", true
+		return "UpdateExpression", bitUpdateExpression, true
 	case "ReturnValues":
-		return "ReturnValues", true
+		return "ReturnValues", bitReturnValues, true
 	case "ReturnValuesOnConditionCheckFailure":
-		return "ReturnValuesOnConditionCheckFailure", true
+		return "ReturnValuesOnConditionCheckFailure", bitReturnValuesOnConditionCheckFailure, true
 	case "ExpressionAttributeNames":
-		return "ExpressionAttributeNames", true
+		return "ExpressionAttributeNames", bitExpressionAttributeNames, true
 	case "ExpressionAttributeValues":
-		return "ExpressionAttributeValues", true
+		return "ExpressionAttributeValues", bitExpressionAttributeValues, true
 	case "ReturnConsumedCapacity":
-		return "ReturnConsumedCapacity", true
+		return "ReturnConsumedCapacity", bitReturnConsumedCapacity, true
 	}
-	return "", false
+	return "", 0, false
 }
 
 // name reads a member name the reader knows (memberName), without
 // copying it; ok false on any other (the reader gives up, as member would).
-func (e *envelope) name() (string, bool) {
+func (e *envelope) name() (string, uint16, bool) {
 	if e.peek() != '"' {
-		return "", false
+		return "", 0, false
 	}
 	for i := e.pos + 1; i < len(e.b); i++ {
 		switch c := e.b[i]; {
 		case c == '"':
-			n, ok := memberName(e.b[e.pos+1 : i])
+			n, bit, ok := memberName(e.b[e.pos+1 : i])
 			if ok {
 				e.pos = i + 1
 			}
-			return n, ok
+			return n, bit, ok
 		case c == '\\' || c < 0x20 || c >= 0x80:
-			return "", false
+			return "", 0, false
 		}
 	}
-	return "", false
+	return "", 0, false
 }
 
 // raw returns the object at pos, as encoding/json hands it to an
@@ -270,6 +298,7 @@ func (e *envelope) setNames(p *map[string]string) (bool, error) {
 			return false, nil
 		}
 		(*p)[k] = v
+		e.names++
 		e.ws()
 		switch e.peek() {
 		case ',':
@@ -284,8 +313,16 @@ func (e *envelope) setNames(p *map[string]string) (bool, error) {
 	}
 }
 
-// setItem reads an item or key through its UnmarshalJSON.
+// setItem reads an item or key as its UnmarshalJSON does: decoded where
+// it is (DecodeAt), or, when that finds an error, through UnmarshalJSON
+// for the error's words.
 func (e *envelope) setItem(p *wire.RequestItem) (bool, error) {
+	if e.peek() == '{' {
+		if end, ok := p.DecodeAt(e.b, e.pos); ok {
+			e.pos = end
+			return true, nil
+		}
+	}
 	b, ok := e.raw()
 	if !ok {
 		return false, nil

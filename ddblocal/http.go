@@ -110,6 +110,9 @@ type request struct {
 	// into (nil: a new one); the reply's body may be its bytes, until the
 	// buffer is used again.
 	ans *bytes.Buffer
+	// text is set by front once the body is JSON whose strings are text
+	// (ddbjson.ValidText): checkUTF8 would find nothing.
+	text bool
 }
 
 // reply is an answer: its status, content type ("" sends none), the
@@ -146,7 +149,7 @@ func (s *Server) handle(ctx context.Context, reqID string, q *request, body []by
 	}
 	resp, err := s.front(q, body)
 	if err == nil {
-		resp, err = s.dispatch(ctx, target, body, q.ans)
+		resp, err = s.dispatch(ctx, target, body, q.text, q.ans)
 	}
 	if err != nil {
 		if errors.Is(err, errClientGone) || ctx.Err() != nil { // as serveKinesis: an injected latency ends so too
@@ -183,10 +186,15 @@ func responseType(header string, hasBody bool) (ct string, ok bool) {
 
 // front checks what DynamoDB checks before it reads a request's
 // parameters, in its order: a body that is JSON, a known operation, SigV4
-// authentication, a body at all.
+// authentication, a body at all. It sets q.text when the body's strings
+// are text (found in the same pass as its JSON).
 func (s *Server) front(q *request, body []byte) ([]byte, error) {
-	if len(body) > 0 && !ddbjson.Valid(body) {
-		return nil, apierr.New("SerializationException", 400, "")
+	if len(body) > 0 {
+		valid, text := ddbjson.ValidText(body)
+		if !valid {
+			return nil, apierr.New("SerializationException", 400, "")
+		}
+		q.text = text
 	}
 	if !knownTarget(q.target) {
 		return nil, unknownOp()
@@ -276,7 +284,9 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-func (s *Server) dispatch(ctx context.Context, target string, body []byte, ans *bytes.Buffer) (resp []byte, err error) {
+// dispatch serves a request front passed; text: the body's strings are
+// text (request.text).
+func (s *Server) dispatch(ctx context.Context, target string, body []byte, text bool, ans *bytes.Buffer) (resp []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("ddblocal: panic serving request", "target", target, "panic", p, "stack", string(debug.Stack()))
@@ -294,8 +304,17 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte, ans *
 		if err := s.faults.before(ctx, op, body); err != nil {
 			return nil, err
 		}
+		if read := checkedOps[op]; read != nil && text && !s.uncheckedReads {
+			out, ok, err := read(s, ctx, body)
+			if ok {
+				if err != nil {
+					return nil, err
+				}
+				return marshalAnswer(ans, out)
+			}
+		}
 		shape := reqshape.Ops[op]
-		body, err := checkRequest(ctx, shape, body)
+		body, err := checkRequest(ctx, shape, body, text)
 		if err != nil {
 			return nil, err
 		}
@@ -310,7 +329,7 @@ func (s *Server) dispatch(ctx context.Context, target string, body []byte, ans *
 		if err := s.faults.before(ctx, "DynamoDBStreams."+op, body); err != nil {
 			return nil, err
 		}
-		if _, err := checkRequest(ctx, nil, body); err != nil {
+		if _, err := checkRequest(ctx, nil, body, text); err != nil {
 			return nil, err
 		}
 		return s.streams.Handle(ctx, op, body)

@@ -33,6 +33,11 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
+	return s.getItemRead(&in)
+}
+
+// getItemRead serves a GetItem whose input is read.
+func (s *Server) getItemRead(in *getItemInput) (any, error) {
 	if err := checkExprMix([]namedParam{{"ProjectionExpression", has(in.ProjectionExpression)}},
 		[]namedParam{{"AttributesToGet", in.AttributesToGet != nil}}, in.ExpressionAttributeNames != nil, false); err != nil {
 		return nil, err
@@ -67,13 +72,16 @@ func getItem(s *Server, ctx context.Context, body []byte) (any, error) {
 			return nil, err
 		}
 	}
-	it, err := t.read(key, s.staleRead(in.ConsistentRead), s.now())
+	it, enc, err := t.readEnc(key, s.staleRead(in.ConsistentRead), s.now())
 	if err != nil {
 		return nil, err
 	}
 	out := &itemAnswer{}
 	if it != nil {
 		out.item, out.hasItem = wire.Item(proj.apply(it)), true
+		if proj == nil {
+			out.enc = enc // the answer is the whole item
+		}
 	}
 	if wantsCapacity(in.ReturnConsumedCapacity) {
 		sz := 0
@@ -153,6 +161,11 @@ func putItem(s *Server, ctx context.Context, body []byte) (any, error) {
 	if err := decode(ctx, body, &in); err != nil {
 		return nil, err
 	}
+	return s.putItemRead(&in)
+}
+
+// putItemRead serves a PutItem whose input is read.
+func (s *Server) putItemRead(in *putItemInput) (any, error) {
 	if err := checkExprMix([]namedParam{{"ConditionExpression", has(in.ConditionExpression)}},
 		[]namedParam{{"Expected", in.Expected != nil}}, in.ExpressionAttributeNames != nil, in.ExpressionAttributeValues.Set()); err != nil {
 		return nil, err

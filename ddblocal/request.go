@@ -24,10 +24,14 @@ import (
 // UTF-8, holds more members than decoding it may cost, has a member of
 // the wrong JSON type for shape, or fails its constraints; it returns the
 // body to decode (rewritten when it holds values DynamoDB converts). A
-// nil shape (an operation without one) counts members only.
-func checkRequest(ctx context.Context, shape *reqshape.Shape, body []byte) ([]byte, error) {
-	if err := checkUTF8(body); err != nil {
-		return nil, err
+// nil shape (an operation without one) counts members only. text: the
+// body's strings are known to be text (request.text), checkUTF8 is
+// skipped.
+func checkRequest(ctx context.Context, shape *reqshape.Shape, body []byte, text bool) ([]byte, error) {
+	if !text {
+		if err := checkUTF8(body); err != nil {
+			return nil, err
+		}
 	}
 	res, err := reqshape.Walk(ctx, body, shape, maxPlainMembers)
 	if err != nil {

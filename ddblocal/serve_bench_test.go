@@ -101,7 +101,7 @@ func BenchmarkRefuseHugeList(b *testing.B) {
 	b.Run("OnePass", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if _, err := checkRequest(context.Background(), reqshape.Ops["PutItem"], body); err != nil {
+			if _, err := checkRequest(context.Background(), reqshape.Ops["PutItem"], body, false); err != nil {
 				b.Fatal(err)
 			}
 		}

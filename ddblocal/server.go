@@ -168,6 +168,9 @@ type Server struct {
 	// "admitted" once it holds its request memory (before its body is
 	// read), "read" once its body is read (before it is dispatched).
 	testHook atomic.Pointer[func(stage string, r *http.Request)]
+	// uncheckedReads, set by tests before the first request, serves every
+	// request by the checking path (no checked read, checked.go).
+	uncheckedReads bool
 }
 
 // Start starts a server listening on opts.Addr and returns once it accepts

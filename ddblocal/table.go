@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/expr"
@@ -108,6 +109,33 @@ type partition struct {
 	// range key only): find's binary search reads them from one slice
 	// instead of a map look-up in every item it passes.
 	rks []abi.Value
+	// encs holds rows' answer encodings, encs[i] of rows[i]: an *itemEnc
+	// made by the first read that asks for it (encodingOf), nil until
+	// then and again once the row is replaced. Writers change the slice
+	// under the table's write lock; readers set an element atomically
+	// under its read lock.
+	encs []unsafe.Pointer
+}
+
+// itemEnc holds the DynamoDB JSON of a stored item (immutable: a write
+// stores a new item), once a read has encoded it whole: a GetItem of the
+// same item again writes it without encoding it again.
+type itemEnc struct {
+	b atomic.Pointer[[]byte]
+}
+
+// encodingOf returns the itemEnc of p.rows[i] (t.mu read-locked at least),
+// making it when there is none.
+func (p *partition) encodingOf(i int) *itemEnc {
+	slot := &p.encs[i]
+	if e := (*itemEnc)(atomic.LoadPointer(slot)); e != nil {
+		return e
+	}
+	n := new(itemEnc)
+	if atomic.CompareAndSwapPointer(slot, nil, unsafe.Pointer(n)) {
+		return n
+	}
+	return (*itemEnc)(atomic.LoadPointer(slot))
 }
 
 // table is a table: metadata and items, guarded by mu.
@@ -270,11 +298,13 @@ func (t *table) put(item abi.Item) {
 		t.size -= int64(expr.ItemSize(p.rows[i]))
 		t.indexRemove(p.rows[i])
 		p.rows[i] = item
+		p.encs[i] = nil
 		if t.key.rng != "" {
 			p.rks[i] = item[t.key.rng]
 		}
 	} else {
 		p.rows = slices.Insert(p.rows, i, item)
+		p.encs = slices.Insert(p.encs, i, nil)
 		if t.key.rng != "" {
 			p.rks = slices.Insert(p.rks, i, item[t.key.rng])
 		}
@@ -294,6 +324,7 @@ func (t *table) remove(key abi.Item) bool {
 	t.count--
 	t.indexRemove(p.rows[i])
 	p.rows = slices.Delete(p.rows, i, i+1)
+	p.encs = slices.Delete(p.encs, i, i+1)
 	if t.key.rng != "" {
 		p.rks = slices.Delete(p.rks, i, i+1)
 	}
@@ -319,6 +350,26 @@ func (t *table) read(key abi.Item, stale bool, now time.Time) (abi.Item, error) 
 		}
 	}
 	return t.get(key), nil
+}
+
+// readEnc is read, and the itemEnc of the item when it is a stored row (a
+// stale read's older item has none).
+func (t *table) readEnc(key abi.Item, stale bool, now time.Time) (abi.Item, *itemEnc, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.deleted {
+		return nil, nil, errGone
+	}
+	if stale && len(t.stale) > 0 {
+		if e, ok := t.stale[string(encodeKey(t, key))]; ok && now.Before(e.until) {
+			return e.old, nil, nil
+		}
+	}
+	p, i, ok := t.find(key)
+	if !ok {
+		return nil, nil, nil
+	}
+	return p.rows[i], p.encodingOf(i), nil
 }
 
 // staleEntry is an item's version before its last write, which eventually

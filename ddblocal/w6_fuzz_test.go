@@ -35,7 +35,7 @@ func decodeBody(op string, body []byte, v any) error {
 		return nil // refused by ServeHTTP before anything is decoded
 	}
 	shape := reqshape.Ops[op]
-	body, err := checkRequest(context.Background(), shape, body)
+	body, err := checkRequest(context.Background(), shape, body, false)
 	if err != nil {
 		return err
 	}

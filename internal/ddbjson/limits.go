@@ -58,6 +58,21 @@ func DecodeItemLimits(b []byte, lim Limits) (abi.Item, error) {
 	return it, nil
 }
 
+// DecodeItemAt decodes the JSON object of attribute values at b[pos:]
+// (b is valid JSON, the object one of its values) as DecodeItemLimits
+// decodes that object alone, and returns where it ends: no scan for its
+// end first. Any error is returned as decoding met it, not as
+// DecodeItemLimits would word it: a caller that needs its words decodes
+// the object with DecodeItemLimits instead.
+func DecodeItemAt(b []byte, pos int, lim Limits) (abi.Item, int, error) {
+	d := &decoder{b: b, pos: pos, lim: lim}
+	it, err := d.item(0)
+	if err != nil {
+		return nil, 0, err
+	}
+	return it, d.pos, nil
+}
+
 // DecodeValueLimits decodes one attribute value as DecodeValue does, with
 // lim's MaxValueSize and MaxDepth.
 func DecodeValueLimits(b []byte, lim Limits) (abi.Value, error) {

@@ -28,6 +28,9 @@ func TestY8_JSONCheckAsEncodingJSON(t *testing.T) {
 		if got, want := Valid(b), json.Valid(b); got != want {
 			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
 		}
+		if got, _ := ValidText(b); got != Valid(b) {
+			t.Fatalf("ValidText(%q) = %v, Valid %v", b, got, !got)
+		}
 	}
 	for _, s := range jsonValidSeeds {
 		check([]byte(s))
@@ -79,7 +82,7 @@ func BenchmarkJSONCheck(b *testing.B) {
 	for _, c := range []struct {
 		name  string
 		valid func([]byte) bool
-	}{{"encoding-json", json.Valid}, {"Valid", Valid}} {
+	}{{"encoding-json", json.Valid}, {"Valid", Valid}, {"ValidText", func(b []byte) bool { v, t := ValidText(b); return v && t }}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {

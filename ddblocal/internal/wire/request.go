@@ -73,6 +73,19 @@ func (it *RequestItem) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// DecodeAt decodes the object at b[pos:] (b valid JSON) as UnmarshalJSON
+// decodes it, without a scan for its end first, and returns where it
+// ends; ok false when it does not decode without an error (nothing is
+// set then: UnmarshalJSON on the object gives the error in its words).
+func (it *RequestItem) DecodeAt(b []byte, pos int) (end int, ok bool) {
+	out, end, err := ddbjson.DecodeItemAt(b, pos, itemLimits)
+	if err != nil {
+		return 0, false
+	}
+	*it = RequestItem{Item: out, set: true}
+	return end, true
+}
+
 // MarshalJSON encodes the item as a JSON object of DynamoDB JSON values
 // (a request item comes back in UnprocessedItems and UnprocessedKeys).
 func (it RequestItem) MarshalJSON() ([]byte, error) {
