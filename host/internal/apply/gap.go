@@ -77,7 +77,7 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[u
 	if complete {
 		for v := r.c + 1; v <= r.max; v++ {
 			if !mine[v] {
-				r.other[v] = true
+				r.addOther(v)
 			}
 		}
 		return g, nil
@@ -97,7 +97,7 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[u
 		if g.mine[ev.Version] {
 			r.fold = append(r.fold, ev)
 		} else {
-			r.other[ev.Version] = true
+			r.addOther(ev.Version)
 		}
 	}
 	return g, nil
@@ -148,4 +148,13 @@ func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present, mine 
 		}
 	}
 	return g, nil
+}
+
+// addOther records that version v of r's instance addresses another row
+// or none.
+func (r *run) addOther(v uint64) {
+	if r.other == nil {
+		r.other = map[uint64]bool{}
+	}
+	r.other[v] = true
 }

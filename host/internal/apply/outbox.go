@@ -174,7 +174,7 @@ func effects(w *rowWork, runs []*run, f *folded) []effect {
 		if r.failed != nil {
 			continue
 		}
-		for i, d := range f.decided[r.id] {
+		for i, d := range r.decided {
 			if d.Outcome != abi.Applied || i >= len(r.fold) || w.silentEffect(r.id, r.fold[i]) {
 				continue
 			}

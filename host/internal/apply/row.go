@@ -15,16 +15,20 @@ type run struct {
 	id      instanceID
 	src     Source
 	srcIdx  int
-	c       uint64      // the checkpoint read (0: none)
-	batch   []abi.Event // the batch's events of this row, sorted, de-duplicated
-	already []abi.Event // batch events at or below c
-	fold    []abi.Event // events above c to fold, in version order
-	max     uint64      // the highest version considered
-	other   map[uint64]bool
-	older   []abi.Event // latest mode: events not tried yet, ascending; the next to try is the last
+	c       uint64          // the checkpoint read (0: none)
+	batch   []abi.Event     // the batch's events of this row, sorted, de-duplicated
+	already []abi.Event     // batch events at or below c
+	fold    []abi.Event     // events above c to fold, in version order
+	max     uint64          // the highest version considered
+	other   map[uint64]bool // made by the first addOther (most rows have none)
+	older   []abi.Event     // latest mode: events not tried yet, ascending; the next to try is the last
 	failed  error
 	slot    int  // where the instance's checkpoint is kept: slotField, slotMap or slotNone
 	adopts  bool // the slot is an unowned field this instance may adopt, if it writes first
+	// What the last fold of the runs decided (fold):
+	decided []abi.Decision // parallel to fold
+	after   uint64         // the checkpoint after the fold
+	moved   bool           // an event was applied or rejected: the checkpoint is written
 }
 
 // applyRow runs the per-row step with its lost-race retries.
@@ -131,8 +135,8 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 		o.Revision = row.nextRevision(e.p.Revision)
 	}
 	for i, r := range runs {
-		if f.moved[r.id] {
-			o.Instances[i].Version = f.checkpoint[r.id]
+		if r.moved {
+			o.Instances[i].Version = r.after
 		}
 	}
 	return o, false
@@ -144,7 +148,7 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead, pl *placement) ([]*run, error) {
 	var runs []*run
 	for id, ins := range w.instances {
-		r := &run{id: id, other: map[uint64]bool{}}
+		r := &run{id: id}
 		for i, s := range e.p.Sources {
 			if s.Name == id.source {
 				r.src, r.srcIdx = s, i
