@@ -10,11 +10,15 @@ import (
 )
 
 // gapRead is a gap-fill read kept across a row's lost-race retries: the
-// events of (after, to] and which of them fold into this row.
+// events of (after, to] and which of them fold into this row. The event
+// store is read only up to the last version the batch lacks: above it the
+// batch brings every version, this row's events (in events) and the
+// versions of other rows or none (in others).
 type gapRead struct {
 	after, to uint64
 	events    []abi.Event
 	mine      map[uint64]bool
+	others    []uint64
 }
 
 // fillAllGaps fills the gaps of a row's runs (fillGaps), the event store
@@ -100,27 +104,48 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[u
 			r.addOther(ev.Version)
 		}
 	}
+	for _, v := range g.others {
+		if v > r.c && v <= r.max {
+			r.addOther(v)
+		}
+	}
 	return g, nil
 }
 
-// readGap reads (c, max] from the event store and keys the events the
-// batch did not bring.
+// readGap reads (c, hi] from the event store, hi the last version of
+// (c, max] the batch lacks, and keys the events the batch did not bring;
+// the versions above hi are the batch's (r.fold holds this row's, sorted).
 func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present, mine map[uint64]bool) (*gapRead, error) {
-	evs, err := e.events.ReadFrom(ctx, r.src.Stream, r.id.streamID, r.c, r.max)
+	hi := r.max
+	for hi > r.c && present[hi] {
+		hi--
+	}
+	evs, err := e.events.ReadFrom(ctx, r.src.Stream, r.id.streamID, r.c, hi)
 	if err != nil {
-		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: %w", r.src.Stream, r.id.streamID, r.c+1, r.max, err)
+		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: %w", r.src.Stream, r.id.streamID, r.c+1, hi, err)
 	}
 	want := r.c + 1
 	for _, ev := range evs {
 		if ev.Version != want {
-			return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store returned version %d where %d was expected; an append commits versions contiguously, so the event store's items or layout are not what this host expects", r.src.Stream, r.id.streamID, r.c+1, r.max, ev.Version, want)
+			return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store returned version %d where %d was expected; an append commits versions contiguously, so the event store's items or layout are not what this host expects", r.src.Stream, r.id.streamID, r.c+1, hi, ev.Version, want)
 		}
 		want++
 	}
-	if want != r.max+1 {
-		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store holds only up to version %d, yet version %d was delivered; check that the projection reads the table the change feed comes from", r.src.Stream, r.id.streamID, r.c+1, r.max, want-1, r.max)
+	if want != hi+1 {
+		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store holds only up to version %d, yet version %d was delivered; check that the projection reads the table the change feed comes from", r.src.Stream, r.id.streamID, r.c+1, hi, want-1, r.max)
 	}
 	g := &gapRead{after: r.c, to: r.max, events: evs, mine: map[uint64]bool{}}
+	for _, ev := range r.fold { // the batch's events of this row above hi
+		if ev.Version > hi {
+			g.events = append(g.events, ev)
+			g.mine[ev.Version] = true
+		}
+	}
+	for v := hi + 1; v <= r.max; v++ {
+		if !mine[v] {
+			g.others = append(g.others, v)
+		}
+	}
 	var unknown []abi.Event
 	for _, ev := range evs {
 		switch {
