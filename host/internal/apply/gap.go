@@ -26,36 +26,46 @@ type gapRead struct {
 // waits for one read, not one after the other. gaps keeps each instance's
 // read across the row's retries.
 func (e *Engine) fillAllGaps(ctx context.Context, w *rowWork, runs []*run, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead) error {
+	if len(runs) == 1 { // the usual row: no slices, no goroutine
+		r := runs[0]
+		g, err := e.fillGaps(ctx, w, r, present[r.id], gaps[r.id])
+		return e.keepGap(gaps, r, g, err)
+	}
 	reads := make([]*gapRead, len(runs))
 	errs := make([]error, len(runs))
 	for i, r := range runs {
 		reads[i] = gaps[r.id]
 	}
-	if len(runs) == 1 {
-		reads[0], errs[0] = e.fillGaps(ctx, w, runs[0], present[runs[0].id], reads[0])
-	} else {
-		var wg sync.WaitGroup
-		for i, r := range runs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				reads[i], errs[i] = e.fillGaps(ctx, w, r, present[r.id], reads[i])
-			}()
-		}
-		wg.Wait()
-	}
+	var wg sync.WaitGroup
 	for i, r := range runs {
-		if errors.Is(errs[i], ErrBadEventItem) {
-			// the instance cannot fold past the item: it fails, alone
-			r.failed, r.fold = errs[i], nil
-			continue
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reads[i], errs[i] = e.fillGaps(ctx, w, r, present[r.id], reads[i])
+		}()
+	}
+	wg.Wait()
+	for i, r := range runs {
+		if err := e.keepGap(gaps, r, reads[i], errs[i]); err != nil {
+			return err
 		}
-		if errs[i] != nil {
-			return errs[i]
-		}
-		if reads[i] != nil {
-			gaps[r.id] = reads[i]
-		}
+	}
+	return nil
+}
+
+// keepGap takes the result of run r's gap fill: a bad event item fails the
+// run alone, another error the row; a read is kept for the row's retries.
+func (e *Engine) keepGap(gaps map[instanceID]*gapRead, r *run, g *gapRead, err error) error {
+	if errors.Is(err, ErrBadEventItem) {
+		// the instance cannot fold past the item: it fails, alone
+		r.failed, r.fold = err, nil
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		gaps[r.id] = g
 	}
 	return nil
 }

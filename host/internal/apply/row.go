@@ -1,9 +1,11 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/dynafold/dynafold/abi"
@@ -157,12 +159,14 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 		r.batch = sortedUnique(ins)
 		runs = append(runs, r)
 	}
-	sort.Slice(runs, func(i, j int) bool {
-		if runs[i].srcIdx != runs[j].srcIdx {
-			return runs[i].srcIdx < runs[j].srcIdx
-		}
-		return runs[i].id.streamID < runs[j].id.streamID
-	})
+	if len(runs) > 1 {
+		sort.Slice(runs, func(i, j int) bool {
+			if runs[i].srcIdx != runs[j].srcIdx {
+				return runs[i].srcIdx < runs[j].srcIdx
+			}
+			return runs[i].id.streamID < runs[j].id.streamID
+		})
+	}
 	if err := e.assign(runs, row, w.rebuild, pl); err != nil {
 		return nil, err
 	}
@@ -215,7 +219,7 @@ func sortedUnique(ins []Input) []abi.Event {
 	for _, in := range ins {
 		evs = append(evs, in.Event)
 	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Version < evs[j].Version })
+	slices.SortStableFunc(evs, func(a, b abi.Event) int { return cmp.Compare(a.Version, b.Version) })
 	out := evs[:0]
 	for i, ev := range evs {
 		if i > 0 && ev.Version == evs[i-1].Version {

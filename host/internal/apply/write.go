@@ -128,7 +128,7 @@ func (e *Engine) itemRoom(w *rowWork, f *folded) int {
 //     checkpoint alone would not tell them apart.
 func (e *Engine) writeCond(row *rowState) *store.Cond {
 	if row.stored == nil {
-		return &store.Cond{Expr: "attribute_not_exists(#k)", Names: map[string]string{"#k": e.p.KeyAttrs[0]}}
+		return e.createCond
 	}
 	c := &store.Cond{Names: make(map[string]string, 2), Values: make(map[string]abi.Value, 2)}
 	field := e.p.Checkpoint.Field
