@@ -121,6 +121,7 @@ func rttShapes() []rttShape {
 // as a previous batch would (the connections it opens are kept).
 // DYNAFOLD_RTT_LATENCY sets another latency; DYNAFOLD_RTT_CPUPROFILE, a
 // directory, gets a CPU profile of each timed batch (rttProfile);
+// DYNAFOLD_RTT_MEMPROFILE, a file, every allocation of them (rttMemProfile);
 // DYNAFOLD_RTT_DIRECT=1 serves the host from ddblocal's own server
 // (rttDirect).
 //
@@ -208,6 +209,7 @@ func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, l
 	}
 	n.Reset()
 	stopProfile := rttProfile(b, i)
+	stopMem := rttMemProfile(i)
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	start, cpu0 := time.Now(), cpuNow()
@@ -217,6 +219,7 @@ func runRTTBatch(b *testing.B, s rttShape, n *netenv.Env, h *host.Host, i int, l
 	c.took, c.cpu = time.Since(start), cpuNow()-cpu0
 	runtime.ReadMemStats(&m1)
 	c.mallocs, c.bytes = m1.Mallocs-m0.Mallocs, m1.TotalAlloc-m0.TotalAlloc
+	stopMem()
 	stopProfile()
 	n.SetLatency(0)
 	if err != nil {
@@ -253,6 +256,43 @@ func rttProfile(b *testing.B, i int) (stop func()) {
 		if err := f.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// rttMemProfile records every allocation of batch i, the timed part only,
+// when DYNAFOLD_RTT_MEMPROFILE names a file, and returns what stops the
+// recording: outside the timed batches nothing is recorded
+// (runtime.MemProfileRate 0), within them every allocation (1). The file,
+// written after each batch, is the heap profile of all the timed batches so
+// far (`go tool pprof -sample_index=alloc_objects`).
+func rttMemProfile(i int) (stop func()) {
+	file := os.Getenv("DYNAFOLD_RTT_MEMPROFILE")
+	if file == "" {
+		return func() {}
+	}
+	if i < 0 {
+		return func() {}
+	}
+	runtime.MemProfileRate = 1
+	return func() {
+		runtime.MemProfileRate = 0
+		runtime.GC() // the profile is as of the last collection
+		f, err := os.Create(file)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			panic(fmt.Sprintf("writing DYNAFOLD_RTT_MEMPROFILE: %v", err))
+		}
+	}
+}
+
+func init() {
+	if os.Getenv("DYNAFOLD_RTT_MEMPROFILE") != "" {
+		runtime.MemProfileRate = 0 // rttMemProfile records the timed batches only
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/internal/ddbjson"
@@ -48,18 +49,43 @@ const idempotencyDomain = "dynafold-effect-1"
 // the projection: one event can produce effects in several rows' outboxes,
 // and those are different effects that must not deduplicate one another.
 func (e Effect) IdempotencyKey() string {
-	var key bytes.Buffer
+	var sum [2 * sha256.Size]byte
+	return string(e.appendIdempotencyKey(sum[:0]))
+}
+
+// appendIdempotencyKey appends the effect's idempotency key to b: the row
+// key written into a pooled buffer, the netstrings after it, hashed at once.
+func (e Effect) appendIdempotencyKey(b []byte) []byte {
+	buf := keyBufs.Get().(*bytes.Buffer)
+	buf.Reset()
 	// A key of a kind with no JSON form writes what it can; the bytes are
 	// still a function of the key, which is all the digest needs.
-	_ = ddbjson.AppendItem(&key, e.Key)
-	h := sha256.New()
-	for _, f := range [...]string{
-		idempotencyDomain, e.Projection, e.Stream, e.StreamID, key.String(),
-		strconv.FormatUint(e.Version, 10), strconv.Itoa(e.Index),
-	} {
-		fmt.Fprintf(h, "%d:%s,", len(f), f)
+	_ = ddbjson.AppendItem(buf, e.Key)
+	key := buf.Bytes()
+	var d [20]byte
+	t := buf.AvailableBuffer()
+	t = netstring(t, idempotencyDomain)
+	t = netstring(t, e.Projection)
+	t = netstring(t, e.Stream)
+	t = netstring(t, e.StreamID)
+	t = netstring(t, key)
+	t = netstring(t, strconv.AppendUint(d[:0], e.Version, 10))
+	t = netstring(t, strconv.AppendInt(d[:0], int64(e.Index), 10))
+	sum := sha256.Sum256(t)
+	if buf.Cap() <= 64<<10 {
+		keyBufs.Put(buf)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.AppendEncode(b, sum[:])
+}
+
+var keyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// netstring appends s as "<length in bytes>:<s>,".
+func netstring[S string | []byte](b []byte, s S) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	b = append(b, s...)
+	return append(b, ',')
 }
 
 // describe names the effect in error messages.
@@ -99,7 +125,11 @@ func (e Effect) MarshalJSON() ([]byte, error) { return e.JSON(Plain) }
 // JSON returns the effect's JSON form in encoding enc. It fails when the row
 // key or the effect holds a value with no JSON form (a Value of no DynamoDB
 // type, or an N that is not a number).
-func (e Effect) JSON(enc Encoding) ([]byte, error) {
+func (e Effect) JSON(enc Encoding) ([]byte, error) { return e.json(enc, "") }
+
+// json is JSON with the effect's idempotency key given (a target that
+// sends it in a header too computes it once), or computed when "".
+func (e Effect) json(enc Encoding, key string) ([]byte, error) {
 	var (
 		item  func(*bytes.Buffer, abi.Item) error
 		value func(*bytes.Buffer, abi.Value) error
@@ -113,8 +143,13 @@ func (e Effect) JSON(enc Encoding) ([]byte, error) {
 		return nil, fmt.Errorf("%s: unknown encoding %d", e.describe(), int(enc))
 	}
 	var b bytes.Buffer
+	b.Grow(256)
 	b.WriteString(`{"idempotencyKey":"`)
-	b.WriteString(e.IdempotencyKey())
+	if key != "" {
+		b.WriteString(key)
+	} else {
+		b.Write(e.appendIdempotencyKey(b.AvailableBuffer()))
+	}
 	b.WriteByte('"')
 	if e.Projection != "" {
 		b.WriteString(`,"projection":`)
@@ -125,9 +160,9 @@ func (e Effect) JSON(enc Encoding) ([]byte, error) {
 	b.WriteString(`,"streamId":`)
 	ddbjson.AppendString(&b, e.StreamID)
 	b.WriteString(`,"version":`)
-	b.WriteString(strconv.FormatUint(e.Version, 10))
+	b.Write(strconv.AppendUint(b.AvailableBuffer(), e.Version, 10))
 	b.WriteString(`,"index":`)
-	b.WriteString(strconv.Itoa(e.Index))
+	b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(e.Index), 10))
 	b.WriteString(`,"key":`)
 	if err := item(&b, e.Key); err != nil {
 		return nil, fmt.Errorf("%s: row key has no JSON form: %w", e.describe(), err)

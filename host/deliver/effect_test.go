@@ -7,12 +7,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 )
 
 // sample is an effect as the host hands one to a target.
@@ -150,4 +154,40 @@ func TestO2_IdempotencyKeyRecipe(t *testing.T) {
 	sum := sha256.Sum256([]byte(text))
 	assert.Equal(t, hex.EncodeToString(sum[:]), e.IdempotencyKey())
 	assert.Equal(t, "92fafc69dc016bffbbca32577e2b03c977241f21a3443265d760de40af104068", e.IdempotencyKey())
+}
+
+// TestO2_IdempotencyKeyIsTheRecipesForAnyEffect computes keys of varied
+// effects (multi-byte texts, no projection, binary and number keys, a
+// nested key, long ids, large and negative indexes) as the recipe says,
+// with fmt's netstrings, and compares: the key written into one buffer is
+// the same, and so is the one JSON writes.
+func TestO2_IdempotencyKeyIsTheRecipesForAnyEffect(t *testing.T) {
+	recipe := func(e Effect) string {
+		var key bytes.Buffer
+		_ = ddbjson.AppendItem(&key, e.Key)
+		h := sha256.New()
+		for _, f := range []string{"dynafold-effect-1", e.Projection, e.Stream, e.StreamID, key.String(),
+			strconv.FormatUint(e.Version, 10), strconv.Itoa(e.Index)} {
+			fmt.Fprintf(h, "%d:%s,", len(f), f)
+		}
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	long := strings.Repeat("ø", 3000)
+	effects := []Effect{
+		{},
+		{Projection: "ledger", Stream: "Acct", StreamID: "a#1", Version: 1, Index: 0, Key: abi.Item{"pk": abi.S("A#1"), "sk": abi.N("10")}},
+		{Projection: "π", Stream: "Ordre", StreamID: "ø-1", Version: 1<<64 - 1, Index: 1 << 40, Key: abi.Item{"pk": abi.B([]byte{0, 1, 2})}},
+		{Stream: "S", StreamID: long, Version: 7, Index: -3, Key: abi.Item{"pk": abi.S(long)}},
+		{Stream: "S", StreamID: "x", Version: 2, Key: abi.Item{"pk": abi.M(abi.Item{"a": abi.L(abi.N("1"), abi.Bool(true))})}},
+	}
+	for i, e := range effects {
+		e.Value = abi.M(abi.Item{"n": abi.N("1")})
+		want := recipe(e)
+		assert.Equal(t, want, e.IdempotencyKey(), "effect %d", i)
+		b, err := e.JSON(DynamoDBJSON)
+		require.NoError(t, err)
+		var got struct{ IdempotencyKey string }
+		require.NoError(t, json.Unmarshal(b, &got))
+		assert.Equal(t, want, got.IdempotencyKey, "effect %d's JSON", i)
+	}
 }

@@ -67,11 +67,11 @@ func NewSQS(client SQSAPI, queueURL string, o SQSOptions) (*SQS, error) {
 
 // Deliver sends e; see SQS.
 func (q *SQS) Deliver(ctx context.Context, e Effect) error {
-	body, err := e.JSON(q.opts.Encoding)
+	ik := e.IdempotencyKey()
+	body, err := e.json(q.opts.Encoding, ik)
 	if err != nil {
 		return newError("sqs", q.queueURL, e, true, err)
 	}
-	ik := e.IdempotencyKey()
 	attrs := map[string]types.MessageAttributeValue{
 		"version":        {DataType: aws.String("Number"), StringValue: aws.String(strconv.FormatUint(e.Version, 10))},
 		"index":          {DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(e.Index))},

@@ -88,7 +88,8 @@ func (w *Webhook) URL() string { return w.url }
 
 // Deliver posts e and reports the answer; see Webhook.
 func (w *Webhook) Deliver(ctx context.Context, e Effect) error {
-	body, err := e.JSON(w.opts.Encoding)
+	ik := e.IdempotencyKey()
+	body, err := e.json(w.opts.Encoding, ik)
 	if err != nil {
 		return newError("webhook", w.url, e, true, err)
 	}
@@ -107,7 +108,7 @@ func (w *Webhook) Deliver(ctx context.Context, e Effect) error {
 		}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", e.IdempotencyKey())
+	req.Header.Set("Idempotency-Key", ik)
 	resp, err := w.client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && w.opts.Timeout > 0 {

@@ -3,6 +3,8 @@ package apply_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -308,4 +310,47 @@ func TestP12_SideEffectContractAppliedOnceInOrderAlreadyAppliedForRepublish(t *t
 	require.NoError(t, second.Err)
 	assert.Equal(t, "4", versions(second.Applied()), "applied is at most once across calls")
 	assert.Equal(t, "1,2", versions(second.Instances[0].AlreadyApplied), "alreadyApplied lists the batch's events the row had, for at-least-once republishing")
+}
+
+// rangeReader is the event store's reader recording the ranges read.
+type rangeReader struct {
+	reader
+	mu     sync.Mutex
+	ranges []string
+}
+
+func (r *rangeReader) ReadFrom(ctx context.Context, stream, streamID string, after, to uint64) ([]abi.Event, error) {
+	r.mu.Lock()
+	r.ranges = append(r.ranges, fmt.Sprintf("%s(%d,%d]", streamID, after, to))
+	r.mu.Unlock()
+	return r.reader.ReadFrom(ctx, stream, streamID, after, to)
+}
+
+// TestP7_GapFillReadsUpToTheLastVersionTheBatchLacks: above the last
+// version the batch lacks, the batch brings every version (this row's
+// events, another row's, one of no row), so the gap read stops there; the
+// row folds the events read and the batch's, and its checkpoint passes the
+// other rows' versions as before.
+func TestP7_GapFillReadsUpToTheLastVersionTheBatchLacks(t *testing.T) {
+	f := newFixture(t)
+	rr := &rangeReader{reader: reader{f}}
+	p := apply.Projection{
+		Name: "ledger", Table: f.table, KeyAttrs: []string{"pk", "sk"},
+		Sources:    []apply.Source{{Name: testlogic.Stream, Stream: testlogic.Stream}},
+		Checkpoint: apply.Checkpoint{Field: "version"}, Logic: f.logic,
+	}
+	e, err := apply.New(p, f.db, rr)
+	require.NoError(t, err)
+	evs := f.append(t, "a", "Add:1", "Add:2", "Add:3", "Add:4@b", "Add:5", "Add:6@", "Add:7", "Add:8")
+
+	res := e.ApplyBatch(ctx, inputs(evs[1], evs[3], evs[4], evs[5], evs[6], evs[7]))
+
+	for _, o := range res.Rows {
+		require.NoError(t, o.Err)
+	}
+	assert.Equal(t, "1,2,3,5,7,8", attr(f.row(t, "a"), "log"), "the events read (1, 3) and the batch's (2, 5, 7, 8)")
+	assert.Equal(t, "4", attr(f.row(t, "b"), "log"))
+	assert.Equal(t, "8", attr(f.row(t, "a"), "version"), "past 4 (row b) and 6 (no row)")
+	assert.Equal(t, "4", attr(f.row(t, "b"), "version"))
+	assert.ElementsMatch(t, []string{"a(0,3]", "a(0,3]"}, rr.ranges, "each row reads up to version 3, the last the batch lacks, not to its last version")
 }

@@ -304,6 +304,9 @@ type Engine struct {
 	db     store.DB
 	events EventReader
 	plugin string
+	// createCond is the condition of a write that creates a row
+	// (writeCond), one for every such write: conditions are only read.
+	createCond *store.Cond
 }
 
 // New returns an engine for projection p, reading rows through db and gap
@@ -314,7 +317,8 @@ func New(p Projection, db store.DB, events EventReader) (*Engine, error) {
 		return nil, err
 	}
 	d := p.Logic.Describe()
-	return &Engine{p: p, scal: p.scalars(), db: db, events: events, plugin: d.Name + "@" + d.Version}, nil
+	return &Engine{p: p, scal: p.scalars(), db: db, events: events, plugin: d.Name + "@" + d.Version,
+		createCond: &store.Cond{Expr: "attribute_not_exists(#k)", Names: map[string]string{"#k": p.KeyAttrs[0]}}}, nil
 }
 
 // Projection returns the engine's configuration (with defaults applied).

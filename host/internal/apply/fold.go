@@ -9,15 +9,16 @@ import (
 )
 
 // folded is the result of folding a row's runs.
+//
+// What the fold decided for each run is kept on the run (run.decided,
+// run.after, run.moved), set anew by each fold of the runs: no map per row
+// keyed by instance.
 type folded struct {
 	resp       *abi.EvolveResponse
-	decided    map[instanceID][]abi.Decision // per run, parallel to run.fold
-	write      bool                          // something was applied or rejected
-	checkpoint map[instanceID]uint64         // per run, after the fold
-	moved      map[instanceID]bool           // the run applied or rejected an event: its checkpoint is written
-	by         string                        // "name@version" of the plugin version that computed resp
-	removedAny bool                          // an event of the run removed the row (a later one may have started it again)
-	last       abi.Event                     // the last event applied, in fold order: the one that made the item
+	write      bool      // something was applied or rejected
+	by         string    // "name@version" of the plugin version that computed resp
+	removedAny bool      // an event of the run removed the row (a later one may have started it again)
+	last       abi.Event // the last event applied, in fold order: the one that made the item
 }
 
 // fold calls evolve once for the row's runs, in fold order: sources in
@@ -48,9 +49,9 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		if len(runs) == 1 {
 			req.StreamID = runs[0].id.streamID
 		}
-		f := &folded{decided: map[instanceID][]abi.Decision{}, checkpoint: map[instanceID]uint64{}, moved: map[instanceID]bool{}}
+		f := &folded{}
 		for _, r := range runs {
-			f.checkpoint[r.id] = r.c
+			r.decided, r.after, r.moved = r.decided[:0], r.c, false
 		}
 		if len(req.Events) == 0 {
 			return f, nil
@@ -74,7 +75,7 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		f.resp, f.by = resp, by
 		for i, d := range resp.Decisions {
 			r := owner[i]
-			f.decided[r.id] = append(f.decided[r.id], d)
+			r.decided = append(r.decided, d)
 			if d.Remove && d.Outcome != abi.Applied {
 				return nil, fmt.Errorf("plugin %s: evolve decision %d (%s v%d) removes the row but is %s; removeRow is an applied decision", e.plugin, i, req.Events[i].Event.Stream, req.Events[i].Event.Version, d.Outcome)
 			}
@@ -105,22 +106,22 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 			// of other rows right after it, up to the instance's next own
 			// event: a skipped one, decided again later.
 			c := r.c
-			ds := f.decided[r.id]
+			ds := r.decided
 			for i, ev := range r.fold {
 				switch ds[i].Outcome {
 				case abi.Applied:
 					anyApplied = true
-					f.write, f.moved[r.id] = true, true
+					f.write, r.moved = true, true
 					c = max(c, ev.Version)
 				case abi.Rejected:
-					f.write, f.moved[r.id] = true, true
+					f.write, r.moved = true, true
 					c = max(c, ev.Version)
 				}
 			}
 			for c < r.max && r.other[c+1] {
 				c++
 			}
-			f.checkpoint[r.id] = c
+			r.after = c
 		}
 		// Rejected events alone never create a row.
 		if resp.State == nil && !anyApplied {
@@ -199,7 +200,7 @@ func (f *folded) instance(r *run) Instance {
 		return in
 	}
 	in.Superseded = r.older
-	for i, d := range f.decided[r.id] {
+	for i, d := range r.decided {
 		ev := r.fold[i]
 		switch d.Outcome {
 		case abi.Applied:

@@ -10,11 +10,15 @@ import (
 )
 
 // gapRead is a gap-fill read kept across a row's lost-race retries: the
-// events of (after, to] and which of them fold into this row.
+// events of (after, to] and which of them fold into this row. The event
+// store is read only up to the last version the batch lacks: above it the
+// batch brings every version, this row's events (in events) and the
+// versions of other rows or none (in others).
 type gapRead struct {
 	after, to uint64
 	events    []abi.Event
 	mine      map[uint64]bool
+	others    []uint64
 }
 
 // fillAllGaps fills the gaps of a row's runs (fillGaps), the event store
@@ -22,36 +26,46 @@ type gapRead struct {
 // waits for one read, not one after the other. gaps keeps each instance's
 // read across the row's retries.
 func (e *Engine) fillAllGaps(ctx context.Context, w *rowWork, runs []*run, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead) error {
+	if len(runs) == 1 { // the usual row: no slices, no goroutine
+		r := runs[0]
+		g, err := e.fillGaps(ctx, w, r, present[r.id], gaps[r.id])
+		return e.keepGap(gaps, r, g, err)
+	}
 	reads := make([]*gapRead, len(runs))
 	errs := make([]error, len(runs))
 	for i, r := range runs {
 		reads[i] = gaps[r.id]
 	}
-	if len(runs) == 1 {
-		reads[0], errs[0] = e.fillGaps(ctx, w, runs[0], present[runs[0].id], reads[0])
-	} else {
-		var wg sync.WaitGroup
-		for i, r := range runs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				reads[i], errs[i] = e.fillGaps(ctx, w, r, present[r.id], reads[i])
-			}()
-		}
-		wg.Wait()
-	}
+	var wg sync.WaitGroup
 	for i, r := range runs {
-		if errors.Is(errs[i], ErrBadEventItem) {
-			// the instance cannot fold past the item: it fails, alone
-			r.failed, r.fold = errs[i], nil
-			continue
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reads[i], errs[i] = e.fillGaps(ctx, w, r, present[r.id], reads[i])
+		}()
+	}
+	wg.Wait()
+	for i, r := range runs {
+		if err := e.keepGap(gaps, r, reads[i], errs[i]); err != nil {
+			return err
 		}
-		if errs[i] != nil {
-			return errs[i]
-		}
-		if reads[i] != nil {
-			gaps[r.id] = reads[i]
-		}
+	}
+	return nil
+}
+
+// keepGap takes the result of run r's gap fill: a bad event item fails the
+// run alone, another error the row; a read is kept for the row's retries.
+func (e *Engine) keepGap(gaps map[instanceID]*gapRead, r *run, g *gapRead, err error) error {
+	if errors.Is(err, ErrBadEventItem) {
+		// the instance cannot fold past the item: it fails, alone
+		r.failed, r.fold = err, nil
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		gaps[r.id] = g
 	}
 	return nil
 }
@@ -77,7 +91,7 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[u
 	if complete {
 		for v := r.c + 1; v <= r.max; v++ {
 			if !mine[v] {
-				r.other[v] = true
+				r.addOther(v)
 			}
 		}
 		return g, nil
@@ -97,30 +111,51 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[u
 		if g.mine[ev.Version] {
 			r.fold = append(r.fold, ev)
 		} else {
-			r.other[ev.Version] = true
+			r.addOther(ev.Version)
+		}
+	}
+	for _, v := range g.others {
+		if v > r.c && v <= r.max {
+			r.addOther(v)
 		}
 	}
 	return g, nil
 }
 
-// readGap reads (c, max] from the event store and keys the events the
-// batch did not bring.
+// readGap reads (c, hi] from the event store, hi the last version of
+// (c, max] the batch lacks, and keys the events the batch did not bring;
+// the versions above hi are the batch's (r.fold holds this row's, sorted).
 func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present, mine map[uint64]bool) (*gapRead, error) {
-	evs, err := e.events.ReadFrom(ctx, r.src.Stream, r.id.streamID, r.c, r.max)
+	hi := r.max
+	for hi > r.c && present[hi] {
+		hi--
+	}
+	evs, err := e.events.ReadFrom(ctx, r.src.Stream, r.id.streamID, r.c, hi)
 	if err != nil {
-		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: %w", r.src.Stream, r.id.streamID, r.c+1, r.max, err)
+		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: %w", r.src.Stream, r.id.streamID, r.c+1, hi, err)
 	}
 	want := r.c + 1
 	for _, ev := range evs {
 		if ev.Version != want {
-			return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store returned version %d where %d was expected; an append commits versions contiguously, so the event store's items or layout are not what this host expects", r.src.Stream, r.id.streamID, r.c+1, r.max, ev.Version, want)
+			return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store returned version %d where %d was expected; an append commits versions contiguously, so the event store's items or layout are not what this host expects", r.src.Stream, r.id.streamID, r.c+1, hi, ev.Version, want)
 		}
 		want++
 	}
-	if want != r.max+1 {
-		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store holds only up to version %d, yet version %d was delivered; check that the projection reads the table the change feed comes from", r.src.Stream, r.id.streamID, r.c+1, r.max, want-1, r.max)
+	if want != hi+1 {
+		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store holds only up to version %d, yet version %d was delivered; check that the projection reads the table the change feed comes from", r.src.Stream, r.id.streamID, r.c+1, hi, want-1, r.max)
 	}
 	g := &gapRead{after: r.c, to: r.max, events: evs, mine: map[uint64]bool{}}
+	for _, ev := range r.fold { // the batch's events of this row above hi
+		if ev.Version > hi {
+			g.events = append(g.events, ev)
+			g.mine[ev.Version] = true
+		}
+	}
+	for v := hi + 1; v <= r.max; v++ {
+		if !mine[v] {
+			g.others = append(g.others, v)
+		}
+	}
 	var unknown []abi.Event
 	for _, ev := range evs {
 		switch {
@@ -148,4 +183,13 @@ func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present, mine 
 		}
 	}
 	return g, nil
+}
+
+// addOther records that version v of r's instance addresses another row
+// or none.
+func (r *run) addOther(v uint64) {
+	if r.other == nil {
+		r.other = map[uint64]bool{}
+	}
+	r.other[v] = true
 }

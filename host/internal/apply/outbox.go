@@ -113,7 +113,25 @@ func (p Projection) OutboxLayout() (OutboxLayout, bool) {
 
 // seq is a revision and index as a sort key part that orders as numbers.
 func seq(revision int64, index int) string {
-	return fmt.Sprintf("%020d#%03d", revision, index)
+	if revision < 0 || index < 0 {
+		return fmt.Sprintf("%020d#%03d", revision, index)
+	}
+	// fmt's "%020d#%03d", without fmt: two of them a committed effect.
+	var buf [20 + 1 + 20]byte
+	b := padded(buf[:0], uint64(revision), 20)
+	b = append(b, '#')
+	b = padded(b, uint64(index), 3)
+	return string(b)
+}
+
+// padded appends v's decimal digits, zero-padded to width.
+func padded(b []byte, v uint64, width int) []byte {
+	var d [20]byte
+	ds := strconv.AppendUint(d[:0], v, 10)
+	for i := len(ds); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(b, ds...)
 }
 
 // HeadQuery returns the query of a row's oldest outbox item (its head),
@@ -174,7 +192,7 @@ func effects(w *rowWork, runs []*run, f *folded) []effect {
 		if r.failed != nil {
 			continue
 		}
-		for i, d := range f.decided[r.id] {
+		for i, d := range r.decided {
 			if d.Outcome != abi.Applied || i >= len(r.fold) || w.silentEffect(r.id, r.fold[i]) {
 				continue
 			}

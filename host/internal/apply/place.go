@@ -97,7 +97,7 @@ func (e *Engine) settle(runs []*run, f *folded, pl *placement) bool {
 	for idx := range e.scal {
 		var adopter *run
 		for _, r := range runs {
-			if r.adopts && r.srcIdx == idx && r.failed == nil && f.moved[r.id] {
+			if r.adopts && r.srcIdx == idx && r.failed == nil && r.moved {
 				adopter = r
 				break
 			}
@@ -123,7 +123,7 @@ func (e *Engine) settle(runs []*run, f *folded, pl *placement) bool {
 		}
 	}
 	for _, r := range runs {
-		if r.slot != slotNone || r.failed != nil || !f.moved[r.id] {
+		if r.slot != slotNone || r.failed != nil || !r.moved {
 			continue
 		}
 		sc := e.scal[r.srcIdx]

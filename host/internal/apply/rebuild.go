@@ -49,8 +49,8 @@ func (e *Engine) settleRebuild(w *rowWork, row *rowState, runs []*run, f *folded
 		return nil
 	}
 	for _, r := range runs {
-		c := max(f.checkpoint[r.id], w.repair.bounds[r.id].c)
-		f.checkpoint[r.id], f.moved[r.id] = c, c > 0
+		c := max(r.after, w.repair.bounds[r.id].c)
+		r.after, r.moved = c, c > 0
 	}
 	return nil
 }

@@ -1,9 +1,11 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/dynafold/dynafold/abi"
@@ -15,16 +17,20 @@ type run struct {
 	id      instanceID
 	src     Source
 	srcIdx  int
-	c       uint64      // the checkpoint read (0: none)
-	batch   []abi.Event // the batch's events of this row, sorted, de-duplicated
-	already []abi.Event // batch events at or below c
-	fold    []abi.Event // events above c to fold, in version order
-	max     uint64      // the highest version considered
-	other   map[uint64]bool
-	older   []abi.Event // latest mode: events not tried yet, ascending; the next to try is the last
+	c       uint64          // the checkpoint read (0: none)
+	batch   []abi.Event     // the batch's events of this row, sorted, de-duplicated
+	already []abi.Event     // batch events at or below c
+	fold    []abi.Event     // events above c to fold, in version order
+	max     uint64          // the highest version considered
+	other   map[uint64]bool // made by the first addOther (most rows have none)
+	older   []abi.Event     // latest mode: events not tried yet, ascending; the next to try is the last
 	failed  error
 	slot    int  // where the instance's checkpoint is kept: slotField, slotMap or slotNone
 	adopts  bool // the slot is an unowned field this instance may adopt, if it writes first
+	// What the last fold of the runs decided (fold):
+	decided []abi.Decision // parallel to fold
+	after   uint64         // the checkpoint after the fold
+	moved   bool           // an event was applied or rejected: the checkpoint is written
 }
 
 // applyRow runs the per-row step with its lost-race retries.
@@ -131,8 +137,8 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 		o.Revision = row.nextRevision(e.p.Revision)
 	}
 	for i, r := range runs {
-		if f.moved[r.id] {
-			o.Instances[i].Version = f.checkpoint[r.id]
+		if r.moved {
+			o.Instances[i].Version = r.after
 		}
 	}
 	return o, false
@@ -144,7 +150,7 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead, pl *placement) ([]*run, error) {
 	var runs []*run
 	for id, ins := range w.instances {
-		r := &run{id: id, other: map[uint64]bool{}}
+		r := &run{id: id}
 		for i, s := range e.p.Sources {
 			if s.Name == id.source {
 				r.src, r.srcIdx = s, i
@@ -153,12 +159,14 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 		r.batch = sortedUnique(ins)
 		runs = append(runs, r)
 	}
-	sort.Slice(runs, func(i, j int) bool {
-		if runs[i].srcIdx != runs[j].srcIdx {
-			return runs[i].srcIdx < runs[j].srcIdx
-		}
-		return runs[i].id.streamID < runs[j].id.streamID
-	})
+	if len(runs) > 1 {
+		sort.Slice(runs, func(i, j int) bool {
+			if runs[i].srcIdx != runs[j].srcIdx {
+				return runs[i].srcIdx < runs[j].srcIdx
+			}
+			return runs[i].id.streamID < runs[j].id.streamID
+		})
+	}
 	if err := e.assign(runs, row, w.rebuild, pl); err != nil {
 		return nil, err
 	}
@@ -211,7 +219,7 @@ func sortedUnique(ins []Input) []abi.Event {
 	for _, in := range ins {
 		evs = append(evs, in.Event)
 	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Version < evs[j].Version })
+	slices.SortStableFunc(evs, func(a, b abi.Event) int { return cmp.Compare(a.Version, b.Version) })
 	out := evs[:0]
 	for i, ev := range evs {
 		if i > 0 && ev.Version == evs[i-1].Version {

@@ -21,7 +21,7 @@ import (
 // tombstone) in one transaction (put).
 func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*run, f *folded) (abi.Item, error) {
 	removed := f.resp.Removed
-	it := make(abi.Item, len(f.resp.Item)+len(w.key)+4)
+	it := make(abi.Item, e.itemRoom(w, f))
 	if !removed {
 		for k, v := range f.resp.Item {
 			if !v.IsZero() {
@@ -71,6 +71,49 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 	return it, err
 }
 
+// itemRoom is the number of attributes write may put in the row's item:
+// the plugin's, and of the key, checkpoints, revision and the other fields
+// the engine sets those the plugin's item lacks. The map is made that
+// large: a map of up to 8 entries is one group of slots, and one made for
+// more is a table of two or more (each 1,280 bytes with abi.Value's size),
+// so a hint of every field the engine could add, counted twice when the
+// plugin's item has it too, made most rows' maps twice the size they need.
+func (e *Engine) itemRoom(w *rowWork, f *folded) int {
+	removed := f.resp.Removed
+	n := 0
+	if !removed {
+		n = len(f.resp.Item)
+	}
+	add := func(name string) {
+		if name == "" {
+			return
+		}
+		if !removed {
+			if _, ok := f.resp.Item[name]; ok {
+				return
+			}
+		}
+		n++
+	}
+	for k := range w.key {
+		add(k)
+	}
+	for _, sc := range e.scal {
+		add(sc.Field)
+		add(sc.InstanceField)
+	}
+	add(e.p.Checkpoint.Map)
+	if r := e.p.Revision; r != nil {
+		add(r.Field)
+	}
+	if removed {
+		return n + 2 // the marker and the TTL
+	}
+	add(e.p.CreatedAt)
+	add(e.p.WrittenBy)
+	return n
+}
+
 // writeCond is the condition of the row's write: that the table holds
 // what was read.
 //
@@ -84,13 +127,10 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 //     be there too: a row created over it carries its checkpoints, so the
 //     checkpoint alone would not tell them apart.
 func (e *Engine) writeCond(row *rowState) *store.Cond {
-	c := &store.Cond{Names: map[string]string{}, Values: map[string]abi.Value{}}
 	if row.stored == nil {
-		c.Expr = "attribute_not_exists(#k)"
-		c.Names["#k"] = e.p.KeyAttrs[0]
-		c.Values = nil
-		return c
+		return e.createCond
 	}
+	c := &store.Cond{Names: make(map[string]string, 2), Values: make(map[string]abi.Value, 2)}
 	field := e.p.Checkpoint.Field
 	if r := e.p.Revision; r != nil {
 		field = r.Field
@@ -151,10 +191,10 @@ func (e *Engine) setCheckpoints(it abi.Item, w *rowWork, row *rowState, runs []*
 		}
 	}
 	for _, r := range runs {
-		if r.failed != nil || !f.moved[r.id] {
+		if r.failed != nil || !r.moved {
 			continue
 		}
-		c := f.checkpoint[r.id]
+		c := r.after
 		if sc := e.scal[r.srcIdx]; r.slot == slotField {
 			it[sc.Field] = abi.N(strconv.FormatInt(int64(c)+sc.Offset, 10))
 			if sc.InstanceField != "" {

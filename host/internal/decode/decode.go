@@ -153,8 +153,12 @@ func (r Result) Reported() []DecodeFailure {
 // Decode decodes records of the standard shape.
 func Decode(records []Record, opts Options) Result {
 	var res Result
+	res.Events = make([]Event, 0, len(records)) // at most one a record: no growth
 	for i := range records {
 		decodeOne(&res, i, records[i], opts)
+	}
+	if len(res.Events) == 0 {
+		res.Events = nil
 	}
 	return res
 }
@@ -164,8 +168,12 @@ func Decode(records []Record, opts Options) Result {
 // other shape.
 func DecodeRaw(records []any, opts Options) Result {
 	var res Result
+	res.Events = make([]Event, 0, len(records))
 	for i, raw := range records {
 		decodeOne(&res, i, raw, opts)
+	}
+	if len(res.Events) == 0 {
+		res.Events = nil
 	}
 	return res
 }

@@ -227,6 +227,9 @@ func (s *Store) ReadFrom(ctx context.Context, stream Stream, streamID string, af
 		if err != nil {
 			return nil, fmt.Errorf("eventstore: read %s %q after %d: %w", stream.Name, streamID, afterVersion, err)
 		}
+		if out == nil && page.LastKey == nil && len(page.Items) > 0 {
+			out = make([]abi.Event, 0, len(page.Items)) // the one page: no growth
+		}
 		for _, it := range page.Items {
 			e, err := s.layout.decodeEvent(stream, it, true, pre)
 			if err != nil {

@@ -66,9 +66,7 @@ func (d *Drainer) Deliver(ctx context.Context, c apply.Committed, target deliver
 			return rep, errors.Join(append(errs, err)...)
 		}
 		rep.Delivered = append(rep.Delivered, fx)
-		wg.Add(1)
-		go func(key abi.Item) {
-			defer wg.Done()
+		del := func(key abi.Item) {
 			waited, err := d.deleteDelivered(ctx, key, c.Key)
 			mu.Lock()
 			defer mu.Unlock()
@@ -76,6 +74,17 @@ func (d *Drainer) Deliver(ctx context.Context, c apply.Committed, target deliver
 			if err != nil {
 				errs = append(errs, err)
 			}
+		}
+		if i == len(c.Items)-1 {
+			// The last item's delete overlaps nothing: it runs here (the
+			// wait below would wait for it), without a goroutine of its own.
+			del(itemKey(it, d.Layout.KeyAttrs))
+			continue
+		}
+		wg.Add(1)
+		go func(key abi.Item) {
+			defer wg.Done()
+			del(key)
 		}(itemKey(it, d.Layout.KeyAttrs))
 	}
 	wg.Wait()

@@ -18,6 +18,7 @@ type Event = apply.Input
 type Table struct {
 	byStream    map[string][]string
 	sideEffects map[string]bool
+	one         bool // a single projection reads every stream routed
 }
 
 // New returns a routing table. projections maps a projection's name to the
@@ -38,6 +39,7 @@ func New(projections map[string][]string, sideEffects []string) *Table {
 	for _, s := range sideEffects {
 		t.sideEffects[s] = true
 	}
+	t.one = len(projections) == 1
 	return t
 }
 
@@ -54,7 +56,12 @@ func (t *Table) Route(events []Event) Routed {
 	r := Routed{ByProjection: map[string][]Event{}}
 	for _, ev := range events {
 		for _, p := range t.byStream[ev.Event.Stream] {
-			r.ByProjection[p] = append(r.ByProjection[p], ev)
+			evs := r.ByProjection[p]
+			if evs == nil && t.one {
+				// The one projection gets at most every event: no growth.
+				evs = make([]Event, 0, len(events))
+			}
+			r.ByProjection[p] = append(evs, ev)
 		}
 		if t.sideEffects[ev.Event.Stream] {
 			r.Unrouted = append(r.Unrouted, ev)

@@ -100,7 +100,10 @@ func (d *DB) wirePutItem(ctx context.Context, p store.Put) error {
 		e.put(p)
 		return nil
 	}, nil)
-	return finish("PutItem on "+p.Table, err)
+	if err != nil { // the operation's name made only for an error
+		return finish("PutItem on "+p.Table, err)
+	}
+	return nil
 }
 
 func (d *DB) wireUpdateItem(ctx context.Context, u store.Update) (abi.Item, error) {
@@ -125,7 +128,10 @@ func (d *DB) wireDeleteItem(ctx context.Context, del store.Delete) error {
 		e.delete(del)
 		return nil
 	}, nil)
-	return finish("DeleteItem on "+del.Table, err)
+	if err != nil {
+		return finish("DeleteItem on "+del.Table, err)
+	}
+	return nil
 }
 
 func (d *DB) wireTransactWriteItems(ctx context.Context, writes []store.Write) error {
