@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 )
 
 // checkUTF8 refuses a request body holding a string that is not valid
@@ -47,14 +48,14 @@ func checkUTF8(body []byte) error {
 				i++
 				continue
 			}
-			r, ok := hex4(body, i+2)
+			r, ok := ddbjson.HexRune(body, i+2)
 			if !ok {
 				return nil // invalid JSON: the decoder reports it
 			}
 			switch {
 			case r >= 0xD800 && r < 0xDC00:
 				if i+7 < len(body) && body[i+6] == '\\' && body[i+7] == 'u' {
-					if lo, ok := hex4(body, i+8); ok && lo >= 0xDC00 && lo < 0xE000 {
+					if lo, ok := ddbjson.HexRune(body, i+8); ok && lo >= 0xDC00 && lo < 0xE000 {
 						i += 11
 						continue
 					}
@@ -67,27 +68,6 @@ func checkUTF8(body []byte) error {
 		}
 	}
 	return nil
-}
-
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[at : at+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 func invalidUTF8(off int, what string) error {

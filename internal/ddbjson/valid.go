@@ -180,7 +180,7 @@ func strEndText(b []byte, i int) (end int, text bool) {
 			switch b[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				r, ok := hexRune(b, i+1)
+				r, ok := HexRune(b, i+1)
 				if !ok {
 					return -1, text
 				}
@@ -188,7 +188,7 @@ func strEndText(b []byte, i int) (end int, text bool) {
 				switch {
 				case r >= 0xD800 && r < 0xDC00:
 					if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-						if lo, ok := hexRune(b, i+3); ok && lo >= 0xDC00 && lo < 0xE000 {
+						if lo, ok := HexRune(b, i+3); ok && lo >= 0xDC00 && lo < 0xE000 {
 							i += 6
 							continue
 						}
@@ -214,8 +214,9 @@ func strEndText(b []byte, i int) (end int, text bool) {
 	return -1, text
 }
 
-// hexRune reads the four hex digits at i (after a \u).
-func hexRune(b []byte, i int) (rune, bool) {
+// HexRune reads the four hex digits of a \u escape at i (after the \u):
+// the UTF-16 code unit, and false when they are not four hex digits.
+func HexRune(b []byte, i int) (rune, bool) {
 	if i+4 > len(b) {
 		return 0, false
 	}
