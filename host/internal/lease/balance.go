@@ -92,7 +92,8 @@ type Plan struct {
 
 // Balance decides which of the available leases worker me takes this
 // round. Its fair share is ceil(available / workers), counting the
-// workers that hold a live lease or asked for one, and itself. It first
+// workers that hold a live lease or asked for one that has not expired,
+// and itself. It first
 // takes the leases handed over to it (all of them, even past its share),
 // then unowned and expired ones, up to its share. Still below it, it asks for leases (Plan.Steal), one at a
 // time from whichever worker then holds the most, as long as that worker
@@ -107,7 +108,11 @@ func Balance(available []Lease, me string, expired func(Lease) bool) Plan {
 	var free []Lease
 	asked := 0 // leases me asked for that their owners still hold
 	for _, l := range available {
-		if l.StealBy != "" {
+		if l.StealBy != "" && !expired(l) {
+			// a request still in play: its worker counts; an expired
+			// one may be a worker's that died after asking (a lease
+			// handed over to it and never taken), which must not keep
+			// the others below the share of the whole stream
 			workers[l.StealBy] = true
 		}
 		switch {

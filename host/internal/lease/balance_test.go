@@ -89,3 +89,21 @@ func TestC5_BalanceTakesItsShareThenAsksTheBusiestWhileItHoldsTwoMore(t *testing
 	p = Balance([]Lease{handed}, "me", func(Lease) bool { return true })
 	assert.Equal(t, []string{"h"}, keys(p.Take), "expired: anyone's")
 }
+
+// A worker that asked for a lease and died before taking it: the lease
+// was handed over to it, its own leases expire, and nobody renews either.
+// The survivor's share is then the whole stream's, not half of it.
+func TestK2_AWorkerThatDiedAfterAskingForALeaseIsNotCountedInTheShare(t *testing.T) {
+	ls := []Lease{
+		{Key: "s0", Owner: "b"},
+		{Key: "s1", Owner: "b"},
+		{Key: "s2", Owner: "a"},              // a's, expired
+		{Key: "s3", Owner: "", StealBy: "a"}, // handed over to a, never taken, expired
+	}
+	dead := func(l Lease) bool { return l.Owner == "a" || l.StealBy == "a" }
+	p := Balance(ls, "b", dead)
+	assert.ElementsMatch(t, []string{"s2", "s3"}, keys(p.Take), "the survivor takes the dead worker's leases")
+	// while the handed-over lease has not expired, its worker still counts
+	p = Balance(ls, "b", func(l Lease) bool { return l.Owner == "a" })
+	assert.Empty(t, p.Take, "b is at its share of two while a may still take s3")
+}
