@@ -2,6 +2,7 @@ package wal
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -19,18 +20,6 @@ func lsns(recs []record) []uint64 {
 		out = append(out, r.lsn)
 	}
 	return out
-}
-
-func equal(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestY8_ScanReadsTheCurrentRunOnly: the records past what the data file
@@ -61,7 +50,7 @@ func TestY8_ScanReadsTheCurrentRunOnly(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
-		if !equal(lsns(got), tc.want) {
+		if !slices.Equal(lsns(got), tc.want) {
 			t.Errorf("%s: records %v, want %v", tc.name, lsns(got), tc.want)
 		}
 	}
