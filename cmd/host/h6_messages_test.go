@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,12 +67,10 @@ func TestH6_AppendConflictNamesTheHead(t *testing.T) {
 	assert.Contains(t, err.Error(), `--expect "-1": want a version, 0 or more`)
 }
 
-// closedEndpoint returns the URL of a loopback port nothing listens on.
+// closedEndpoint returns the URL of a loopback port nothing listens on
+// (held until the test ends, see closedAddr).
 func closedEndpoint(t *testing.T) (string, string) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	addr, _ := closedAddr(t)
 	return "http://" + addr, addr
 }
 

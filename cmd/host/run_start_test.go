@@ -79,10 +79,7 @@ func TestH2_RunRetriesAnUnreachableEndpointAtStart(t *testing.T) {
 	old := startRetry
 	startRetry = backoff.Policy{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond}
 	defer func() { startRetry = old }()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close()) // nothing listens there now
+	addr, release := closedAddr(t) // nothing listens there
 
 	e := newSidecarEnv(t, ddblocal.StreamOptions{}, `"leaseDuration": "1s"`, "")
 	e.write(t, "http://"+addr, `"leaseDuration": "1s"`, "")
@@ -109,6 +106,7 @@ func TestH2_RunRetriesAnUnreachableEndpointAtStart(t *testing.T) {
 	e.write(t, up.Server.Endpoint(), `"leaseDuration": "1s"`, "")
 	e.createTables(t)
 	e.write(t, "http://"+addr, `"leaseDuration": "1s"`, "")
+	release()
 	forward(t, addr, strings.TrimPrefix(up.Server.Endpoint(), "http://"))
 	e.place(t, "o-1")
 	e.folded(t, "o-1", run.logs)
