@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/testenv"
 )
 
 // captureStderr returns what f wrote to os.Stderr (flag sets print their
@@ -68,9 +69,9 @@ func TestH6_AppendConflictNamesTheHead(t *testing.T) {
 }
 
 // closedEndpoint returns the URL of a loopback port nothing listens on
-// (held until the test ends, see closedAddr).
+// (held until the test ends, see testenv.ClosedAddr).
 func closedEndpoint(t *testing.T) (string, string) {
-	addr, _ := closedAddr(t)
+	addr, _ := testenv.ClosedAddr(t)
 	return "http://" + addr, addr
 }
 

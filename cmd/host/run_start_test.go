@@ -79,7 +79,7 @@ func TestH2_RunRetriesAnUnreachableEndpointAtStart(t *testing.T) {
 	old := startRetry
 	startRetry = backoff.Policy{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond}
 	defer func() { startRetry = old }()
-	addr, release := closedAddr(t) // nothing listens there
+	addr, release := testenv.ClosedAddr(t) // nothing listens there
 
 	e := newSidecarEnv(t, ddblocal.StreamOptions{}, `"leaseDuration": "1s"`, "")
 	e.write(t, "http://"+addr, `"leaseDuration": "1s"`, "")

@@ -27,6 +27,7 @@ import (
 
 	"github.com/dynafold/dynafold/internal/ddbclient"
 	"github.com/dynafold/dynafold/internal/netenv"
+	"github.com/dynafold/dynafold/internal/testenv"
 )
 
 // noRetry is a retryer of one attempt: a failure is the call's error.
@@ -505,17 +506,12 @@ func TestY8_IdleConnectionsCloseAfterTheIdleTimeout(t *testing.T) {
 // own connections is the error net/http's path gave (a *url.Error around
 // the dial's *net.OpError), so Unreachable names the endpoint.
 func TestY8_ADialThatFailsIsUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	addr, _ := testenv.ClosedAddr(t) // nothing listens there, and no other test's server can
 	w := ddbclient.NewWireTo("http://"+addr, ddbclient.HTTPClient(10), noRetry())
 	if !ddbclient.OwnConns(w) {
 		t.Fatal("want own connections")
 	}
-	err = call(context.Background(), w)
+	err := call(context.Background(), w)
 	ue, ok := ddbclient.Unreachable(err)
 	if !ok || ue.Endpoint != "http://"+addr || !strings.Contains(ue.Cause, "refused") {
 		t.Fatalf("%v: unreachable %v (%+v); want the endpoint http://%s, connection refused", err, ok, ue, addr)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package testenv
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 	"testing"
 )
 
-// closedAddr returns a loopback address that refuses connections and that
+// ClosedAddr returns a loopback address that refuses connections and that
 // no other listener (another test's server on port 0) can take while the
 // test holds it: a TCP socket bound there that never listens. release
 // frees it (for a test that then listens there itself); otherwise it is
 // freed when the test ends. A port taken from a closed listener could be
 // handed to the next server that asks for port 0, and the command under
 // test would then reach that server instead of finding nothing.
-func closedAddr(t *testing.T) (addr string, release func()) {
+func ClosedAddr(t testing.TB) (addr string, release func()) {
 	t.Helper()
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
