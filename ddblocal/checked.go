@@ -69,7 +69,7 @@ const maxWalkedNames = maxPlainMembers / 2
 // those of required among them, the table name a plain one (it passes
 // every check of the API model), and ReturnConsumedCapacity, when there,
 // one of its values.
-func walkedMembers(e *envelope, allowed, required uint16, table, rcc string) bool {
+func walkedMembers(e *envelope, allowed, required uint32, table, rcc string) bool {
 	return e.seen&^allowed == 0 && e.seen&required == required && e.names <= maxWalkedNames &&
 		plainTableName(table) && (e.seen&bitReturnConsumedCapacity == 0 || oneOf(rcc, "INDEXES", "TOTAL", "NONE"))
 }

@@ -34,7 +34,7 @@ type envelope struct {
 	pos int
 	// What the reader saw, for readChecked: the members read (memberBit),
 	// whether one came twice, and the members of ExpressionAttributeNames.
-	seen  uint16
+	seen  uint32
 	dup   bool
 	names int
 }
@@ -50,6 +50,15 @@ func decodeEnvelope(body []byte, in enveloped) (ok bool, err error) {
 // read is decodeEnvelope with e.
 func (e *envelope) read(in enveloped) (ok bool, err error) {
 	e.ws()
+	if ok, err := e.object(in); !ok || err != nil {
+		return ok, err
+	}
+	return e.rest(), nil
+}
+
+// object reads the object at pos, whose members in reads, and steps over
+// it.
+func (e *envelope) object(in enveloped) (ok bool, err error) {
 	if e.peek() != '{' {
 		return false, nil
 	}
@@ -57,7 +66,7 @@ func (e *envelope) read(in enveloped) (ok bool, err error) {
 	e.ws()
 	if e.peek() == '}' {
 		e.pos++
-		return e.rest(), nil
+		return true, nil
 	}
 	for {
 		name, bit, ok := e.name()
@@ -83,7 +92,7 @@ func (e *envelope) read(in enveloped) (ok bool, err error) {
 			e.ws()
 		case '}':
 			e.pos++
-			return e.rest(), nil
+			return true, nil
 		default:
 			return false, nil
 		}
@@ -141,7 +150,7 @@ func (e *envelope) str() (string, bool) {
 
 // The members the reader knows, one bit each (envelope.seen).
 const (
-	bitTableName uint16 = 1 << iota
+	bitTableName uint32 = 1 << iota
 	bitKey
 	bitItem
 	bitConsistentRead
@@ -153,12 +162,18 @@ const (
 	bitExpressionAttributeNames
 	bitExpressionAttributeValues
 	bitReturnConsumedCapacity
+	bitTransactItems
+	bitClientRequestToken
+	bitPut
+	bitDelete
+	bitUpdate
+	bitConditionCheck
 )
 
 // memberName returns the member name the reader knows (those the
 // inputs' member methods take) spelled as b, as a constant string (a
 // switch: no hashing, no copy), and its bit.
-func memberName(b []byte) (string, uint16, bool) {
+func memberName(b []byte) (string, uint32, bool) {
 	switch string(b) {
 	case "TableName":
 		return "TableName", bitTableName, true
@@ -184,13 +199,25 @@ func memberName(b []byte) (string, uint16, bool) {
 		return "ExpressionAttributeValues", bitExpressionAttributeValues, true
 	case "ReturnConsumedCapacity":
 		return "ReturnConsumedCapacity", bitReturnConsumedCapacity, true
+	case "TransactItems":
+		return "TransactItems", bitTransactItems, true
+	case "ClientRequestToken":
+		return "ClientRequestToken", bitClientRequestToken, true
+	case "Put":
+		return "Put", bitPut, true
+	case "Delete":
+		return "Delete", bitDelete, true
+	case "Update":
+		return "Update", bitUpdate, true
+	case "ConditionCheck":
+		return "ConditionCheck", bitConditionCheck, true
 	}
 	return "", 0, false
 }
 
 // name reads a member name the reader knows (memberName), without
 // copying it; ok false on any other (the reader gives up, as member would).
-func (e *envelope) name() (string, uint16, bool) {
+func (e *envelope) name() (string, uint32, bool) {
 	if e.peek() != '"' {
 		return "", 0, false
 	}

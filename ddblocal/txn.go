@@ -42,14 +42,17 @@ type txKeyOp struct {
 }
 
 type transactWriteInput struct {
-	TransactItems []struct {
-		Put            *txPut
-		Delete         *txKeyOp
-		Update         *txKeyOp
-		ConditionCheck *txKeyOp
-	}
+	TransactItems      []txItem
 	ClientRequestToken *string
 	rccInput
+}
+
+// txItem is one of TransactItems: one of its members is set.
+type txItem struct {
+	Put            *txPut
+	Delete         *txKeyOp
+	Update         *txKeyOp
+	ConditionCheck *txKeyOp
 }
 
 // canceled builds a TransactionCanceledException.
