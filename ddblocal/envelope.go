@@ -168,6 +168,13 @@ const (
 	bitDelete
 	bitUpdate
 	bitConditionCheck
+	bitIndexName
+	bitSelect
+	bitLimit
+	bitExclusiveStartKey
+	bitFilterExpression
+	bitKeyConditionExpression
+	bitScanIndexForward
 )
 
 // memberName returns the member name the reader knows (those the
@@ -211,6 +218,20 @@ func memberName(b []byte) (string, uint32, bool) {
 		return "Update", bitUpdate, true
 	case "ConditionCheck":
 		return "ConditionCheck", bitConditionCheck, true
+	case "IndexName":
+		return "IndexName", bitIndexName, true
+	case "Select":
+		return "Select", bitSelect, true
+	case "Limit":
+		return "Limit", bitLimit, true
+	case "ExclusiveStartKey":
+		return "ExclusiveStartKey", bitExclusiveStartKey, true
+	case "FilterExpression":
+		return "FilterExpression", bitFilterExpression, true
+	case "KeyConditionExpression":
+		return "KeyConditionExpression", bitKeyConditionExpression, true
+	case "ScanIndexForward":
+		return "ScanIndexForward", bitScanIndexForward, true
 	}
 	return "", 0, false
 }

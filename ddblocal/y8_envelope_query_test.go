@@ -1,0 +1,94 @@
+package ddblocal
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// queryBodies are Query bodies, the usual (a gap's read, the outbox's
+// read) and the unusual: numbers encoding/json refuses for Limit, nulls,
+// legacy parameters, members twice or in another case.
+var queryBodies = []string{
+	`{"TableName":"events","KeyConditionExpression":"#s = :s AND #v BETWEEN :lo AND :hi","ExpressionAttributeNames":{"#s":"streamId","#v":"version"},"ExpressionAttributeValues":{":s":{"S":"Order#1"},":lo":{"N":"1"},":hi":{"N":"8"}},"ConsistentRead":true}`,
+	`{"TableName":"rows","KeyConditionExpression":"pk = :pk AND begins_with(sk, :o)","ExpressionAttributeValues":{":pk":{"S":"a"},":o":{"S":"outbox#"}},"ConsistentRead":true,"Limit":1,"ScanIndexForward":false,"ProjectionExpression":"sk"}`,
+	`{"TableName":"t","IndexName":"gsi","Select":"COUNT","KeyConditionExpression":"g = :g","ExpressionAttributeValues":{":g":{"N":"1"}},"FilterExpression":"attribute_exists(x)","ExclusiveStartKey":{"pk":{"S":"a"},"g":{"N":"1"}},"ReturnConsumedCapacity":"TOTAL"}`,
+	`{"TableName":"t","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"a"}},"Limit":1.5}`,
+	`{"TableName":"t","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"a"}},"Limit":1e2}`,
+	`{"TableName":"t","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"a"}},"Limit":-3}`,
+	`{"TableName":"t","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"a"}},"Limit":0}`,
+	`{"TableName":"t","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"a"}},"Limit":123456789012345678901234}`,
+	`{"TableName":"t","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"a"}},"Limit":null,"ScanIndexForward":null}`,
+	`{"TableName":"t","KeyConditions":{"pk":{"AttributeValueList":[{"S":"a"}],"ComparisonOperator":"EQ"}}}`,
+	`{"TableName":"t","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"a"}},"AttributesToGet":["a"]}`,
+	`{"tablename":"t","keyconditionexpression":"pk = :p"}`,
+	`{"TableName":"t","Limit":2,"Limit":3,"ScanIndexForward":true,"ScanIndexForward":false,"IndexName":"a","IndexName":"b"}`,
+	`{"TableName":"t","ExclusiveStartKey":{"pk":{}}}`,
+	`{"TableName":"t","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"a"}}} x`,
+}
+
+// TestY8_EnvelopeReaderDecodesQueriesAsEncodingJSON decodes Query bodies
+// through the envelope reader and through encoding/json: the inputs and
+// the errors must be the same, and the usual bodies must be read by the
+// reader, not given up on.
+func TestY8_EnvelopeReaderDecodesQueriesAsEncodingJSON(t *testing.T) {
+	bodies := append([]string(nil), queryBodies...)
+	rng := rand.New(rand.NewPCG(28, 10))
+	parts := []string{`"TableName":"t"`, `"IndexName":"i"`, `"Select":"ALL_ATTRIBUTES"`, `"Limit":7`, `"Limit":-0`, `"Limit":07`,
+		`"ConsistentRead":true`, `"ExclusiveStartKey":{"pk":{"S":"k"},"sk":{"N":"-1.50"}}`, `"ProjectionExpression":"a.b[0]"`,
+		`"FilterExpression":"#n <> :v"`, `"KeyConditionExpression":"pk = :v"`, `"ScanIndexForward":false`,
+		`"ExpressionAttributeNames":{"#n":"n"}`, `"ExpressionAttributeValues":{":v":{"B":"AAE="}}`, `"ReturnConsumedCapacity":"INDEXES"`,
+		`"QueryFilter":{}`, `"Other":"x"`}
+	for range 300 {
+		var ms []string
+		for range 1 + rng.IntN(7) {
+			ms = append(ms, parts[rng.IntN(len(parts))])
+		}
+		bodies = append(bodies, "{"+strings.Join(ms, ",")+"}")
+	}
+	for _, i := range []int{0, 1, 2} {
+		if ok, err := decodeEnvelope([]byte(queryBodies[i]), &queryInput{}); !ok || err != nil {
+			t.Errorf("%s: the envelope reader gave up (%v, %v)", queryBodies[i], ok, err)
+		}
+	}
+	for _, body := range bodies {
+		if !json.Valid([]byte(body)) {
+			continue // front refuses it before decode
+		}
+		var got, want queryInput
+		gerr := unmarshal([]byte(body), &got)
+		werr := json.Unmarshal([]byte(body), &want)
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Errorf("%s: error %v, encoding/json's %v", body, gerr, werr)
+			continue
+		}
+		if werr == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", body, got, want)
+		}
+	}
+}
+
+// FuzzEnvelopeQueries: whatever the body, the envelope reader and
+// encoding/json decode a Query input alike.
+func FuzzEnvelopeQueries(f *testing.F) {
+	for _, b := range queryBodies {
+		f.Add([]byte(b))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) {
+			return
+		}
+		var got, want queryInput
+		gerr := unmarshal(body, &got)
+		werr := json.Unmarshal(body, &want)
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Fatalf("%s: error %v, encoding/json's %v", body, gerr, werr)
+		}
+		if werr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s:\n got %+v\nwant %+v", body, got, want)
+		}
+	})
+}
