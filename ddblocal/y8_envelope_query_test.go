@@ -92,3 +92,36 @@ func FuzzEnvelopeQueries(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeRequest decodes the usual TransactWriteItems and Query
+// bodies (the outbox's write, a gap's read) through the envelope reader
+// and through encoding/json, side by side:
+//
+//	go test ./ddblocal -run '^$' -bench DecodeRequest -benchmem
+func BenchmarkDecodeRequest(b *testing.B) {
+	cases := []struct {
+		name string
+		body string
+		mk   func() any
+	}{
+		{"TransactWriteItems", txnBodies[0], func() any { return &transactWriteInput{} }},
+		{"Query", queryBodies[0], func() any { return &queryInput{} }},
+	}
+	for _, c := range cases {
+		body := []byte(c.body)
+		b.Run(c.name+"/envelope", func(b *testing.B) {
+			for b.Loop() {
+				if err := unmarshal(body, c.mk()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/encoding-json", func(b *testing.B) {
+			for b.Loop() {
+				if err := json.Unmarshal(body, c.mk()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
