@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"sort"
 
@@ -39,8 +40,41 @@ type batchGetInput struct {
 }
 
 // keyString identifies a key of a request before its table is known (to
-// find duplicates among a batch's keys).
+// find duplicates among a batch's keys): equal keys, and only they, give
+// the same text. A key of scalar values (every valid one) is written
+// without encoding/json: each attribute, in name order, as its name's
+// length and name, its type and its value's length and value, after a
+// byte no JSON text starts with.
 func keyString(k abi.Item) string {
+	if len(k) > 2 {
+		return keyJSON(k)
+	}
+	var names [2]string
+	n := 0
+	for name, v := range k {
+		if v.Kind != abi.KindS && v.Kind != abi.KindN && v.Kind != abi.KindB {
+			return keyJSON(k)
+		}
+		names[n] = name
+		n++
+	}
+	if n == 2 && names[1] < names[0] {
+		names[0], names[1] = names[1], names[0]
+	}
+	b := make([]byte, 1, 64)
+	for _, name := range names[:n] {
+		v := k[name]
+		b = binary.AppendUvarint(b, uint64(len(name)))
+		b = append(b, name...)
+		b = append(b, byte(v.Kind))
+		b = binary.AppendUvarint(b, uint64(len(v.Str)+len(v.Bytes)))
+		b = append(append(b, v.Str...), v.Bytes...)
+	}
+	return string(b)
+}
+
+// keyJSON is keyString for a key of other values: its JSON.
+func keyJSON(k abi.Item) string {
 	b, _ := json.Marshal(wire.Item(k))
 	return string(b)
 }

@@ -175,6 +175,8 @@ const (
 	bitFilterExpression
 	bitKeyConditionExpression
 	bitScanIndexForward
+	bitRequestItems
+	bitKeys
 )
 
 // memberName returns the member name the reader knows (those the
@@ -232,6 +234,10 @@ func memberName(b []byte) (string, uint32, bool) {
 		return "KeyConditionExpression", bitKeyConditionExpression, true
 	case "ScanIndexForward":
 		return "ScanIndexForward", bitScanIndexForward, true
+	case "RequestItems":
+		return "RequestItems", bitRequestItems, true
+	case "Keys":
+		return "Keys", bitKeys, true
 	}
 	return "", 0, false
 }

@@ -3,6 +3,7 @@ package ddblocal
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dynafold/dynafold/abi"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -93,8 +94,9 @@ func FuzzEnvelopeQueries(f *testing.F) {
 	})
 }
 
-// BenchmarkDecodeRequest decodes the usual TransactWriteItems and Query
-// bodies (the outbox's write, a gap's read) through the envelope reader
+// BenchmarkDecodeRequest decodes the usual TransactWriteItems, Query and
+// BatchGetItem bodies (the outbox's write, a gap's read, a batch's read of
+// 100 rows) through the envelope reader
 // and through encoding/json, side by side:
 //
 //	go test ./ddblocal -run '^$' -bench DecodeRequest -benchmem
@@ -106,6 +108,7 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	}{
 		{"TransactWriteItems", txnBodies[0], func() any { return &transactWriteInput{} }},
 		{"Query", queryBodies[0], func() any { return &queryInput{} }},
+		{"BatchGetItem", batchGet100(), func() any { return &batchGetInput{} }},
 	}
 	for _, c := range cases {
 		body := []byte(c.body)
@@ -124,4 +127,30 @@ func BenchmarkDecodeRequest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// batchGet100 is a batch's read of 100 rows.
+func batchGet100() string {
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = fmt.Sprintf(`{"pk":{"S":"Order#c100-0-%d"},"sk":{"S":"Order"}}`, i)
+	}
+	return `{"RequestItems":{"rows":{"Keys":[` + strings.Join(keys, ",") + `],"ConsistentRead":true}}}`
+}
+
+// BenchmarkBatchKeyIdentity: a BatchGetItem's duplicate check, per key.
+//
+//	go test ./ddblocal -run '^$' -bench BatchKeyIdentity -benchmem
+func BenchmarkBatchKeyIdentity(b *testing.B) {
+	k := abi.Item{"pk": abi.S("Order#c100-0-17"), "sk": abi.S("Order")}
+	b.Run("keyString", func(b *testing.B) {
+		for b.Loop() {
+			_ = keyString(k)
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		for b.Loop() {
+			_ = keyJSON(k)
+		}
+	})
 }

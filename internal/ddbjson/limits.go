@@ -116,6 +116,22 @@ func (x *ItemDecoder) Decode(b []byte) (abi.Item, error) {
 	return it, nil
 }
 
+// DecodeAt is DecodeItemAt (the item at pos of b, within lim, and the
+// position after it), the item sharing the strings of its attribute names
+// with the decoder's other items: the keys of one request, which repeat
+// the same names.
+func (x *ItemDecoder) DecodeAt(b []byte, pos int, lim Limits) (abi.Item, int, error) {
+	if x.names == nil {
+		x.names = make(map[string]string, 16)
+	}
+	d := &decoder{b: b, pos: pos, lim: lim, names: x.names}
+	it, err := d.item(0)
+	if err != nil {
+		return nil, 0, err
+	}
+	return it, d.pos, nil
+}
+
 // DecodeList decodes a JSON array of items (null: none) in one pass, as
 // Array with Decode for each element would, without scanning each
 // element once more to find where it ends.

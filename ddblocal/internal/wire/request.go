@@ -86,6 +86,17 @@ func (it *RequestItem) DecodeAt(b []byte, pos int) (end int, ok bool) {
 	return end, true
 }
 
+// DecodeAtShared is DecodeAt with x's names: the keys of one request
+// share their attribute names' strings.
+func (it *RequestItem) DecodeAtShared(b []byte, pos int, x *ddbjson.ItemDecoder) (end int, ok bool) {
+	out, end, err := x.DecodeAt(b, pos, itemLimits)
+	if err != nil {
+		return 0, false
+	}
+	*it = RequestItem{Item: out, set: true}
+	return end, true
+}
+
 // MarshalJSON encodes the item as a JSON object of DynamoDB JSON values
 // (a request item comes back in UnprocessedItems and UnprocessedKeys).
 func (it RequestItem) MarshalJSON() ([]byte, error) {
