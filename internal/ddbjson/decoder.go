@@ -39,6 +39,9 @@ type decoder struct {
 	// copied into (see keep); never written below its length.
 	nameBuf []byte
 	sused   int // strings carved from sslab's blocks so far
+	// from is where the decoded text starts in b (DecodeItemAt: an item
+	// within a request); the first block of names is sized from it on.
+	from int
 }
 
 // errSyntax marks input that is not JSON; fail replaces it with

@@ -250,7 +250,7 @@ func (d *decoder) keep(b []byte) string {
 		return string(b)
 	}
 	if cap(d.nameBuf)-len(d.nameBuf) < len(b) {
-		d.nameBuf = make([]byte, 0, min(nameBlock, max(64, len(d.b)/4)))
+		d.nameBuf = make([]byte, 0, min(nameBlock, max(64, (len(d.b)-d.from)/4)))
 	}
 	off := len(d.nameBuf)
 	d.nameBuf = append(d.nameBuf, b...)

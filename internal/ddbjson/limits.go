@@ -65,7 +65,7 @@ func DecodeItemLimits(b []byte, lim Limits) (abi.Item, error) {
 // DecodeItemLimits would word it: a caller that needs its words decodes
 // the object with DecodeItemLimits instead.
 func DecodeItemAt(b []byte, pos int, lim Limits) (abi.Item, int, error) {
-	d := &decoder{b: b, pos: pos, lim: lim}
+	d := &decoder{b: b, pos: pos, lim: lim, from: pos}
 	it, err := d.item(0)
 	if err != nil {
 		return nil, 0, err
