@@ -81,35 +81,21 @@ func (ka *keysAndAttrs) member(e *envelope, name string) (bool, error) {
 // setKeys reads an array of keys, which share their attribute names'
 // strings.
 func (e *envelope) setKeys(p *[]wire.RequestItem) (bool, error) {
-	if !e.punct('[') {
-		return false, nil
-	}
 	keys := make([]wire.RequestItem, 0, 16)
-	if e.punct(']') {
-		*p = keys
-		return true, nil
-	}
 	var names ddbjson.ItemDecoder
-	for {
+	ok, err := e.array(func() (bool, error) {
 		keys = append(keys, wire.RequestItem{})
 		k := &keys[len(keys)-1]
 		if e.peek() == '{' {
 			if end, ok := k.DecodeAtShared(e.b, e.pos, &names); ok {
 				e.pos = end
-			} else if ok, err := e.setItem(k); !ok || err != nil {
-				return ok, err
+				return true, nil
 			}
-		} else if ok, err := e.setItem(k); !ok || err != nil {
-			return ok, err
 		}
-		e.ws()
-		switch {
-		case e.punct(','):
-		case e.punct(']'):
-			*p = keys
-			return true, nil
-		default:
-			return false, nil
-		}
+		return e.setItem(k)
+	})
+	if ok && err == nil {
+		*p = keys
 	}
+	return ok, err
 }

@@ -25,24 +25,34 @@ func (in *transactWriteInput) member(e *envelope, name string) (bool, error) {
 
 // setTxItems reads the array of TransactItems.
 func (e *envelope) setTxItems(p *[]txItem) (bool, error) {
+	items := make([]txItem, 0, 8)
+	ok, err := e.array(func() (bool, error) {
+		items = append(items, txItem{})
+		return e.object(&items[len(items)-1])
+	})
+	if ok && err == nil {
+		*p = items
+	}
+	return ok, err
+}
+
+// array reads the array at pos, elem reading each element (the reader at
+// its start), and steps over it.
+func (e *envelope) array(elem func() (bool, error)) (bool, error) {
 	if !e.punct('[') {
 		return false, nil
 	}
-	items := make([]txItem, 0, 8)
 	if e.punct(']') {
-		*p = items
 		return true, nil
 	}
 	for {
-		items = append(items, txItem{})
-		if ok, err := e.object(&items[len(items)-1]); !ok || err != nil {
+		if ok, err := elem(); !ok || err != nil {
 			return ok, err
 		}
 		e.ws()
 		switch {
 		case e.punct(','):
 		case e.punct(']'):
-			*p = items
 			return true, nil
 		default:
 			return false, nil

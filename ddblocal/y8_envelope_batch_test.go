@@ -1,10 +1,8 @@
 package ddblocal
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -61,21 +59,7 @@ func TestY8_EnvelopeReaderDecodesBatchGetsAsEncodingJSON(t *testing.T) {
 			t.Errorf("%s: the envelope reader gave up (%v, %v)", batchGetBodies[i], ok, err)
 		}
 	}
-	for _, body := range bodies {
-		if !json.Valid([]byte(body)) {
-			continue // front refuses it before decode
-		}
-		var got, want batchGetInput
-		gerr := unmarshal([]byte(body), &got)
-		werr := json.Unmarshal([]byte(body), &want)
-		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
-			t.Errorf("%s: error %v, encoding/json's %v", body, gerr, werr)
-			continue
-		}
-		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\n got %+v\nwant %+v", body, got, want)
-		}
-	}
+	checkDecodesAsEncodingJSON[batchGetInput](t, bodies)
 }
 
 // TestY8_BatchKeyIdentityIsTheKeysJSON: two keys of a BatchGetItem have
@@ -113,21 +97,5 @@ func TestY8_BatchKeyIdentityIsTheKeysJSON(t *testing.T) {
 // FuzzEnvelopeBatchGets: whatever the body, the envelope reader and
 // encoding/json decode a BatchGetItem input alike.
 func FuzzEnvelopeBatchGets(f *testing.F) {
-	for _, b := range batchGetBodies {
-		f.Add([]byte(b))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		if !json.Valid(body) {
-			return
-		}
-		var got, want batchGetInput
-		gerr := unmarshal(body, &got)
-		werr := json.Unmarshal(body, &want)
-		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
-			t.Fatalf("%s: error %v, encoding/json's %v", body, gerr, werr)
-		}
-		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s:\n got %+v\nwant %+v", body, got, want)
-		}
-	})
+	fuzzDecodesAsEncodingJSON[batchGetInput](f, batchGetBodies)
 }

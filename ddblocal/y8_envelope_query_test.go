@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/dynafold/dynafold/abi"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -55,43 +54,13 @@ func TestY8_EnvelopeReaderDecodesQueriesAsEncodingJSON(t *testing.T) {
 			t.Errorf("%s: the envelope reader gave up (%v, %v)", queryBodies[i], ok, err)
 		}
 	}
-	for _, body := range bodies {
-		if !json.Valid([]byte(body)) {
-			continue // front refuses it before decode
-		}
-		var got, want queryInput
-		gerr := unmarshal([]byte(body), &got)
-		werr := json.Unmarshal([]byte(body), &want)
-		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
-			t.Errorf("%s: error %v, encoding/json's %v", body, gerr, werr)
-			continue
-		}
-		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\n got %+v\nwant %+v", body, got, want)
-		}
-	}
+	checkDecodesAsEncodingJSON[queryInput](t, bodies)
 }
 
 // FuzzEnvelopeQueries: whatever the body, the envelope reader and
 // encoding/json decode a Query input alike.
 func FuzzEnvelopeQueries(f *testing.F) {
-	for _, b := range queryBodies {
-		f.Add([]byte(b))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		if !json.Valid(body) {
-			return
-		}
-		var got, want queryInput
-		gerr := unmarshal(body, &got)
-		werr := json.Unmarshal(body, &want)
-		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
-			t.Fatalf("%s: error %v, encoding/json's %v", body, gerr, werr)
-		}
-		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s:\n got %+v\nwant %+v", body, got, want)
-		}
-	})
+	fuzzDecodesAsEncodingJSON[queryInput](f, queryBodies)
 }
 
 // BenchmarkDecodeRequest decodes the usual TransactWriteItems, Query and

@@ -95,3 +95,48 @@ func TestY8_EnvelopeReaderDecodesAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// decodeDiff decodes body into a new T through the envelope reader
+// (unmarshal) and through encoding/json, and returns how the inputs or
+// the errors differ ("" when they do not).
+func decodeDiff[T any](body []byte) string {
+	var got, want T
+	gerr := unmarshal(body, &got)
+	werr := json.Unmarshal(body, &want)
+	if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+		return fmt.Sprintf("error %v, encoding/json's %v", gerr, werr)
+	}
+	if werr == nil && !reflect.DeepEqual(got, want) {
+		return fmt.Sprintf("\n got %+v\nwant %+v", got, want)
+	}
+	return ""
+}
+
+// checkDecodesAsEncodingJSON checks decodeDiff on every body that is
+// valid JSON (front refuses the others before decode).
+func checkDecodesAsEncodingJSON[T any](t *testing.T, bodies []string) {
+	t.Helper()
+	for _, body := range bodies {
+		if !json.Valid([]byte(body)) {
+			continue
+		}
+		if d := decodeDiff[T]([]byte(body)); d != "" {
+			t.Errorf("%s: %s", body, d)
+		}
+	}
+}
+
+// fuzzDecodesAsEncodingJSON fuzzes decodeDiff from seed bodies.
+func fuzzDecodesAsEncodingJSON[T any](f *testing.F, seeds []string) {
+	for _, b := range seeds {
+		f.Add([]byte(b))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) {
+			return
+		}
+		if d := decodeDiff[T](body); d != "" {
+			t.Fatalf("%s: %s", body, d)
+		}
+	})
+}

@@ -1,10 +1,7 @@
 package ddblocal
 
 import (
-	"encoding/json"
-	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -70,41 +67,11 @@ func TestY8_EnvelopeReaderDecodesTransactionsAsEncodingJSON(t *testing.T) {
 			t.Errorf("%s: the envelope reader gave up (%v, %v)", txnBodies[i], ok, err)
 		}
 	}
-	for _, body := range bodies {
-		if !json.Valid([]byte(body)) {
-			continue // front refuses it before decode
-		}
-		var got, want transactWriteInput
-		gerr := unmarshal([]byte(body), &got)
-		werr := json.Unmarshal([]byte(body), &want)
-		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
-			t.Errorf("%s: error %v, encoding/json's %v", body, gerr, werr)
-			continue
-		}
-		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\n got %+v\nwant %+v", body, got, want)
-		}
-	}
+	checkDecodesAsEncodingJSON[transactWriteInput](t, bodies)
 }
 
 // FuzzEnvelopeTransactions: whatever the body, the envelope reader and
 // encoding/json decode a TransactWriteItems input alike.
 func FuzzEnvelopeTransactions(f *testing.F) {
-	for _, b := range txnBodies {
-		f.Add([]byte(b))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		if !json.Valid(body) {
-			return
-		}
-		var got, want transactWriteInput
-		gerr := unmarshal(body, &got)
-		werr := json.Unmarshal(body, &want)
-		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
-			t.Fatalf("%s: error %v, encoding/json's %v", body, gerr, werr)
-		}
-		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s:\n got %+v\nwant %+v", body, got, want)
-		}
-	})
+	fuzzDecodesAsEncodingJSON[transactWriteInput](f, txnBodies)
 }
