@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -157,12 +158,33 @@ func (p *Plugin) Call(export string, in string, out []byte) (res []byte, err err
 	return res, nil
 }
 
+// callBufs recycles the buffers of the in-process calls (call): the
+// encoded request and the encoded response. A request is free again when
+// Call returns (the guest keeps nothing of its input past a call, as the
+// Wasm glue, which reuses its buffer, requires), a response once decoded
+// (abi's decoders copy their input). A buffer is kept only after a call
+// that succeeded, and only up to maxCallBuf bytes.
+var callBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxCallBuf is the largest buffer callBufs keeps: a rare large request
+// does not stay in memory.
+const maxCallBuf = 64 << 10
+
 func call[Q, P any](p *Plugin, export string, q *Q, enc func([]byte, *Q) []byte, dec func([]byte) (*P, error)) (*P, error) {
-	out, err := p.Call(export, string(enc(nil, q)), nil)
+	qb, rb := callBufs.Get().(*[]byte), callBufs.Get().(*[]byte)
+	*qb = enc((*qb)[:0], q)
+	out, err := p.Call(export, unsafe.String(unsafe.SliceData(*qb), len(*qb)), (*rb)[:0])
 	if err != nil {
-		return nil, err
+		return nil, err // the error may hold parts of the request: not reused
 	}
-	return dec(out)
+	resp, err := dec(out)
+	*rb = out
+	for _, b := range [2]*[]byte{qb, rb} {
+		if cap(*b) <= maxCallBuf {
+			callBufs.Put(b)
+		}
+	}
+	return resp, err
 }
 
 // Describe returns the plugin's description (with the capabilities
