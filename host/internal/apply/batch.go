@@ -21,7 +21,7 @@ type instanceID struct {
 type rowWork struct {
 	key       abi.Item
 	keyStr    string
-	instances map[instanceID][]Input
+	instances rowInstances
 	rebuild   bool        // fold from version 1 and initial, ignoring the row's state (rebuild.go)
 	repair    *repairWork // a rebuild or catch-up of the row (nil: a delivery)
 	enqueued  int         // the effects the row's write committed (outbox)
@@ -81,13 +81,13 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 				}
 				w := rows[k]
 				if w == nil {
-					w = &rowWork{key: keys[i].Key, keyStr: k, instances: map[instanceID][]Input{}}
+					w = &rowWork{key: keys[i].Key, keyStr: k}
 					rows[k] = w
 					order = append(order, k)
 				}
 				id := instanceID{s.Name, in.Event.StreamID}
 				markPresent(id, in.Event.Version)
-				w.instances[id] = append(w.instances[id], in)
+				w.instances.add(id, in)
 			}
 		}
 	}
@@ -253,8 +253,8 @@ func keyString(k abi.Item) string { return keys.String(k) }
 func (e *Engine) failed(w *rowWork, err error) Outcome {
 	o := Outcome{Key: w.key, Positions: w.positions()}
 	o.Err = &RowError{Projection: e.p.Name, Key: w.keyStr, Cause: err}
-	for id := range w.instances {
-		o.Instances = append(o.Instances, Instance{Source: id.source, StreamID: id.streamID, Positions: instancePositions(w.instances[id]), Err: err})
+	for _, ri := range w.instances.list {
+		o.Instances = append(o.Instances, Instance{Source: ri.id.source, StreamID: ri.id.streamID, Positions: instancePositions(ri.ins), Err: err})
 	}
 	return o
 }
@@ -267,7 +267,7 @@ func (e *Engine) failedRuns(w *rowWork, runs []*run) Outcome {
 	o.Err = &RowError{Projection: e.p.Name, Key: w.keyStr, Cause: runs[0].failed}
 	for _, r := range runs {
 		o.Instances = append(o.Instances, Instance{Source: r.id.source, StreamID: r.id.streamID, AlreadyApplied: r.already,
-			Positions: instancePositions(w.instances[r.id]), Err: r.failed})
+			Positions: instancePositions(w.instances.of(r.id)), Err: r.failed})
 	}
 	return o
 }
@@ -291,8 +291,8 @@ func instancePositions(ins []Input) []int {
 func (w *rowWork) positions() []int {
 	var ps []int
 	seen := map[int]bool{}
-	for _, ins := range w.instances {
-		for _, in := range ins {
+	for _, ri := range w.instances.list {
+		for _, in := range ri.ins {
 			if in.Pos >= 0 && !seen[in.Pos] {
 				seen[in.Pos] = true
 				ps = append(ps, in.Pos)

@@ -84,7 +84,7 @@ func (rw *repairWork) seed(ref InstanceRef, evs []abi.Event, ks []abi.KeyResult,
 // (from initial) or a catch-up (from the row's checkpoints), with the
 // apply step's lost-race retries.
 func (e *Engine) repairRow(ctx context.Context, key abi.Item, keyStr string, rw *repairWork, rebuild bool) Outcome {
-	w := &rowWork{key: key, keyStr: keyStr, instances: map[instanceID][]Input{}, rebuild: rebuild, repair: rw}
+	w := &rowWork{key: key, keyStr: keyStr, rebuild: rebuild, repair: rw}
 	if err := e.checkRefs(rw.named); err != nil {
 		return e.failed(w, err)
 	}
@@ -161,7 +161,7 @@ func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present
 	if len(ids) == 0 {
 		return false, fmt.Errorf("%w: name the instances (<source>#<streamId>; on the command line --instance)", ErrNoInstances)
 	}
-	w.instances = map[instanceID][]Input{}
+	w.instances.reset()
 	rw.bounds = map[instanceID]bound{}
 	rw.ids, rw.stored = ids, map[instanceID]uint64{}
 	events := 0
@@ -197,7 +197,7 @@ func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present
 		// On a rebuild an instance the row knows keeps its checkpoint even
 		// when none of its events address the row.
 		if len(mine) > 0 || (w.rebuild && known) {
-			w.instances[id] = mine
+			w.instances.set(id, mine)
 		}
 	}
 	if events == 0 {

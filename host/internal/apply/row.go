@@ -113,7 +113,7 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	}
 	for _, r := range runs {
 		in := f.instance(r)
-		in.Positions = instancePositions(w.instances[r.id])
+		in.Positions = instancePositions(w.instances.of(r.id))
 		if w.rebuild {
 			w.rebuildOutcome(&in)
 		}
@@ -149,7 +149,8 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 // already has and fills gaps from the event store.
 func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead, pl *placement) ([]*run, error) {
 	var runs []*run
-	for id, ins := range w.instances {
+	for _, ri := range w.instances.list {
+		id, ins := ri.id, ri.ins
 		r := &run{id: id}
 		for i, s := range e.p.Sources {
 			if s.Name == id.source {
