@@ -38,14 +38,11 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 	// whose row is known (this row, another row or none): a gap-fill needs
 	// to read only versions missing from it. Events whose key failed are
 	// not present, so no checkpoint passes them.
-	present := map[instanceID]map[uint64]bool{}
-	markPresent := func(id instanceID, v uint64) {
-		if present[id] == nil {
-			present[id] = map[uint64]bool{}
-		}
-		present[id][v] = true
-	}
+	present := presence{}
 	bySource := map[string][]Input{}
+	if len(e.p.Sources) == 1 { // the usual projection: every input at most once, no growth
+		bySource[e.p.Sources[0].Name] = make([]Input, 0, len(inputs))
+	}
 	for _, in := range inputs {
 		for _, s := range e.p.Sources {
 			if s.Stream != in.Event.Stream || (in.Source != "" && in.Source != s.Name) {
@@ -71,7 +68,7 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 			case keys[i].Error != nil:
 				res.KeyFailures = append(res.KeyFailures, KeyFailure{Event: in.Event, Pos: in.Pos, Err: keys[i].Error})
 			case keys[i].Key == nil:
-				markPresent(instanceID{s.Name, in.Event.StreamID}, in.Event.Version)
+				present.mark(instanceID{s.Name, in.Event.StreamID}, in.Event.Version)
 				res.Ignored = append(res.Ignored, Ignored{Event: in.Event, Pos: in.Pos})
 			default:
 				k, kerr := e.checkKey(keys[i].Key)
@@ -86,7 +83,7 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 					order = append(order, k)
 				}
 				id := instanceID{s.Name, in.Event.StreamID}
-				markPresent(id, in.Event.Version)
+				present.mark(id, in.Event.Version)
 				w.instances.add(id, in)
 			}
 		}
@@ -100,6 +97,7 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 		}
 	}
 
+	present.sealAll()
 	res.Rows = make([]Outcome, len(order))
 	e.dispatch(ctx, order, rows, present, res.Rows)
 	return res
@@ -113,7 +111,7 @@ const readChunk = 100
 // requests all at once, and a row starts (gap read, fold, write, delivery)
 // as soon as its read returns, while at most Projection.Rows rows run at
 // once. outs[i] receives the outcome of the row order[i].
-func (e *Engine) dispatch(ctx context.Context, order []string, rows map[string]*rowWork, present map[instanceID]map[uint64]bool, outs []Outcome) {
+func (e *Engine) dispatch(ctx context.Context, order []string, rows map[string]*rowWork, present presence, outs []Outcome) {
 	sem := make(chan struct{}, e.p.Rows)
 	var wg sync.WaitGroup
 	for start := 0; start < len(order); start += readChunk {

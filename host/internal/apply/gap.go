@@ -25,7 +25,7 @@ type gapRead struct {
 // reads of different instances at once: a row fed by several instances
 // waits for one read, not one after the other. gaps keeps each instance's
 // read across the row's retries.
-func (e *Engine) fillAllGaps(ctx context.Context, w *rowWork, runs []*run, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead) error {
+func (e *Engine) fillAllGaps(ctx context.Context, w *rowWork, runs []*run, present presence, gaps map[instanceID]*gapRead) error {
 	if len(runs) == 1 { // the usual row: no slices, no goroutine
 		r := runs[0]
 		g, err := e.fillGaps(ctx, w, r, present[r.id], gaps[r.id])
@@ -76,14 +76,14 @@ func (e *Engine) keepGap(gaps map[instanceID]*gapRead, r *run, g *gapRead, err e
 // version, with one bounded, strongly consistent read, unless g (the
 // instance's read of an earlier attempt) covers the range; it returns the
 // read to keep (nil: none was needed).
-func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[uint64]bool, g *gapRead) (*gapRead, error) {
+func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present versions, g *gapRead) (*gapRead, error) {
 	mine := make(map[uint64]bool, len(r.fold))
 	for _, ev := range r.fold {
 		mine[ev.Version] = true
 	}
 	complete := true
 	for v := r.c + 1; v <= r.max; v++ {
-		if !present[v] {
+		if !present.has(v) {
 			complete = false
 			break
 		}
@@ -125,9 +125,9 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[u
 // readGap reads (c, hi] from the event store, hi the last version of
 // (c, max] the batch lacks, and keys the events the batch did not bring;
 // the versions above hi are the batch's (r.fold holds this row's, sorted).
-func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present, mine map[uint64]bool) (*gapRead, error) {
+func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present versions, mine map[uint64]bool) (*gapRead, error) {
 	hi := r.max
-	for hi > r.c && present[hi] {
+	for hi > r.c && present.has(hi) {
 		hi--
 	}
 	evs, err := e.events.ReadFrom(ctx, r.src.Stream, r.id.streamID, r.c, hi)
@@ -161,7 +161,7 @@ func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present, mine 
 		switch {
 		case mine[ev.Version]:
 			g.mine[ev.Version] = true
-		case present[ev.Version]:
+		case present.has(ev.Version):
 			// brought by the batch and keyed to another row or none
 		default:
 			unknown = append(unknown, ev)

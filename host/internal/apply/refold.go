@@ -62,7 +62,7 @@ func (e *Engine) Refold(ctx context.Context, key, stored abi.Item, seeds []Keyed
 	if err := d.checkRefs(rw.named); err != nil {
 		return Refolded{}, err
 	}
-	o := d.applyRow(ctx, w, stored, map[instanceID]map[uint64]bool{})
+	o := d.applyRow(ctx, w, stored, presence{})
 	return Refolded{Item: put.item, Outcome: o}, o.Err
 }
 

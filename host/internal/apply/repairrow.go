@@ -92,7 +92,7 @@ func (e *Engine) repairRow(ctx context.Context, key abi.Item, keyStr string, rw 
 	if err != nil {
 		return e.failed(w, fmt.Errorf("reading the row: %w", err))
 	}
-	o := e.applyRow(ctx, w, item, map[instanceID]map[uint64]bool{})
+	o := e.applyRow(ctx, w, item, presence{})
 	e.afterRow(ctx, w, &o)
 	if !rebuild && o.Err == nil {
 		rw.reportAll(&o)
@@ -147,7 +147,7 @@ func (e *Engine) checkRefs(refs []InstanceRef) error {
 // those that address the row (on a catch-up, those after the checkpoint)
 // and present with every version read. nothing is set when no instance has
 // an event to apply.
-func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present map[instanceID]map[uint64]bool) (nothing bool, err error) {
+func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present presence) (nothing bool, err error) {
 	rw := w.repair
 	ids := e.repairInstances(rw, row)
 	if w.rebuild && rw.known {
@@ -183,16 +183,14 @@ func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present
 		if w.rebuild && rw.toHead && rd.to < stored {
 			rw.bounds[id] = bound{c: rd.to, history: row.stored == nil}
 		}
-		if present[id] == nil {
-			present[id] = map[uint64]bool{}
-		}
 		var mine []Input
 		for i, ev := range rd.evs {
-			present[id][ev.Version] = true
+			present.mark(id, ev.Version)
 			if rd.mine[i] && ev.Version > after {
 				mine = append(mine, Input{Source: id.source, Event: ev, Pos: -1})
 			}
 		}
+		present.seal(id)
 		events += len(mine)
 		// On a rebuild an instance the row knows keeps its checkpoint even
 		// when none of its events address the row.
