@@ -84,7 +84,7 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 				}
 				id := instanceID{s.Name, in.Event.StreamID}
 				present.mark(id, in.Event.Version)
-				w.instances.add(id, in)
+				w.instances.add(id, in, func() int { return runAt(ins, i) })
 			}
 		}
 	}
@@ -166,6 +166,21 @@ func growStack() {
 
 //go:noinline
 func keepStack(b []byte) { b[0] = 0 }
+
+// runAt is the number of inputs from ins[i] on of the same stream instance,
+// up to maxRunAt: the events of an instance a batch brings are most often
+// next to each other, and of one row.
+func runAt(ins []Input, i int) int {
+	n := 1
+	for j := i + 1; j < len(ins) && n < maxRunAt && ins[j].Event.StreamID == ins[i].Event.StreamID; j++ {
+		n++
+	}
+	return n
+}
+
+// maxRunAt bounds runAt's look-ahead: a batch of many rows of one stream
+// instance (a key taken from the event's data) is not scanned once per row.
+const maxRunAt = 64
 
 func inputEvents(ins []Input) []abi.Event {
 	evs := make([]abi.Event, len(ins))

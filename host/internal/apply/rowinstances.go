@@ -39,18 +39,21 @@ func (s *rowInstances) find(id instanceID) int {
 	return -1
 }
 
-// add appends in to the events of instance id.
-func (s *rowInstances) add(id instanceID, in Input) {
+// add appends in to the events of instance id. room, when id is new, is
+// how many events it is likely to get (at least 1): its slice is made that
+// large.
+func (s *rowInstances) add(id instanceID, in Input, room func() int) {
 	if i := s.find(id); i >= 0 {
 		s.list[i].ins = append(s.list[i].ins, in)
 		return
 	}
-	if len(s.list) == 0 {
+	n := room()
+	if len(s.list) == 0 && n <= 1 {
 		s.firstIn[0] = in
 		s.set(id, s.firstIn[:1:1])
 		return
 	}
-	s.set(id, []Input{in})
+	s.set(id, append(make([]Input, 0, max(n, 1)), in))
 }
 
 // set makes ins the events of instance id.
