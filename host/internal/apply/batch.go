@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -289,29 +290,42 @@ func (e *Engine) failedRuns(w *rowWork, runs []*run) Outcome {
 // ascending.
 func instancePositions(ins []Input) []int {
 	var ps []int
-	seen := map[int]bool{}
 	for _, in := range ins {
-		if in.Pos >= 0 && !seen[in.Pos] {
-			seen[in.Pos] = true
+		if in.Pos >= 0 {
+			if ps == nil {
+				ps = make([]int, 0, len(ins))
+			}
 			ps = append(ps, in.Pos)
 		}
 	}
-	sort.Ints(ps)
-	return ps
+	return sortedPositions(ps)
 }
 
 // positions returns the record positions of the row's events, ascending.
 func (w *rowWork) positions() []int {
+	if len(w.instances.list) == 1 {
+		return instancePositions(w.instances.list[0].ins)
+	}
+	n := 0
+	for _, ri := range w.instances.list {
+		n += len(ri.ins)
+	}
 	var ps []int
-	seen := map[int]bool{}
 	for _, ri := range w.instances.list {
 		for _, in := range ri.ins {
-			if in.Pos >= 0 && !seen[in.Pos] {
-				seen[in.Pos] = true
+			if in.Pos >= 0 {
+				if ps == nil {
+					ps = make([]int, 0, n)
+				}
 				ps = append(ps, in.Pos)
 			}
 		}
 	}
-	sort.Ints(ps)
-	return ps
+	return sortedPositions(ps)
+}
+
+// sortedPositions sorts ps and drops its repeats.
+func sortedPositions(ps []int) []int {
+	slices.Sort(ps)
+	return slices.Compact(ps)
 }

@@ -60,6 +60,9 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		}
 		f := &folded{}
 		for _, r := range runs {
+			if cap(r.decided) < len(r.fold) {
+				r.decided = make([]abi.Decision, 0, len(r.fold))
+			}
 			r.decided, r.after, r.moved = r.decided[:0], r.c, false
 		}
 		if len(req.Events) == 0 {

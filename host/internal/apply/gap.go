@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/dynafold/dynafold/abi"
@@ -103,7 +104,11 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present versi
 			return nil, err
 		}
 	}
-	r.fold = r.fold[:0]
+	if cap(r.fold) < len(g.events) {
+		r.fold = make([]abi.Event, 0, len(g.events))
+	} else {
+		r.fold = r.fold[:0]
+	}
 	for _, ev := range g.events {
 		if ev.Version <= r.c || ev.Version > r.max {
 			continue
@@ -144,8 +149,14 @@ func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present versio
 	if want != hi+1 {
 		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store holds only up to version %d, yet version %d was delivered; check that the projection reads the table the change feed comes from", r.src.Stream, r.id.streamID, r.c+1, hi, want-1, r.max)
 	}
-	g := &gapRead{after: r.c, to: r.max, events: evs, mine: map[uint64]bool{}}
-	for _, ev := range r.fold { // the batch's events of this row above hi
+	above := 0 // the batch's events of this row above hi
+	for _, ev := range r.fold {
+		if ev.Version > hi {
+			above++
+		}
+	}
+	g := &gapRead{after: r.c, to: r.max, events: slices.Grow(evs, above), mine: make(map[uint64]bool, len(r.fold)+len(evs))}
+	for _, ev := range r.fold {
 		if ev.Version > hi {
 			g.events = append(g.events, ev)
 			g.mine[ev.Version] = true
@@ -158,6 +169,9 @@ func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present versio
 	}
 	var unknown []abi.Event
 	for _, ev := range evs {
+		if unknown == nil && !mine[ev.Version] && !present.has(ev.Version) {
+			unknown = make([]abi.Event, 0, len(evs))
+		}
 		switch {
 		case mine[ev.Version]:
 			g.mine[ev.Version] = true
