@@ -219,7 +219,9 @@ func Declare(c abi.Capability) {
 	declared.Store(&caps)
 }
 
-// Key names the row of each event.
+// Key names the row of each event. The keys are decoded as
+// abi.DecodeKeyResponse decodes them: a key repeated right after itself
+// shares its Item, to be read, not changed.
 func (p *Plugin) Key(q *abi.KeyRequest) (*abi.KeyResponse, error) {
 	return call(p, abi.CapKey, q, abi.AppendKeyRequest, abi.DecodeKeyResponse)
 }
