@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -159,11 +158,10 @@ func (p *Plugin) Call(export string, in string, out []byte) (res []byte, err err
 }
 
 // callBufs recycles the buffers of the in-process calls (call): the
-// encoded request and the encoded response. A request is free again when
-// Call returns (the guest keeps nothing of its input past a call, as the
-// Wasm glue, which reuses its buffer, requires), a response once decoded
-// (abi's decoders copy their input). A buffer is kept only after a call
-// that succeeded, and only up to maxCallBuf bytes.
+// request is encoded into one and handed to the guest as a string of its
+// own (domain code may keep what it decodes from its input, as it always
+// could in process), the response is appended to another, which abi's
+// decoders copy. A buffer is kept only up to maxCallBuf bytes.
 var callBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxCallBuf is the largest buffer callBufs keeps: a rare large request
@@ -173,18 +171,22 @@ const maxCallBuf = 64 << 10
 func call[Q, P any](p *Plugin, export string, q *Q, enc func([]byte, *Q) []byte, dec func([]byte) (*P, error)) (*P, error) {
 	qb, rb := callBufs.Get().(*[]byte), callBufs.Get().(*[]byte)
 	*qb = enc((*qb)[:0], q)
-	out, err := p.Call(export, unsafe.String(unsafe.SliceData(*qb), len(*qb)), (*rb)[:0])
+	in := string(*qb)
+	putCallBuf(qb)
+	out, err := p.Call(export, in, (*rb)[:0])
 	if err != nil {
-		return nil, err // the error may hold parts of the request: not reused
+		return nil, err // out may be held by the error: not reused
 	}
 	resp, err := dec(out)
 	*rb = out
-	for _, b := range [2]*[]byte{qb, rb} {
-		if cap(*b) <= maxCallBuf {
-			callBufs.Put(b)
-		}
-	}
+	putCallBuf(rb)
 	return resp, err
+}
+
+func putCallBuf(b *[]byte) {
+	if cap(*b) <= maxCallBuf {
+		callBufs.Put(b)
+	}
 }
 
 // Describe returns the plugin's description (with the capabilities
