@@ -39,7 +39,8 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 	// whose row is known (this row, another row or none): a gap-fill needs
 	// to read only versions missing from it. Events whose key failed are
 	// not present, so no checkpoint passes them.
-	present := presence{}
+	instances := instanceRuns(inputs) // about the batch's instances and rows: the maps' size
+	present := make(presence, instances)
 	bySource := map[string][]Input{}
 	if len(e.p.Sources) == 1 { // the usual projection: every input at most once, no growth
 		bySource[e.p.Sources[0].Name] = make([]Input, 0, len(inputs))
@@ -54,8 +55,8 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 		}
 	}
 
-	rows := map[string]*rowWork{}
-	var order []string
+	rows := make(map[string]*rowWork, instances)
+	order := make([]string, 0, instances)
 	for _, s := range e.p.Sources {
 		ins := bySource[s.Name]
 		if len(ins) == 0 {
@@ -175,6 +176,19 @@ func runAt(ins []Input, i int) int {
 	n := 1
 	for j := i + 1; j < len(ins) && n < maxRunAt && ins[j].Event.StreamID == ins[i].Event.StreamID; j++ {
 		n++
+	}
+	return n
+}
+
+// instanceRuns is the number of runs of inputs of one stream instance in
+// the batch: the number of its instances when each instance's inputs are
+// together, as they most often are, and at most the number of inputs.
+func instanceRuns(ins []Input) int {
+	n := 0
+	for i := range ins {
+		if i == 0 || ins[i].Event.StreamID != ins[i-1].Event.StreamID || ins[i].Event.Stream != ins[i-1].Event.Stream {
+			n++
+		}
 	}
 	return n
 }
