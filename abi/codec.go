@@ -212,14 +212,29 @@ func AppendKeyResponse(dst []byte, p *KeyResponse) []byte {
 	return dst
 }
 
-// DecodeKeyResponse decodes a KeyResponse.
+// DecodeKeyResponse decodes a KeyResponse. A key encoded exactly like the
+// one decoded before it (the events of one row, which a batch most often
+// brings together) shares its Item instead of being decoded again: the
+// keys are to be read, not changed.
 func DecodeKeyResponse(b []byte) (*KeyResponse, error) {
 	r := Reader{s: string(b)}
 	p := &KeyResponse{}
 	if n := r.Count(2); n > 0 {
 		p.Keys = make([]KeyResult, n)
+		var prev Item      // the last key decoded
+		var prevRaw string // its encoding
 		for i := range p.Keys {
-			p.Keys[i].Key = r.OptItem()
+			// An encoded item delimits itself: input that starts with
+			// prev's encoding holds prev there.
+			if o := r.off; prev != nil && len(r.s)-o >= len(prevRaw) && r.s[o:o+len(prevRaw)] == prevRaw {
+				r.off = o + len(prevRaw)
+				p.Keys[i].Key = prev
+			} else {
+				p.Keys[i].Key = r.OptItem()
+				if r.err == nil && p.Keys[i].Key != nil {
+					prev, prevRaw = p.Keys[i].Key, r.s[o:r.off]
+				}
+			}
 			p.Keys[i].Error = r.OptError()
 		}
 	}

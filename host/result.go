@@ -221,6 +221,9 @@ func resultOf(in *batch.Result) *Result {
 		return nil
 	}
 	r := &Result{Records: in.Records, Projections: make(map[string]ProjectionResult, len(in.Projections)), inner: in}
+	if len(in.Decoded.Events) > 0 {
+		r.Events = make([]Event, 0, len(in.Decoded.Events))
+	}
 	for _, ev := range in.Decoded.Events {
 		r.Events = append(r.Events, Event{Position: ev.Position, Event: ev.Event, Created: ev.Created})
 	}

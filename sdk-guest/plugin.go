@@ -157,12 +157,36 @@ func (p *Plugin) Call(export string, in string, out []byte) (res []byte, err err
 	return res, nil
 }
 
+// callBufs recycles the buffers of the in-process calls (call): the
+// request is encoded into one and handed to the guest as a string of its
+// own (domain code may keep what it decodes from its input, as it always
+// could in process), the response is appended to another, which abi's
+// decoders copy. A buffer is kept only up to maxCallBuf bytes.
+var callBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxCallBuf is the largest buffer callBufs keeps: a rare large request
+// does not stay in memory.
+const maxCallBuf = 64 << 10
+
 func call[Q, P any](p *Plugin, export string, q *Q, enc func([]byte, *Q) []byte, dec func([]byte) (*P, error)) (*P, error) {
-	out, err := p.Call(export, string(enc(nil, q)), nil)
+	qb, rb := callBufs.Get().(*[]byte), callBufs.Get().(*[]byte)
+	*qb = enc((*qb)[:0], q)
+	in := string(*qb)
+	putCallBuf(qb)
+	out, err := p.Call(export, in, (*rb)[:0])
 	if err != nil {
-		return nil, err
+		return nil, err // out may be held by the error: not reused
 	}
-	return dec(out)
+	resp, err := dec(out)
+	*rb = out
+	putCallBuf(rb)
+	return resp, err
+}
+
+func putCallBuf(b *[]byte) {
+	if cap(*b) <= maxCallBuf {
+		callBufs.Put(b)
+	}
 }
 
 // Describe returns the plugin's description (with the capabilities
@@ -197,7 +221,9 @@ func Declare(c abi.Capability) {
 	declared.Store(&caps)
 }
 
-// Key names the row of each event.
+// Key names the row of each event. The keys are decoded as
+// abi.DecodeKeyResponse decodes them: a key repeated right after itself
+// shares its Item, to be read, not changed.
 func (p *Plugin) Key(q *abi.KeyRequest) (*abi.KeyResponse, error) {
 	return call(p, abi.CapKey, q, abi.AppendKeyRequest, abi.DecodeKeyResponse)
 }

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -21,7 +22,7 @@ type instanceID struct {
 type rowWork struct {
 	key       abi.Item
 	keyStr    string
-	instances map[instanceID][]Input
+	instances rowInstances
 	rebuild   bool        // fold from version 1 and initial, ignoring the row's state (rebuild.go)
 	repair    *repairWork // a rebuild or catch-up of the row (nil: a delivery)
 	enqueued  int         // the effects the row's write committed (outbox)
@@ -38,14 +39,12 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 	// whose row is known (this row, another row or none): a gap-fill needs
 	// to read only versions missing from it. Events whose key failed are
 	// not present, so no checkpoint passes them.
-	present := map[instanceID]map[uint64]bool{}
-	markPresent := func(id instanceID, v uint64) {
-		if present[id] == nil {
-			present[id] = map[uint64]bool{}
-		}
-		present[id][v] = true
-	}
+	instances := instanceRuns(inputs) // about the batch's instances and rows: the maps' size
+	present := make(presence, instances)
 	bySource := map[string][]Input{}
+	if len(e.p.Sources) == 1 { // the usual projection: every input at most once, no growth
+		bySource[e.p.Sources[0].Name] = make([]Input, 0, len(inputs))
+	}
 	for _, in := range inputs {
 		for _, s := range e.p.Sources {
 			if s.Stream != in.Event.Stream || (in.Source != "" && in.Source != s.Name) {
@@ -56,8 +55,8 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 		}
 	}
 
-	rows := map[string]*rowWork{}
-	var order []string
+	rows := make(map[string]*rowWork, instances)
+	order := make([]string, 0, instances)
 	for _, s := range e.p.Sources {
 		ins := bySource[s.Name]
 		if len(ins) == 0 {
@@ -71,7 +70,7 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 			case keys[i].Error != nil:
 				res.KeyFailures = append(res.KeyFailures, KeyFailure{Event: in.Event, Pos: in.Pos, Err: keys[i].Error})
 			case keys[i].Key == nil:
-				markPresent(instanceID{s.Name, in.Event.StreamID}, in.Event.Version)
+				present.mark(instanceID{s.Name, in.Event.StreamID}, in.Event.Version)
 				res.Ignored = append(res.Ignored, Ignored{Event: in.Event, Pos: in.Pos})
 			default:
 				k, kerr := e.checkKey(keys[i].Key)
@@ -81,13 +80,13 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 				}
 				w := rows[k]
 				if w == nil {
-					w = &rowWork{key: keys[i].Key, keyStr: k, instances: map[instanceID][]Input{}}
+					w = &rowWork{key: keys[i].Key, keyStr: k}
 					rows[k] = w
 					order = append(order, k)
 				}
 				id := instanceID{s.Name, in.Event.StreamID}
-				markPresent(id, in.Event.Version)
-				w.instances[id] = append(w.instances[id], in)
+				present.mark(id, in.Event.Version)
+				w.instances.add(id, in, func() int { return runAt(ins, i) })
 			}
 		}
 	}
@@ -100,6 +99,7 @@ func (e *Engine) ApplyBatch(ctx context.Context, inputs []Input) Result {
 		}
 	}
 
+	present.sealAll()
 	res.Rows = make([]Outcome, len(order))
 	e.dispatch(ctx, order, rows, present, res.Rows)
 	return res
@@ -113,7 +113,7 @@ const readChunk = 100
 // requests all at once, and a row starts (gap read, fold, write, delivery)
 // as soon as its read returns, while at most Projection.Rows rows run at
 // once. outs[i] receives the outcome of the row order[i].
-func (e *Engine) dispatch(ctx context.Context, order []string, rows map[string]*rowWork, present map[instanceID]map[uint64]bool, outs []Outcome) {
+func (e *Engine) dispatch(ctx context.Context, order []string, rows map[string]*rowWork, present presence, outs []Outcome) {
 	sem := make(chan struct{}, e.p.Rows)
 	var wg sync.WaitGroup
 	for start := 0; start < len(order); start += readChunk {
@@ -168,6 +168,34 @@ func growStack() {
 
 //go:noinline
 func keepStack(b []byte) { b[0] = 0 }
+
+// runAt is the number of inputs from ins[i] on of the same stream instance,
+// up to maxRunAt: the events of an instance a batch brings are most often
+// next to each other, and of one row.
+func runAt(ins []Input, i int) int {
+	n := 1
+	for j := i + 1; j < len(ins) && n < maxRunAt && ins[j].Event.StreamID == ins[i].Event.StreamID; j++ {
+		n++
+	}
+	return n
+}
+
+// instanceRuns is the number of runs of inputs of one stream instance in
+// the batch: the number of its instances when each instance's inputs are
+// together, as they most often are, and at most the number of inputs.
+func instanceRuns(ins []Input) int {
+	n := 0
+	for i := range ins {
+		if i == 0 || ins[i].Event.StreamID != ins[i-1].Event.StreamID || ins[i].Event.Stream != ins[i-1].Event.Stream {
+			n++
+		}
+	}
+	return n
+}
+
+// maxRunAt bounds runAt's look-ahead: a batch of many rows of one stream
+// instance (a key taken from the event's data) is not scanned once per row.
+const maxRunAt = 64
 
 func inputEvents(ins []Input) []abi.Event {
 	evs := make([]abi.Event, len(ins))
@@ -253,8 +281,8 @@ func keyString(k abi.Item) string { return keys.String(k) }
 func (e *Engine) failed(w *rowWork, err error) Outcome {
 	o := Outcome{Key: w.key, Positions: w.positions()}
 	o.Err = &RowError{Projection: e.p.Name, Key: w.keyStr, Cause: err}
-	for id := range w.instances {
-		o.Instances = append(o.Instances, Instance{Source: id.source, StreamID: id.streamID, Positions: instancePositions(w.instances[id]), Err: err})
+	for _, ri := range w.instances.list {
+		o.Instances = append(o.Instances, Instance{Source: ri.id.source, StreamID: ri.id.streamID, Positions: instancePositions(ri.ins), Err: err})
 	}
 	return o
 }
@@ -267,7 +295,7 @@ func (e *Engine) failedRuns(w *rowWork, runs []*run) Outcome {
 	o.Err = &RowError{Projection: e.p.Name, Key: w.keyStr, Cause: runs[0].failed}
 	for _, r := range runs {
 		o.Instances = append(o.Instances, Instance{Source: r.id.source, StreamID: r.id.streamID, AlreadyApplied: r.already,
-			Positions: instancePositions(w.instances[r.id]), Err: r.failed})
+			Positions: instancePositions(w.instances.of(r.id)), Err: r.failed})
 	}
 	return o
 }
@@ -276,29 +304,42 @@ func (e *Engine) failedRuns(w *rowWork, runs []*run) Outcome {
 // ascending.
 func instancePositions(ins []Input) []int {
 	var ps []int
-	seen := map[int]bool{}
 	for _, in := range ins {
-		if in.Pos >= 0 && !seen[in.Pos] {
-			seen[in.Pos] = true
+		if in.Pos >= 0 {
+			if ps == nil {
+				ps = make([]int, 0, len(ins))
+			}
 			ps = append(ps, in.Pos)
 		}
 	}
-	sort.Ints(ps)
-	return ps
+	return sortedPositions(ps)
 }
 
 // positions returns the record positions of the row's events, ascending.
 func (w *rowWork) positions() []int {
+	if len(w.instances.list) == 1 {
+		return instancePositions(w.instances.list[0].ins)
+	}
+	n := 0
+	for _, ri := range w.instances.list {
+		n += len(ri.ins)
+	}
 	var ps []int
-	seen := map[int]bool{}
-	for _, ins := range w.instances {
-		for _, in := range ins {
-			if in.Pos >= 0 && !seen[in.Pos] {
-				seen[in.Pos] = true
+	for _, ri := range w.instances.list {
+		for _, in := range ri.ins {
+			if in.Pos >= 0 {
+				if ps == nil {
+					ps = make([]int, 0, n)
+				}
 				ps = append(ps, in.Pos)
 			}
 		}
 	}
-	sort.Ints(ps)
-	return ps
+	return sortedPositions(ps)
+}
+
+// sortedPositions sorts ps and drops its repeats.
+func sortedPositions(ps []int) []int {
+	slices.Sort(ps)
+	return slices.Compact(ps)
 }

@@ -36,7 +36,16 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		// The engine stores the plugin's Item; of the state it needs only
 		// whether it exists, so the plugin need not send it (ABI 1.1).
 		req := &abi.EvolveRequest{Key: w.key, State: state, OmitState: true}
-		var owner []*run
+		n := 0
+		for _, r := range runs {
+			if r.failed == nil {
+				n += len(r.fold)
+			}
+		}
+		if n > 0 {
+			req.Events = make([]abi.SourcedEvent, 0, n)
+		}
+		owner := make([]*run, 0, n) // the run of each event
 		for _, r := range runs {
 			if r.failed != nil {
 				continue
@@ -51,6 +60,9 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		}
 		f := &folded{}
 		for _, r := range runs {
+			if cap(r.decided) < len(r.fold) {
+				r.decided = make([]abi.Decision, 0, len(r.fold))
+			}
 			r.decided, r.after, r.moved = r.decided[:0], r.c, false
 		}
 		if len(req.Events) == 0 {
@@ -200,6 +212,15 @@ func (f *folded) instance(r *run) Instance {
 		return in
 	}
 	in.Superseded = r.older
+	applied := 0
+	for _, d := range r.decided {
+		if d.Outcome == abi.Applied {
+			applied++
+		}
+	}
+	if applied > 0 {
+		in.Applied = make([]abi.Event, 0, applied)
+	}
 	for i, d := range r.decided {
 		ev := r.fold[i]
 		switch d.Outcome {

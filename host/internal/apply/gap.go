@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/dynafold/dynafold/abi"
@@ -25,7 +26,7 @@ type gapRead struct {
 // reads of different instances at once: a row fed by several instances
 // waits for one read, not one after the other. gaps keeps each instance's
 // read across the row's retries.
-func (e *Engine) fillAllGaps(ctx context.Context, w *rowWork, runs []*run, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead) error {
+func (e *Engine) fillAllGaps(ctx context.Context, w *rowWork, runs []*run, present presence, gaps map[instanceID]*gapRead) error {
 	if len(runs) == 1 { // the usual row: no slices, no goroutine
 		r := runs[0]
 		g, err := e.fillGaps(ctx, w, r, present[r.id], gaps[r.id])
@@ -76,14 +77,14 @@ func (e *Engine) keepGap(gaps map[instanceID]*gapRead, r *run, g *gapRead, err e
 // version, with one bounded, strongly consistent read, unless g (the
 // instance's read of an earlier attempt) covers the range; it returns the
 // read to keep (nil: none was needed).
-func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[uint64]bool, g *gapRead) (*gapRead, error) {
+func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present versions, g *gapRead) (*gapRead, error) {
 	mine := make(map[uint64]bool, len(r.fold))
 	for _, ev := range r.fold {
 		mine[ev.Version] = true
 	}
 	complete := true
 	for v := r.c + 1; v <= r.max; v++ {
-		if !present[v] {
+		if !present.has(v) {
 			complete = false
 			break
 		}
@@ -103,7 +104,11 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[u
 			return nil, err
 		}
 	}
-	r.fold = r.fold[:0]
+	if cap(r.fold) < len(g.events) {
+		r.fold = make([]abi.Event, 0, len(g.events))
+	} else {
+		r.fold = r.fold[:0]
+	}
 	for _, ev := range g.events {
 		if ev.Version <= r.c || ev.Version > r.max {
 			continue
@@ -125,9 +130,9 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present map[u
 // readGap reads (c, hi] from the event store, hi the last version of
 // (c, max] the batch lacks, and keys the events the batch did not bring;
 // the versions above hi are the batch's (r.fold holds this row's, sorted).
-func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present, mine map[uint64]bool) (*gapRead, error) {
+func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present versions, mine map[uint64]bool) (*gapRead, error) {
 	hi := r.max
-	for hi > r.c && present[hi] {
+	for hi > r.c && present.has(hi) {
 		hi--
 	}
 	evs, err := e.events.ReadFrom(ctx, r.src.Stream, r.id.streamID, r.c, hi)
@@ -144,8 +149,14 @@ func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present, mine 
 	if want != hi+1 {
 		return nil, fmt.Errorf("gap-fill read of %s %s versions %d..%d: the event store holds only up to version %d, yet version %d was delivered; check that the projection reads the table the change feed comes from", r.src.Stream, r.id.streamID, r.c+1, hi, want-1, r.max)
 	}
-	g := &gapRead{after: r.c, to: r.max, events: evs, mine: map[uint64]bool{}}
-	for _, ev := range r.fold { // the batch's events of this row above hi
+	above := 0 // the batch's events of this row above hi
+	for _, ev := range r.fold {
+		if ev.Version > hi {
+			above++
+		}
+	}
+	g := &gapRead{after: r.c, to: r.max, events: slices.Grow(evs, above), mine: make(map[uint64]bool, len(r.fold)+len(evs))}
+	for _, ev := range r.fold {
 		if ev.Version > hi {
 			g.events = append(g.events, ev)
 			g.mine[ev.Version] = true
@@ -158,10 +169,13 @@ func (e *Engine) readGap(ctx context.Context, w *rowWork, r *run, present, mine 
 	}
 	var unknown []abi.Event
 	for _, ev := range evs {
+		if unknown == nil && !mine[ev.Version] && !present.has(ev.Version) {
+			unknown = make([]abi.Event, 0, len(evs))
+		}
 		switch {
 		case mine[ev.Version]:
 			g.mine[ev.Version] = true
-		case present[ev.Version]:
+		case present.has(ev.Version):
 			// brought by the batch and keyed to another row or none
 		default:
 			unknown = append(unknown, ev)

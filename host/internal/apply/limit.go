@@ -19,8 +19,8 @@ type Limiter interface {
 func (e *Engine) waitLimit(ctx context.Context, rows map[string]*rowWork, order []string, res *Result) error {
 	events := 0
 	for _, k := range order {
-		for _, ins := range rows[k].instances {
-			events += len(ins)
+		for _, ri := range rows[k].instances.list {
+			events += len(ri.ins)
 		}
 	}
 	waited, err := e.p.Limit.Wait(ctx, events, len(order))

@@ -167,12 +167,28 @@ func (l OutboxLayout) HeadPrefix(rowKey abi.Item) (hash abi.Value, prefix string
 // ItemKey returns the key of a row's outbox item for the effect of the
 // given revision and index.
 func (l OutboxLayout) ItemKey(rowKey abi.Item, revision int64, index int) (abi.Item, error) {
-	hash, prefix, err := l.HeadPrefix(rowKey)
-	if err != nil {
+	key := make(abi.Item, 2)
+	if err := l.setItemKey(key, rowKey, revision, index); err != nil {
 		return nil, err
 	}
-	return abi.Item{l.KeyAttrs[0]: hash, l.KeyAttrs[1]: abi.S(prefix + seq(revision, index))}, nil
+	return key, nil
 }
+
+// setItemKey puts the key of a row's outbox item (ItemKey) into item.
+func (l OutboxLayout) setItemKey(item, rowKey abi.Item, revision int64, index int) error {
+	hash, prefix, err := l.HeadPrefix(rowKey)
+	if err != nil {
+		return err
+	}
+	item[l.KeyAttrs[0]], item[l.KeyAttrs[1]] = hash, abi.S(prefix+seq(revision, index))
+	return nil
+}
+
+// outboxItemRoom is the number of attributes of an outbox item (put): its
+// key, the ten the engine sets and the two of a delivery's claim. The map
+// is made that large at once; made for the key and grown, it left a group
+// of slots behind per item.
+const outboxItemRoom = 14
 
 // effect is one effect of an applied event, in fold order.
 type effect struct {
@@ -224,11 +240,10 @@ func (e *Engine) put(ctx context.Context, w *rowWork, runs []*run, f *folded, it
 	writes = append(writes, store.Write{Put: &store.Put{Table: e.p.Table, Item: it, Cond: cond}})
 	claim := e.newClaim(ctx, l, w.key)
 	for i, x := range fx {
-		key, err := l.ItemKey(w.key, revision, i)
-		if err != nil {
+		item := make(abi.Item, outboxItemRoom)
+		if err := l.setItemKey(item, w.key, revision, i); err != nil {
 			return err
 		}
-		item := key
 		item[MarkerAttr] = abi.S(l.Marker)
 		item[OutboxAttrRowKey] = abi.M(w.key)
 		item[OutboxAttrStream] = abi.S(x.ev.Stream)

@@ -58,11 +58,11 @@ func (e *Engine) Refold(ctx context.Context, key, stored abi.Item, seeds []Keyed
 	for _, s := range seeds {
 		rw.seed(s.Ref, s.Events, s.Keys, keyStr)
 	}
-	w := &rowWork{key: key, keyStr: keyStr, instances: map[instanceID][]Input{}, rebuild: true, repair: rw}
+	w := &rowWork{key: key, keyStr: keyStr, rebuild: true, repair: rw}
 	if err := d.checkRefs(rw.named); err != nil {
 		return Refolded{}, err
 	}
-	o := d.applyRow(ctx, w, stored, map[instanceID]map[uint64]bool{})
+	o := d.applyRow(ctx, w, stored, presence{})
 	return Refolded{Item: put.item, Outcome: o}, o.Err
 }
 

@@ -84,7 +84,7 @@ func (rw *repairWork) seed(ref InstanceRef, evs []abi.Event, ks []abi.KeyResult,
 // (from initial) or a catch-up (from the row's checkpoints), with the
 // apply step's lost-race retries.
 func (e *Engine) repairRow(ctx context.Context, key abi.Item, keyStr string, rw *repairWork, rebuild bool) Outcome {
-	w := &rowWork{key: key, keyStr: keyStr, instances: map[instanceID][]Input{}, rebuild: rebuild, repair: rw}
+	w := &rowWork{key: key, keyStr: keyStr, rebuild: rebuild, repair: rw}
 	if err := e.checkRefs(rw.named); err != nil {
 		return e.failed(w, err)
 	}
@@ -92,7 +92,7 @@ func (e *Engine) repairRow(ctx context.Context, key abi.Item, keyStr string, rw 
 	if err != nil {
 		return e.failed(w, fmt.Errorf("reading the row: %w", err))
 	}
-	o := e.applyRow(ctx, w, item, map[instanceID]map[uint64]bool{})
+	o := e.applyRow(ctx, w, item, presence{})
 	e.afterRow(ctx, w, &o)
 	if !rebuild && o.Err == nil {
 		rw.reportAll(&o)
@@ -147,7 +147,7 @@ func (e *Engine) checkRefs(refs []InstanceRef) error {
 // those that address the row (on a catch-up, those after the checkpoint)
 // and present with every version read. nothing is set when no instance has
 // an event to apply.
-func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present map[instanceID]map[uint64]bool) (nothing bool, err error) {
+func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present presence) (nothing bool, err error) {
 	rw := w.repair
 	ids := e.repairInstances(rw, row)
 	if w.rebuild && rw.known {
@@ -161,7 +161,7 @@ func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present
 	if len(ids) == 0 {
 		return false, fmt.Errorf("%w: name the instances (<source>#<streamId>; on the command line --instance)", ErrNoInstances)
 	}
-	w.instances = map[instanceID][]Input{}
+	w.instances.reset()
 	rw.bounds = map[instanceID]bound{}
 	rw.ids, rw.stored = ids, map[instanceID]uint64{}
 	events := 0
@@ -183,21 +183,19 @@ func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present
 		if w.rebuild && rw.toHead && rd.to < stored {
 			rw.bounds[id] = bound{c: rd.to, history: row.stored == nil}
 		}
-		if present[id] == nil {
-			present[id] = map[uint64]bool{}
-		}
 		var mine []Input
 		for i, ev := range rd.evs {
-			present[id][ev.Version] = true
+			present.mark(id, ev.Version)
 			if rd.mine[i] && ev.Version > after {
 				mine = append(mine, Input{Source: id.source, Event: ev, Pos: -1})
 			}
 		}
+		present.seal(id)
 		events += len(mine)
 		// On a rebuild an instance the row knows keeps its checkpoint even
 		// when none of its events address the row.
 		if len(mine) > 0 || (w.rebuild && known) {
-			w.instances[id] = mine
+			w.instances.set(id, mine)
 		}
 	}
 	if events == 0 {

@@ -34,7 +34,7 @@ type run struct {
 }
 
 // applyRow runs the per-row step with its lost-race retries.
-func (e *Engine) applyRow(ctx context.Context, w *rowWork, item abi.Item, present map[instanceID]map[uint64]bool) Outcome {
+func (e *Engine) applyRow(ctx context.Context, w *rowWork, item abi.Item, present presence) Outcome {
 	gaps := map[instanceID]*gapRead{}
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -64,7 +64,7 @@ func (e *Engine) failedWith(w *rowWork, err error, attempts int) Outcome {
 
 // attempt plans, folds and writes the row once. retry is set when the
 // conditional write lost a race.
-func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead) (Outcome, bool) {
+func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present presence, gaps map[instanceID]*gapRead) (Outcome, bool) {
 	row, err := e.readRow(item)
 	if err != nil {
 		return e.failed(w, err), false
@@ -113,7 +113,7 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	}
 	for _, r := range runs {
 		in := f.instance(r)
-		in.Positions = instancePositions(w.instances[r.id])
+		in.Positions = instancePositions(w.instances.of(r.id))
 		if w.rebuild {
 			w.rebuildOutcome(&in)
 		}
@@ -147,9 +147,10 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 // plan sorts and de-duplicates each instance's events, gives each instance
 // its checkpoint (the field or the map), splits off the events the row
 // already has and fills gaps from the event store.
-func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present map[instanceID]map[uint64]bool, gaps map[instanceID]*gapRead, pl *placement) ([]*run, error) {
-	var runs []*run
-	for id, ins := range w.instances {
+func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present presence, gaps map[instanceID]*gapRead, pl *placement) ([]*run, error) {
+	runs := make([]*run, 0, len(w.instances.list))
+	for _, ri := range w.instances.list {
+		id, ins := ri.id, ri.ins
 		r := &run{id: id}
 		for i, s := range e.p.Sources {
 			if s.Name == id.source {
@@ -187,12 +188,15 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present ma
 			c = row.entries[mapKey(r.id)]
 		}
 		r.c = c
-		for _, ev := range r.batch {
-			if ev.Version <= c {
-				r.already = append(r.already, ev)
-			} else {
-				r.fold = append(r.fold, ev)
-			}
+		// r.batch is sorted: the events at or below c, then those above,
+		// each a part of it (no copy); already is capped so that nothing
+		// appended to it reaches fold's events.
+		k := sort.Search(len(r.batch), func(i int) bool { return r.batch[i].Version > c })
+		if k > 0 {
+			r.already = r.batch[:k:k]
+		}
+		if k < len(r.batch) {
+			r.fold = r.batch[k:]
 		}
 		if len(r.fold) > 0 && r.src.Mode == abi.ModeLatest {
 			// Only the newest event is folded, nothing is read; older ones

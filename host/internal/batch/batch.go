@@ -69,7 +69,8 @@ func (p *Processor) ProcessRaw(ctx context.Context, records []any) (*Result, err
 }
 
 func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result, error) {
-	res := &Result{Records: n, Decoded: dec, Projections: map[string]apply.Result{}, ids: map[int]string{}}
+	res := &Result{Records: n, Decoded: dec, Projections: make(map[string]apply.Result, len(p.engines)),
+		ids: make(map[int]string, len(dec.Events)+len(dec.Failures)+len(dec.Ignored))}
 	events := make([]route.Event, 0, len(dec.Events))
 	for _, ev := range dec.Events {
 		res.ids[ev.Position] = ev.Identifier

@@ -155,7 +155,13 @@ func Decode(records []Record, opts Options) Result {
 	var res Result
 	res.Events = make([]Event, 0, len(records)) // at most one a record: no growth
 	for i := range records {
-		decodeOne(&res, i, records[i], opts)
+		// A record is passed as any only to the extractors that take one:
+		// boxed, it is copied to the heap.
+		var raw any
+		if opts.Image != nil || opts.Identifier != nil {
+			raw = records[i]
+		}
+		decodeAt(&res, i, raw, &records[i], opts)
 	}
 	if len(res.Events) == 0 {
 		res.Events = nil
@@ -183,7 +189,19 @@ func decodeOne(res *Result, pos int, raw any, opts Options) {
 	if p, ok := raw.(*Record); ok && p != nil {
 		rec, isRecord = *p, true
 	}
-	id := identifier(raw, rec, isRecord, opts)
+	if !isRecord {
+		decodeAt(res, pos, raw, nil, opts)
+		return
+	}
+	decodeAt(res, pos, raw, &rec, opts)
+}
+
+// decodeAt decodes the record at pos: raw as the extractors of opts take
+// it (nil when opts has none), rec the record of the standard shape (nil
+// for another shape).
+func decodeAt(res *Result, pos int, raw any, rec *Record, opts Options) {
+	isRecord := rec != nil
+	id := identifier(raw, rec, opts)
 	ignore := func(r Reason) { res.Ignored = append(res.Ignored, Ignored{Position: pos, Identifier: id, Reason: r}) }
 	fail := func(err error) {
 		res.Failures = append(res.Failures, DecodeFailure{Position: pos, Identifier: id, Err: err,
@@ -235,15 +253,19 @@ func decodeOne(res *Result, pos int, raw any, opts Options) {
 	case !ok:
 		ignore(ReasonNotAnEvent)
 	default:
-		res.Events = append(res.Events, Event{Position: pos, Identifier: id, Stream: d.Stream, Event: d.Event, Created: rec.DynamoDB.ApproximateCreationDateTime})
+		ev := Event{Position: pos, Identifier: id, Stream: d.Stream, Event: d.Event}
+		if isRecord {
+			ev.Created = rec.DynamoDB.ApproximateCreationDateTime
+		}
+		res.Events = append(res.Events, ev)
 	}
 }
 
-func identifier(raw any, rec Record, isRecord bool, opts Options) string {
+func identifier(raw any, rec *Record, opts Options) string {
 	if opts.Identifier != nil {
 		return opts.Identifier(raw)
 	}
-	if !isRecord {
+	if rec == nil {
 		return ""
 	}
 	switch opts.Source {
