@@ -74,6 +74,21 @@ func benchCore(b *testing.B, opts Options) {
 			i++
 		}
 	})
+	// the same puts on a table with a NEW_AND_OLD_IMAGES stream: each put
+	// also hands the stream registry a record of its old and new item
+	call("CreateTable", `{"TableName":"benchs","BillingMode":"PAY_PER_REQUEST","AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"sk","AttributeType":"N"}],"KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],"StreamSpecification":{"StreamEnabled":true,"StreamViewType":"NEW_AND_OLD_IMAGES"}}`)
+	b.Run("handle/PutItemStream", func(b *testing.B) {
+		bodies := make([]string, 256)
+		for i := range bodies {
+			bodies[i] = `{"Item":` + strings.Replace(item("w", 7), `"count":{"N":"49"}`, fmt.Sprintf(`"count":{"N":"%d"}`, i), 1) + `,"TableName":"benchs"}`
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			call("PutItem", bodies[i%len(bodies)])
+			i++
+		}
+	})
 	b.Run("answer/GetItem", func(b *testing.B) {
 		out, err := getItem(s, context.Background(), []byte(get))
 		if err != nil {
