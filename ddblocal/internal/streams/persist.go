@@ -284,7 +284,7 @@ func writeStream(all *bbolt.Bucket, sn streamSnap) error {
 			return err
 		}
 		for _, rec := range ss.recs {
-			v, err := recordJSON(rec)
+			v, err := appendRecordJSON(nil, rec)
 			if err != nil {
 				return err
 			}
@@ -305,11 +305,7 @@ func writeRecordTx(w wal.Writer, s *stream, sh *shard, rec *record, seq uint64) 
 	if err != nil {
 		return err
 	}
-	v, err := recordJSON(rec)
-	if err != nil {
-		return err
-	}
-	return w.Put(append(path, recordsBucket, []byte(sh.id)), seqBytes(rec.seq), v)
+	return putRecord(w, append(path, recordsBucket, []byte(sh.id)), seqBytes(rec.seq), rec)
 }
 
 // writeShardsTx writes to w the sequence counter, the stream's meta, and
@@ -353,13 +349,6 @@ func writeShardsTx(w wal.Writer, s *stream, also *shard, seq uint64) ([][]byte, 
 		})
 	}
 	return path[:3:3], nil
-}
-
-func recordJSON(rec *record) ([]byte, error) {
-	return json.Marshal(recordDisk{
-		N: rec.eventName, T: rec.at.UnixNano(), K: wire.Item(rec.keys), O: wire.Item(rec.oldImage),
-		I: wire.Item(rec.newImage), U: rec.identity, Z: rec.size,
-	})
 }
 
 func (s *stream) metaJSON() []byte {
