@@ -24,8 +24,8 @@ import (
 // to another and then changed, legacy AttributeUpdates, batch and
 // transaction writes, replaces, deletes — with reads, projections and
 // ReturnValues between them; after each write the items are read with a
-// consistent GetItem, and at the end every record's OldImage and NewImage
-// must be those reads.
+// consistent GetItem, and at the end every record's Keys, OldImage and
+// NewImage must be those reads.
 func TestY8_StreamImagesAreTheItemsAtEachWrite(t *testing.T) {
 	for _, store := range []string{"memory", "data"} {
 		t.Run(store, func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestY8_StreamImagesAreTheItemsAtEachWrite(t *testing.T) {
 						now = avItem(out.Item)
 					}
 					if now != state[k] {
-						recs = append(recs, imgRecord(k, state[k], now))
+						recs = append(recs, imgRecord(avItem(imgKey(k)), state[k], now))
 						state[k] = now
 					}
 				}
@@ -152,7 +152,6 @@ func TestY8_StreamImagesAreTheItemsAtEachWrite(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, r := range gr.Records {
-					k := r.Dynamodb.Keys["sk"].(*stypes.AttributeValueMemberS).Value
 					old, nw := "", ""
 					if r.Dynamodb.OldImage != nil {
 						old = savItem(r.Dynamodb.OldImage)
@@ -160,7 +159,7 @@ func TestY8_StreamImagesAreTheItemsAtEachWrite(t *testing.T) {
 					if r.Dynamodb.NewImage != nil {
 						nw = savItem(r.Dynamodb.NewImage)
 					}
-					got = append(got, imgRecord(k, old, nw))
+					got = append(got, imgRecord(savItem(r.Dynamodb.Keys), old, nw))
 				}
 			}
 			n := 0
