@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -83,11 +84,19 @@ func benchCore(b *testing.B, opts Options) {
 			bodies[i] = `{"Item":` + strings.Replace(item("w", 7), `"count":{"N":"49"}`, fmt.Sprintf(`"count":{"N":"%d"}`, i), 1) + `,"TableName":"benchs"}`
 		}
 		b.ReportAllocs()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
 		i := 0
 		for b.Loop() {
 			call("PutItem", bodies[i%len(bodies)])
 			i++
 		}
+		// the heap the puts left live: their stream records (the table
+		// holds one item)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "live-B/op")
 	})
 	b.Run("answer/GetItem", func(b *testing.B) {
 		out, err := getItem(s, context.Background(), []byte(get))
