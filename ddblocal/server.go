@@ -236,6 +236,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		Now:               opts.Now,
 		Region:            opts.Region,
 		AccountID:         opts.AccountID,
+		// The registry keeps the items it is handed, not copies: a stream
+		// record's images are the items a write stored (and its key,
+		// keyCopy'd), and no stored item is changed once stored — a write
+		// stores a new item (PutItem the request's own; UpdateItem a
+		// deep copy, expr's apply), reads and answers only encode them,
+		// and the registry only encodes its records.
+		// TestY8_StreamImagesAreTheItemsAtEachWrite checks every record's
+		// images against the items read at its write.
+		NoCopy: true,
 	})
 	if err != nil {
 		s.closeStores()

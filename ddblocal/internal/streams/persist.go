@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -284,7 +285,7 @@ func writeStream(all *bbolt.Bucket, sn streamSnap) error {
 			return err
 		}
 		for _, rec := range ss.recs {
-			v, err := recordJSON(rec)
+			v, err := appendRecordJSON(nil, rec)
 			if err != nil {
 				return err
 			}
@@ -305,11 +306,7 @@ func writeRecordTx(w wal.Writer, s *stream, sh *shard, rec *record, seq uint64) 
 	if err != nil {
 		return err
 	}
-	v, err := recordJSON(rec)
-	if err != nil {
-		return err
-	}
-	return w.Put(append(path, recordsBucket, []byte(sh.id)), seqBytes(rec.seq), v)
+	return putRecord(w, append(path, recordsBucket, []byte(sh.id)), seqBytes(rec.seq), rec)
 }
 
 // writeShardsTx writes to w the sequence counter, the stream's meta, and
@@ -355,19 +352,26 @@ func writeShardsTx(w wal.Writer, s *stream, also *shard, seq uint64) ([][]byte, 
 	return path[:3:3], nil
 }
 
-func recordJSON(rec *record) ([]byte, error) {
-	return json.Marshal(recordDisk{
-		N: rec.eventName, T: rec.at.UnixNano(), K: wire.Item(rec.keys), O: wire.Item(rec.oldImage),
-		I: wire.Item(rec.newImage), U: rec.identity, Z: rec.size,
-	})
-}
-
+// metaJSON returns the stream's stored meta (s.mu held), encoded again
+// only when it changed since the last call (the bytes are not to be
+// changed: they may be returned again).
 func (s *stream) metaJSON() []byte {
-	m, _ := json.Marshal(streamMeta{ // plain struct: never fails
+	m := streamMeta{
 		Label: s.label, Table: s.table, ViewType: s.viewType, KeySchema: s.keySchema,
 		Created: unixNano(s.created), Status: s.status, DisabledAt: unixNano(s.disabledAt), LastMs: s.lastMs,
-	})
-	return m
+	}
+	if s.metaEnc != nil && m.same(s.metaOf) {
+		return s.metaEnc
+	}
+	b, _ := json.Marshal(m) // plain struct: never fails
+	s.metaEnc, s.metaOf = b, m
+	return b
+}
+
+// same reports whether m and o are equal.
+func (m streamMeta) same(o streamMeta) bool {
+	return m.Label == o.Label && m.Table == o.Table && m.ViewType == o.ViewType && slices.Equal(m.KeySchema, o.KeySchema) &&
+		m.Created == o.Created && m.Status == o.Status && m.DisabledAt == o.DisabledAt && m.LastMs == o.LastMs
 }
 
 func (sh *shard) metaJSON() []byte {

@@ -146,8 +146,14 @@ type stream struct {
 	byID       map[string]*shard // the shards, by id
 	open       []*shard          // the open shards, by hash range: together they cover every hash
 	lastMs     int64             // last shard-id timestamp, kept increasing
-	dirty      atomic.Bool
-	removed    []string // shard ids removed since the last flush
+	// metaEnc is the stream's stored meta as metaJSON last encoded it and
+	// metaOf what it encoded (s.mu held): every record's transaction
+	// stores the meta, which changes only with a shard's creation or the
+	// stream's status.
+	metaEnc []byte
+	metaOf  streamMeta
+	dirty   atomic.Bool
+	removed []string // shard ids removed since the last flush
 	// nextRoll is the earliest time an open shard reaches ShardMaxAge;
 	// nextTrim the earliest time trim can drop anything (Unix nanoseconds,
 	// math.MaxInt64: never). Reads check them before taking the write lock.
