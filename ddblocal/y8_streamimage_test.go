@@ -14,6 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/streamsdk"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
 // The stream registry keeps the items a write stores, not copies of them
@@ -210,91 +214,65 @@ func imgItem(k string, extra map[string]types.AttributeValue) map[string]types.A
 func imgRecord(k, old, nw string) string { return fmt.Sprintf("%s old=%s new=%s", k, old, nw) }
 
 // avItem and savItem write an item of the DynamoDB and the DynamoDB
-// Streams API as one text, attributes and set members sorted.
+// Streams API as one text (imgText).
 func avItem(it map[string]types.AttributeValue) string {
-	var parts []string
-	for k, v := range it {
-		parts = append(parts, k+":"+avText(v))
+	a, err := ddbclient.FromAttributeMap(it)
+	if err != nil {
+		return "?" + err.Error()
 	}
-	sort.Strings(parts)
-	return "{" + strings.Join(parts, ",") + "}"
-}
-
-func avText(v types.AttributeValue) string {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return fmt.Sprintf("S%q", v.Value)
-	case *types.AttributeValueMemberN:
-		return "N" + v.Value
-	case *types.AttributeValueMemberB:
-		return "B" + base64.StdEncoding.EncodeToString(v.Value)
-	case *types.AttributeValueMemberBOOL:
-		return fmt.Sprint("BOOL", v.Value)
-	case *types.AttributeValueMemberNULL:
-		return "NULL"
-	case *types.AttributeValueMemberSS:
-		return "SS" + sortedSet(v.Value)
-	case *types.AttributeValueMemberNS:
-		return "NS" + sortedSet(v.Value)
-	case *types.AttributeValueMemberBS:
-		var ss []string
-		for _, b := range v.Value {
-			ss = append(ss, base64.StdEncoding.EncodeToString(b))
-		}
-		return "BS" + sortedSet(ss)
-	case *types.AttributeValueMemberL:
-		var ss []string
-		for _, e := range v.Value {
-			ss = append(ss, avText(e))
-		}
-		return "[" + strings.Join(ss, ",") + "]"
-	case *types.AttributeValueMemberM:
-		return "M" + avItem(v.Value)
-	}
-	return fmt.Sprintf("?%T", v)
+	return imgText(a)
 }
 
 func savItem(it map[string]stypes.AttributeValue) string {
+	a, err := streamsdk.Item(it)
+	if err != nil {
+		return "?" + err.Error()
+	}
+	return imgText(a)
+}
+
+// imgText writes an item as one text, attributes and set members sorted.
+func imgText(it abi.Item) string {
 	var parts []string
 	for k, v := range it {
-		parts = append(parts, k+":"+savText(v))
+		parts = append(parts, k+":"+valText(v))
 	}
 	sort.Strings(parts)
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
-func savText(v stypes.AttributeValue) string {
-	switch v := v.(type) {
-	case *stypes.AttributeValueMemberS:
-		return fmt.Sprintf("S%q", v.Value)
-	case *stypes.AttributeValueMemberN:
-		return "N" + v.Value
-	case *stypes.AttributeValueMemberB:
-		return "B" + base64.StdEncoding.EncodeToString(v.Value)
-	case *stypes.AttributeValueMemberBOOL:
-		return fmt.Sprint("BOOL", v.Value)
-	case *stypes.AttributeValueMemberNULL:
+func valText(v abi.Value) string {
+	switch v.Kind {
+	case abi.KindS:
+		return fmt.Sprintf("S%q", v.Str)
+	case abi.KindN:
+		return "N" + v.Str
+	case abi.KindB:
+		return "B" + base64.StdEncoding.EncodeToString(v.Bytes)
+	case abi.KindBOOL:
+		return fmt.Sprint("BOOL", v.Bool)
+	case abi.KindNULL:
 		return "NULL"
-	case *stypes.AttributeValueMemberSS:
-		return "SS" + sortedSet(v.Value)
-	case *stypes.AttributeValueMemberNS:
-		return "NS" + sortedSet(v.Value)
-	case *stypes.AttributeValueMemberBS:
+	case abi.KindSS:
+		return "SS" + sortedSet(v.Strs)
+	case abi.KindNS:
+		return "NS" + sortedSet(v.Strs)
+	case abi.KindBS:
 		var ss []string
-		for _, b := range v.Value {
+		for _, b := range v.Blobs {
 			ss = append(ss, base64.StdEncoding.EncodeToString(b))
 		}
 		return "BS" + sortedSet(ss)
-	case *stypes.AttributeValueMemberL:
+	case abi.KindL:
 		var ss []string
-		for _, e := range v.Value {
-			ss = append(ss, savText(e))
+		for _, e := range v.List {
+			ss = append(ss, valText(e))
 		}
 		return "[" + strings.Join(ss, ",") + "]"
-	case *stypes.AttributeValueMemberM:
-		return "M" + savItem(v.Value)
+	case abi.KindM:
+		return "M" + imgText(v.Map)
 	}
-	return fmt.Sprintf("?%T", v)
+	return fmt.Sprintf("?%v", v.Kind)
 }
 
 func sortedSet(ss []string) string {
