@@ -150,3 +150,23 @@ func checkItemOrder(t *testing.T, recs []shardRec, want map[string]int) {
 		t.Fatalf("last versions read %v, want %v", last, want)
 	}
 }
+
+// firstPageRecords returns the records of the first GetRecords page of
+// every shard of the stream, from its trim horizon, shard by shard.
+func firstPageRecords(t *testing.T, sc *dynamodbstreams.Client, arn string) []stypes.Record {
+	t.Helper()
+	ctx := context.Background()
+	var out []stypes.Record
+	for _, sh := range listShards(t, sc, arn, 0) {
+		gi, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId, ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gr, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: gi.ShardIterator})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, gr.Records...)
+	}
+	return out
+}
