@@ -280,6 +280,14 @@ type ProjectionConfig struct {
 	// Concurrency is the number of rows processed at once (default
 	// DefaultConcurrency).
 	Concurrency int `json:"concurrency,omitempty"`
+	// ReadNewRows reads every row before writing it. By default a row whose
+	// events in the batch begin each of its streams (version 1) is folded
+	// from initial and written on condition that it does not exist, with no
+	// read first; it is read only when it exists after all (a redelivery,
+	// or a row that other streams feed). Set it for read models where new
+	// streams mostly meet existing rows; the host also reads such rows
+	// first on its own while they mostly turn out to exist.
+	ReadNewRows bool `json:"readNewRows,omitempty"`
 	// Retry is the policy for a write that lost a race with another writer.
 	Retry RetryConfig `json:"retry,omitempty"`
 	// ReadModel describes the read model's entity: its type, and entity

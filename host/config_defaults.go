@@ -23,6 +23,7 @@ import (
 //	projections[].createdAt            DefaultCreatedAt ("createdAt"; "-": none)
 //	projections[].writtenBy            "": none
 //	projections[].concurrency          DefaultConcurrency (100)
+//	projections[].readNewRows          false: new rows are written without a read
 //	projections[].retry.attempts       DefaultRetryAttempts (12)
 //	projections[].retry.base           DefaultRetryBase ("5ms")
 //	projections[].retry.max            DefaultRetryMax ("200ms")

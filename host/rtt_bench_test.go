@@ -57,6 +57,12 @@ func rttShapes() []rttShape {
 		{name: "contiguous/rows=100", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
 			return appendOrders(tb, h, fmt.Sprintf("c100-%d", i), 100, 1)
 		}},
+		{name: "existing/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
+			return existingBatch(tb, h, fmt.Sprintf("e10-%d", i), 10, 10)
+		}},
+		{name: "existing/rows=100", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
+			return existingBatch(tb, h, fmt.Sprintf("e100-%d", i), 100, 1)
+		}},
 		{name: "shuffled/rows=100", host: rttOrderHost, batch: shuffledBatch},
 		{name: "gaps/rows=10", host: rttOrderHost, batch: func(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Record {
 			recs := appendOrders(tb, h, fmt.Sprintf("g10-%d", i), 10, 15)
@@ -422,6 +428,29 @@ func shuffledBatch(tb testing.TB, h *host.Host, _ *netenv.Env, i int) []host.Rec
 	rng := rand.New(rand.NewPCG(uint64(i), 7))
 	rng.Shuffle(len(recs), func(a, b int) { recs[a], recs[b] = recs[b], recs[a] })
 	return recs
+}
+
+// existingBatch: n orders whose rows exist (their first event applied
+// before the batch), and the next k events of each: rows that need their
+// read (contiguous rows are of new orders, written without one).
+func existingBatch(tb testing.TB, h *host.Host, prefix string, n, k int) []host.Record {
+	ctx := context.Background()
+	if res, err := h.ProcessBatch(ctx, appendOrders(tb, h, prefix, n, 1)); err != nil || len(res.Failed()) > 0 {
+		tb.Fatalf("applying the first events: %v", err)
+	}
+	var evs []abi.Event
+	for r := range n {
+		add := make([]host.NewEvent, k)
+		for j := range add {
+			add[j] = host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.N("9.99")}}
+		}
+		out, err := h.Append(ctx, "Order", fmt.Sprintf("%s-%d", prefix, r), 1, add...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		evs = append(evs, out...)
+	}
+	return records(h, evs)
 }
 
 // shipmentBatch: 20 shipments, each fed by an order (two ParcelsAdded), its

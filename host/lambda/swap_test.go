@@ -63,7 +63,10 @@ func newSwapFn(t *testing.T, env *testenv.Env, client *dynamodb.Client) *swapFn 
 		Plugins: host.PluginDefaults{CacheDir: filepath.Join(f.dir, "cache")},
 		Projections: []host.ProjectionConfig{{Name: "summaries", Plugin: filepath.Join(f.dir, "orders.wasm"), Table: f.rows,
 			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}, WrittenBy: "writtenBy",
-			HotSwap: &host.HotSwapConfig{Watch: true}}},
+			// every row read first, new ones too: TestH3_LambdaNeverSwapsDuringAnInvocation
+			// holds an invocation at that read, before its fold
+			ReadNewRows: true,
+			HotSwap:     &host.HotSwapConfig{Watch: true}}},
 	}
 	log := slog.New(slog.NewJSONHandler(f.log, nil))
 	h, call, err := lambda.Build(context.Background(), cfg, []host.Option{host.WithClient(client)},

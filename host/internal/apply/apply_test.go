@@ -19,7 +19,7 @@ var ctx = context.Background()
 
 func TestP7_InOrderBatchIsOneWriteAndNoRead(t *testing.T) {
 	f := newFixture(t)
-	e := f.engine(t, nil)
+	e := f.engine(t, func(p *apply.Projection) { p.ReadNewRows = true })
 	evs := f.append(t, "a", "Add:1", "Add:2", "Add:3")
 	f.db.ResetCounts()
 
@@ -255,7 +255,7 @@ func TestP9_RowsKeyedByEventFieldsKeepTheirOwnCheckpoints(t *testing.T) {
 
 func TestY4_RowsAreReadWithBatchGet(t *testing.T) {
 	f := newFixture(t)
-	e := f.engine(t, nil)
+	e := f.engine(t, func(p *apply.Projection) { p.ReadNewRows = true })
 	var all []abi.Event
 	for i := 0; i < 150; i++ {
 		all = append(all, f.append(t, "r"+itoa(i), "Add:1")...)

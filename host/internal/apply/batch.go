@@ -112,36 +112,56 @@ const readChunk = 100
 // depends on is there: the rows are read 100 keys per BatchGetItem, those
 // requests all at once, and a row starts (gap read, fold, write, delivery)
 // as soon as its read returns, while at most Projection.Rows rows run at
-// once. outs[i] receives the outcome of the row order[i].
+// once; a fresh row (fresh.go) starts without a read. outs[i] receives
+// the outcome of the row order[i].
 func (e *Engine) dispatch(ctx context.Context, order []string, rows map[string]*rowWork, present presence, outs []Outcome) {
 	sem := make(chan struct{}, e.p.Rows)
 	var wg sync.WaitGroup
-	for start := 0; start < len(order); start += readChunk {
-		chunk := order[start:min(start+readChunk, len(order))]
+	start := func(i int, run func() Outcome) {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			growStack()
+			outs[i] = run()
+			e.afterRow(ctx, rows[order[i]], &outs[i])
+		}()
+	}
+	// The rows to read: all but the fresh ones while those skip the read.
+	read, fresh := make([]int, 0, len(order)), []int(nil)
+	skip := e.skipsRead()
+	for i, k := range order {
+		if skip && freshRow(rows[k]) {
+			fresh = append(fresh, i)
+			continue
+		}
+		read = append(read, i)
+	}
+	for at := 0; at < len(read); at += readChunk {
+		chunk := read[at:min(at+readChunk, len(read))]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			keys := make([]abi.Item, len(chunk))
-			for i, k := range chunk {
-				keys[i] = rows[k].key
+			for j, i := range chunk {
+				keys[j] = rows[order[i]].key
 			}
 			items, err := e.db.BatchGetItem(ctx, e.p.Table, keys)
-			for i, k := range chunk {
-				w, out := rows[k], &outs[start+i]
+			for j, i := range chunk {
+				w := rows[order[i]]
 				if err != nil {
-					*out = e.failed(w, fmt.Errorf("reading the row (BatchGetItem on %s): %w", e.p.Table, err))
+					outs[i] = e.failed(w, fmt.Errorf("reading the row (BatchGetItem on %s): %w", e.p.Table, err))
 					continue
 				}
-				sem <- struct{}{}
-				wg.Add(1)
-				go func(item abi.Item) {
-					defer func() { <-sem; wg.Done() }()
-					growStack()
-					*out = e.applyRow(ctx, w, item, present)
-					e.afterRow(ctx, w, out)
-				}(items[i])
+				item := items[j]
+				e.readFresh(w, item)
+				start(i, func() Outcome { return e.applyRow(ctx, w, item, present) })
 			}
 		}()
+	}
+	for _, i := range fresh {
+		w := rows[order[i]]
+		start(i, func() Outcome { return e.applyFresh(ctx, w, present) })
 	}
 	wg.Wait()
 }

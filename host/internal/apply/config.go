@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
@@ -134,10 +135,15 @@ type Projection struct {
 	NoOutputCheck bool
 	SourcesOf     SourcesOf // finds a row's stream instances for RebuildRow (nil: the row's checkpoints)
 	Rows          int       // rows processed concurrently (default 100)
-	Retry         Retry     // lost-race policy
-	Limit         Limiter   // waited on before a batch is applied (nil: no limit)
-	Now           func() time.Time
-	Logger        *slog.Logger
+	// ReadNewRows reads every row before its write, even a row whose
+	// events are the first of their streams (fresh.go): such a row is
+	// otherwise written without a read, on condition that it does not
+	// exist, and read only when it does.
+	ReadNewRows bool
+	Retry       Retry   // lost-race policy
+	Limit       Limiter // waited on before a batch is applied (nil: no limit)
+	Now         func() time.Time
+	Logger      *slog.Logger
 }
 
 // DefaultRows is the number of rows a call processes at once when
@@ -307,6 +313,9 @@ type Engine struct {
 	// createCond is the condition of a write that creates a row
 	// (writeCond), one for every such write: conditions are only read.
 	createCond *store.Cond
+	// doubt is how often fresh rows turned out to exist (fresh.go);
+	// shared by the engine's copies (Refold).
+	doubt *atomic.Int32
 }
 
 // New returns an engine for projection p, reading rows through db and gap
@@ -317,7 +326,7 @@ func New(p Projection, db store.DB, events EventReader) (*Engine, error) {
 		return nil, err
 	}
 	d := p.Logic.Describe()
-	return &Engine{p: p, scal: p.scalars(), db: db, events: events, plugin: d.Name + "@" + d.Version,
+	return &Engine{p: p, scal: p.scalars(), db: db, events: events, plugin: d.Name + "@" + d.Version, doubt: new(atomic.Int32),
 		createCond: &store.Cond{Expr: "attribute_not_exists(#k)", Names: map[string]string{"#k": p.KeyAttrs[0]}}}, nil
 }
 

@@ -35,9 +35,14 @@ type run struct {
 
 // applyRow runs the per-row step with its lost-race retries.
 func (e *Engine) applyRow(ctx context.Context, w *rowWork, item abi.Item, present presence) Outcome {
-	gaps := map[instanceID]*gapRead{}
+	return e.applyRowAfter(ctx, w, item, present, map[instanceID]*gapRead{}, 0)
+}
+
+// applyRowAfter is applyRow for a row that has had tried write attempts
+// already (applyFresh), with the gap reads made so far.
+func (e *Engine) applyRowAfter(ctx context.Context, w *rowWork, item abi.Item, present presence, gaps map[instanceID]*gapRead, tried int) Outcome {
 	var err error
-	for attempt := 1; ; attempt++ {
+	for attempt := tried + 1; ; attempt++ {
 		o, retry := e.attempt(ctx, w, item, present, gaps)
 		o.Attempts = attempt
 		if !retry {
