@@ -59,20 +59,39 @@ func appendMember(buf *bytes.Buffer, name string, val any) error {
 	case wire.Item:
 		return ddbjson.AppendItem(buf, abi.Item(v))
 	case []wire.Item:
+		return appendItems(buf, v)
+	case map[string][]wire.Item: // BatchGetItem's Responses
 		if v == nil {
 			buf.WriteString("null")
 			return nil
 		}
-		buf.WriteByte('[')
-		for j, it := range v {
-			if j > 0 {
+		tables := make([]string, 0, len(v))
+		for t := range v {
+			tables = append(tables, t)
+		}
+		slices.Sort(tables)
+		buf.WriteByte('{')
+		for i, t := range tables {
+			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if err := ddbjson.AppendItem(buf, abi.Item(it)); err != nil {
+			ddbjson.AppendString(buf, t)
+			buf.WriteByte(':')
+			if err := appendItems(buf, v[t]); err != nil {
 				return err
 			}
 		}
-		buf.WriteByte(']')
+		buf.WriteByte('}')
+	case map[string]any:
+		if v != nil && len(v) == 0 { // an empty UnprocessedKeys
+			buf.WriteString("{}")
+			return nil
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
 	default:
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -80,6 +99,25 @@ func appendMember(buf *bytes.Buffer, name string, val any) error {
 		}
 		buf.Write(b)
 	}
+	return nil
+}
+
+// appendItems writes items as encoding/json writes a []wire.Item.
+func appendItems(buf *bytes.Buffer, items []wire.Item) error {
+	if items == nil {
+		buf.WriteString("null")
+		return nil
+	}
+	buf.WriteByte('[')
+	for j, it := range items {
+		if j > 0 {
+			buf.WriteByte(',')
+		}
+		if err := ddbjson.AppendItem(buf, abi.Item(it)); err != nil {
+			return err
+		}
+	}
+	buf.WriteByte(']')
 	return nil
 }
 

@@ -19,6 +19,9 @@ func TestY8_AnswersEncodeAsEncodingJSONEncodesThem(t *testing.T) {
 		map[string]any{"Item": wire.Item(nil)},
 		map[string]any{"Items": []wire.Item{it, {}}, "Count": 2, "ScannedCount": 2, "LastEvaluatedKey": wire.Item{"pk": abi.S("k")}},
 		map[string]any{"Items": []wire.Item(nil), "ConsumedCapacity": map[string]any{"TableName": "t", "CapacityUnits": 0.5}},
+		map[string]any{"Responses": map[string][]wire.Item{"b": {it}, "a": {it, {}}, "c": {}, "d": nil}, "UnprocessedKeys": map[string]any{}},
+		map[string]any{"Responses": map[string][]wire.Item(nil), "UnprocessedKeys": map[string]any(nil)},
+		map[string]any{"Responses": map[string][]wire.Item{}, "UnprocessedKeys": map[string]any{"t": map[string]any{"Keys": []wire.Item{it}}}},
 		map[string]any(nil),
 		[]string{"x"},
 	} {

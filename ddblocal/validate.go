@@ -1,6 +1,7 @@
 package ddblocal
 
 import (
+	"maps"
 	"sort"
 	"strings"
 
@@ -268,13 +269,26 @@ func normValues(vals map[string]abi.Value) (map[string]abi.Value, error) {
 	if vals == nil {
 		return nil, nil
 	}
-	out := make(map[string]abi.Value, len(vals))
+	var out map[string]abi.Value // a copy, made once a value changes
 	for k, v := range vals {
-		x, err := normValue(v)
+		err := expr.ValidateValue(v)
+		var x abi.Value
+		changed := false
+		if err == nil {
+			x, changed, err = normNumbers(v)
+		}
 		if err != nil {
 			return nil, apierr.Validation("ExpressionAttributeValues contains invalid value: %s for key %s", stripPrefix(err), k)
 		}
-		out[k] = x
+		if changed && out == nil {
+			out = maps.Clone(vals)
+		}
+		if out != nil {
+			out[k] = x
+		}
+	}
+	if out == nil {
+		return vals, nil // every value as given: the request's own map
 	}
 	return out, nil
 }
