@@ -428,3 +428,78 @@ func TestY7_ReadNewRowsReadsNewRowsFirst(t *testing.T) {
 	assert.Equal(t, map[string]int{"BatchGetItem": 1, "PutItem": 10}, n.Counts())
 	checkDependencyOrder(t, n.Requests(), noNewRow)
 }
+
+// rttShape returns the shape of BenchmarkBatchRoundTrips named name.
+func rttShapeNamed(t *testing.T, name string) rttShape {
+	for _, s := range rttShapes() {
+		if s.name == name {
+			return s
+		}
+	}
+	t.Fatalf("no shape %s", name)
+	return rttShape{}
+}
+
+// Rows whose batch begins above version 1 need a gap read when their
+// checkpoint is below. Once such rows have needed them, their gap reads go
+// beside the rows' read, not after it: the second batch of the gaps shape
+// sends every Query before the BatchGetItem is answered, and folds the same
+// rows. Rows that follow their streams (the batch begins where the row
+// stopped) need none: after a batch of those, the reads ahead stop.
+func TestY7_GapReadsGoBesideTheRowReadWhileRowsNeedThem(t *testing.T) {
+	n := netenv.Start(t)
+	s := rttShapeNamed(t, "gaps/rows=10")
+	h := s.host(t, n)
+	ctx := context.Background()
+	run := func(recs []host.Record) []netenv.Request {
+		t.Helper()
+		n.SetLatency(rttLatency)
+		n.Reset()
+		res, err := h.ProcessBatch(ctx, recs)
+		n.SetLatency(0)
+		require.NoError(t, err)
+		require.Empty(t, res.Failed())
+		return n.Requests()
+	}
+	readAnswered := func(reqs []netenv.Request) (read netenv.Request, queriesBefore, queries int) {
+		for _, r := range reqs {
+			if r.Op == "BatchGetItem" {
+				read = r
+			}
+		}
+		for _, r := range reqs {
+			if r.Op == "Query" {
+				queries++
+				if r.Start < read.End {
+					queriesBefore++
+				}
+			}
+		}
+		return read, queriesBefore, queries
+	}
+
+	_, before, queries := readAnswered(run(s.batch(t, h, n, 0)))
+	assert.Equal(t, 10, queries)
+	assert.Zero(t, before, "the first rows with gaps read them after their row")
+
+	run(s.batch(t, h, n, 1)) // reads ahead, with one more connection
+	reqs := run(s.batch(t, h, n, 2))
+	_, before, queries = readAnswered(reqs)
+	assert.Equal(t, 10, queries, "one gap read per row")
+	assert.Equal(t, 10, before, "every gap read went beside the rows' read")
+	assert.Equal(t, map[string]int{"BatchGetItem": 1, "Query": 10, "PutItem": 10}, n.Counts())
+	for r := range 10 {
+		row, _, err := h.Row(ctx, "summaries", abi.Item{"pk": abi.S(fmt.Sprintf("OrderSummary#g10-2-%d", r)), "sk": abi.S("OrderSummary")})
+		require.NoError(t, err)
+		assert.Equal(t, "15", row[ordersummary.Checkpoint].Str, "every version folded")
+		assert.Equal(t, "14", row["items"].Str, "the 14 items of versions 2-15, the gap's too")
+	}
+
+	// Rows that follow their streams: the gap reads ahead are not needed,
+	// and stop.
+	for i := range 2 {
+		run(existingBatch(t, h, fmt.Sprintf("f%d", i), 10, 3))
+	}
+	run(existingBatch(t, h, "last", 10, 3))
+	assert.Zero(t, n.Counts()["Query"], "no read ahead once they were not needed")
+}

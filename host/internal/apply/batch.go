@@ -137,25 +137,58 @@ func (e *Engine) dispatch(ctx context.Context, order []string, rows map[string]*
 		}
 		read = append(read, i)
 	}
+	ahead := e.readsAhead()
 	for at := 0; at < len(read); at += readChunk {
 		chunk := read[at:min(at+readChunk, len(read))]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			keys := make([]abi.Item, len(chunk))
+			// a gap-shaped row's gaps, read beside the rows (prefetch.go)
+			var prefetched []chan map[instanceID]*gapRead
 			for j, i := range chunk {
-				keys[j] = rows[order[i]].key
+				w := rows[order[i]]
+				keys[j] = w.key
+				if ahead && gapShaped(w, present) {
+					if prefetched == nil {
+						prefetched = make([]chan map[instanceID]*gapRead, len(chunk))
+					}
+					ch := make(chan map[instanceID]*gapRead, 1)
+					prefetched[j] = ch
+					go func() {
+						gaps := map[instanceID]*gapRead{}
+						e.prefetchGaps(ctx, w, present, gaps)
+						ch <- gaps
+					}()
+				}
 			}
 			items, err := e.db.BatchGetItem(ctx, e.p.Table, keys)
 			for j, i := range chunk {
 				w := rows[order[i]]
+				var ahead chan map[instanceID]*gapRead
+				if prefetched != nil {
+					ahead = prefetched[j]
+				}
 				if err != nil {
+					if ahead != nil {
+						<-ahead
+					}
 					outs[i] = e.failed(w, fmt.Errorf("reading the row (BatchGetItem on %s): %w", e.p.Table, err))
 					continue
 				}
 				item := items[j]
 				e.readFresh(w, item)
-				start(i, func() Outcome { return e.applyRow(ctx, w, item, present) })
+				start(i, func() Outcome {
+					gaps := map[instanceID]*gapRead{}
+					if ahead != nil {
+						gaps = <-ahead
+					}
+					o := e.applyRowAfter(ctx, w, item, present, gaps, 0)
+					if gapShaped(w, present) {
+						e.learnGap(gapNeeded(gaps))
+					}
+					return o
+				})
 			}
 		}()
 	}

@@ -316,6 +316,9 @@ type Engine struct {
 	// doubt is how often fresh rows turned out to exist (fresh.go);
 	// shared by the engine's copies (Refold).
 	doubt *atomic.Int32
+	// gapDoubt is how often gap-shaped rows needed no gap read
+	// (prefetch.go); shared by the engine's copies.
+	gapDoubt *atomic.Int32
 }
 
 // New returns an engine for projection p, reading rows through db and gap
@@ -326,7 +329,9 @@ func New(p Projection, db store.DB, events EventReader) (*Engine, error) {
 		return nil, err
 	}
 	d := p.Logic.Describe()
-	return &Engine{p: p, scal: p.scalars(), db: db, events: events, plugin: d.Name + "@" + d.Version, doubt: new(atomic.Int32),
+	gapDoubt := new(atomic.Int32)
+	gapDoubt.Store(gapDoubtStart)
+	return &Engine{p: p, scal: p.scalars(), db: db, events: events, plugin: d.Name + "@" + d.Version, doubt: new(atomic.Int32), gapDoubt: gapDoubt,
 		createCond: &store.Cond{Expr: "attribute_not_exists(#k)", Names: map[string]string{"#k": p.KeyAttrs[0]}}}, nil
 }
 

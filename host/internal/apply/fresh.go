@@ -62,19 +62,7 @@ func (e *Engine) skipsRead() bool {
 }
 
 // learn records what a fresh row turned out to be: absent or not.
-func (e *Engine) learn(absent bool) {
-	for {
-		d := e.doubt.Load()
-		n := d + doubtMiss
-		if absent {
-			n = d - 1
-		}
-		n = max(0, min(n, doubtMax))
-		if n == d || e.doubt.CompareAndSwap(d, n) {
-			return
-		}
-	}
-}
+func (e *Engine) learn(absent bool) { nudge(e.doubt, absent, doubtMiss, doubtMax) }
 
 // applyFresh applies fresh row w without reading it first; when the row
 // exists after all (or a fold from initial writes nothing), it reads the

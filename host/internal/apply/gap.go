@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -20,6 +21,7 @@ type gapRead struct {
 	events    []abi.Event
 	mine      map[uint64]bool
 	others    []uint64
+	used      atomic.Bool // a fill took versions from it (prefetch.go)
 }
 
 // fillAllGaps fills the gaps of a row's runs (fillGaps), the event store
@@ -104,6 +106,7 @@ func (e *Engine) fillGaps(ctx context.Context, w *rowWork, r *run, present versi
 			return nil, err
 		}
 	}
+	g.used.Store(true)
 	if cap(r.fold) < len(g.events) {
 		r.fold = make([]abi.Event, 0, len(g.events))
 	} else {
