@@ -126,9 +126,14 @@ type Outcome struct {
 	// Removed: the row is a tombstone after the call (State is nil). With
 	// Written, this call removed it (evolve returned removeRow); without,
 	// it was one already and stays one.
-	Removed   bool
-	Revision  int64 // the row's revision after the call (0 without revision)
-	Attempts  int   // write attempts (1 + lost races)
+	Removed  bool
+	Revision int64 // the row's revision after the call (0 without revision)
+	Attempts int   // write attempts (1 + lost races, + 1 when Existed)
+	// Existed: the row was taken for a new one (the batch began each of its
+	// streams) and written without a read first, but it was there already:
+	// that write's condition failed, and the row was read and applied as
+	// usual. Not a lost race.
+	Existed   bool
 	Positions []int // record positions of the row's events in the batch, ascending
 	Err       error // why the row failed
 	// Enqueued is the number of side effects the row's write committed to
@@ -265,7 +270,7 @@ func outcomesOf(rows []apply.Outcome) []Outcome {
 }
 
 func outcomeOf(o apply.Outcome) Outcome {
-	out := Outcome{Key: o.Key, State: o.State, Written: o.Written, Removed: o.Removed, Revision: o.Revision, Attempts: o.Attempts, Positions: o.Positions, Err: o.Err,
+	out := Outcome{Key: o.Key, State: o.State, Written: o.Written, Removed: o.Removed, Revision: o.Revision, Attempts: o.Attempts, Existed: o.Existed, Positions: o.Positions, Err: o.Err,
 		Enqueued: o.Enqueued, Delivered: o.Delivered, Undelivered: o.Undelivered, Committed: o.Committed}
 	for _, in := range o.Instances {
 		x := Instance{Source: in.Source, StreamID: in.StreamID, Applied: in.Applied, AlreadyApplied: in.AlreadyApplied,

@@ -9,6 +9,7 @@ type Counts struct {
 	Retries                 int // row write attempts beyond the first (lost conditional-write races)
 	GapReads, GapEvents     int // stream instances gap-filled from the event store; events read so
 	Conflicts               int // rows failed on a lost race or a checkpoint conflict between sources
+	NewRowsExisting         int // rows written without a read as new ones that were there already (Outcome.Existed)
 }
 
 // Counts sums up the projection's part of the batch (zero for a projection
@@ -30,7 +31,12 @@ func (r *Result) Counts(projection string) Counts {
 	var c Counts
 	for i := range pr.Rows {
 		row := &pr.Rows[i]
-		c.Retries += max(row.Attempts-1, 0)
+		extra := row.Attempts - 1
+		if row.Existed {
+			c.NewRowsExisting++
+			extra-- // the write without a read was no race
+		}
+		c.Retries += max(extra, 0)
 		if row.Failed() {
 			c.RowsFailed++
 			if errors.Is(row.Err, ErrConcurrentModification) || errors.Is(row.Err, ErrProjectionSourceConflict) {

@@ -63,6 +63,7 @@ type Metrics struct {
 	gapReads      *prometheus.CounterVec
 	gapEvents     *prometheus.CounterVec
 	conflicts     *prometheus.CounterVec
+	newExisting   *prometheus.CounterVec
 	givenUp       *prometheus.CounterVec
 	leasesHeld    *prometheus.GaugeVec
 	shardsTotal   *prometheus.GaugeVec
@@ -119,6 +120,7 @@ func New(o Options) *Metrics {
 	m.gapReads = counter("gap_reads_total", "Reads of the event store to fill a gap in a row's events.", "projection")
 	m.gapEvents = counter("gap_filled_events_total", "Events read from the event store to fill gaps.", "projection")
 	m.conflicts = counter("conflicts_total", "Rows that failed on a conflict: every write race lost, or two sources disagreeing on a checkpoint.", "projection")
+	m.newExisting = counter("new_rows_existing_total", "Rows whose batch began each of their streams, written without a read, that were there already: the write's condition failed and the row was read and written again (one round trip and one write unit more; see readNewRows).", "projection")
 	m.givenUp = counter("records_given_up_total", "Records the failure policy gave up and sent to the on-failure destination.", "projection")
 	m.leasesHeld = gauge("leases_held", "Shard leases this worker holds.", "worker", "stream")
 	m.shardsTotal = gauge("shards", "Shards known for the stream.", "stream")
@@ -133,7 +135,7 @@ func New(o Options) *Metrics {
 	m.verify = newVerifyMetrics()
 	m.reg.MustRegister(m.verify.collectors()...)
 	m.reg.MustRegister(m.iteratorAge, m.recordsRead, m.batches, m.batchDuration, m.applied, m.already, m.rowsWritten,
-		m.rowsFailed, m.recordsFailed, m.decodeFailed, m.retries, m.gapReads, m.gapEvents, m.conflicts, m.givenUp,
+		m.rowsFailed, m.recordsFailed, m.decodeFailed, m.retries, m.gapReads, m.gapEvents, m.conflicts, m.newExisting, m.givenUp,
 		m.leasesHeld, m.shardsTotal, m.pluginCalls, m.pluginErrors, m.rejected, m.skipped, lagCollector{m}, pluginInfoCollector{m}, shadowCollector{m}, swapsCollector{m},
 		m.freshness, m.rateWait, objectiveCollector{m}, opsCollector{m},
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))

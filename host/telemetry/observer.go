@@ -69,6 +69,7 @@ func (m *Metrics) BatchProcessed(stream, shard string, res *host.Result, took ti
 		m.gapReads.WithLabelValues(name).Add(float64(c.GapReads))
 		m.gapEvents.WithLabelValues(name).Add(float64(c.GapEvents))
 		m.conflicts.WithLabelValues(name).Add(float64(c.Conflicts))
+		m.newExisting.WithLabelValues(name).Add(float64(c.NewRowsExisting))
 		rj, sk := rejectedSkipped(res.Projections[name])
 		m.rejected.WithLabelValues(name).Add(float64(rj))
 		m.skipped.WithLabelValues(name).Add(float64(sk))

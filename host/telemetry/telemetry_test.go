@@ -62,15 +62,17 @@ func TestX1_ObserverCountsARealBatch(t *testing.T) {
 }
 
 // Lost write races count as retries and, when every attempt is lost, as a
-// conflict; Count works on a hand-made result too.
+// conflict; a new row's write without a read that found the row there is
+// counted apart, not as a race; Count works on a hand-made result too.
 func TestX1_CountRetriesAndConflicts(t *testing.T) {
 	pr := host.ProjectionResult{Rows: []host.Outcome{
 		{Written: true, Attempts: 3, Instances: []host.Instance{{}}},
 		{Attempts: 4, Err: host.ErrConcurrentModification},
 		{Attempts: 1, Err: errors.New("plugin trapped")},
+		{Written: true, Attempts: 3, Existed: true, Instances: []host.Instance{{}}},
 	}}
 	c := (&host.Result{Projections: map[string]host.ProjectionResult{"p": pr}}).Counts("p")
-	assert.Equal(t, host.Counts{RowsWritten: 1, RowsFailed: 2, Retries: 5, Conflicts: 1}, c)
+	assert.Equal(t, host.Counts{RowsWritten: 2, RowsFailed: 2, Retries: 6, Conflicts: 1, NewRowsExisting: 1}, c)
 	assert.Equal(t, host.Counts{}, (&host.Result{}).Counts("other"))
 }
 

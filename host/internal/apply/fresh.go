@@ -82,7 +82,9 @@ func (e *Engine) applyFresh(ctx context.Context, w *rowWork, present presence) O
 	}
 	item, err := e.db.GetItem(ctx, e.p.Table, w.key)
 	if err != nil {
-		return e.failedWith(w, fmt.Errorf("reading the row (GetItem on %s): %w", e.p.Table, err), max(tried, 1))
+		o = e.failedWith(w, fmt.Errorf("reading the row (GetItem on %s): %w", e.p.Table, err), max(tried, 1))
+		o.Existed = lost
+		return o
 	}
 	if !lost {
 		e.learn(len(item) == 0)
@@ -94,7 +96,9 @@ func (e *Engine) applyFresh(ctx context.Context, w *rowWork, present presence) O
 			return o
 		}
 	}
-	return e.applyRowAfter(ctx, w, item, present, gaps, tried)
+	o = e.applyRowAfter(ctx, w, item, present, gaps, tried)
+	o.Existed = lost
+	return o
 }
 
 // readFresh records, for a fresh row read the usual way, whether it was

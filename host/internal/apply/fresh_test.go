@@ -35,6 +35,7 @@ func TestY7_FreshRowsAreWrittenWithoutARead(t *testing.T) {
 		require.NoError(t, o.Err)
 		assert.True(t, o.Written)
 		assert.Equal(t, 1, o.Attempts)
+		assert.False(t, o.Existed)
 	}
 	counts := f.db.Counts()
 	assert.Zero(t, counts["BatchGetItem"], "rows whose events begin their streams need no read")
@@ -67,6 +68,7 @@ func TestY7_AFreshRowThatExistsIsReadAndAppliedAsUsual(t *testing.T) {
 	assert.Equal(t, "3", versions(o.Applied()))
 	assert.Equal(t, "1,2", versions(o.Instances[0].AlreadyApplied))
 	assert.Equal(t, 2, o.Attempts, "the write from initial whose condition failed, then the write")
+	assert.True(t, o.Existed)
 	counts := f.db.Counts()
 	assert.Equal(t, int64(2), counts["PutItem"])
 	assert.Equal(t, int64(1), counts["GetItem"], "the row is read once its condition failed")
@@ -80,6 +82,7 @@ func TestY7_AFreshRowThatExistsIsReadAndAppliedAsUsual(t *testing.T) {
 	again := e.ApplyBatch(ctx, inputs(append(first, more...)...)).Rows[0]
 	require.NoError(t, again.Err)
 	assert.False(t, again.Written)
+	assert.True(t, again.Existed)
 	assert.Equal(t, "1,2,3", versions(again.Instances[0].AlreadyApplied))
 	assert.Equal(t, "6", attr(again.State, "total"), "the outcome holds the row as read")
 }

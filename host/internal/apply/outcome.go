@@ -48,9 +48,14 @@ type Outcome struct {
 	// Removed: the row is a tombstone after the call (State is nil). With
 	// Written, this call removed it (evolve returned removeRow); without,
 	// it was one already and stays one.
-	Removed   bool
-	Revision  int64 // the row's revision after the call (0 without revision)
-	Attempts  int   // write attempts (1 + lost races)
+	Removed  bool
+	Revision int64 // the row's revision after the call (0 without revision)
+	Attempts int   // write attempts (1 + lost races, + 1 when Existed)
+	// Existed: the row was taken for a new one (its events began each of
+	// its streams) and written without a read, but it was there: that
+	// write's condition failed (not a race), and the row was read and
+	// applied as usual (fresh.go).
+	Existed   bool
 	Positions []int // record positions of the row's batch events, ascending
 	Err       error // the row failed: nothing was written
 	// Enqueued is the number of effects this call committed to the row's
