@@ -243,7 +243,10 @@ func (h *Host) newEngine(ctx context.Context, pc ProjectionConfig, o options, db
 		Name: pc.Name, Table: pc.Table, KeyAttrs: pc.Key, Sources: sources, Logic: l,
 		Checkpoint: apply.Checkpoint{Field: pc.Checkpoint.Field, Offset: pc.Checkpoint.Offset, InstanceField: pc.Checkpoint.InstanceField, Map: pc.Checkpoint.Map, Sources: sourceCheckpoints(pc.Checkpoint.Sources)},
 		CreatedAt:  pc.CreatedAtAttribute(), WrittenBy: pc.WrittenBy, Rows: pc.Concurrency,
-		ReadNewRows: pc.ReadNewRows,
+		// a shadow's or what-if's store does not check a write's condition:
+		// their engines read every row first, as a new row's write without
+		// a read relies on it
+		ReadNewRows: pc.ReadNewRows || db != store.DB(h.db),
 		Retry:       apply.Retry{Attempts: pc.Retry.Attempts, Base: time.Duration(pc.Retry.Base), Max: time.Duration(pc.Retry.Max)},
 		Now:         o.now, Logger: h.log.With("projection", pc.Name),
 		NoOutputCheck: o.noOutputCheck,
