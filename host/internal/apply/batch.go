@@ -112,7 +112,8 @@ const readChunk = 100
 // depends on is there: the rows are read 100 keys per BatchGetItem, those
 // requests all at once, and a row starts (gap read, fold, write, delivery)
 // as soon as its read returns, while at most Projection.Rows rows run at
-// once; a fresh row (fresh.go) starts without a read. outs[i] receives
+// once; a fresh row (fresh.go) starts without a read, and a gap-shaped
+// row's gap read may go beside its read (prefetch.go). outs[i] receives
 // the outcome of the row order[i].
 func (e *Engine) dispatch(ctx context.Context, order []string, rows map[string]*rowWork, present presence, outs []Outcome) {
 	sem := make(chan struct{}, e.p.Rows)
@@ -137,58 +138,29 @@ func (e *Engine) dispatch(ctx context.Context, order []string, rows map[string]*
 		}
 		read = append(read, i)
 	}
-	ahead := e.readsAhead()
 	for at := 0; at < len(read); at += readChunk {
 		chunk := read[at:min(at+readChunk, len(read))]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			ws := make([]*rowWork, len(chunk))
 			keys := make([]abi.Item, len(chunk))
-			// a gap-shaped row's gaps, read beside the rows (prefetch.go)
-			var prefetched []chan map[instanceID]*gapRead
 			for j, i := range chunk {
-				w := rows[order[i]]
-				keys[j] = w.key
-				if ahead && gapShaped(w, present) {
-					if prefetched == nil {
-						prefetched = make([]chan map[instanceID]*gapRead, len(chunk))
-					}
-					ch := make(chan map[instanceID]*gapRead, 1)
-					prefetched[j] = ch
-					go func() {
-						gaps := map[instanceID]*gapRead{}
-						e.prefetchGaps(ctx, w, present, gaps)
-						ch <- gaps
-					}()
-				}
+				ws[j] = rows[order[i]]
+				keys[j] = ws[j].key
 			}
+			ahead := e.readAhead(ctx, ws, present)
 			items, err := e.db.BatchGetItem(ctx, e.p.Table, keys)
 			for j, i := range chunk {
-				w := rows[order[i]]
-				var ahead chan map[instanceID]*gapRead
-				if prefetched != nil {
-					ahead = prefetched[j]
-				}
+				w, gaps := ws[j], ahead.of(j)
 				if err != nil {
-					if ahead != nil {
-						<-ahead
-					}
+					gaps.wait()
 					outs[i] = e.failed(w, fmt.Errorf("reading the row (BatchGetItem on %s): %w", e.p.Table, err))
 					continue
 				}
 				item := items[j]
 				e.readFresh(w, item)
-				start(i, func() Outcome {
-					gaps := map[instanceID]*gapRead{}
-					if ahead != nil {
-						gaps = <-ahead
-					}
-					o := e.applyRowAfter(ctx, w, item, present, gaps, 0)
-					if gapShaped(w, present) {
-						e.learnGap(gapNeeded(gaps))
-					}
-					return o
-				})
+				start(i, func() Outcome { return e.applyRead(ctx, w, item, present, gaps) })
 			}
 		}()
 	}

@@ -3,6 +3,8 @@ package apply
 import (
 	"context"
 	"sync/atomic"
+
+	"github.com/dynafold/dynafold/abi"
 )
 
 // A gap read waits for the row's read: only the row's checkpoint c says
@@ -66,6 +68,66 @@ func nudge(d *atomic.Int32, good bool, bad, top int32) {
 			return
 		}
 	}
+}
+
+// pendingGaps receives a row's gap reads made ahead (nil: none are).
+type pendingGaps chan map[instanceID]*gapRead
+
+// wait returns the gap reads made ahead, once made (nil: none).
+func (p pendingGaps) wait() map[instanceID]*gapRead {
+	if p == nil {
+		return nil
+	}
+	return <-p
+}
+
+// aheadReads are a chunk's rows' pending gap reads, by position (nil: none).
+type aheadReads []pendingGaps
+
+func (a aheadReads) of(j int) pendingGaps {
+	if a == nil {
+		return nil
+	}
+	return a[j]
+}
+
+// readAhead starts the gap reads of the gap-shaped rows among ws, while
+// the engine reads ahead.
+func (e *Engine) readAhead(ctx context.Context, ws []*rowWork, present presence) aheadReads {
+	if !e.readsAhead() {
+		return nil
+	}
+	var out aheadReads
+	for j, w := range ws {
+		if !gapShaped(w, present) {
+			continue
+		}
+		if out == nil {
+			out = make(aheadReads, len(ws))
+		}
+		p := make(pendingGaps, 1)
+		out[j] = p
+		go func() {
+			gaps := map[instanceID]*gapRead{}
+			e.prefetchGaps(ctx, w, present, gaps)
+			p <- gaps
+		}()
+	}
+	return out
+}
+
+// applyRead applies a row read first, with its gap reads made ahead (if
+// any), and learns from a gap-shaped row whether its gap read was needed.
+func (e *Engine) applyRead(ctx context.Context, w *rowWork, item abi.Item, present presence, ahead pendingGaps) Outcome {
+	gaps := ahead.wait()
+	if gaps == nil {
+		gaps = map[instanceID]*gapRead{}
+	}
+	o := e.applyRowAfter(ctx, w, item, present, gaps, 0)
+	if gapShaped(w, present) {
+		e.learnGap(gapNeeded(gaps))
+	}
+	return o
 }
 
 // prefetchGaps reads w's gaps as if the row were absent (checkpoints 0)
