@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -182,4 +183,51 @@ func TestY7_ReadNewRowsReadsEveryRowFirst(t *testing.T) {
 	counts := f.db.Counts()
 	assert.Equal(t, int64(1), counts["BatchGetItem"])
 	assert.Equal(t, int64(5), counts["PutItem"])
+}
+
+// Lanes racing on one new row, every one bringing its version 1 (and more
+// or fewer of the next versions): each writes without a read (until two
+// have found the row there); one creates the row, the others find it
+// there, read it and apply what it lacks.
+// Every version is applied by exactly one lane, and the row holds each once.
+func TestY7_LanesRacingOnANewRowApplyEveryVersionOnce(t *testing.T) {
+	for round := range 5 {
+		f := newFixture(t)
+		e := f.engine(t, nil)
+		id := "new" + itoa(round)
+		var evs []abi.Event
+		for range 12 {
+			evs = append(evs, f.append(t, id, "Add:1")...)
+		}
+		var wg sync.WaitGroup
+		results := make([]apply.Result, 6)
+		for lane := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[lane] = e.ApplyBatch(ctx, inputs(evs[:6+lane]...)) // versions 1 … 6+lane
+			}()
+		}
+		wg.Wait()
+		applied := map[uint64]int{}
+		existed := 0
+		for _, r := range results {
+			require.Len(t, r.Rows, 1)
+			require.NoError(t, r.Rows[0].Err)
+			for _, ev := range r.Rows[0].Applied() {
+				applied[ev.Version]++
+			}
+			if r.Rows[0].Existed {
+				existed++
+			}
+		}
+		for v := uint64(1); v <= 11; v++ {
+			assert.Equal(t, 1, applied[v], "round %d: version %d in exactly one lane's applied", round, v)
+		}
+		// one lane created the row; the others found it, by a write that
+		// failed its condition until two had (then the engine reads first)
+		assert.GreaterOrEqual(t, existed, 2, "round %d", round)
+		assert.LessOrEqual(t, existed, 5, "round %d", round)
+		assert.Equal(t, "11", attr(f.row(t, id), "total"))
+	}
 }
