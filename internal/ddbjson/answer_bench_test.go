@@ -23,7 +23,8 @@ func answer10() []byte {
 // the walker with ItemDecoder.DecodeList it replaces on the host's wire
 // path, and floor: only what any decoder into abi items must allocate,
 // the 20 maps (each item's and its nested map's) filled with values whose
-// strings and slices already exist.
+// strings and slices already exist; wide is Answer on 10 items of 12
+// attributes (wider than a small map).
 //
 //	go test ./internal/ddbjson -run '^$' -bench Answer -benchmem
 func BenchmarkAnswer(b *testing.B) {
@@ -55,6 +56,17 @@ func BenchmarkAnswer(b *testing.B) {
 				return err
 			})
 			if err != nil || len(items) != 10 {
+				b.Fatal(err, len(items))
+			}
+		}
+	})
+	// wide: 10 items of 12 attributes, wider than a small map (see
+	// TestY8_WideItemsAreMadeOnce)
+	wide := wideAnswer(10, 12)
+	b.Run("wide", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if items, err := answerItems(wide); err != nil || len(items) != 10 {
 				b.Fatal(err, len(items))
 			}
 		}

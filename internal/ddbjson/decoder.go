@@ -24,7 +24,13 @@ type decoder struct {
 	size  int // running size of the item
 	vsize int // running size of the current attribute's value
 	attr  string
-	jsonD int // JSON nesting depth
+	jsonD int32 // JSON nesting depth
+	// wide: the last whole item decoded had more members than a small
+	// map holds. The items of one answer mostly have one shape, so the
+	// next one's members are counted before its map is made (each map
+	// still of its own item's size) instead of filling a small map
+	// first and making it again.
+	wide bool
 	// names, when set, interns attribute names: the items of one answer
 	// share their names' strings.
 	names map[string]string
@@ -127,7 +133,10 @@ func (d *decoder) item(level int) (abi.Item, error) {
 	if empty {
 		return abi.Item{}, nil
 	}
-	out := make(abi.Item, smallMap)
+	var out abi.Item
+	// counted: the map made at its size at once (an item after a wide
+	// one, see decoder.wide)
+	counted := false
 	limited := d.lim != (Limits{})
 	// errs holds the errors of members a later duplicate may replace
 	// (encoding/json keeps the last of duplicate names).
@@ -137,7 +146,21 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		if d.peek() != '"' {
 			return nil, errSyntax
 		}
-		if members == smallMap+1 {
+		if members == 1 {
+			n := smallMap
+			if level == 0 && d.wide {
+				// the item before had more members than a small map
+				// holds: this one's counted first (a whole item's count
+				// refuses nothing), so a wide item's map is not made
+				// twice
+				if n, err = d.rest(false); err != nil {
+					return nil, err
+				}
+				counted = true
+			}
+			out = make(abi.Item, n)
+		}
+		if members == smallMap+1 && !counted {
 			// more than a small map holds: the rest counted (and refused
 			// by the limits before any of it is built), the map made
 			// again at its size
@@ -223,6 +246,9 @@ func (d *decoder) item(level int) (abi.Item, error) {
 	d.jsonD--
 	if len(errs) > 0 {
 		return nil, errs[0].err
+	}
+	if level == 0 {
+		d.wide = len(out) > smallMap
 	}
 	return out, nil
 }
