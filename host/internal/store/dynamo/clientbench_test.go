@@ -68,13 +68,14 @@ func benchCalls(tb testing.TB) []benchCall {
 	row := benchRow(1)
 	var rows10, keys10 []string
 	var keysAV, rowsAV []map[string]types.AttributeValue
-	var keys []abi.Item
+	var keys, rows []abi.Item
 	for i := range 10 {
 		rows10 = append(rows10, mustJSON(tb, benchRow(i)))
 		keys10 = append(keys10, mustJSON(tb, benchKey(i)))
 		keysAV = append(keysAV, mustAV(tb, benchKey(i)))
 		rowsAV = append(rowsAV, mustAV(tb, benchRow(i)))
 		keys = append(keys, benchKey(i))
+		rows = append(rows, benchRow(i))
 	}
 	join := func(s []string) string { return "[" + joinComma(s) + "]" }
 	cond := &store.Cond{Expr: "attribute_not_exists(#k) OR #v < :v", Names: map[string]string{"#k": "pk", "#v": "count"},
@@ -153,7 +154,8 @@ func benchCalls(tb testing.TB) []benchCall {
 			host: func(ctx context.Context, db *dynamo.DB) error {
 				ws := make([]store.Write, 4)
 				for j := range ws {
-					ws[j] = store.Write{Put: &store.Put{Table: table, Item: benchRow(j), Cond: cond}}
+					// ready items, as the SDK's are (rowsAV)
+					ws[j] = store.Write{Put: &store.Put{Table: table, Item: rows[j], Cond: cond}}
 				}
 				return db.TransactWriteItems(ctx, ws)
 			},
