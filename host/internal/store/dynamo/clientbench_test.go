@@ -81,6 +81,9 @@ func benchCalls(tb testing.TB) []benchCall {
 	cond := &store.Cond{Expr: "attribute_not_exists(#k) OR #v < :v", Names: map[string]string{"#k": "pk", "#v": "count"},
 		Values: map[string]abi.Value{":v": abi.N("5")}}
 	condAV := map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: "5"}}
+	// Query's values, ready as the conditions' are
+	queryValues := map[string]abi.Value{":p": abi.S("p")}
+	queryAV := map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}}
 	putAV := mustAV(tb, row)
 	twi := func(i int) string {
 		return `{"Put":{"TableName":"bench","Item":` + mustJSON(tb, benchRow(i)) +
@@ -124,7 +127,7 @@ func benchCalls(tb testing.TB) []benchCall {
 			body:   []byte(`{"ConsistentRead":true,"ExpressionAttributeValues":{":p":{"S":"p"}},"KeyConditionExpression":"pk = :p","ScanIndexForward":true,"TableName":"bench"}`),
 			sdk: func(ctx context.Context, c *dynamodb.Client) error {
 				out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(table), KeyConditionExpression: aws.String("pk = :p"),
-					ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}},
+					ExpressionAttributeValues: queryAV,
 					ConsistentRead:            aws.Bool(true), ScanIndexForward: aws.Bool(true)})
 				if err == nil && len(out.Items) != 10 {
 					err = fmt.Errorf("Query read %d items", len(out.Items))
@@ -132,7 +135,7 @@ func benchCalls(tb testing.TB) []benchCall {
 				return err
 			},
 			host: func(ctx context.Context, db *dynamo.DB) error {
-				p, err := db.Query(ctx, store.Query{Table: table, KeyCond: "pk = :p", Values: map[string]abi.Value{":p": abi.S("p")}})
+				p, err := db.Query(ctx, store.Query{Table: table, KeyCond: "pk = :p", Values: queryValues})
 				if err == nil && len(p.Items) != 10 {
 					err = fmt.Errorf("Query read %d items", len(p.Items))
 				}
