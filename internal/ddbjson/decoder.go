@@ -25,12 +25,13 @@ type decoder struct {
 	vsize int // running size of the current attribute's value
 	attr  string
 	jsonD int32 // JSON nesting depth
-	// wide: the last whole item decoded had more members than a small
-	// map holds. The items of one answer mostly have one shape, so the
-	// next one's members are counted before its map is made (each map
-	// still of its own item's size) instead of filling a small map
-	// first and making it again.
-	wide bool
+	// wide marks the levels (bit level%32) whose last map decoded had
+	// more members than a small map holds. The items of one answer, and
+	// the maps of one list, mostly have one shape, so the next map at
+	// that level has its members counted before it is made (each map
+	// still of its own size) instead of filling a small map first and
+	// making it again.
+	wide uint32
 	// names, when set, interns attribute names: the items of one answer
 	// share their names' strings.
 	names map[string]string
@@ -134,8 +135,8 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		return abi.Item{}, nil
 	}
 	var out abi.Item
-	// counted: the map made at its size at once (an item after a wide
-	// one, see decoder.wide)
+	// counted: the map made at its size at once (a map after a wide one
+	// at its level, see decoder.wide)
 	counted := false
 	limited := d.lim != (Limits{})
 	// errs holds the errors of members a later duplicate may replace
@@ -148,12 +149,14 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		}
 		if members == 1 {
 			n := smallMap
-			if level == 0 && d.wide {
-				// the item before had more members than a small map
-				// holds: this one's counted first (a whole item's count
-				// refuses nothing), so a wide item's map is not made
-				// twice
-				if n, err = d.rest(false); err != nil {
+			if d.wide&(1<<(level%32)) != 0 && (level == 0 || !limited) {
+				// the map before at this level had more members than a
+				// small map holds: this one's counted first, so a wide
+				// map is not made twice. Not a nested map's under limits:
+				// its count could refuse it before an error of its first
+				// members that decoding reports first (a whole item's
+				// count refuses nothing)
+				if n, err = d.rest(level > 0); err != nil {
 					return nil, err
 				}
 				counted = true
@@ -247,8 +250,10 @@ func (d *decoder) item(level int) (abi.Item, error) {
 	if len(errs) > 0 {
 		return nil, errs[0].err
 	}
-	if level == 0 {
-		d.wide = len(out) > smallMap
+	if bit := uint32(1) << (level % 32); len(out) > smallMap {
+		d.wide |= bit
+	} else {
+		d.wide &^= bit
 	}
 	return out, nil
 }

@@ -27,6 +27,13 @@ func wideAnswer(n, attrs int) []byte {
 	return []byte(`{"Count":` + strconv.Itoa(n) + `,"Items":[` + strings.Join(rows, ",") + `],"ScannedCount":10}`)
 }
 
+// wideNestedAnswer is wideAnswer with each item's attributes but pk in a
+// nested map, data.
+func wideNestedAnswer(n, attrs int) []byte {
+	return []byte(strings.NewReplacer(`{"pk":{"S":"p"},"sk"`, `{"pk":{"S":"p"},"data":{"M":{"sk"`, `"}}`, `"}}}}`).
+		Replace(string(wideAnswer(n, attrs))))
+}
+
 // TestY8_WideItemsAfterWideItemsDecodeAsBefore: random items of every
 // type (numbers as text, sets, binaries, nesting to 32 levels), in runs of
 // items wider than a small map and narrower ones in every order, decode
@@ -48,10 +55,24 @@ func TestY8_WideItemsAfterWideItemsDecodeAsBefore(t *testing.T) {
 			if r.IntN(5) == 0 {
 				it["deep"] = deep[0]["deep"]
 			}
+			if r.IntN(2) == 0 { // a nested map, wide in every other run
+				w := 1 + r.IntN(smallMap)
+				if run%4 < 2 {
+					w = smallMap + 1 + r.IntN(30)
+				}
+				it["data"] = abi.M(randomMap(r, w, 1+r.IntN(8), &budget))
+			}
+			if r.IntN(4) == 0 { // a list of maps, wide and narrow
+				var l []abi.Value
+				for range r.IntN(6) {
+					l = append(l, abi.M(randomMap(r, 1+r.IntN(3*smallMap), 1+r.IntN(4), &budget)))
+				}
+				it["maps"] = abi.L(l...)
+			}
 			items = append(items, it)
 		}
 	}
-	if c := coverage(items); c.bigMaps < 40 || c.deepest < 32 {
+	if c := coverage(items); c.bigMaps < 100 || c.deepest < 32 {
 		t.Fatalf("the random items miss a case: %+v", c)
 	}
 	var answer bytes.Buffer
@@ -87,13 +108,19 @@ func TestY8_WideItemsAfterWideItemsDecodeAsBefore(t *testing.T) {
 		}
 		return b.String() + extra + "}"
 	}
+	nested := func(extra string) string { return `{"pk":{"S":"p"},"m":{"M":` + wide(extra) + `}}` }
 	for _, second := range []string{
+		nested(`,"a3":{"S":"again"}`), nested(`,"bad":{"S":1}`), nested(`,"bad":{"BOOL":"x"}`), nested(""),
+		`{"pk":{"S":"p"},"m":{"M":{}}}`, `{"pk":{"S":"p"},"m":{"L":[` + wide("") + `,` + wide(`,"x":{"NULL":true}`) + `]}}`,
 		wide(`,"a3":{"S":"again"},"a5":{"S":"again"}`), // duplicates: the last one kept
 		wide(`,"bad":{"S":1}`), wide(`,"bad":{"N":"x"}`), wide(`,"bad":{"S":"x","N":"1"}`), wide(`,"bad"`),
 		wide(`,"l":{"L":[` + strings.Repeat(`{"S":"x"},`, 30) + `{"S":"y"}]}`),
 		`{"pk":{"S":"narrow"}}`, `{}`,
 	} {
-		list := `[` + wide("") + `,` + second + `,` + wide("") + `]`
+		list := `[` + nested("") + `,` + second + `,` + nested("") + `]`
+		if !strings.Contains(second, `"m"`) {
+			list = `[` + wide("") + `,` + second + `,` + wide("") + `]`
+		}
 		var dec ItemDecoder
 		want, werr := dec.DecodeList([]byte(list))
 		got, gerr := answerItems([]byte(`{"Items":` + list + `}`))
@@ -121,5 +148,18 @@ func TestY8_WideItemsAreMadeOnce(t *testing.T) {
 	// each): 46. Each made twice: 64.
 	if allocs > 48 {
 		t.Fatalf("10 items of 12 attributes took %.0f allocations, want at most 48", allocs)
+	}
+	// the same with 11 of each item's attributes in a nested map beside
+	// its key: each item's own small map (2) and the nested map at its
+	// size (4), the first made twice: 66. Each made twice: 84.
+	in = wideNestedAnswer(10, 12)
+	allocs = testing.AllocsPerRun(20, func() {
+		items, err := answerItems(in)
+		if err != nil || len(items) != 10 || len(items[9]["data"].Map) != 11 {
+			t.Fatal(err, string(in))
+		}
+	})
+	if allocs > 68 {
+		t.Fatalf("10 items of a nested map of 11 attributes took %.0f allocations, want at most 68", allocs)
 	}
 }
