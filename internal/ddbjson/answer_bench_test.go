@@ -23,7 +23,9 @@ func answer10() []byte {
 // the walker with ItemDecoder.DecodeList it replaces on the host's wire
 // path, and floor: only what any decoder into abi items must allocate,
 // the 20 maps (each item's and its nested map's) filled with values whose
-// strings and slices already exist.
+// strings and slices already exist; wide is Answer on 10 items of 12
+// attributes (wider than a small map), wide-nested the same with 11 of
+// them in a nested map.
 //
 //	go test ./internal/ddbjson -run '^$' -bench Answer -benchmem
 func BenchmarkAnswer(b *testing.B) {
@@ -59,6 +61,21 @@ func BenchmarkAnswer(b *testing.B) {
 			}
 		}
 	})
+	// wide: 10 items of 12 attributes, wider than a small map (see
+	// TestY8_WideItemsAreMadeOnce)
+	for _, wide := range []struct {
+		name string
+		in   []byte
+	}{{"wide", wideAnswer(10, 12)}, {"wide-nested", wideNestedAnswer(10, 12)}} {
+		b.Run(wide.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if items, err := answerItems(wide.in); err != nil || len(items) != 10 {
+					b.Fatal(err, len(items))
+				}
+			}
+		})
+	}
 	b.Run("floor", func(b *testing.B) {
 		b.ReportAllocs()
 		names := []string{"count", "doc", "name", "pk", "sk", "tags", "x", "y", "z"}

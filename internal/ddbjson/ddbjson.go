@@ -347,11 +347,66 @@ func appendString(b []byte, s string) []byte {
 		i++
 	}
 	if i < len(s) && !plainHigh(s[i:]) {
-		j, _ := json.Marshal(s) // never fails for a string
-		return append(b, j...)
+		return appendEscaped(b, s, i)
 	}
 	b = append(b, '"')
 	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendEscaped is appendString for a string with something to escape
+// (its first i bytes plain ASCII), byte for byte as encoding/json writes
+// it: \" \\ \b \f \n \r \t, other control bytes and < > & as \u00XX,
+// a byte that is not UTF-8 as \ufffd, U+2028 and U+2029 as \u2028 and
+// \u2029 (without encoding/json's reflection and allocation).
+func appendEscaped(b []byte, s string, i int) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if jsonPlain[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 

@@ -24,7 +24,14 @@ type decoder struct {
 	size  int // running size of the item
 	vsize int // running size of the current attribute's value
 	attr  string
-	jsonD int // JSON nesting depth
+	jsonD int32 // JSON nesting depth
+	// wide marks the levels (bit level%32) whose last map decoded had
+	// more members than a small map holds. The items of one answer, and
+	// the maps of one list, mostly have one shape, so the next map at
+	// that level has its members counted before it is made (each map
+	// still of its own size) instead of filling a small map first and
+	// making it again.
+	wide uint32
 	// names, when set, interns attribute names: the items of one answer
 	// share their names' strings.
 	names map[string]string
@@ -127,7 +134,10 @@ func (d *decoder) item(level int) (abi.Item, error) {
 	if empty {
 		return abi.Item{}, nil
 	}
-	out := make(abi.Item, smallMap)
+	var out abi.Item
+	// counted: the map made at its size at once (a map after a wide one
+	// at its level, see decoder.wide)
+	counted := false
 	limited := d.lim != (Limits{})
 	// errs holds the errors of members a later duplicate may replace
 	// (encoding/json keeps the last of duplicate names).
@@ -137,7 +147,23 @@ func (d *decoder) item(level int) (abi.Item, error) {
 		if d.peek() != '"' {
 			return nil, errSyntax
 		}
-		if members == smallMap+1 {
+		if members == 1 {
+			n := smallMap
+			if d.wide&(1<<(level%32)) != 0 && (level == 0 || !limited) {
+				// the map before at this level had more members than a
+				// small map holds: this one's counted first, so a wide
+				// map is not made twice. Not a nested map's under limits:
+				// its count could refuse it before an error of its first
+				// members that decoding reports first (a whole item's
+				// count refuses nothing)
+				if n, err = d.rest(level > 0); err != nil {
+					return nil, err
+				}
+				counted = true
+			}
+			out = make(abi.Item, n)
+		}
+		if members == smallMap+1 && !counted {
 			// more than a small map holds: the rest counted (and refused
 			// by the limits before any of it is built), the map made
 			// again at its size
@@ -223,6 +249,11 @@ func (d *decoder) item(level int) (abi.Item, error) {
 	d.jsonD--
 	if len(errs) > 0 {
 		return nil, errs[0].err
+	}
+	if bit := uint32(1) << (level % 32); len(out) > smallMap {
+		d.wide |= bit
+	} else {
+		d.wide &^= bit
 	}
 	return out, nil
 }

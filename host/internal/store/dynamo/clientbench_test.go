@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,13 +36,25 @@ func benchRow(i int) abi.Item {
 		"doc": abi.M(abi.Item{"x": abi.N("1"), "y": abi.S("why"), "z": abi.L(abi.S("p"), abi.S("q"))})}
 }
 
+// benchWideRow is benchRow with six attributes more (12): an item wider
+// than a Go map's first group of 8 entries, as an event with its metadata
+// or a row with a few more fields.
+func benchWideRow(i int) abi.Item {
+	it := benchRow(i)
+	for _, a := range []string{"status", "owner", "region", "createdAt", "updatedAt", "version"} {
+		it[a] = abi.S(a + "-" + strconv.Itoa(i))
+	}
+	return it
+}
+
 func benchKey(i int) abi.Item { return abi.Item{"pk": abi.S("p"), "sk": abi.N(strconv.Itoa(i))} }
 
 // benchCall is one operation of BenchmarkClientRequest: the same request
 // sent three ways, and the fixed answer the server gives it.
 type benchCall struct {
 	name   string
-	answer string // the response body
+	op     string // the operation, when not name
+	answer string // the response body (of table "wide" for one with op)
 	body   []byte // the request's JSON (raw-signed sends these bytes)
 	sdk    func(ctx context.Context, c *dynamodb.Client) error
 	host   func(ctx context.Context, db *dynamo.DB) error
@@ -64,22 +77,27 @@ func mustAV(tb testing.TB, it abi.Item) map[string]types.AttributeValue {
 }
 
 func benchCalls(tb testing.TB) []benchCall {
-	const table = "bench"
+	const table, wideTable = "bench", "wide"
 	row := benchRow(1)
-	var rows10, keys10 []string
+	var rows10, wide10, keys10 []string
 	var keysAV, rowsAV []map[string]types.AttributeValue
-	var keys []abi.Item
+	var keys, rows []abi.Item
 	for i := range 10 {
 		rows10 = append(rows10, mustJSON(tb, benchRow(i)))
+		wide10 = append(wide10, mustJSON(tb, benchWideRow(i)))
 		keys10 = append(keys10, mustJSON(tb, benchKey(i)))
 		keysAV = append(keysAV, mustAV(tb, benchKey(i)))
 		rowsAV = append(rowsAV, mustAV(tb, benchRow(i)))
 		keys = append(keys, benchKey(i))
+		rows = append(rows, benchRow(i))
 	}
 	join := func(s []string) string { return "[" + joinComma(s) + "]" }
 	cond := &store.Cond{Expr: "attribute_not_exists(#k) OR #v < :v", Names: map[string]string{"#k": "pk", "#v": "count"},
 		Values: map[string]abi.Value{":v": abi.N("5")}}
 	condAV := map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: "5"}}
+	// Query's values, ready as the conditions' are
+	queryValues := map[string]abi.Value{":p": abi.S("p")}
+	queryAV := map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}}
 	putAV := mustAV(tb, row)
 	twi := func(i int) string {
 		return `{"Put":{"TableName":"bench","Item":` + mustJSON(tb, benchRow(i)) +
@@ -123,7 +141,7 @@ func benchCalls(tb testing.TB) []benchCall {
 			body:   []byte(`{"ConsistentRead":true,"ExpressionAttributeValues":{":p":{"S":"p"}},"KeyConditionExpression":"pk = :p","ScanIndexForward":true,"TableName":"bench"}`),
 			sdk: func(ctx context.Context, c *dynamodb.Client) error {
 				out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(table), KeyConditionExpression: aws.String("pk = :p"),
-					ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}},
+					ExpressionAttributeValues: queryAV,
 					ConsistentRead:            aws.Bool(true), ScanIndexForward: aws.Bool(true)})
 				if err == nil && len(out.Items) != 10 {
 					err = fmt.Errorf("Query read %d items", len(out.Items))
@@ -131,8 +149,30 @@ func benchCalls(tb testing.TB) []benchCall {
 				return err
 			},
 			host: func(ctx context.Context, db *dynamo.DB) error {
-				p, err := db.Query(ctx, store.Query{Table: table, KeyCond: "pk = :p", Values: map[string]abi.Value{":p": abi.S("p")}})
+				p, err := db.Query(ctx, store.Query{Table: table, KeyCond: "pk = :p", Values: queryValues})
 				if err == nil && len(p.Items) != 10 {
+					err = fmt.Errorf("Query read %d items", len(p.Items))
+				}
+				return err
+			},
+		},
+		{
+			// Query's request answered with 10 items of 12 attributes
+			name:   "QueryWide",
+			answer: `{"Count":10,"Items":` + join(wide10) + `,"ScannedCount":10}`,
+			op:     "Query",
+			body:   []byte(`{"ConsistentRead":true,"ExpressionAttributeValues":{":p":{"S":"p"}},"KeyConditionExpression":"pk = :p","ScanIndexForward":true,"TableName":"wide"}`),
+			sdk: func(ctx context.Context, c *dynamodb.Client) error {
+				out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(wideTable), KeyConditionExpression: aws.String("pk = :p"),
+					ExpressionAttributeValues: queryAV, ConsistentRead: aws.Bool(true), ScanIndexForward: aws.Bool(true)})
+				if err == nil && len(out.Items) != 10 {
+					err = fmt.Errorf("Query read %d items", len(out.Items))
+				}
+				return err
+			},
+			host: func(ctx context.Context, db *dynamo.DB) error {
+				p, err := db.Query(ctx, store.Query{Table: wideTable, KeyCond: "pk = :p", Values: queryValues})
+				if err == nil && (len(p.Items) != 10 || len(p.Items[9]) != 12) {
 					err = fmt.Errorf("Query read %d items", len(p.Items))
 				}
 				return err
@@ -153,7 +193,8 @@ func benchCalls(tb testing.TB) []benchCall {
 			host: func(ctx context.Context, db *dynamo.DB) error {
 				ws := make([]store.Write, 4)
 				for j := range ws {
-					ws[j] = store.Write{Put: &store.Put{Table: table, Item: benchRow(j), Cond: cond}}
+					// ready items, as the SDK's are (rowsAV)
+					ws[j] = store.Write{Put: &store.Put{Table: table, Item: rows[j], Cond: cond}}
 				}
 				return db.TransactWriteItems(ctx, ws)
 			},
@@ -172,16 +213,41 @@ func joinComma(s []string) string {
 	return b.String()
 }
 
-// fixedServer answers every request with the body its X-Amz-Target names,
+// op is the operation c sends.
+func (c benchCall) operation() string {
+	if c.op != "" {
+		return c.op
+	}
+	return c.name
+}
+
+// fixedServer answers every request with the body its X-Amz-Target names
+// (a request of table "wide" the body of the call with an op),
 // checksummed as DynamoDB checksums it (x-amz-crc32).
 func fixedServer(tb testing.TB, calls []benchCall) *httptest.Server {
 	answers := map[string][]byte{}
 	for _, c := range calls {
-		answers["DynamoDB_20120810."+c.name] = []byte(c.answer)
+		key := "DynamoDB_20120810." + c.operation()
+		if c.op != "" {
+			key += "/wide"
+		}
+		answers[key] = []byte(c.answer)
 	}
+	wide := []byte(`"TableName":"wide"`)
+	var reqs sync.Pool // the requests' bodies, read into reused buffers
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		body, ok := answers[r.Header.Get("X-Amz-Target")]
+		req, _ := reqs.Get().(*bytes.Buffer)
+		if req == nil {
+			req = new(bytes.Buffer)
+		}
+		req.Reset()
+		_, _ = req.ReadFrom(r.Body)
+		key := r.Header.Get("X-Amz-Target")
+		if bytes.Contains(req.Bytes(), wide) {
+			key += "/wide"
+		}
+		reqs.Put(req)
+		body, ok := answers[key]
 		if !ok {
 			http.Error(w, "unknown target", http.StatusBadRequest)
 			return
@@ -308,7 +374,7 @@ func BenchmarkClientRequest(b *testing.B) {
 				b.ReportAllocs()
 				cpu := cpuNow()
 				for b.Loop() {
-					if err := raw.do(ctx, c.name, c.body); err != nil {
+					if err := raw.do(ctx, c.operation(), c.body); err != nil {
 						b.Fatal(err)
 					}
 				}
