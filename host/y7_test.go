@@ -308,13 +308,7 @@ func TestY7_OlderPendingEffectsGoFirst(t *testing.T) {
 	require.Equal(t, 1, res.Projections["ledger"].Rows[0].Undelivered)
 
 	n.WebhookDown.Store(false)
-	recs := outboxRow(t, h, "ob-2", 5, 5)
-	n.SetLatency(rttLatency)
-	n.Reset()
-	res, err = h.ProcessBatch(ctx, recs)
-	n.SetLatency(0)
-	require.NoError(t, err)
-	require.Empty(t, res.Failed())
+	res = processAtLatency(t, n, h, outboxRow(t, h, "ob-2", 5, 5))
 	assert.Equal(t, []string{pk + " v5.0", pk + " v10.0"}, netenv.Delivered(n.Requests()))
 	assert.Equal(t, 2, res.Projections["ledger"].Rows[0].Delivered)
 	checkDependencyOrder(t, n.Requests(), noNewRow)
@@ -400,13 +394,7 @@ func TestY7_EffectsWhoseClaimRunsShortGoThroughTheDrain(t *testing.T) {
 	key := testlogic.RowKey("ob-4")
 	pk := key["pk"].Str
 
-	recs := outboxRow(t, h, "ob-4", 0, 10) // versions 5 and 10 carry effects
-	n.SetLatency(rttLatency)
-	n.Reset()
-	res, err := h.ProcessBatch(ctx, recs)
-	n.SetLatency(0)
-	require.NoError(t, err)
-	require.Empty(t, res.Failed())
+	res := processAtLatency(t, n, h, outboxRow(t, h, "ob-4", 0, 10)) // versions 5 and 10 carry effects
 	assert.Equal(t, []string{pk + " v5.0", pk + " v10.0"}, netenv.Delivered(n.Requests()))
 	assert.Equal(t, 2, res.Projections["ledger"].Rows[0].Delivered)
 	assert.Equal(t, 4, n.Counts()["UpdateItem"], "the write's two claims released, two claimed anew")
@@ -427,6 +415,19 @@ func TestY7_ReadNewRowsReadsNewRowsFirst(t *testing.T) {
 	require.Empty(t, res.Failed())
 	assert.Equal(t, map[string]int{"BatchGetItem": 1, "PutItem": 10}, n.Counts())
 	checkDependencyOrder(t, n.Requests(), noNewRow)
+}
+
+// processAtLatency processes recs with rttLatency per request, the
+// environment's log reset first, and requires that no record failed.
+func processAtLatency(t *testing.T, n *netenv.Env, h *host.Host, recs []host.Record) *host.Result {
+	t.Helper()
+	n.SetLatency(rttLatency)
+	n.Reset()
+	res, err := h.ProcessBatch(context.Background(), recs)
+	n.SetLatency(0)
+	require.NoError(t, err)
+	require.Empty(t, res.Failed())
+	return res
 }
 
 // rttShape returns the shape of BenchmarkBatchRoundTrips named name.
@@ -453,12 +454,7 @@ func TestY7_GapReadsGoBesideTheRowReadWhileRowsNeedThem(t *testing.T) {
 	ctx := context.Background()
 	run := func(recs []host.Record) []netenv.Request {
 		t.Helper()
-		n.SetLatency(rttLatency)
-		n.Reset()
-		res, err := h.ProcessBatch(ctx, recs)
-		n.SetLatency(0)
-		require.NoError(t, err)
-		require.Empty(t, res.Failed())
+		processAtLatency(t, n, h, recs)
 		return n.Requests()
 	}
 	readAnswered := func(reqs []netenv.Request) (read netenv.Request, queriesBefore, queries int) {
