@@ -65,12 +65,25 @@ func DecodeItemLimits(b []byte, lim Limits) (abi.Item, error) {
 // DecodeItemLimits would word it: a caller that needs its words decodes
 // the object with DecodeItemLimits instead.
 func DecodeItemAt(b []byte, pos int, lim Limits) (abi.Item, int, error) {
+	it, end, _, err := DecodeItemAtWide(b, pos, lim, false)
+	return it, end, err
+}
+
+// DecodeItemAtWide is DecodeItemAt for a caller that keeps, across its
+// calls, whether the last item it decoded was wide (had more attributes
+// than a Go map's first group holds): given wide, the item's attributes
+// are counted before its map is made, so that a wide item's map is made
+// once, at its size. It returns whether this item was wide.
+func DecodeItemAtWide(b []byte, pos int, lim Limits, wide bool) (abi.Item, int, bool, error) {
 	d := &decoder{b: b, pos: pos, lim: lim, from: pos}
+	if wide {
+		d.wide = 1 // level 0's bit
+	}
 	it, err := d.item(0)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
-	return it, d.pos, nil
+	return it, d.pos, d.wide&1 != 0, nil
 }
 
 // DecodeValueLimits decodes one attribute value as DecodeValue does, with

@@ -163,3 +163,36 @@ func TestY8_WideItemsAreMadeOnce(t *testing.T) {
 		t.Fatalf("10 items of a nested map of 11 attributes took %.0f allocations, want at most 68", allocs)
 	}
 }
+
+// An item decoded at a position told the last one was wide decodes as
+// DecodeItemAt decodes it, whether it is wide or not, and says whether it
+// is; a wide item told so is made once (fewer allocations).
+func TestY8_DecodeItemAtWideDecodesAsDecodeItemAt(t *testing.T) {
+	for i, it := range randomItems(31, 300) {
+		var enc bytes.Buffer
+		if err := AppendItem(&enc, it); err != nil {
+			t.Fatal(err)
+		}
+		body := []byte(`{"Item":` + enc.String() + `,"TableName":"t"}`)
+		want, wantEnd, err := DecodeItemAt(body, 8, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, hint := range []bool{false, true} {
+			got, end, wide, err := DecodeItemAtWide(body, 8, Limits{}, hint)
+			if err != nil || end != wantEnd || !reflect.DeepEqual(got, want) {
+				t.Fatalf("item %d, told wide %v: %v, end %d (want %d), differs: %v", i, hint, err, end, wantEnd, !reflect.DeepEqual(got, want))
+			}
+			if wide != (len(want) > smallMap) {
+				t.Fatalf("item %d of %d attributes: wide %v", i, len(want), wide)
+			}
+		}
+	}
+	wide := wideAnswer(1, 12)
+	at := bytes.IndexByte(wide[1:], '{') + 1 // the item, inside the answer's list
+	once := testing.AllocsPerRun(20, func() { _, _, _, _ = DecodeItemAtWide(wide, at, Limits{}, true) })
+	twice := testing.AllocsPerRun(20, func() { _, _, _, _ = DecodeItemAtWide(wide, at, Limits{}, false) })
+	if once >= twice {
+		t.Fatalf("a wide item told so took %.0f allocations, not fewer than %.0f", once, twice)
+	}
+}

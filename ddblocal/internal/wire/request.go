@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"sync/atomic"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal/internal/apierr"
@@ -73,14 +74,23 @@ func (it *RequestItem) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// wideItems is whether the last item a request brought (DecodeAt) had more
+// attributes than a Go map's first group holds: a table's items mostly
+// have one shape, so the next is counted before its map is made.
+var wideItems atomic.Bool
+
 // DecodeAt decodes the object at b[pos:] (b valid JSON) as UnmarshalJSON
 // decodes it, without a scan for its end first, and returns where it
 // ends; ok false when it does not decode without an error (nothing is
 // set then: UnmarshalJSON on the object gives the error in its words).
 func (it *RequestItem) DecodeAt(b []byte, pos int) (end int, ok bool) {
-	out, end, err := ddbjson.DecodeItemAt(b, pos, itemLimits)
+	was := wideItems.Load()
+	out, end, wide, err := ddbjson.DecodeItemAtWide(b, pos, itemLimits, was)
 	if err != nil {
 		return 0, false
+	}
+	if wide != was {
+		wideItems.Store(wide)
 	}
 	*it = RequestItem{Item: out, set: true}
 	return end, true
