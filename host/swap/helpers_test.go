@@ -14,6 +14,7 @@ import (
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
+	"github.com/dynafold/dynafold/internal/wasmcache"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 )
 
@@ -24,13 +25,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "dynafold-swap-test-")
+	// The run's shared cache when make test set one (wasmcache.NewTestCache).
+	dir, _, remove, err := wasmcache.NewTestCache()
 	if err != nil {
 		panic(err)
 	}
 	cacheDir = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }
 
