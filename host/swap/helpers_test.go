@@ -14,7 +14,6 @@ import (
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/swap"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
-	"github.com/dynafold/dynafold/internal/wasmcache"
 	ordersummary "github.com/dynafold/dynafold/plugins/examples/order-summary"
 )
 
@@ -25,14 +24,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	// The run's shared cache when make test set one (wasmcache.NewTestCache).
-	dir, _, remove, err := wasmcache.NewTestCache()
+	dir, err := os.MkdirTemp("", "dynafold-swap-test-")
 	if err != nil {
 		panic(err)
 	}
 	cacheDir = dir
 	code := m.Run()
-	remove()
+	os.RemoveAll(dir)
 	os.Exit(code)
 }
 

@@ -32,35 +32,11 @@ func WithoutFallbackForTests(f func()) {
 	f()
 }
 
-// TestCacheDirEnv names a cache directory the test processes of one run
-// share (make test sets it to a directory it creates and removes): when it
-// is set, NewTestCache returns that directory, so a module one package's
-// tests compiled serves another package's tests instead of compiling
-// again. Its code is verified like any cache's (a manifest under the key
-// the directory keeps); the processes write it concurrently as hosts
-// sharing a writable cache do.
-const TestCacheDirEnv = "DYNAFOLD_TEST_CACHE_DIR"
-
 // NewTestCache creates a writable cache directory under the system's
 // temporary directory, with its key in the key file a cache directory
 // keeps (KeyFileName), for SetFallbackForTests; so a test may also name
 // the directory in a configuration without a key. remove removes it.
-// With $DYNAFOLD_TEST_CACHE_DIR set (TestCacheDirEnv) it returns that
-// directory instead (created if missing, its key made by the first process
-// that needs one), and remove leaves it to whoever set the variable.
 func NewTestCache() (dir, keyFile string, remove func(), err error) {
-	if shared := os.Getenv(TestCacheDirEnv); shared != "" {
-		if dir, err = filepath.Abs(shared); err != nil {
-			return "", "", nil, err
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", "", nil, fmt.Errorf("$%s: %w", TestCacheDirEnv, err)
-		}
-		if _, err := LoadKey(dir, "", true); err != nil {
-			return "", "", nil, fmt.Errorf("$%s: test cache key: %w", TestCacheDirEnv, err)
-		}
-		return dir, filepath.Join(dir, KeyFileName), func() {}, nil
-	}
 	dir, err = os.MkdirTemp("", "dynafold-test-cache-")
 	if err != nil {
 		return "", "", nil, err

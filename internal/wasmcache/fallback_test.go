@@ -55,35 +55,3 @@ func TestW5_FallbackCacheServesOnlyLoadsWithoutOne(t *testing.T) {
 		t.Errorf("after undo: cache %s, want none", c.Dir())
 	}
 }
-
-// TestY8_SharedTestCacheIsTheDirectoryTheRunNames: with
-// $DYNAFOLD_TEST_CACHE_DIR set, NewTestCache returns that directory
-// (created 0700 when missing) with one key file (0600) that every process
-// of the run reads, and its remove leaves the directory to whoever named
-// it.
-func TestY8_SharedTestCacheIsTheDirectoryTheRunNames(t *testing.T) {
-	shared := filepath.Join(t.TempDir(), "run-cache")
-	t.Setenv(wasmcache.TestCacheDirEnv, shared)
-	dir, keyFile, remove, err := wasmcache.NewTestCache()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dir != shared || keyFile != filepath.Join(shared, wasmcache.KeyFileName) {
-		t.Fatalf("NewTestCache = %s, %s; want %s and its key file", dir, keyFile, shared)
-	}
-	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Fatalf("directory: %v, want 0700", err)
-	}
-	key, err := os.ReadFile(keyFile)
-	if fi, serr := os.Stat(keyFile); err != nil || serr != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("key file: %v %v, want a 0600 file", err, serr)
-	}
-	remove()
-	dir2, _, _, err := wasmcache.NewTestCache()
-	if err != nil || dir2 != dir {
-		t.Fatalf("second NewTestCache = %s, %v; want %s", dir2, err, dir)
-	}
-	if again, err := os.ReadFile(keyFile); err != nil || !bytes.Equal(again, key) {
-		t.Errorf("the key changed between two processes' NewTestCache (%v): each would refuse the other's code", err)
-	}
-}
