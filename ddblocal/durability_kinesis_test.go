@@ -30,13 +30,13 @@ const durabilityKinesisEnv = "DDBLOCAL_DURABILITY_KINESIS"
 // per item, and a transaction is all there or not at all, as in the
 // table's DynamoDB stream.
 func TestK3_KillAtRandomPointsLosesNoKinesisRecord(t *testing.T) {
-	runDurability(t, durabilityCase{cycles: 120, kinesis: true})
+	res := runDurability(t, durabilityCase{cycles: 120, kinesis: true})
 	if t.Failed() || testing.Short() {
 		return
 	}
 	kids := map[string]int{}
 	merges := 0
-	for _, sh := range lastKinesisShards {
+	for _, sh := range res.kinesisShards {
 		if p := aws.ToString(sh.ParentShardId); p != "" {
 			kids[p]++
 		}
@@ -50,14 +50,11 @@ func TestK3_KillAtRandomPointsLosesNoKinesisRecord(t *testing.T) {
 			splits++
 		}
 	}
-	t.Logf("the Kinesis stream has %d shards: %d splits, %d merges", len(lastKinesisShards), splits, merges)
+	t.Logf("the Kinesis stream has %d shards: %d splits, %d merges", len(res.kinesisShards), splits, merges)
 	if splits < 3 || merges < 3 {
 		t.Errorf("%d splits and %d merges: the run did not exercise them", splits, merges)
 	}
 }
-
-// lastKinesisShards are the shards readWholeKinesis last listed.
-var lastKinesisShards []ktypes.Shard
 
 // setupKinesisDestination creates the Kinesis stream dur-changes and
 // makes it table dur's streaming destination.
@@ -131,14 +128,14 @@ func restructureKinesisAtRandom(srv *Server) {
 
 // readWholeKinesis reads every record of the stream dur-changes, shard by
 // shard in id order (parents before children, so an item's records keep
-// their order), each shard in sequence order.
-func readWholeKinesis(ctx context.Context, kc *kinesis.Client) ([]streamRec, error) {
+// their order), each shard in sequence order, and returns the shards too.
+func readWholeKinesis(ctx context.Context, kc *kinesis.Client) ([]streamRec, []ktypes.Shard, error) {
 	var shards []ktypes.Shard
 	in := &kinesis.ListShardsInput{StreamName: aws.String("dur-changes")}
 	for {
 		ls, err := kc.ListShards(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("ListShards: %w", err)
+			return nil, nil, fmt.Errorf("ListShards: %w", err)
 		}
 		shards = append(shards, ls.Shards...)
 		if ls.NextToken == nil {
@@ -147,23 +144,22 @@ func readWholeKinesis(ctx context.Context, kc *kinesis.Client) ([]streamRec, err
 		in = &kinesis.ListShardsInput{NextToken: ls.NextToken}
 	}
 	sort.Slice(shards, func(i, j int) bool { return aws.ToString(shards[i].ShardId) < aws.ToString(shards[j].ShardId) })
-	lastKinesisShards = shards
 	var out []streamRec
 	for _, sh := range shards {
 		gi, err := kc.GetShardIterator(ctx, &kinesis.GetShardIteratorInput{StreamName: aws.String("dur-changes"), ShardId: sh.ShardId,
 			ShardIteratorType: ktypes.ShardIteratorTypeTrimHorizon})
 		if err != nil {
-			return nil, fmt.Errorf("GetShardIterator %s: %w", aws.ToString(sh.ShardId), err)
+			return nil, nil, fmt.Errorf("GetShardIterator %s: %w", aws.ToString(sh.ShardId), err)
 		}
 		for it := gi.ShardIterator; it != nil; {
 			gr, err := kc.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: it})
 			if err != nil {
-				return nil, fmt.Errorf("GetRecords %s: %w", aws.ToString(sh.ShardId), err)
+				return nil, nil, fmt.Errorf("GetRecords %s: %w", aws.ToString(sh.ShardId), err)
 			}
 			for _, r := range gr.Records {
 				rec, err := kinesisRecOf(r)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				out = append(out, rec)
 			}
@@ -173,7 +169,7 @@ func readWholeKinesis(ctx context.Context, kc *kinesis.Client) ([]streamRec, err
 			it = gr.NextShardIterator
 		}
 	}
-	return out, nil
+	return out, shards, nil
 }
 
 // kinesisRecOf is what the durability test keeps of a Kinesis record.

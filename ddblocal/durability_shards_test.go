@@ -227,7 +227,7 @@ func (lr *liveReader) check(t *testing.T, cycle int, recs []streamRec, shards []
 // order per item, and nothing the reader saw (a record, a shard it read to
 // its end) is taken back by a crash.
 func TestC5_KillAtRandomPointsAcrossShardsAndSplitsLosesNoRecord(t *testing.T) {
-	shards := runDurability(t, durabilityCase{cycles: 150, splits: true})
+	shards := runDurability(t, durabilityCase{cycles: 150, splits: true}).shards
 	if t.Failed() || testing.Short() {
 		return
 	}

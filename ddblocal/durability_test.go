@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
+	ktypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 	"github.com/aws/smithy-go"
 )
 
@@ -118,11 +119,25 @@ type durabilityCase struct {
 	checkpointEvery int
 }
 
-// runDurability runs a case and returns the shards of the last check.
-func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
+// durabilityResult is what the last check of a case listed: the table's
+// stream's shards and, with Kinesis, the Kinesis stream's.
+type durabilityResult struct {
+	shards        []stypes.Shard
+	kinesisShards []ktypes.Shard
+}
+
+// runDurability runs a case and returns what its last check listed.
+//
+// The case runs in parallel with the other kill-at-random-points cases (at
+// most -test.parallel at once, GOMAXPROCS by default): most of a case's
+// time is waiting (a child starting, a write's sync, the random delay
+// before a kill), and each case shares nothing with the others: its own
+// data directory, child process, port, seed, model and clients.
+func runDurability(t *testing.T, dc durabilityCase) durabilityResult {
 	if testing.Short() {
 		t.Skip("kills a child process 100+ times")
 	}
+	t.Parallel()
 	seed := uint64(20250609)
 	if v := os.Getenv(durabilitySeedEnv); v != "" {
 		var err error
@@ -203,7 +218,7 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 			verifyDurability(t, m, vdb, vsc, cycle, lr, kinesisVerifier(dc, ep))
 			if t.Failed() {
 				c.kill()
-				return nil
+				return durabilityResult{}
 			}
 		}
 		ackedBefore := m.ackedCount()
@@ -242,7 +257,7 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 	c = startChild(t, dir, env...)
 	ep = c.wait(t)
 	vdb, vsc := verifyClients(ep)
-	shards := verifyDurability(t, m, vdb, vsc, cycles, lr, kinesisVerifier(dc, ep))
+	res := verifyDurability(t, m, vdb, vsc, cycles, lr, kinesisVerifier(dc, ep))
 	c.kill()
 	t.Logf("%d kill points (%d while starting, %d after a cycle's first acknowledged write), %d acknowledged writes, %d in flight at a kill, %d unacknowledged transactions, in %v",
 		cycles+1, earlyKills, waited, m.acked, m.failed, len(m.txs), time.Since(start).Round(time.Millisecond))
@@ -260,7 +275,7 @@ func runDurability(t *testing.T, dc durabilityCase) []stypes.Shard {
 	if storedFreelist(t, dir) {
 		t.Errorf("the data file stores its freelist: the kills did not exercise the freelist rebuilt at open")
 	}
-	return shards
+	return res
 }
 
 // runWriter writes to its own items until a write fails (the child was
@@ -408,12 +423,13 @@ func readWholeStream(ctx context.Context, db *dynamodb.Client, sc *dynamodbstrea
 	return out, shards, nil
 }
 
-// verifyDurability checks the table and its stream against the model.
+// verifyDurability checks the table and its stream against the model, and
+// returns the shards it listed.
 // With a live reader, it also checks what that reader saw survived: every
 // shard it finished is still closed at the same end, and every record it
 // read is still there. With kc, the table's Kinesis stream is checked as
 // its DynamoDB stream is.
-func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbstreams.Client, cycle int, lr *liveReader, kc *kinesis.Client) []stypes.Shard {
+func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbstreams.Client, cycle int, lr *liveReader, kc *kinesis.Client) durabilityResult {
 	t.Helper()
 	ctx := ctxT(t)
 	recs, shards, err := readWholeStream(ctx, db, sc)
@@ -445,13 +461,14 @@ func verifyDurability(t *testing.T, m *model, db *dynamodb.Client, sc *dynamodbs
 	}
 	checkRecords(t, m, table, recs, cycle, "stream")
 	if kc != nil {
-		krecs, err := readWholeKinesis(ctx, kc)
+		krecs, kshards, err := readWholeKinesis(ctx, kc)
 		if err != nil {
 			t.Fatalf("cycle %d: reading the Kinesis stream: %v", cycle, err)
 		}
 		checkRecords(t, m, table, krecs, cycle, "Kinesis stream")
+		return durabilityResult{shards: shards, kinesisShards: kshards}
 	}
-	return shards
+	return durabilityResult{shards: shards}
 }
 
 // checkRecords checks the records of a stream (what names it in

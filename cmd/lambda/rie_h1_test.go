@@ -23,9 +23,8 @@ func TestH1_UnderRuntimeInterfaceEmulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds bootstrap and the emulator")
 	}
-	tools := t.TempDir()
-	riePath := emulator(t, tools)
-	bootstrap := buildBootstrap(t, tools)
+	riePath := emulator(t)
+	bootstrap := buildBootstrap(t)
 
 	env, events, rows := newTestEnv(t)
 	taskRoot, cache := t.TempDir(), t.TempDir()

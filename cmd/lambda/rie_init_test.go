@@ -18,9 +18,8 @@ func TestH1_InitFailureUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds bootstrap and the emulator")
 	}
-	tools := t.TempDir()
-	riePath := emulator(t, tools)
-	bootstrap := buildBootstrap(t, tools)
+	riePath := emulator(t)
+	bootstrap := buildBootstrap(t)
 	taskRoot := t.TempDir()
 	fn := startRIE(t, riePath, bootstrap, taskRoot, map[string]string{
 		"DYNAFOLD_CONFIG":       filepath.Join(taskRoot, "missing.json"),

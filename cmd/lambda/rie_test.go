@@ -42,27 +42,36 @@ func goBuild(t testing.TB, dir string, env []string, args ...string) error {
 	return nil
 }
 
-// buildBootstrap builds this command as Lambda's provided runtime runs it.
-func buildBootstrap(t testing.TB, dir string) string {
+// buildBootstrap builds this command as Lambda's provided runtime runs it,
+// once per test process (the tests and benchmarks that start it share it:
+// the build is the same each time).
+func buildBootstrap(t testing.TB) string {
 	t.Helper()
-	out := filepath.Join(dir, "bootstrap")
-	if err := goBuild(t, ".", []string{"GOOS=linux", "CGO_ENABLED=0"}, "build", "-tags", "lambda.norpc", "-o", out, "."); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return builtOnce(t, "bootstrap", func(dir string) (string, error) {
+		out := filepath.Join(dir, "bootstrap")
+		return out, goBuild(t, ".", []string{"GOOS=linux", "CGO_ENABLED=0"}, "build", "-tags", "lambda.norpc", "-o", out, ".")
+	})
 }
 
-// emulator returns the path of aws-lambda-rie, building it into dir; it
-// skips the test when the emulator cannot be built on this machine.
-func emulator(t testing.TB, dir string) string {
+// emulator returns the path of aws-lambda-rie, built once per test
+// process; it skips the test when the emulator cannot be built on this
+// machine.
+func emulator(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("DYNAFOLD_RIE"); p != "" {
 		return p
 	}
-	if err := goBuild(t, dir, []string{"GOBIN=" + dir, "GOFLAGS=", "CGO_ENABLED=0"}, "install", rieModule); err != nil {
-		t.Skipf("the Lambda Runtime Interface Emulator cannot be built on this machine (set DYNAFOLD_RIE to a prebuilt aws-lambda-rie): %v", err)
+	var skip error
+	p := builtOnce(t, "aws-lambda-rie", func(dir string) (string, error) {
+		if err := goBuild(t, dir, []string{"GOBIN=" + dir, "GOFLAGS=", "CGO_ENABLED=0"}, "install", rieModule); err != nil {
+			return "", errSkip{err}
+		}
+		return filepath.Join(dir, "aws-lambda-rie"), nil
+	}, &skip)
+	if skip != nil {
+		t.Skipf("the Lambda Runtime Interface Emulator cannot be built on this machine (set DYNAFOLD_RIE to a prebuilt aws-lambda-rie): %v", skip)
 	}
-	return filepath.Join(dir, "aws-lambda-rie")
+	return p
 }
 
 func freeAddr(t testing.TB) string {

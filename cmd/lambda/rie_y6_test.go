@@ -36,8 +36,8 @@ func TestY6_ColdStartUnderRuntimeInterfaceEmulator(t *testing.T) {
 		t.Skip("builds bootstrap, the host binary and the emulator")
 	}
 	tools := t.TempDir()
-	riePath := emulator(t, tools)
-	bootstrap := buildBootstrap(t, tools)
+	riePath := emulator(t)
+	bootstrap := buildBootstrap(t)
 	hostBin := filepath.Join(tools, "host")
 	if err := goBuild(t, ".", []string{"CGO_ENABLED=0"}, "build", "-o", hostBin, "../host"); err != nil {
 		t.Fatal(err)

@@ -25,9 +25,8 @@ import (
 //
 //	go test ./cmd/lambda -run '^$' -bench LambdaRoundTrips -benchtime 10x
 func BenchmarkLambdaRoundTrips(b *testing.B) {
-	tools := b.TempDir()
-	riePath := emulator(b, tools)
-	bootstrap := buildBootstrap(b, tools)
+	riePath := emulator(b)
+	bootstrap := buildBootstrap(b)
 	for _, shape := range []struct {
 		name      string
 		orders, k int
