@@ -65,23 +65,7 @@ func appendMember(buf *bytes.Buffer, name string, val any) error {
 			buf.WriteString("null")
 			return nil
 		}
-		tables := make([]string, 0, len(v))
-		for t := range v {
-			tables = append(tables, t)
-		}
-		slices.Sort(tables)
-		buf.WriteByte('{')
-		for i, t := range tables {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			ddbjson.AppendString(buf, t)
-			buf.WriteByte(':')
-			if err := appendItems(buf, v[t]); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte('}')
+		return ddbjson.AppendSorted(buf, v, "table", appendItems)
 	case map[string]any:
 		if v != nil && len(v) == 0 { // an empty UnprocessedKeys
 			buf.WriteString("{}")

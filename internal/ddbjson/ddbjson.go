@@ -159,9 +159,16 @@ func AppendItemBytes(b []byte, it abi.Item) ([]byte, error) {
 // value written by value (AppendValue for DynamoDB JSON; another encoder
 // for another JSON form of the same item).
 func AppendObject(buf *bytes.Buffer, it abi.Item, value func(*bytes.Buffer, abi.Value) error) error {
+	return AppendSorted(buf, it, "attribute", value)
+}
+
+// AppendSorted writes m as a JSON object, as encoding/json writes a map:
+// names sorted, each value written by value. An error of value is wrapped
+// with the member's name, called what ("attribute", "table").
+func AppendSorted[V any](buf *bytes.Buffer, m map[string]V, what string, value func(*bytes.Buffer, V) error) error {
 	var arr [16]string
 	keys := arr[:0]
-	for k := range it {
+	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -172,8 +179,8 @@ func AppendObject(buf *bytes.Buffer, it abi.Item, value func(*bytes.Buffer, abi.
 		}
 		AppendString(buf, k)
 		buf.WriteByte(':')
-		if err := value(buf, it[k]); err != nil {
-			return fmt.Errorf("attribute %q: %w", k, err)
+		if err := value(buf, m[k]); err != nil {
+			return fmt.Errorf("%s %q: %w", what, k, err)
 		}
 	}
 	buf.WriteByte('}')
