@@ -102,7 +102,7 @@ func TestH6_UnreachableEndpointSaysWhichAndWhatToDo(t *testing.T) {
 		require.Error(t, err, name)
 		assert.True(t, errors.Is(err, host.ErrEndpointUnreachable), "%s: %v", name, err)
 		for _, want := range []string{"nothing answered at " + endpoint, "connection refused", "is ddblocal running?",
-			"host ddblocal --addr " + addr, `"endpoint" in the configuration`, "AWS_ENDPOINT_URL_DYNAMODB"} {
+			"host ddblocal --addr " + addr, `"endpoint" in the configuration`, "AWS_ENDPOINT_URL_DYNAMODB is read only when the configuration names no endpoint"} {
 			assert.Contains(t, err.Error(), want, name)
 		}
 		assert.NotContains(t, err.Error(), "exceeded maximum number of attempts", name)

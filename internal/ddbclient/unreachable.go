@@ -33,10 +33,11 @@ type UnreachableError struct {
 // Error implements error.
 func (e *UnreachableError) Error() string {
 	u, _ := url.Parse(e.Endpoint)
-	hint := `check "endpoint" and "region" in the configuration (or ` + EndpointEnv + `) and the network`
+	env := ` (` + EndpointEnv + ` is read only when the configuration names no endpoint)`
+	hint := `check "endpoint" and "region" in the configuration and the network` + env
 	if u != nil && isLoopback(u.Hostname()) {
 		hint = "is ddblocal running? Start it with `host ddblocal --addr " + u.Host + "` (in another terminal), " +
-			`or point "endpoint" in the configuration (or ` + EndpointEnv + `) at the server you run`
+			`or point "endpoint" in the configuration at the server you run` + env
 	}
 	if e.Sent {
 		return fmt.Sprintf("nothing answered at %s (%s) at the last of %d attempts: %s; an earlier attempt went out and got no answer, so the write may have been applied",
