@@ -3,18 +3,14 @@ package ddblocal
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/wal"
 )
 
 // groupCommit stores the item writes of concurrent requests in shared
 // store transactions: one fsync for every write that arrived while the
-// previous transaction was being committed, and, when write requests the
-// server has accepted are still on their way to the queue, those too: the
-// leader waits a bounded time for them (commitdelay.go). A write arriving
-// at an idle store is committed at once, alone: nothing waits for a timer
-// unless another write is in flight.
+// previous transaction was being committed. No write waits for a timer: a
+// write arriving at an idle store is committed at once, alone.
 //
 // One waiting writer at a time leads: it commits the queue it finds, hands
 // every member its result, and passes the lead to the first writer that
@@ -32,22 +28,6 @@ type groupCommit struct {
 	// joins the queue behind a commit in progress (n: the queue's length)
 	// and with "commit" before a leader commits n writes.
 	testHook atomic.Pointer[func(event string, n int)]
-
-	// The commit delay (commitdelay.go): write requests in the server's
-	// hands (inWrite) and in store (inStore), the bound of a leader's
-	// wait (0: none), and the wait itself.
-	inWrite, inStore atomic.Int64
-	delay            time.Duration
-	gathering        atomic.Bool // a leader waits; want and wake are set
-	want             int         // the queue's length the leader waits for
-	waitAll          bool
-	lastSize         int
-	lastEnd          int64
-	wake             chan struct{}
-	timer            *time.Timer
-	// gathers counts the leaders' waits, gatherTimeouts those the bound
-	// ended (read by tests and BenchmarkServerCPU's child).
-	gathers, gatherTimeouts atomic.Int64
 }
 
 // commitReq is one write's changes waiting for a store transaction.
@@ -68,18 +48,14 @@ func (s *Server) store(p *pendingCommit) error {
 	g := &s.gc
 	r := commitReqs.Get().(*commitReq)
 	r.p, r.err = p, nil
-	g.inStore.Add(1)
 	defer func() {
-		g.inStore.Add(-1)
 		r.p, r.err = nil, nil
 		commitReqs.Put(r)
 	}()
-	handed := false
 	g.mu.Lock()
 	g.queue = append(g.queue, r)
 	if g.busy {
 		n := len(g.queue)
-		g.joined()
 		g.mu.Unlock()
 		if h := g.testHook.Load(); h != nil {
 			(*h)("queued", n)
@@ -87,11 +63,9 @@ func (s *Server) store(p *pendingCommit) error {
 		if lead := <-r.done; !lead {
 			return r.err
 		}
-		handed = true
 		g.mu.Lock()
 	}
 	g.busy = true
-	g.gather(handed)
 	batch := g.queue
 	g.queue, g.spare = g.spare, nil
 	g.mu.Unlock()
@@ -102,7 +76,6 @@ func (s *Server) store(p *pendingCommit) error {
 	s.commitBatch(batch)
 
 	g.mu.Lock()
-	g.lastSize, g.lastEnd = len(batch), nanotime()
 	if len(g.queue) > 0 {
 		g.queue[0].done <- true // still busy: the next writer leads
 	} else {

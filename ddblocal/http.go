@@ -142,10 +142,6 @@ func (s *Server) handle(ctx context.Context, reqID string, q *request, body []by
 	if !ok {
 		return reply{status: http.StatusNotFound, body: notFoundBody}, true
 	}
-	if s.gc.delay > 0 && isWriteTarget(target) {
-		s.gc.beginWrite() // a commit about to start waits for it (commitdelay.go)
-		defer s.gc.endWrite()
-	}
 	debug := s.log.Enabled(ctx, slog.LevelDebug) // the debug log's arguments cost a clock read and allocations
 	var start time.Time
 	if debug {

@@ -222,9 +222,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 		s.db, s.wal = db, lg
-		if !opts.NoSync {
-			s.gc.delay = commitDelay()
-		}
 	}
 	reg, err := newRegistry(streams.Options{
 		DB:              s.storeDB(),

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -56,16 +55,12 @@ func TestServerCPU_HelperProcess(t *testing.T) {
 	if d, ok := strings.CutPrefix(dir, cpuNoSyncPrefix); ok {
 		opts.DataDir, opts.NoSync = d, true
 	}
-	if n, err := strconv.Atoi(os.Getenv("DDBLOCAL_EXP_CHILD_PROCS")); err == nil {
-		runtime.GOMAXPROCS(n)
-	}
 	if p := os.Getenv(cpuChildProfEnv); p != "" {
 		f, err := os.Create(p)
 		if err != nil {
 			fmt.Printf("ERROR %v\n", err)
 			os.Exit(3)
 		}
-		runtime.SetCPUProfileRate(1000)
 		if err := pprof.StartCPUProfile(f); err != nil {
 			fmt.Printf("ERROR %v\n", err)
 			os.Exit(3)
@@ -80,13 +75,7 @@ func TestServerCPU_HelperProcess(t *testing.T) {
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	pprof.StopCPUProfile()
 	if srv.db != nil && os.Getenv(cpuChildStatsEnv) != "" {
-		fmt.Fprintf(os.Stderr, "ddblocal child: %d item writes in %d store commits; %d commits waited for writes in flight, %d of them the whole delay\n",
-			srv.gc.writes.Load(), srv.gc.commits.Load(), srv.gc.gathers.Load(), srv.gc.gatherTimeouts.Load())
-		fmt.Fprintf(os.Stderr, "DBG handed %d hist", DbgHanded.Load())
-		for i := range DbgHist {
-			fmt.Fprintf(os.Stderr, " %d", DbgHist[i].Load())
-		}
-		fmt.Fprintln(os.Stderr)
+		fmt.Fprintf(os.Stderr, "ddblocal child: %d item writes in %d store commits\n", srv.gc.writes.Load(), srv.gc.commits.Load())
 		st := srv.db.Stats().TxStats
 		fmt.Fprintf(os.Stderr, "ddblocal child: %d page writes, %d pages allocated (%d bytes)\n", st.GetWrite(), st.GetPageCount(), st.GetPageAlloc())
 		if srv.wal != nil {
