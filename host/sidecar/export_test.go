@@ -8,3 +8,11 @@ func AfterStartCheck(r *Reader, f func()) { r.afterCheck = f }
 
 // SetAgeClock makes r measure its records' ages (maxRecordAge) by now.
 func SetAgeClock(r *Reader, now func() time.Time) { r.ageClock = now }
+
+// SetRetryDelay makes a failed record wait d before each redelivery, until
+// the returned func restores the policy.
+func SetRetryDelay(d time.Duration) (restore func()) {
+	old := retryDelay
+	retryDelay.Base, retryDelay.Max = d, d
+	return func() { retryDelay = old }
+}

@@ -17,6 +17,8 @@ import (
 type attempt struct {
 	first time.Time
 	n     int
+	// warned is the reason of the last warning logged for the record.
+	warned string
 }
 
 // deliveries holds one shard's failed records by sequence number (in
@@ -54,16 +56,25 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 		}
 		a.n++
 		if !r.exhausted(f.projections, a, rec) {
-			// One warning per failing record: its first failure. A bisect
-			// runs the record in every half it splits, and each retry
-			// fails it the same way; those say nothing new (debug), and a
-			// record given up is logged as an error.
+			// A warning at a failing record's first failure, and again
+			// whenever its reason changes (a plugin swapped meanwhile fails
+			// it another way) and, for a record no policy will give up, at
+			// its 10th, 100th, 1000th ... attempt, so that its shard's wait
+			// shows in the log. A bisect runs the record in every half it
+			// splits, and each retry fails it the same way; those say
+			// nothing new (debug), and a record given up is logged as an
+			// error.
+			never := r.neverGivenUp(f.projections)
 			level := slog.LevelDebug
-			if a.n == 1 {
+			if a.n == 1 || f.reason != a.warned || (never && powerOfTen(a.n)) {
 				level = slog.LevelWarn
+				a.warned = f.reason
 			}
 			args := []any{"shard", shard, "sequenceNumber", seq, "attempt", a.n, "projections", f.projections, "reason", f.reason}
-			if a.n == 1 && r.neverGivenUp(f.projections) {
+			if a.n > 1 {
+				args = append(args, "failingSince", a.first.UTC().Format(time.RFC3339))
+			}
+			if level == slog.LevelWarn && never {
 				args = append(args, "hint", neverGivenUpHint)
 			}
 			r.log.Log(ctx, level, "record failed; it is delivered again", args...)
@@ -80,6 +91,14 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 		delete(ds.attempts, rec.DynamoDB.SequenceNumber)
 	}
 	return len(recs), false
+}
+
+// powerOfTen reports whether n is 10, 100, 1000 ...
+func powerOfTen(n int) bool {
+	for n >= 10 && n%10 == 0 {
+		n /= 10
+	}
+	return n == 1
 }
 
 // exhausted reports whether every failing projection's policy gives the
