@@ -51,7 +51,7 @@ func runAlerts(ctx context.Context, args []string) error {
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
 	format := fs.String("format", "", "prometheus or cloudwatch")
 	out := fs.String("out", "", "file to write (default: standard output)")
-	lag := fs.Duration("lag", 0, "iterator age that alerts (default: the largest objective threshold)")
+	lag := durationFlag(fs, "lag", 0, "iterator age (a `duration`) that alerts (default: the largest objective threshold)")
 	fs.Usage = func() {
 		fmt.Fprintln(alertsOut, alertsHelp)
 		fs.PrintDefaults()

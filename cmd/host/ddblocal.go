@@ -50,15 +50,15 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	allow := fs.Bool("allow-non-loopback", false, "allow a non-loopback --addr such as 0.0.0.0:8000 (ddblocal has no authentication: anyone who reaches it can read and change every table)")
 	shards := fs.Int("stream-shards", 4, "open shards of each new stream; an item's records stay in one shard, in order")
 	split := fs.Int("split-after", 0, "split a shard into two children once it has taken this many records, as a growing partition splits (0: never by itself)")
-	latency := fs.Duration("latency", 0, "delay every request by this much, as a network round trip to DynamoDB would (e.g. 5ms)")
+	latency := durationFlag(fs, "latency", 0, "delay every request by this `duration`, as a network round trip to DynamoDB would (e.g. 5ms)")
 	memMiB := fs.Int64("request-memory-mib", 512, "memory (MiB) the requests being read, decoded and served may take together; a request that does not fit waits (negative: no limit)")
-	memWait := fs.Duration("request-memory-wait", 10*time.Second, "how long a request waits for request memory before it is refused with a ThrottlingException")
+	memWait := durationFlag(fs, "request-memory-wait", 10*time.Second, "how long a request waits for request memory (a `duration`) before it is refused with a ThrottlingException")
 	kShards := fs.Int("kinesis-shards", 4, "shards of a new on-demand Kinesis stream (or one created without a shard count)")
 	kReads := fs.Int("kinesis-read-limit", 0, "GetRecords calls per second a Kinesis shard takes before it answers ProvisionedThroughputExceededException (Kinesis: 5; 0: no limit)")
 	kDup := fs.Float64("kinesis-duplicates", 0, "probability (0 to 1) that a table's Kinesis streaming destination writes a change record twice, as AWS warns it may")
 	kReorder := fs.Float64("kinesis-reorder", 0, "probability (0 to 1) that a table's Kinesis streaming destination holds a change record back and writes it after the next record of its shard")
 	kSeed := fs.Uint64("kinesis-fault-seed", 0, "seed of the Kinesis destination's duplicate and reorder draws (repeatable runs)")
-	tableDelay := fs.Duration("table-delay", 0, "how long a table stays CREATING, UPDATING or DELETING after CreateTable, UpdateTable or DeleteTable, as DynamoDB's tables do (e.g. 500ms; 0: at once)")
+	tableDelay := durationFlag(fs, "table-delay", 0, "how long (a `duration`) a table stays CREATING, UPDATING or DELETING after CreateTable, UpdateTable or DeleteTable, as DynamoDB's tables do (e.g. 500ms; 0: at once)")
 	unsigned := fs.Bool("allow-unsigned", false, "serve requests without an AWS Signature Version 4 Authorization header (DynamoDB refuses them with MissingAuthenticationTokenException; the AWS SDKs and CLI always sign, with any credentials)")
 	if err := fs.Parse(args); err != nil {
 		return ddblocal.Options{}, err

@@ -21,7 +21,7 @@ func init() {
 func runHealthcheck(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
 	url := fs.String("url", "http://127.0.0.1:9100/healthz", "the admin server's /healthz (liveness) or /readyz (readiness)")
-	timeout := fs.Duration("timeout", 2*time.Second, "how long to wait for the answer")
+	timeout := durationFlag(fs, "timeout", 2*time.Second, "how long to wait for the answer (a `duration`)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

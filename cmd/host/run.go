@@ -72,7 +72,7 @@ func runRun(ctx context.Context, args []string) error {
 	quiet := fs.Bool("quiet", false, "print no progress lines")
 	worker := fs.String("worker-id", "", "this process's name in the lease table (default: sidecar.workerId, else host name and process id)")
 	admin := fs.String("admin-addr", "", "loopback address of the admin server (metrics, health, status page), e.g. 127.0.0.1:9464")
-	every := fs.Duration("progress-interval", 10*time.Second, "time between progress lines")
+	every := durationFlag(fs, "progress-interval", 10*time.Second, "time between progress lines (a `duration`)")
 	fs.Usage = func() {
 		fmt.Fprintln(runErr, runHelp)
 		fs.PrintDefaults()
