@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dynafold/dynafold/ddblocal/internal/kinesis"
@@ -270,6 +271,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		s.closeStores()
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("ddblocal: listen: %w: another process listens on %s (another ddblocal?); stop it, or give this one another address (--addr 127.0.0.1:8001, Options.Addr)", err, opts.Addr)
+		}
 		return nil, fmt.Errorf("ddblocal: listen: %w", err)
 	}
 	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
