@@ -157,7 +157,7 @@ func (r *Reader) listRetrying(ctx context.Context) ([]lease.Lease, error) {
 		if err == nil || errors.Is(err, lease.ErrNoTable) || ctx.Err() != nil {
 			return all, err
 		}
-		r.log.Warn("reading the lease table failed; retrying", "err", err, "attempt", attempt)
+		r.log.Warn("reading the lease table failed; retrying", "err", why(err), "attempt", attempt)
 		if werr := startRetry.Wait(ctx, attempt); werr != nil {
 			return nil, werr
 		}
@@ -226,7 +226,7 @@ func (d *dupes) observe(all []lease.Lease, mine map[string]bool, now time.Time) 
 		if !d.stopped {
 			d.stopped = true
 			err := r.duplicate(l.Instance, all, true)
-			r.log.Error("another process runs with this worker id; stopping this one", "worker", r.sc.WorkerID, "err", err)
+			r.log.Error("another process runs with this worker id; stopping this one", "worker", r.sc.WorkerID, "err", why(err))
 			return err
 		}
 	}

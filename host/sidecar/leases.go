@@ -118,7 +118,7 @@ func (r *Reader) round(ctx, proc context.Context, rd feed.Source, tr *lease.Trac
 		for _, l := range all {
 			if l.Finished() && !listed[l.Key] { // trimmed away after it was read: nothing left to do
 				if err := r.leases.Delete(ctx, l); err != nil {
-					r.log.Warn("deleting a finished shard's lease failed", "shard", l.Key, "err", err)
+					r.log.Warn("deleting a finished shard's lease failed", "shard", l.Key, "err", why(err))
 				}
 			}
 		}
@@ -277,7 +277,7 @@ func (r *Reader) take(ctx, proc context.Context, rd feed.Source, l lease.Lease) 
 	got, err := r.leases.Take(ctx, l, r.sc.WorkerID, r.instance)
 	if err != nil {
 		if !errors.Is(err, lease.ErrLost) {
-			r.log.Warn("taking a lease failed", "shard", l.Key, "err", err)
+			r.log.Warn("taking a lease failed", "shard", l.Key, "err", why(err))
 		}
 		return // another worker was faster
 	}
@@ -338,7 +338,7 @@ func (r *Reader) renew(ctx context.Context, h *held) {
 			h.lost = true
 		}
 		h.mu.Unlock()
-		r.log.Warn("renewing a lease failed", "shard", h.get().Key, "err", err, "givingUp", stale)
+		r.log.Warn("renewing a lease failed", "shard", h.get().Key, "err", why(err), "givingUp", stale)
 		if stale {
 			h.stop()
 		}

@@ -247,7 +247,7 @@ func (r *Reader) publish(ctx context.Context) {
 		err = r.leases.PutWorkerStatus(ctx, shard, r.sc.WorkerID, string(b))
 	}
 	if err != nil && ctx.Err() == nil {
-		r.log.Warn("publishing the worker's status in the lease table failed", "err", err)
+		r.log.Warn("publishing the worker's status in the lease table failed", "err", why(err))
 	}
 }
 

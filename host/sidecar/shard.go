@@ -62,7 +62,7 @@ func (r *Reader) work(read, proc context.Context, rd feed.Source, h *held) {
 				}
 				continue
 			}
-			r.log.Warn("reading a shard failed; retrying", "shard", shard, "err", err)
+			r.log.Warn("reading a shard failed; retrying", "shard", shard, "err", why(err))
 			_ = backoff.Sleep(read, time.Duration(r.sc.PollInterval))
 			continue
 		}
@@ -142,11 +142,11 @@ func (r *Reader) shardEnd(proc context.Context, rd feed.Source, h *held) {
 	r.log.Info("shard finished", "shard", shard)
 	kids, err := rd.Children(proc, shard)
 	if err != nil {
-		r.log.Warn("looking up a finished shard's children failed; the next full lease round finds them", "shard", shard, "err", err)
+		r.log.Warn("looking up a finished shard's children failed; the next full lease round finds them", "shard", shard, "err", why(err))
 	}
 	for _, k := range kids {
 		if _, err := r.leases.Create(proc, rd.StreamArn(), k.ID, k.Parents()); err != nil {
-			r.log.Warn("creating a child shard's lease failed; the next full lease round does", "shard", k.ID, "parent", shard, "err", err)
+			r.log.Warn("creating a child shard's lease failed; the next full lease round does", "shard", k.ID, "parent", shard, "err", why(err))
 			continue
 		}
 		r.mu.Lock()
@@ -166,7 +166,7 @@ func (r *Reader) checkpoint(ctx context.Context, h *held, ckpt string) error {
 	if errors.Is(err, lease.ErrLost) {
 		r.logLost(ctx, h.get().Key)
 	} else if err != nil {
-		r.log.Warn("checkpointing failed", "shard", h.get().Key, "checkpoint", ckpt, "err", err)
+		r.log.Warn("checkpointing failed", "shard", h.get().Key, "checkpoint", ckpt, "err", why(err))
 	}
 	return err
 }
@@ -176,7 +176,7 @@ func (r *Reader) checkpoint(ctx context.Context, h *held, ckpt string) error {
 func (r *Reader) finish(ctx context.Context, h *held) {
 	err := r.write(ctx, h, func(l lease.Lease) (lease.Lease, error) { return r.leases.Release(ctx, l) })
 	if err != nil && !errors.Is(err, lease.ErrLost) {
-		r.log.Warn("releasing a lease failed; it expires instead", "shard", h.get().Key, "err", err)
+		r.log.Warn("releasing a lease failed; it expires instead", "shard", h.get().Key, "err", why(err))
 	}
 }
 
@@ -225,7 +225,7 @@ func (r *Reader) flagRebuild(te *feed.TrimmedError, projections []string) {
 		err = errors.Join(err, f.Close())
 	}
 	if err != nil {
-		r.log.Error("recording the projections to rebuild failed", "file", r.sc.StateFile, "err", err)
+		r.log.Error("recording the projections to rebuild failed", "file", r.sc.StateFile, "err", why(err))
 	}
 }
 

@@ -54,7 +54,7 @@ func (r *Reader) verifyPass(ctx context.Context, projection string, v host.Verif
 	mine, err := r.leases.ClaimVerify(ctx, projection, r.sc.WorkerID, time.Now(), every)
 	if err != nil {
 		if ctx.Err() == nil {
-			r.log.Warn("verify: claiming the pass failed; trying at the next interval", "projection", projection, "err", err)
+			r.log.Warn("verify: claiming the pass failed; trying at the next interval", "projection", projection, "err", why(err))
 		}
 		return
 	}
@@ -73,14 +73,14 @@ func (r *Reader) verifyPass(ctx context.Context, projection string, v host.Verif
 		o.Verified(projection, c, time.Now(), took, err)
 	}
 	if err != nil {
-		r.log.Error("verify: the pass could not run", "projection", projection, "err", err)
+		r.log.Error("verify: the pass could not run", "projection", projection, "err", why(err))
 		return
 	}
 	res := lease.VerifyResult{Projection: projection, Worker: r.sc.WorkerID, At: time.Now(), Took: took, Sample: v.Sample,
 		Counts: map[string]int64{"rows": int64(c.Rows), "events": int64(c.Events), "pending": int64(c.Pending), "differs": int64(c.Differs),
 			"missing": int64(c.Missing), "orphan": int64(c.Orphan), "ahead": int64(c.Ahead), "errors": int64(c.Errors), "unchecked": int64(c.Unchecked)}}
 	if err := r.leases.PutVerifyResult(ctx, res); err != nil && ctx.Err() == nil {
-		r.log.Warn("verify: recording the pass failed", "projection", projection, "err", err)
+		r.log.Warn("verify: recording the pass failed", "projection", projection, "err", why(err))
 	}
 	if c.Drift() == 0 {
 		r.log.Info("verify: no drift in the sample", "projection", projection, "rows", c.Rows, "pending", c.Pending, "took", took.Round(time.Millisecond))
