@@ -70,7 +70,11 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 				level = slog.LevelWarn
 				a.warned = f.reason
 			}
-			args := []any{"shard", shard, "sequenceNumber", seq, "attempt", a.n, "projections", f.projections, "reason", f.reason}
+			labels := make([]string, len(f.projections))
+			for i, p := range f.projections {
+				labels[i] = projectionLabel(p)
+			}
+			args := []any{"shard", shard, "sequenceNumber", seq, "attempt", a.n, "projections", labels, "reason", f.reason}
 			if a.n > 1 {
 				args = append(args, "failingSince", a.first.UTC().Format(time.RFC3339))
 			}
@@ -125,6 +129,16 @@ func (r *Reader) exhausted(projections []string, a *attempt, rec host.Record) bo
 	return true
 }
 
+// projectionLabel is how a log line names a failure's projection: a
+// record that fails before any projection (it does not decode, or the
+// whole batch failed) has none.
+func projectionLabel(p string) string {
+	if p == "" {
+		return "(none: the record failed before any projection)"
+	}
+	return p
+}
+
 // neverGivenUpHint tells an operator, on a record's first failure, what
 // the shard does when no projection's policy can set the record aside.
 const neverGivenUpHint = "no failure policy with an onFailure destination covers this projection, so the record is retried until it succeeds and its shard waits behind it (the lag grows); fix the cause, or set sidecar.failure (maxRetries and onFailure) to set such records aside for `host quarantine`"
@@ -154,7 +168,7 @@ func (r *Reader) giveUp(ctx context.Context, stream, shard string, rec host.Reco
 				return fmt.Errorf("projection %q: %w", p, err)
 			}
 		}
-		r.log.Error("record given up", "projection", p, "shard", shard, "sequenceNumber", rec.DynamoDB.SequenceNumber,
+		r.log.Error("record given up", "projection", projectionLabel(p), "shard", shard, "sequenceNumber", rec.DynamoDB.SequenceNumber,
 			"attempts", a.n, "firstSeen", a.first, "reason", f.reason, "sentToDestination", d != nil)
 		r.obs.RecordGivenUp(p, stream, shard, rec, f.reason)
 	}
