@@ -71,6 +71,8 @@ func TestP11_CatchUpByIDBringsUpEveryRowTheStreamFeeds(t *testing.T) {
 	})
 	assert.Contains(t, out, "row pk=ZoneReading#s-1,sk=north: applied 0 events, checkpoint 2, written false", out)
 	assert.Contains(t, out, "row pk=ZoneReading#s-1,sk=south: applied 0 events, checkpoint 3, written false", out)
+	assert.Contains(t, out, "written false\n  {", "each row's line is followed by the row as it is")
+	assert.Contains(t, out, `"readings":{"N":"1"}`, out)
 	out = captureStdout(t, func() {
 		require.NoError(t, runCatchUp(context.Background(), []string{"--config", cfgPath, "--id", "s-1", "--json"}))
 	})

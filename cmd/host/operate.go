@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/ddbjson"
 	"github.com/dynafold/dynafold/internal/keys"
 )
 
@@ -73,6 +74,26 @@ func printRow(o host.Outcome, ref host.InstanceRef, rebuilt bool) {
 		for _, in := range o.Instances {
 			fmt.Fprintf(os.Stdout, "  %s#%s: checkpoint %d\n", in.Source, in.StreamID, in.Version)
 		}
+	}
+	printState(o)
+}
+
+// printState prints the row as it is after the call (DynamoDB JSON), or
+// that it is removed or absent.
+func printState(o host.Outcome) {
+	switch {
+	case o.Removed:
+		fmt.Fprintln(os.Stdout, "  removed (a tombstone)")
+	case len(o.State) == 0:
+		if o.Err == nil {
+			fmt.Fprintln(os.Stdout, "  no row")
+		}
+	default:
+		b, err := ddbjson.ItemToJSON(o.State)
+		if err != nil {
+			return
+		}
+		fmt.Fprintf(os.Stdout, "  %s\n", b)
 	}
 }
 
