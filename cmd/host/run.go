@@ -189,6 +189,6 @@ func printProgress(w io.Writer, st, prev sidecar.Stats, every time.Duration) {
 		return
 	}
 	rate := float64(st.Records-prev.Records) / every.Seconds()
-	fmt.Fprintf(w, "host run: %.1f records/s, %s written, %s, %d given up, %s held, lag %s %s\n",
+	fmt.Fprintf(w, "host run: %.1f records/s; since start %s written, %s, %d given up; %s held, lag %s %s\n",
 		rate, plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp, plural(st.Shards, "shard"), stream, st.Behind.Round(time.Millisecond))
 }

@@ -141,7 +141,7 @@ func TestC3_RunBinaryFoldsTheFeedSwapsThePluginAndStopsCleanlyOnSIGTERM(t *testi
 		t.Fatalf("no exit 30 s after SIGTERM; stderr:\n%s", stderr.String())
 	}
 	logs := stderr.String()
-	assert.Contains(t, logs, "records/s")
+	assert.Contains(t, logs, "records/s; since start ", "the interval's rate, then the counts since start")
 	assert.Contains(t, logs, "leases released")
 	assert.Contains(t, logs, `"level":"INFO"`, "JSON logs when stderr is not a terminal")
 
