@@ -17,7 +17,15 @@ func runDDBLocal(ctx context.Context, args []string) error {
 	}
 	slog.Info("ddblocal starting", "addr", opts.Addr, "data", opts.DataDir, "streamShards", opts.Streams.Shards, "latency", opts.Faults.Latency,
 		"kinesisDuplicates", opts.Kinesis.Faults.DuplicateRate, "kinesisReorder", opts.Kinesis.Faults.ReorderRate)
-	return ddblocal.Serve(ctx, opts)
+	if err := ddblocal.Serve(ctx, opts); err != nil {
+		return err
+	}
+	if opts.DataDir != "" {
+		slog.Info("ddblocal stopped; its tables are kept in the data directory", "data", opts.DataDir)
+	} else {
+		slog.Info("ddblocal stopped; its tables were in memory and are gone (--data DIR keeps them)")
+	}
+	return nil
 }
 
 const ddblocalUsage = `usage: host ddblocal [--addr 127.0.0.1:8000] [--data DIR] [flags]

@@ -39,6 +39,9 @@ func TestDdblocal_NonLoopbackAddrNeedsTheFlag(t *testing.T) {
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "non-loopback") {
 		t.Errorf("no warning logged for a non-loopback address; logs:\n%s", logs.String())
 	}
+	if !strings.Contains(logs.String(), "ddblocal stopped; its tables were in memory and are gone (--data DIR keeps them)") {
+		t.Errorf("no line when ddblocal stopped; logs:\n%s", logs.String())
+	}
 }
 
 func TestDdblocal_SecondOnTheSameDataDirFails(t *testing.T) {
