@@ -15,6 +15,7 @@ import (
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/backoff"
 	"github.com/dynafold/dynafold/internal/ddbclient"
+	"github.com/dynafold/dynafold/internal/itemcheck"
 )
 
 // appendAttempts bounds the appends at the head that another writer's
@@ -61,6 +62,9 @@ func runAppend(ctx context.Context, args []string) error {
 	item, err := jsonItem(*data)
 	if err != nil {
 		return fmt.Errorf("--data: %w", err)
+	}
+	if p := itemcheck.Item(item, nil); p != nil {
+		return fmt.Errorf("--data: %w; DynamoDB cannot store it, so nothing was appended: give another value, or a string to keep it as text", p)
 	}
 	var want uint64
 	if *expect != "" {
