@@ -1,43 +1,23 @@
 package swap_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dynafold/dynafold/host/swap"
+	"github.com/dynafold/dynafold/internal/syncbuf"
 )
-
-// logBuffer collects a Swapper's log lines; versions retire (and log) on
-// goroutines of their own.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // worker is one host of several sharing an archive.
 type worker struct {
 	s   *swap.Swapper
-	log *logBuffer
+	log *syncbuf.Buffer
 }
 
 func newWorker(t *testing.T, first, archive string) worker {
-	log := &logBuffer{}
+	log := &syncbuf.Buffer{}
 	s := newSwapper(t, first, swap.Config{Archive: archive, Logger: slog.New(slog.NewJSONHandler(log, nil))})
 	return worker{s: s, log: log}
 }
