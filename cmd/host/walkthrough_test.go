@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/internal/dynamotest"
+	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
@@ -96,15 +98,24 @@ func TestH2_READMEWalkthrough(t *testing.T) {
 	// loaded machine's run (about a minute on a quiet one).
 	watchdog := time.AfterFunc(15*time.Minute, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	defer watchdog.Stop()
-	var out strings.Builder
+	var out syncbuf.Buffer
 	sc := bufio.NewScanner(stdout)
-	finished := false
-	for sc.Scan() {
-		out.WriteString(sc.Text() + "\n")
-		if sc.Text() == "WALKTHROUGH-DONE" {
-			finished = true
-			break
+	finishedc, readAll := make(chan struct{}), make(chan struct{})
+	go func() { // the output, read to its end: host run still logs after the last command
+		defer close(readAll)
+		for sc.Scan() {
+			_, _ = out.Write([]byte(sc.Text() + "\n"))
+			if sc.Text() == "WALKTHROUGH-DONE" {
+				close(finishedc)
+			}
 		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	finished := false
+	select {
+	case <-finishedc:
+		finished = true
+	case <-readAll:
 	}
 	if finished {
 		// ddblocal is still up: read the row the way any client would.
@@ -129,9 +140,14 @@ func TestH2_READMEWalkthrough(t *testing.T) {
 			require.True(t, ran || time.Now().Before(deadline), "host run never checkpointed a shard: %v", scan.Items)
 			time.Sleep(100 * time.Millisecond)
 		}
+		// host run, started before step 3's cp, swapped the new module in:
+		// dynafold.json's hotSwap watches the plugin file.
+		for !swapped.MatchString(out.String()) && time.Now().Before(deadline.Add(time.Minute)) {
+			time.Sleep(100 * time.Millisecond)
+		}
 		require.NoError(t, os.WriteFile(done, nil, 0o644))
 	}
-	_, _ = io.Copy(&out, stdout)
+	<-readAll // every writer has exited: the script and its background jobs
 	errc := make(chan error, 1)
 	go func() { errc <- cmd.Wait() }()
 	select {
@@ -154,4 +170,9 @@ func TestH2_READMEWalkthrough(t *testing.T) {
 	// host run or catchup folded the events, whichever came first: the row
 	// is at checkpoint 3 either way.
 	assert.Regexp(t, `row pk=Inventory#i-1,sk=Inventory: applied [0-3] events?, checkpoint 3, written (true|false)`, text)
+	assert.Regexp(t, swapped, text, "host run, running since step 2, swaps in the module step 3 copies over its plugin file")
 }
+
+// swapped is host run's log line (JSON, its output not being a terminal)
+// for the walkthrough's swap from 1.0.0 to 1.1.0: an upgrade, not a rollback.
+var swapped = regexp.MustCompile(`"msg":"plugin swapped"[^\n]*"from":"inventory@1\.0\.0","to":"inventory@1\.1\.0"[^\n]*"rollback":false`)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -99,15 +100,22 @@ func (s *Swapper) archive(c Candidate, info Info) {
 		return
 	}
 	name := filepath.Join(s.cfg.Archive, fmt.Sprintf("%019d-%s.wasm", info.Since.UnixNano(), short(info.SHA256)))
-	meta, _ := json.Marshal(archiveMeta{Plugin: info.Plugin, SHA256: info.SHA256})
+	first := info.Since
+	if t, ok := firstAccepted(s.cfg.Archive, info.SHA256); ok && t.Before(first) {
+		first = t
+	}
+	meta, _ := json.Marshal(archiveMeta{Plugin: info.Plugin, SHA256: info.SHA256, FirstAccepted: first})
 	if old, _ := filepath.Glob(filepath.Join(s.cfg.Archive, "*-"+short(info.SHA256)+".wasm")); len(old) > 0 {
-		err := os.Rename(old[0], name)
+		// The new name's metadata is written first, so a host reading the
+		// archive meanwhile (firstAccepted) never sees the module without it.
+		err := errors.Join(writeAtomic(name+metaSuffix, meta), os.Rename(old[0], name))
 		for _, extra := range old[1:] { // archives written before there was one per module
 			err = errors.Join(err, os.Remove(extra))
 			_ = os.Remove(extra + metaSuffix)
 		}
-		_ = os.Remove(old[0] + metaSuffix)
-		err = errors.Join(err, writeAtomic(name+metaSuffix, meta))
+		if old[0] != name {
+			_ = os.Remove(old[0] + metaSuffix)
+		}
 		if err != nil {
 			s.cfg.Logger.Warn("archiving the plugin version", "plugin", info.Plugin, "err", err)
 		}
@@ -126,6 +134,40 @@ const metaSuffix = ".json"
 type archiveMeta struct {
 	Plugin string `json:"plugin"` // name@version
 	SHA256 string `json:"sha256"`
+	// FirstAccepted is when the module was first accepted, by any host
+	// sharing the archive; renaming the module for a later acceptance
+	// keeps it. It orders modules by age: putting back one accepted before
+	// the one serving is a rollback, one accepted after it (another
+	// worker's upgrade) is not. Zero in archives written before it was
+	// recorded: the file name's time stands in.
+	FirstAccepted time.Time `json:"firstAccepted,omitzero"`
+}
+
+// firstAccepted returns when the archive in dir says the module with
+// digest sha was first accepted (ok false: it is not archived): the
+// earliest FirstAccepted of its files, or for a file without one, the
+// time in its name (its latest acceptance).
+func firstAccepted(dir, sha string) (first time.Time, ok bool) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*-"+short(sha)+".wasm"))
+	for _, f := range files {
+		var meta archiveMeta
+		var t time.Time
+		if mb, err := os.ReadFile(f + metaSuffix); err == nil && json.Unmarshal(mb, &meta) == nil && meta.SHA256 == sha {
+			t = meta.FirstAccepted
+		}
+		if t.IsZero() {
+			stamp, _, _ := strings.Cut(filepath.Base(f), "-")
+			ns, err := strconv.ParseInt(stamp, 10, 64)
+			if err != nil {
+				continue
+			}
+			t = time.Unix(0, ns)
+		}
+		if !ok || t.Before(first) {
+			first, ok = t, true
+		}
+	}
+	return first, ok
 }
 
 // writeAtomic writes b to path through a temporary file renamed into place,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -322,20 +321,33 @@ func (s *Swapper) install(v *version, c Candidate, rollback bool) *version {
 }
 
 // acceptedBefore returns where in the history a module accepted before the
-// current one sits (-1: kept only in the archive; ok false: never
-// accepted): a module offered again is a rollback to it, whoever put it
-// back (Rollback, or `host plugin rollback` writing it where the host
-// watches). s.mu is held.
+// current one sits (-1: kept only in the archive; ok false: not accepted
+// before the current one): a module offered again is a rollback to it,
+// whoever put it back (Rollback, or `host plugin rollback` writing it where
+// the host watches). A module in the archive is a rollback only when it was
+// first accepted before the current one: hosts sharing the archive archive
+// an upgrade as soon as each accepts it, so the others find it there and
+// must still count it as an upgrade. s.mu is held.
 func (s *Swapper) acceptedBefore(sha string) (at int, ok bool) {
 	for i := len(s.history) - 2; i >= 0; i-- {
 		if s.history[i].info.SHA256 == sha {
 			return i, true
 		}
 	}
-	if s.cfg.Archive != "" {
-		if old, _ := filepath.Glob(filepath.Join(s.cfg.Archive, "*-"+short(sha)+".wasm")); len(old) > 0 {
-			return -1, true
-		}
+	if s.cfg.Archive == "" {
+		return 0, false
+	}
+	then, archived := firstAccepted(s.cfg.Archive, sha)
+	if !archived {
+		return 0, false
+	}
+	cur := s.cur.Load().info
+	since := cur.Since
+	if t, ok := firstAccepted(s.cfg.Archive, cur.SHA256); ok && t.Before(since) {
+		since = t
+	}
+	if then.Before(since) {
+		return -1, true
 	}
 	return 0, false
 }
@@ -387,11 +399,12 @@ func (s *Swapper) Offer(ctx context.Context, c Candidate) (info Info, changed bo
 	if at, back := s.acceptedBefore(c.SHA256()); back {
 		// A version accepted before, put back: a rollback, counted and
 		// logged as one. The versions after it are forgotten, as Rollback
-		// forgets the one it leaves.
+		// forgets the one it leaves; one known only from the archive
+		// takes the place of the one it replaces.
 		if at >= 0 {
 			s.history = s.history[:at+1]
 		} else {
-			s.history = append(s.history, &accepted{cand: c, info: v.info})
+			s.history = append(s.history[:len(s.history)-1], &accepted{cand: c, info: v.info})
 		}
 		s.rollbacks.Add(1)
 		s.install(v, c, true)
