@@ -45,14 +45,14 @@ line, the record included.
 replay runs each chosen record again through the projections with the
 plugins of the configuration, as a batch of one, and removes its entry only
 when it succeeds; an entry that fails again stays, and the reason is
-printed. A file is never rewritten (a running reader may be appending to
+printed. A record whose image does not decode is run again from the event
+table's item as it is now, so an event repaired there since replays. A file is never rewritten (a running reader may be appending to
 it): a replayed entry's id goes to PATH.replayed, and list no longer shows
 it.
 
 drop removes the entries named, without replaying them: for a record
-that can never succeed as it was given up (replay uses the record as it
-arrived, so an event repaired in the event table since still fails), once
-you have made sure its row is right or rebuilt it. From a table the entry
+that can never succeed (an event beyond repair, a record safe to lose),
+once you have made sure its row is right or rebuilt it. From a table the entry
 is deleted; from a file its id goes to PATH.replayed, as replay's do.
 
 examples:
@@ -249,10 +249,19 @@ func replayQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store,
 		return err
 	}
 	defer h.Close(ctx)
-	done, err := quarantine.Replay(ctx, h, t, entries)
+	client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Effective().Region)
+	if err != nil {
+		return fmt.Errorf("DynamoDB client: %w", err)
+	}
+	p := &rereader{h: h, client: client, table: cfg.EventStore.Table, reread: map[string]bool{}}
+	done, err := quarantine.Replay(ctx, p, t, entries)
 	failed := 0
 	for _, r := range done {
-		if r.OK {
+		switch {
+		case r.OK && p.reread[recordID(r.Entry.Record)]:
+			fmt.Fprintf(quarantineOut, "%s: replayed from the event table's item as it is now (the record's image does not decode); %s\n", r.Entry.ID, removedText(t))
+			continue
+		case r.OK:
 			fmt.Fprintf(quarantineOut, "%s: replayed; %s\n", r.Entry.ID, removedText(t))
 			continue
 		}
@@ -264,7 +273,7 @@ func replayQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store,
 		return err
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d entries failed again; fix the cause (see the reasons above) and replay them, or, for a record that can never succeed as it was given up, make sure its row is right and drop the entry (`host quarantine drop ID`)", failed, len(done))
+		return fmt.Errorf("%d of %d entries failed again; fix the cause (see the reasons above) and replay them, or, for a record that can never succeed, make sure its row is right and drop the entry (`host quarantine drop ID`)", failed, len(done))
 	}
 	return nil
 }
