@@ -301,7 +301,7 @@ func (p *findingPrinter) summary(rep host.VerifyReport, err error, grace time.Du
 	unchecked := ""
 	switch {
 	case err != nil:
-		unchecked = fmt.Sprintf("; the verification stopped (%v), so the read model is not verified", err)
+		unchecked = "; the verification stopped (see the error printed with this summary), so the read model is not verified"
 	case t.Errors > 0:
 		unchecked = fmt.Sprintf("; %s could not be checked (see each above), so the read model is not verified", rowsText(t.Errors))
 	}
@@ -311,7 +311,7 @@ func (p *findingPrinter) summary(rep host.VerifyReport, err error, grace time.Du
 	case n > 0:
 		fmt.Fprintf(p.w, "drift: %s (see each above; `host verify --repair` rebuilds all but orphans)%s, in %s\n", rowsText(n), unchecked, took)
 	case err != nil:
-		fmt.Fprintf(p.w, "not verified, in %s: the verification stopped: %v; fix the cause and run it again\n", took, err)
+		fmt.Fprintf(p.w, "not verified, in %s: the verification stopped before every row was checked (see the error printed with this summary); fix the cause and run it again\n", took)
 	case !verified:
 		fmt.Fprintf(p.w, "not verified, in %s: %s could not be checked (see each above; the rows checked agree with their events); fix the cause and run it again\n", took, rowsText(t.Errors))
 	default:
