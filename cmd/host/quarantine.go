@@ -46,13 +46,13 @@ replay runs each chosen record again through the projections with the
 plugins of the configuration, as a batch of one, and removes its entry only
 when it succeeds; an entry that fails again stays, and the reason is
 printed. A record whose image does not decode is run again from the event
-table's item as it is now, so an event repaired there since replays. A file is never rewritten (a running reader may be appending to
-it): a replayed entry's id goes to PATH.replayed, and list no longer shows
-it.
+table's item as it is now, so an event repaired there since replays. A
+file is never rewritten (a running reader may be appending to it): a
+replayed entry's id goes to PATH.replayed, and list no longer shows it.
 
-drop removes the entries named, without replaying them: for a record
-that can never succeed (an event beyond repair, a record safe to lose),
-once you have made sure its row is right or rebuilt it. From a table the entry
+drop removes the entries named, without replaying them: for a record that
+can never succeed (an event beyond repair, a record safe to lose), once
+you have made sure its row is right or rebuilt it. From a table the entry
 is deleted; from a file its id goes to PATH.replayed, as replay's do.
 
 examples:
