@@ -13,7 +13,7 @@
 //	host status --config F [--json]
 //	host pause | resume --config F --projection P [--reason R]
 //	host alerts --config F --format prometheus|cloudwatch [--out F]
-//	host quarantine list | replay --config F [--file PATH] [--json] [--id ID | --all]
+//	host quarantine list | replay | drop --config F [--file PATH] [--json] [--id ID | --all | ID...]
 //	host backfill --config F --projection P [--segments N] [--to-table T] [--since TIME]
 //	host verify --config F [--projection P] [--sample F] [--grace D] [--repair] [--json]
 //	host ddblocal --addr 127.0.0.1:8000 [--data DIR] [--allow-non-loopback] [--stream-shards N] [--split-after N] [--latency 5ms] [--request-memory-mib N] [--table-delay 500ms] [--allow-unsigned]

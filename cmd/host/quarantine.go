@@ -20,7 +20,7 @@ import (
 
 func init() {
 	commands = append(commands, command{"quarantine",
-		"list the records given up, from the quarantine table or an onFailure file (quarantine list --config F [--file PATH] [--json]), or run them again through the plugins (quarantine replay --config F [--file PATH] --id ID | --all)", runQuarantine})
+		"list the records given up, from the quarantine table or an onFailure file (quarantine list --config F [--file PATH] [--json]), run them again through the plugins (quarantine replay --config F [--file PATH] --id ID | --all), or drop those beyond repair (quarantine drop --config F [--file PATH] ID...)", runQuarantine})
 }
 
 // quarantineOut is where `host quarantine` prints (a variable for tests).
@@ -29,6 +29,7 @@ var quarantineOut io.Writer = os.Stdout
 const quarantineUsage = `usage:
   host quarantine list   --config FILE [--file PATH] [--json]
   host quarantine replay --config FILE [--file PATH] (--id ID | --all)
+  host quarantine drop   --config FILE [--file PATH] ID...
 
 The records given up are kept where the configuration sends them: the
 quarantine table ("quarantine": {"table": ...}), or a file (the sidecar's
@@ -44,21 +45,28 @@ line, the record included.
 replay runs each chosen record again through the projections with the
 plugins of the configuration, as a batch of one, and removes its entry only
 when it succeeds; an entry that fails again stays, and the reason is
-printed. A file is never rewritten (a running reader may be appending to
-it): a replayed entry's id goes to PATH.replayed, and list no longer shows
-it.
+printed. A record whose image does not decode is run again from the event
+table's item as it is now, so an event repaired there since replays. A
+file is never rewritten (a running reader may be appending to it): a
+replayed entry's id goes to PATH.replayed, and list no longer shows it.
+
+drop removes the entries named, without replaying them: for a record that
+can never succeed (an event beyond repair, a record safe to lose), once
+you have made sure its row is right or rebuilt it. From a table the entry
+is deleted; from a file its id goes to PATH.replayed, as replay's do.
 
 examples:
   host quarantine list --config dynafold.json
   host quarantine replay --config dynafold.json --id 3f2a9c0e1b7d5a4c6e8f0a1b
   host quarantine replay --config dynafold.json --all
+  host quarantine drop --config dynafold.json 3f2a9c0e1b7d5a4c6e8f0a1b
   host quarantine list --config dynafold.json --file given-up.jsonl`
 
 func runQuarantine(ctx context.Context, args []string) error {
 	if len(args) == 0 || isHelp(args[0]) {
 		fmt.Fprintln(quarantineOut, quarantineUsage)
 		if len(args) == 0 {
-			return errors.New("a subcommand is required: list or replay")
+			return errors.New("a subcommand is required: list, replay or drop")
 		}
 		return flag.ErrHelp
 	}
@@ -92,8 +100,37 @@ func runQuarantine(ctx context.Context, args []string) error {
 			return err
 		}
 		return replayQuarantine(ctx, cfg, t, *id)
+	case "drop":
+		ids, err := parseInterleaved(fs, args[1:])
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return errors.New("name the entries to drop: host quarantine drop --config FILE ID... (see quarantine list for the ids)")
+		}
+		cfg, t, err := openQuarantine(ctx, *cfgPath, *file)
+		if err != nil {
+			return err
+		}
+		return dropQuarantine(ctx, cfg, t, ids)
 	}
-	return fmt.Errorf("unknown subcommand %q: use list or replay (host quarantine --help)", args[0])
+	return fmt.Errorf("unknown subcommand %q: use list, replay or drop (host quarantine --help)", args[0])
+}
+
+// parseInterleaved parses args with fs, flags before, between or after the
+// positional arguments, and returns those.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
 
 // openQuarantine loads the configuration and opens where its given-up
@@ -212,11 +249,20 @@ func replayQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store,
 		return err
 	}
 	defer h.Close(ctx)
-	done, err := quarantine.Replay(ctx, h, t, entries)
+	client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Effective().Region)
+	if err != nil {
+		return fmt.Errorf("DynamoDB client: %w", err)
+	}
+	p := &rereader{h: h, client: client, table: cfg.EventStore.Table, reread: map[string]bool{}}
+	done, err := quarantine.Replay(ctx, p, t, entries)
 	failed := 0
 	for _, r := range done {
-		if r.OK {
-			fmt.Fprintf(quarantineOut, "%s: replayed, entry removed\n", r.Entry.ID)
+		switch {
+		case r.OK && p.reread[recordID(r.Entry.Record)]:
+			fmt.Fprintf(quarantineOut, "%s: replayed from the event table's item as it is now (the record's image does not decode); %s\n", r.Entry.ID, removedText(t))
+			continue
+		case r.OK:
+			fmt.Fprintf(quarantineOut, "%s: replayed; %s\n", r.Entry.ID, removedText(t))
 			continue
 		}
 		failed++
@@ -227,7 +273,51 @@ func replayQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store,
 		return err
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d entries failed again; fix the cause (see the reasons above) and replay them", failed, len(done))
+		return fmt.Errorf("%d of %d entries failed again; fix the cause (see the reasons above) and replay them, or, for a record that can never succeed, make sure its row is right and drop the entry (`host quarantine drop ID`)", failed, len(done))
+	}
+	return nil
+}
+
+// removedText says what removing an entry from t did.
+func removedText(t quarantine.Store) string {
+	if _, ok := t.(*quarantine.FileStore); ok {
+		return fmt.Sprintf("its id was appended to %s%s, so list no longer shows it (the file itself is never rewritten)", t.Name(), quarantine.ReplayedSuffix)
+	}
+	return "entry deleted from table " + t.Name()
+}
+
+// dropQuarantine removes the entries ids from t without replaying them,
+// printing each with its event; an id t does not hold is reported and
+// the others are still dropped.
+func dropQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store, ids []string) error {
+	var streams []string
+	for _, st := range cfg.EventStore.Streams {
+		streams = append(streams, st.Name)
+	}
+	var errs []error
+	dropped := 0
+	for _, id := range ids {
+		e, err := t.Get(ctx, id)
+		if err == nil {
+			err = t.Delete(ctx, id)
+		}
+		if err != nil {
+			fmt.Fprintf(quarantineOut, "%s: not dropped: %s\n", id, oneLine(err.Error()))
+			errs = append(errs, err)
+			continue
+		}
+		dropped++
+		ev := e.Event(streams...)
+		version := "-"
+		if ev.Version > 0 {
+			version = "v" + strconv.FormatUint(ev.Version, 10)
+		}
+		fmt.Fprintf(quarantineOut, "%s: dropped without replaying (projection %s, event %s %s %s %s); %s\n", id, dash(e.Projection),
+			dash(ev.Stream), dash(ev.StreamID), version, dash(ev.Type), removedText(t))
+	}
+	fmt.Fprintf(quarantineOut, "%d dropped from %s, %d not\n", dropped, t.Name(), len(ids)-dropped)
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of %d entries not dropped: %w", len(errs), len(ids), errors.Join(errs...))
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ func TestC4_QuarantineCommandsListAndReplay(t *testing.T) {
 	assert.ErrorContains(t, err, "--id ID (one entry) or --all")
 	out, err = quarantineOutput(t, "replay", "--config", cfgPath, "--all")
 	require.Error(t, err, "an entry failed again")
-	assert.Contains(t, out, ids["o-1"]+": replayed, entry removed")
+	assert.Contains(t, out, ids["o-1"]+": replayed; entry deleted from table shop-quarantine")
 	assert.Contains(t, out, ids["o-2"]+": failed again, entry kept:")
 	assert.Contains(t, out, `OrderRefunded`)
 	assert.Contains(t, out, "1 replayed, 1 failed again")

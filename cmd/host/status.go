@@ -35,7 +35,9 @@ live worker), finished (read to its end), waiting (its parents are not
 finished yet) or unowned (readable, and no live worker holds it).
 
 It exits 1, naming the shard and for how long, when a readable shard has
-had no owner for longer than sidecar.leaseDuration: nobody reads it. Times
+had no owner for longer than sidecar.leaseDuration: nobody reads it; and
+when the stream's shards cannot be listed (the event table does not exist,
+or has no stream), naming the cause. Times
 in the lease table are by the clocks of the workers that wrote them.
 
 Lag is the age of the oldest record after the shard's checkpoint (one
@@ -99,6 +101,9 @@ func runStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	var errs []error
+	if f.StreamErr != nil {
+		errs = append(errs, fmt.Errorf("the stream's shards could not be listed, so whether every shard is read is unknown: %w", f.StreamErr))
+	}
 	for _, p := range f.Problems() {
 		errs = append(errs, p)
 	}

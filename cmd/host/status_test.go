@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/ddblocal"
+	"github.com/dynafold/dynafold/host"
 )
 
 // statusOutput runs `host status ARGS` and returns what it printed.
@@ -109,4 +111,30 @@ func TestC6_StatusPrintsTheFleetAndFailsOnAShardNobodyReads(t *testing.T) {
 	defer func() { statusOut = old }()
 	assert.Equal(t, 1, run(context.Background(), []string{"status", "--config", e.cfgPath, "--no-lag"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "host status: shard "+open.Shard+" has had no owner for")
+}
+
+// An event table that does not exist (a misspelt eventStore.table) is
+// reported as missing, with the command that creates it, not as a table
+// without a stream; and the status fails, since which shards are read
+// cannot be known. It said "has no stream" and exited 0 before.
+func TestC6_StatusReportsAMissingEventTableAndFails(t *testing.T) {
+	e := newSidecarEnv(t, ddblocal.StreamOptions{Shards: 1}, "", "")
+	e.createTables(t)
+	b, err := os.ReadFile(e.cfgPath)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(e.cfgPath, bytes.Replace(b, []byte(`"table": "events"`), []byte(`"table": "events2"`), 1), 0o644))
+
+	out, err := statusOutput("--config", e.cfgPath)
+	require.Error(t, err, out)
+	assert.ErrorIs(t, err, host.ErrTablesMissing)
+	assert.Contains(t, err.Error(), "table events2 (event store) does not exist")
+	assert.Contains(t, err.Error(), "`host tables create`")
+	assert.NotContains(t, out+err.Error(), "has no stream")
+	assert.Contains(t, out, "the stream could not be listed")
+
+	out, err = statusOutput("--config", e.cfgPath, "--json")
+	require.Error(t, err)
+	var v fleetJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.Contains(t, v.StreamError, "table events2 (event store) does not exist")
 }

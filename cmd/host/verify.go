@@ -72,8 +72,9 @@ Output: one finding per row as it is made, a progress bar on a terminal,
 and a summary. --json prints one JSON object per line: each finding with
 "kind", "projection", "key" (the row's key attributes as strings) and its
 details, rows that could not be checked as "kind": "error", and last
-{"kind": "summary", ...} with the counts per kind and the rows and events
-read.
+{"kind": "summary", ...} with the counts per kind, the rows and events
+read, and "verified" (false when anything could not be checked). A
+verification that could not check everything never says "no drift".
 
 Exit status: 0 no drift; 1 drift found (with --repair: drift left
 unrepaired, orphans included); 2 the verification could not run, or some
@@ -159,14 +160,14 @@ func runVerify(ctx context.Context, args []string) error {
 	for _, e := range rep.Errors {
 		p.rowError(e)
 	}
-	p.summary(rep, *grace, *repair)
+	p.summary(rep, err, *grace, *repair)
 	switch {
 	case err != nil:
 		return &exitCode{2, err}
 	case rep.Unrepaired() > 0:
 		return &exitCode{1, nil}
 	case len(rep.Errors) > 0:
-		return &exitCode{2, fmt.Errorf("%d rows could not be checked (the first: %v)", len(rep.Errors), rep.Errors[0])}
+		return &exitCode{2, fmt.Errorf("%s could not be checked, so the read model is not verified (the first: %v)", rowsText(len(rep.Errors)), rep.Errors[0])}
 	}
 	return nil
 }
@@ -253,10 +254,14 @@ func (p *findingPrinter) rowError(e *host.RowCheckError) {
 	fmt.Fprintf(p.w, "%-8s %v\n", "error", e)
 }
 
-func (p *findingPrinter) summary(rep host.VerifyReport, grace time.Duration, repair bool) {
+// summary prints the counts and the verdict; err is Verify's, when the
+// verification stopped. "no drift" is said only of a verification that
+// checked every row it read and stopped for nothing.
+func (p *findingPrinter) summary(rep host.VerifyReport, err error, grace time.Duration, repair bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := rep.Total()
+	verified := err == nil && t.Errors == 0
 	if p.json {
 		var projs []map[string]any
 		for _, pv := range rep.Projections {
@@ -268,6 +273,10 @@ func (p *findingPrinter) summary(rep host.VerifyReport, grace time.Duration, rep
 		line["kind"] = "summary"
 		line["unrepaired"] = rep.Unrepaired()
 		line["tookMillis"] = rep.Took.Milliseconds()
+		line["verified"] = verified
+		if err != nil {
+			line["error"] = err.Error()
+		}
 		line["projections"] = projs
 		writeLine(p.w, line)
 		return
@@ -289,11 +298,22 @@ func (p *findingPrinter) summary(rep host.VerifyReport, grace time.Duration, rep
 		fmt.Fprintln(p.w)
 	}
 	took := rep.Took.Round(time.Millisecond)
+	unchecked := ""
+	switch {
+	case err != nil:
+		unchecked = "; the verification stopped (see the error printed with this summary), so the read model is not verified"
+	case t.Errors > 0:
+		unchecked = fmt.Sprintf("; %s could not be checked (see each above), so the read model is not verified", rowsText(t.Errors))
+	}
 	switch n := rep.Unrepaired(); {
 	case n > 0 && repair:
-		fmt.Fprintf(p.w, "drift left: %s (see each above: orphans are left for you to decide on), in %s\n", rowsText(n), took)
+		fmt.Fprintf(p.w, "drift left: %s (see each above: orphans are left for you to decide on)%s, in %s\n", rowsText(n), unchecked, took)
 	case n > 0:
-		fmt.Fprintf(p.w, "drift: %s (see each above; `host verify --repair` rebuilds all but orphans), in %s\n", rowsText(n), took)
+		fmt.Fprintf(p.w, "drift: %s (see each above; `host verify --repair` rebuilds all but orphans)%s, in %s\n", rowsText(n), unchecked, took)
+	case err != nil:
+		fmt.Fprintf(p.w, "not verified, in %s: the verification stopped before every row was checked (see the error printed with this summary); fix the cause and run it again\n", took)
+	case !verified:
+		fmt.Fprintf(p.w, "not verified, in %s: %s could not be checked (see each above; the rows checked agree with their events); fix the cause and run it again\n", took, rowsText(t.Errors))
 	default:
 		fmt.Fprintf(p.w, "no drift, in %s\n", took)
 	}

@@ -228,3 +228,45 @@ func TestV1_StatusPrintsTheLastVerificationPass(t *testing.T) {
 	require.Len(t, js.Verify, 2)
 	assert.Equal(t, int64(2), js.Verify[0].Differs)
 }
+
+// A verification that could not check everything never says "no drift":
+// with the read-model table missing, and with a row whose events no longer
+// fold, the summary says how many could not be checked and that the read
+// model is not verified, and the exit status is 2. The row's error says
+// what verify did (nothing written), not what a rebuild does.
+func TestV1_VerifySaysNotVerifiedWhenRowsCouldNotBeChecked(t *testing.T) {
+	cfgPath, _, _ := cachedOrderConfig(t)
+	orders(t, cfgPath, 3)
+
+	cfg, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err := host.New(context.Background(), cfg, host.WithEventStoreOnly(), host.WithClock(func() time.Time { return time.Now().Add(-time.Hour) }))
+	require.NoError(t, err)
+	_, err = h.Append(context.Background(), "Order", "o-1", 2, host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.S("lots")}})
+	require.NoError(t, err)
+	h.Close(context.Background())
+
+	code, out, stderr := verifyRun(t, "verify", "--config", cfgPath)
+	assert.Equal(t, 2, code, "%s\n%s", out, stderr)
+	assert.NotContains(t, out, "no drift")
+	assert.Contains(t, out, "1 could not be checked")
+	assert.Contains(t, out, "not verified, in ")
+	assert.Contains(t, out, "1 row could not be checked (see each above; the rows checked agree with their events)")
+	assert.Contains(t, out, "instance Order#o-1 failed to fold, so the row cannot be re-derived")
+	assert.NotContains(t, out, "a rebuild re-derives")
+	assert.Contains(t, stderr, "1 row could not be checked, so the read model is not verified")
+
+	code, out, _ = verifyRun(t, "verify", "--config", cfgPath, "--json")
+	assert.Equal(t, 2, code, out)
+	lines := jsonLines(t, out)
+	assert.Equal(t, false, lines[len(lines)-1]["verified"], out)
+
+	editConfig(t, cfgPath, func(cfg map[string]any) {
+		cfg["projections"].([]any)[0].(map[string]any)["table"] = "no-such-table"
+	})
+	code, out, stderr = verifyRun(t, "verify", "--config", cfgPath)
+	assert.Equal(t, 2, code, "%s\n%s", out, stderr)
+	assert.NotContains(t, out, "no drift")
+	assert.Regexp(t, `not verified, in \S+: the verification stopped before every row was checked`, out)
+	assert.Contains(t, stderr, "no-such-table")
+}

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/internal/feed"
@@ -147,7 +149,8 @@ type FleetOptions struct {
 // stream's shards. client and streams may be nil: they are then built from
 // the configuration's endpoint and region. A lease table that does not
 // exist is an error matching lease.ErrNoTable's text (`host tables
-// create`); a stream that cannot be listed is kept in Fleet.StreamErr.
+// create`); a stream that cannot be listed is kept in Fleet.StreamErr, a
+// *host.TablesError when the event table does not exist.
 func ReadFleet(ctx context.Context, cfg *host.Config, client *dynamodb.Client, streams StreamsAPI, o FleetOptions) (Fleet, error) {
 	if cfg.Sidecar == nil {
 		return Fleet{}, errors.New(`configuration: no "sidecar" section: add one with at least "leaseTable", the DynamoDB table for the reader's leases`)
@@ -162,7 +165,24 @@ func ReadFleet(ctx context.Context, cfg *host.Config, client *dynamodb.Client, s
 	}
 	sc := cfg.EffectiveSidecar()
 	src, srcErr := openSource(ctx, cfg, api, kin, feed.Options{BatchSize: 1})
-	return readFleet(ctx, cfg, lease.NewTable(client, sc.LeaseTable), src, srcErr, time.Duration(sc.LeaseDuration), o)
+	f, err := readFleet(ctx, cfg, lease.NewTable(client, sc.LeaseTable), src, srcErr, time.Duration(sc.LeaseDuration), o)
+	if f.StreamErr != nil && sc.Kinesis == nil {
+		f.StreamErr = eventTableMissing(ctx, client, cfg.EventStore.Table, f.StreamErr)
+	}
+	return f, err
+}
+
+// eventTableMissing returns the error of an event table whose stream could
+// not be listed: a table that does not exist has no stream either, and
+// saying so would send the operator to the wrong fix. Any other case keeps
+// streamErr.
+func eventTableMissing(ctx context.Context, client *dynamodb.Client, table string, streamErr error) error {
+	_, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	var rnf *types.ResourceNotFoundException
+	if errors.As(err, &rnf) {
+		return &host.TablesError{Problems: []host.TableProblem{{Table: table, Role: "event store", Problem: "does not exist"}}}
+	}
+	return streamErr
 }
 
 // Fleet reads the fleet view through the reader's own clients.

@@ -25,6 +25,7 @@ type rowWork struct {
 	instances rowInstances
 	rebuild   bool        // fold from version 1 and initial, ignoring the row's state (rebuild.go)
 	repair    *repairWork // a rebuild or catch-up of the row (nil: a delivery)
+	refold    bool        // a rebuild computed without writing, to compare (Refold)
 	enqueued  int         // the effects the row's write committed (outbox)
 	committed *Committed  // what the write committed, for Outbox.Deliver
 }

@@ -37,6 +37,9 @@ var ErrRebuildFoldsNoRow = errors.New("the rebuild folds no row")
 // row held.
 func (e *Engine) settleRebuild(w *rowWork, row *rowState, runs []*run, f *folded) error {
 	for _, r := range runs {
+		if r.failed != nil && w.refold {
+			return fmt.Errorf("instance %s#%s failed to fold, so the row cannot be re-derived from every instance that feeds it and compared (nothing is written): %w", r.id.source, r.id.streamID, r.failed)
+		}
 		if r.failed != nil {
 			return fmt.Errorf("instance %s#%s failed, and a rebuild re-derives the row from every instance that feeds it, so nothing was written: %w", r.id.source, r.id.streamID, r.failed)
 		}

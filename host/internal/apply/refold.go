@@ -58,7 +58,7 @@ func (e *Engine) Refold(ctx context.Context, key, stored abi.Item, seeds []Keyed
 	for _, s := range seeds {
 		rw.seed(s.Ref, s.Events, s.Keys, keyStr)
 	}
-	w := &rowWork{key: key, keyStr: keyStr, rebuild: true, repair: rw}
+	w := &rowWork{key: key, keyStr: keyStr, rebuild: true, repair: rw, refold: true}
 	if err := d.checkRefs(rw.named); err != nil {
 		return Refolded{}, err
 	}

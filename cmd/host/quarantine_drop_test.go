@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/quarantine"
+	"github.com/dynafold/dynafold/internal/testenv"
+	"github.com/dynafold/dynafold/internal/wasmbuild"
+)
+
+// An entry whose record can never succeed (its image has no eventType,
+// nor has the event table's item, so it does not decode however often it
+// is replayed) is dropped with `quarantine drop`, from a quarantine table and from an
+// onFailure file alike; each line says what was done where. There was no
+// way to clear such an entry before: `replay --all` failed forever.
+func TestC4_QuarantineDropRemovesAnEntryThatNeverReplays(t *testing.T) {
+	ctx := context.Background()
+	env := testenv.Start(t)
+	dir := t.TempDir()
+	qfile := filepath.Join(dir, "given-up.jsonl")
+	plugin := wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm")
+	cfgPath := filepath.Join(dir, "dynafold.json")
+	fileCfg := filepath.Join(dir, "file.json")
+	for path, extra := range map[string]string{
+		cfgPath: `"quarantine": {"table": "shop-quarantine"}`,
+		fileCfg: fmt.Sprintf(`"sidecar": {"leaseTable": "leases", "failure": {"onFailure": {"file": %q}}}`, qfile),
+	} {
+		require.NoError(t, os.WriteFile(path, fmt.Appendf(nil, `{
+  "endpoint": %q,
+  "eventStore": {"table": "shop-events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": "order-summaries", "checkpoint": {"field": "version"}}],
+  %s
+}`, env.Server.Endpoint(), plugin, extra), 0o644))
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	old := tablesOut
+	tablesOut = &strings.Builder{}
+	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
+	tablesOut = old
+
+	cfg, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly())
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	evs, err := h.Append(ctx, "Order", "m-1", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}})
+	require.NoError(t, err)
+	img := h.EventItem(evs[0])
+	delete(img, "eventType") // written by hand, behind the event store's back, and never repaired
+	env.Put(t, "shop-events", img)
+	entry := quarantine.Entry{Stream: "Order", Shard: "shardId-1", Attempts: 3, Reason: `does not decode: attribute "eventType" is missing`,
+		Record: host.Record{EventName: "INSERT", EventID: "e1", DynamoDB: host.StreamRecord{
+			Keys: abi.Item{"pk": img["pk"], "sk": img["sk"]}, NewImage: img, SequenceNumber: "700"}}}
+	q, err := quarantine.NewTable(env.Client, "shop-quarantine")
+	require.NoError(t, err)
+	require.NoError(t, q.Send(ctx, entry))
+	id := quarantine.EntryID(entry)
+	require.NoError(t, quarantine.NewFile(qfile).Send(ctx, entry))
+	fileEntries, err := quarantine.ReadFile(qfile)
+	require.NoError(t, err)
+	fileID := fileEntries[0].ID
+
+	out, err := quarantineOutput(t, "replay", "--config", cfgPath, "--all")
+	require.Error(t, err, "the record fails again, as it was given up: %s", out)
+	assert.Contains(t, out, id+": failed again, entry kept:")
+	assert.Contains(t, err.Error(), "`host quarantine drop ID`")
+
+	_, err = quarantineOutput(t, "drop", "--config", cfgPath)
+	assert.ErrorContains(t, err, "name the entries to drop")
+	out, err = quarantineOutput(t, "drop", id, "nope", "--config", cfgPath) // flags after the ids too
+	require.Error(t, err, out)
+	assert.ErrorIs(t, err, quarantine.ErrNotFound)
+	assert.Contains(t, out, id+": dropped without replaying (projection -, event Order m-1 v1 -); entry deleted from table shop-quarantine")
+	assert.Contains(t, out, "nope: not dropped: no quarantine entry")
+	assert.Contains(t, out, "1 dropped from shop-quarantine, 1 not")
+	left, err := q.All(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+	out, err = quarantineOutput(t, "replay", "--config", cfgPath, "--all")
+	require.NoError(t, err)
+	assert.Contains(t, out, "nothing to replay")
+
+	out, err = quarantineOutput(t, "drop", "--config", fileCfg, fileID)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, fileID+": dropped without replaying (projection -, event Order m-1 v1 -); its id was appended to "+qfile+".replayed, so list no longer shows it (the file itself is never rewritten)")
+	out, err = quarantineOutput(t, "list", "--config", fileCfg)
+	require.NoError(t, err)
+	assert.Contains(t, out, "no record is quarantined")
+	fileEntries, err = quarantine.ReadFile(qfile)
+	require.NoError(t, err)
+	assert.Len(t, fileEntries, 1, "the file a reader appends to is never rewritten")
+}
+
+// The reported case: an event put by hand without eventType is given up
+// (it does not decode), then repaired in the event table with update-item.
+// Replay runs the record's image, which still does not decode, so it runs
+// the event table's item as it is now: the entry replays and is deleted,
+// and the row has the event. Before, it failed again on every replay.
+func TestC4_QuarantineReplayRunsARepairedEventFromTheEventTable(t *testing.T) {
+	ctx := context.Background()
+	cfgPath, env, summaries := orderConfig(t)
+	editConfig(t, cfgPath, func(cfg map[string]any) { cfg["quarantine"] = map[string]any{"table": "shop-quarantine"} })
+	old := tablesOut
+	tablesOut = &strings.Builder{}
+	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
+	tablesOut = old
+	cfg, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly())
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	evs, err := h.Append(ctx, "Order", "m-1", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}},
+		host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.N("8")}})
+	require.NoError(t, err)
+	good := h.EventItem(evs[1])
+	bad := abi.Item{}
+	for k, v := range good {
+		if k != "eventType" {
+			bad[k] = v
+		}
+	}
+	env.Put(t, cfg.EventStore.Table, bad) // as put by hand
+	entry := quarantine.Entry{Stream: "Order", Shard: "shardId-1", Attempts: 3, Reason: `does not decode: attribute "eventType" is missing`,
+		Record: host.Record{EventName: "INSERT", EventID: "e2", DynamoDB: host.StreamRecord{
+			Keys: abi.Item{"pk": bad["pk"], "sk": bad["sk"]}, NewImage: bad, SequenceNumber: "800"}}}
+	q, err := quarantine.NewTable(env.Client, "shop-quarantine")
+	require.NoError(t, err)
+	require.NoError(t, q.Send(ctx, entry))
+	id := quarantine.EntryID(entry)
+
+	out, err := quarantineOutput(t, "replay", "--config", cfgPath, "--all")
+	require.Error(t, err, "not repaired yet: %s", out)
+	assert.Contains(t, out, id+": failed again, entry kept:")
+	assert.Contains(t, out, "eventType")
+
+	env.Put(t, cfg.EventStore.Table, good) // the repair
+	out, err = quarantineOutput(t, "replay", "--config", cfgPath, "--all")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, id+": replayed from the event table's item as it is now (the record's image does not decode); entry deleted from table shop-quarantine")
+	left, err := q.All(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+	row := env.Get(t, summaries, summaryKey("m-1"))
+	require.NotNil(t, row)
+	assert.Equal(t, "8", row["total"].Str, "the row has the repaired event (and, gap-filled, the one before)")
+}
