@@ -33,7 +33,7 @@ const quarantineUsage = `usage:
 
 The records given up are kept where the configuration sends them: the
 quarantine table ("quarantine": {"table": ...}), or a file (the sidecar's
-"onFailure": {"file": PATH}, JSON lines). Both commands read the quarantine
+"onFailure": {"file": PATH}, JSON lines). All three read the quarantine
 table when the configuration has one, else the onFailure file it names
 (when it names one); --file PATH reads that file instead.
 
