@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -51,7 +52,7 @@ func runDemo(ctx context.Context, args []string) error {
 	}
 	if *cfgFile != "" {
 		d := &configDemo{cfgPath: *cfgFile, projection: *projection, events: *events, copies: *copies,
-			lanes: *lanes, batch: *batchSize, seed: *seed, out: os.Stdout}
+			lanes: *lanes, batch: *batchSize, seed: *seed, out: stdoutOf(ctx)}
 		fs.Visit(func(f *flag.Flag) {
 			if f.Name == "plugin" {
 				d.plugin = *pluginPath
@@ -66,7 +67,7 @@ func runDemo(ctx context.Context, args []string) error {
 	}
 	if *kinesis {
 		d := &kinesisDemo{plugin: *pluginPath, cacheDir: *cacheDir, orders: *orders, workers: *workers, shards: *shards, batch: *batchSize,
-			seed: *seed, dupRate: *dup, reorder: *reorder, within: 2 * time.Minute, out: os.Stdout,
+			seed: *seed, dupRate: *dup, reorder: *reorder, within: 2 * time.Minute, out: stdoutOf(ctx),
 			logger: slog.New(slog.DiscardHandler), nativeFor: nativeOrderSummary}
 		return d.run(ctx)
 	}
@@ -122,7 +123,7 @@ func runDemo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	report(os.Stdout, *pluginPath, *seed, len(records), len(heads), &st, counts, applyTime, time.Since(start), bad)
+	report(stdoutOf(ctx), *pluginPath, *seed, len(records), len(heads), &st, counts, applyTime, time.Since(start), bad)
 	if len(bad) > 0 {
 		return fmt.Errorf("%d of %d rows differ from the in-order fold of their stream", len(bad), len(heads))
 	}
@@ -253,7 +254,7 @@ func verifyRows(ctx context.Context, h *host.Host, native logic.Logic, heads map
 				bad = append(bad, id)
 				continue
 			}
-			fmt.Fprintf(os.Stderr, "row %s differs:\n  got  %s\n  want %s (version %d)\n", id, plainJSON(got), plainJSON(want.Item), heads[id])
+			fmt.Fprintf(stderrOf(ctx), "row %s differs:\n  got  %s\n  want %s (version %d)\n", id, plainJSON(got), plainJSON(want.Item), heads[id])
 			bad = append(bad, id)
 		}
 	}
@@ -276,7 +277,7 @@ func rowMatches(got, want abi.Item, head uint64) bool {
 	return got[ordersummary.Checkpoint].Equal(abi.N(strconv.FormatUint(head, 10)))
 }
 
-func report(w *os.File, plugin string, seed uint64, records, rows int, st *replayStats, counts map[string]int64, applyTime, total time.Duration, bad []string) {
+func report(w io.Writer, plugin string, seed uint64, records, rows int, st *replayStats, counts map[string]int64, applyTime, total time.Duration, bad []string) {
 	fmt.Fprintf(w, "dynafold demo — order-summary plugin %s, seed %d\n", plugin, seed)
 	fmt.Fprintf(w, "  change feed:   %d records, %d rows (order streams)\n", records, rows)
 	reportRun(w, st, counts, applyTime, total)

@@ -40,21 +40,22 @@ func TestH6_ValidateRefusesAFailingSelfTestWithoutCallingItValid(t *testing.T) {
 // plugins.callTimeout bounds a self test that never returns, and the error
 // names where the timeout came from; --timeout given wins, and is named.
 func TestH6_ValidateUsesTheConfigurationsCallTimeoutAndNamesItsSource(t *testing.T) {
+	t.Parallel() // prints apart (runPluginCmd); shares only the compilation cache
 	path := wasmbuild.BuildPath(t, "../../host/swap/testdata/v2loop")
 	cfgPath := filepath.Join(t.TempDir(), "dynafold.json")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
   "eventStore": {"table": "events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
-  "plugins": {"callTimeout": "3s"},
+  "plugins": {"callTimeout": "600ms"},
   "projections": [{"name": "summaries", "plugin": %q, "table": "rows", "checkpoint": {"field": "version"}}]}`, v1Path(t))), 0o644))
 
 	_, err := runPluginCmd(t, "validate", path, "--config", cfgPath)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, plugin.ErrTimeout)
-	assert.Contains(t, err.Error(), "timeout after 3s (plugins.callTimeout of "+cfgPath+")")
+	assert.Contains(t, err.Error(), "timeout after 600ms (plugins.callTimeout of "+cfgPath+")")
 
-	_, err = runPluginCmd(t, "validate", path, "--config", cfgPath, "--timeout", "2s")
+	_, err = runPluginCmd(t, "validate", path, "--config", cfgPath, "--timeout", "300ms")
 	require.Error(t, err)
 	assert.ErrorIs(t, err, plugin.ErrTimeout)
-	assert.Contains(t, err.Error(), "timeout after 2s (--timeout)")
+	assert.Contains(t, err.Error(), "timeout after 300ms (--timeout)")
 	assert.NotContains(t, err.Error(), "plugins.callTimeout")
 }

@@ -176,18 +176,18 @@ func TestES5_FilterPatternCommandPrintsFilterCriteria(t *testing.T) {
 }
 
 func TestW3_DemoWithTheAssemblyScriptExtismPlugin(t *testing.T) {
+	t.Parallel() // its own ddblocal and output (withOutput); shares only the compilation cache
 	wasm := asbuild.Build(t, "../../plugins/examples/order-summary-as", asbuild.Module{
 		Entry: "assembly/index.ts", SourceDir: "../../plugins/examples/order-summary-as/assembly",
 		Args: []string{"--config", "asconfig.json", "--target", "release"},
 	})
 	path := filepath.Join(t.TempDir(), "order-summary-as.wasm")
 	require.NoError(t, os.WriteFile(path, wasm, 0o644))
-	out := captureStdout(t, func() {
-		err := runDemo(context.Background(), []string{"--orders", "30", "--lanes", "4", "--batch", "20", "--seed", "9",
-			"--plugin", path, "--cache-dir", ""})
-		require.NoError(t, err)
-	})
-	assert.Contains(t, out, "all 30 rows equal the in-order fold of their stream", "the Extism plugin's rows equal the Go logic's fold")
+	var out strings.Builder
+	err := runDemo(withOutput(context.Background(), &out, os.Stderr), []string{"--orders", "30", "--lanes", "4", "--batch", "20", "--seed", "9",
+		"--plugin", path, "--cache-dir", ""})
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "all 30 rows equal the in-order fold of their stream", "the Extism plugin's rows equal the Go logic's fold")
 }
 
 func TestH5_DemoRunsAnyPluginFromAConfiguration(t *testing.T) {

@@ -21,9 +21,6 @@ import (
 	"github.com/dynafold/dynafold/internal/wasmcache"
 )
 
-// pluginOut is where the plugin commands print (tests replace it).
-var pluginOut io.Writer = os.Stdout
-
 // pluginCommands are the subcommands of `host plugin`.
 var pluginCommands = []command{
 	{"precompile", "compile plugins into a compilation-cache directory that ships beside the binary (--cache DIR, FILE... or --config F)", runPluginPrecompile},
@@ -110,6 +107,7 @@ by group or others (chmod 700 DIR).
 Flags:`
 
 func runPluginPrecompile(ctx context.Context, args []string) error {
+	out := stdoutOf(ctx)
 	fs := flag.NewFlagSet("plugin precompile", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), precompileUsage)
@@ -164,13 +162,13 @@ func runPluginPrecompile(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		c := swap.Candidate{Wasm: wasm}
-		fmt.Fprintf(pluginOut, "%s sha256:%s compiled into %s in %s\n", f, c.SHA256(), *cache, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(out, "%s sha256:%s compiled into %s in %s\n", f, c.SHA256(), *cache, time.Since(start).Round(time.Millisecond))
 	}
 	// wazero compiles to this machine's code: the cache serves hosts of the
 	// same OS and architecture (and wazero version) only.
-	fmt.Fprintf(pluginOut, "the cache serves %s/%s hosts; for another target, run a host binary built for it (e.g. GOARCH=arm64 for Graviton)\n", runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(pluginOut, "ship %s read-only beside the binary (plugins.cacheReadOnly, or the host finds it unwritable): hosts read it and never write it\n", *cache)
-	fmt.Fprintln(pluginOut, precompileKeyNote(*cache, *keyFile))
+	fmt.Fprintf(out, "the cache serves %s/%s hosts; for another target, run a host binary built for it (e.g. GOARCH=arm64 for Graviton)\n", runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(out, "ship %s read-only beside the binary (plugins.cacheReadOnly, or the host finds it unwritable): hosts read it and never write it\n", *cache)
+	fmt.Fprintln(out, precompileKeyNote(*cache, *keyFile))
 	return nil
 }
 
@@ -230,6 +228,7 @@ streams, compatibility, sha256 pins and the configured smoke-test fixture.
 Flags:`
 
 func runPluginValidate(ctx context.Context, args []string) error {
+	out := stdoutOf(ctx)
 	fs := flag.NewFlagSet("plugin validate", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), validateUsage)
@@ -282,7 +281,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(v, "", "  ")
-		fmt.Fprintln(pluginOut, string(b))
+		fmt.Fprintln(out, string(b))
 		if serr != nil {
 			return fmt.Errorf("%s was refused: its self test failed (selfTest in the report above)", files[0])
 		}
@@ -291,15 +290,15 @@ func runPluginValidate(ctx context.Context, args []string) error {
 		if serr != nil {
 			verdict = "REFUSED: its self test failed"
 		}
-		fmt.Fprintf(pluginOut, "%s: %s (loaded in %s)\n  plugin   %s@%s\n  sha256   %s\n  abi      %s (%s)\n  sources ", v.File, verdict, v.LoadTime, v.Name, v.Version, v.SHA256, v.ABI, v.Transport)
+		fmt.Fprintf(out, "%s: %s (loaded in %s)\n  plugin   %s@%s\n  sha256   %s\n  abi      %s (%s)\n  sources ", v.File, verdict, v.LoadTime, v.Name, v.Version, v.SHA256, v.ABI, v.Transport)
 		for _, s := range v.Sources {
-			fmt.Fprintf(pluginOut, " %s<-%s (%s: %s)", s.Name, s.Stream, s.Mode, strings.Join(s.EventTypes, ", "))
+			fmt.Fprintf(out, " %s<-%s (%s: %s)", s.Name, s.Stream, s.Mode, strings.Join(s.EventTypes, ", "))
 		}
 		self := v.SelfTest
 		if serr != nil {
 			self = "FAILED (the error follows)"
 		}
-		fmt.Fprintf(pluginOut, "\n  exports  %s\n  selftest %s\n", strings.Join(v.Capabilities, ", "), self)
+		fmt.Fprintf(out, "\n  exports  %s\n  selftest %s\n", strings.Join(v.Capabilities, ", "), self)
 	}
 	if serr != nil {
 		return fmt.Errorf("%s was refused: %w", files[0], serr)
@@ -339,6 +338,7 @@ func validateSandbox(fs *flag.FlagSet, cfgPath, cache string, timeout time.Durat
 // sha256 pins, and its smoke test (the module's self_test, else the
 // configured fixture).
 func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath, proj string, say bool) error {
+	out := stdoutOf(ctx)
 	cfg, err := host.LoadConfig(cfgPath)
 	if err != nil {
 		return err
@@ -386,12 +386,12 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 				return fmt.Errorf("%s would be refused in projection %q: %w: %w", p.Name(), pc.Name, swap.ErrSmokeTest, err)
 			}
 			if say {
-				fmt.Fprintf(pluginOut, "  smoke test passed (%s)\n", fx.Name)
+				fmt.Fprintf(out, "  smoke test passed (%s)\n", fx.Name)
 			}
 		}
 	}
 	if say {
-		fmt.Fprintf(pluginOut, "  replaces %s in projection %q\n", cur.Name(), pc.Name)
+		fmt.Fprintf(out, "  replaces %s in projection %q\n", cur.Name(), pc.Name)
 	}
 	return nil
 }
@@ -428,6 +428,7 @@ stderr (stdout holds the rows).
 Flags:`
 
 func runPluginTest(ctx context.Context, args []string) error {
+	out := stdoutOf(ctx)
 	fs := flag.NewFlagSet("plugin test", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), pluginTestUsage)
@@ -462,9 +463,9 @@ func runPluginTest(ctx context.Context, args []string) error {
 	}
 	rows := folded.Rows
 	if *decisions {
-		w := io.Writer(os.Stderr)
+		w := stderrOf(ctx)
 		if *expect != "" {
-			w = pluginOut
+			w = out
 		}
 		printDecisions(w, folded.Decisions)
 	}
@@ -472,7 +473,7 @@ func runPluginTest(ctx context.Context, args []string) error {
 		var items []json.RawMessage
 		for _, r := range rows {
 			if r.Err != nil {
-				fmt.Fprintf(os.Stderr, "row %s failed: %v\n", swap.KeyString(r.Key), r.Err)
+				fmt.Fprintf(stderrOf(ctx), "row %s failed: %v\n", swap.KeyString(r.Key), r.Err)
 				continue
 			}
 			if r.Item != nil {
@@ -484,15 +485,15 @@ func runPluginTest(ctx context.Context, args []string) error {
 			}
 		}
 		// One row per line, so the output diffs well as an expected-rows file.
-		fmt.Fprintln(pluginOut, "[")
+		fmt.Fprintln(out, "[")
 		for i, it := range items {
 			sep := ","
 			if i == len(items)-1 {
 				sep = ""
 			}
-			fmt.Fprintf(pluginOut, "  %s%s\n", it, sep)
+			fmt.Fprintf(out, "  %s%s\n", it, sep)
 		}
-		fmt.Fprintln(pluginOut, "]")
+		fmt.Fprintln(out, "]")
 		for _, r := range rows {
 			if r.Err != nil {
 				return errors.New("a row failed to fold (its error is above; the rows that folded are printed)")
@@ -510,12 +511,12 @@ func runPluginTest(ctx context.Context, args []string) error {
 	}
 	diffs := swap.CompareRows(rows, want)
 	for _, d := range diffs {
-		fmt.Fprintln(pluginOut, "FAIL", d)
+		fmt.Fprintln(out, "FAIL", d)
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("%s: %s: %w", p.Name(), plural(len(diffs), "difference"), errTestFailed)
 	}
-	fmt.Fprintf(pluginOut, "ok %s: %s, %s as expected\n", p.Name(), plural(len(evs), "event"), plural(len(want), "row"))
+	fmt.Fprintf(out, "ok %s: %s, %s as expected\n", p.Name(), plural(len(evs), "event"), plural(len(want), "row"))
 	return nil
 }
 

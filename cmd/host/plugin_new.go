@@ -42,7 +42,8 @@ Examples:
 
 Flags:`
 
-func runPluginNew(_ context.Context, args []string) error {
+func runPluginNew(ctx context.Context, args []string) error {
+	out := stdoutOf(ctx)
 	fs := flag.NewFlagSet("plugin new", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), pluginNewUsage)
@@ -71,24 +72,24 @@ func runPluginNew(_ context.Context, args []string) error {
 		return err
 	}
 	sort.Strings(files)
-	fmt.Fprintf(pluginOut, "created %s (%s):\n  %s\n\nnext:\n  cd %s\n", *dir, langName(*lang), strings.Join(files, "\n  "), *dir)
+	fmt.Fprintf(out, "created %s (%s):\n  %s\n\nnext:\n  cd %s\n", *dir, langName(*lang), strings.Join(files, "\n  "), *dir)
 	switch *lang {
 	case scaffold.LangAssemblyScript:
-		fmt.Fprintln(pluginOut, "  make wasm validate fixture   # npm ci, build, check with the host")
+		fmt.Fprintln(out, "  make wasm validate fixture   # npm ci, build, check with the host")
 		return nil
 	case scaffold.LangRust, scaffold.LangC:
 		if *sdk == "" {
-			fmt.Fprintf(pluginOut, "  # no dynafold checkout found: point %s at its SDK (sdk-guest/%s), or pass --sdk DIR\n",
+			fmt.Fprintf(out, "  # no dynafold checkout found: point %s at its SDK (sdk-guest/%s), or pass --sdk DIR\n",
 				map[string]string{scaffold.LangRust: "Cargo.toml", scaffold.LangC: "DYNAFOLD_C in the Makefile"}[*lang], *lang)
 		}
-		fmt.Fprintln(pluginOut, "  make test wasm validate fixture   # native tests, build, check with the host")
+		fmt.Fprintln(out, "  make test wasm validate fixture   # native tests, build, check with the host")
 		return nil
 	}
 	if *sdk == "" {
-		fmt.Fprintln(pluginOut, "  # no dynafold checkout found: edit the replace line in go.mod (or pass --sdk DIR)")
+		fmt.Fprintln(out, "  # no dynafold checkout found: edit the replace line in go.mod (or pass --sdk DIR)")
 	}
-	fmt.Fprintln(pluginOut, "  go mod tidy\n  make test wasm validate fixture   # native tests, build, check with the host")
-	fmt.Fprintln(pluginOut, "then run it: see \"Run it\" in its README.md (host ddblocal, host tables create, host run)")
+	fmt.Fprintln(out, "  go mod tidy\n  make test wasm validate fixture   # native tests, build, check with the host")
+	fmt.Fprintln(out, "then run it: see \"Run it\" in its README.md (host ddblocal, host tables create, host run)")
 	return nil
 }
 

@@ -39,6 +39,7 @@ func TestH2_PluginNewGoProjectBuildsTestsAndValidates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a project with the go command")
 	}
+	t.Parallel() // shares nothing: its own directories, output and toolchain processes
 	dir := filepath.Join(t.TempDir(), "account-balance")
 	out, err := runPluginCmd(t, "new", "account-balance", "--dir", dir, "--sdk", repoRoot(t))
 	require.NoError(t, err)
@@ -79,11 +80,8 @@ func TestH2_PluginNewGoProjectBuildsTestsAndValidates(t *testing.T) {
   {"stream": "AccountBalance", "streamId": "a-1", "version": 2, "type": "AccountBalanceAudited"},
   {"stream": "AccountBalance", "streamId": "b-1", "version": 1, "type": "AccountBalanceIncreased", "data": {"amount": {"S": "ten"}}}
 ]`), 0o644))
-	var testErr error
-	stderr := captureStderr(t, func() {
-		out, testErr = runPluginCmd(t, "test", wasm, "--events", events2, "--decisions")
-	})
-	require.Error(t, testErr, "a row failed")
+	out, stderr, err := runPluginCmdStderr(t, "test", wasm, "--events", events2, "--decisions")
+	require.Error(t, err, "a row failed")
 	assert.Contains(t, out, `"pk":{"S":"AccountBalance#a-1"}`, "the rows that folded, on stdout")
 	for _, want := range []string{
 		"AccountBalance a-1 v2 AccountBalanceAudited → row pk=AccountBalance#a-1,sk=AccountBalance: skipped\n",
@@ -115,6 +113,7 @@ func TestH2_PluginNewAssemblyScriptProjectBuildsAndValidates(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("npm (Node.js 20) is not installed: the AssemblyScript compiler runs on it")
 	}
+	t.Parallel() // shares nothing: its own directories, output and toolchain processes
 	dir := filepath.Join(t.TempDir(), "orders-as")
 	out, err := runPluginCmd(t, "new", "orders-as", "--lang", "assemblyscript", "--dir", dir)
 	require.NoError(t, err)
@@ -163,6 +162,7 @@ func TestW7_PluginNewRustProjectBuildsTestsAndValidates(t *testing.T) {
 	if _, err := wasmbuild.FindRust(); err != nil {
 		t.Skipf("skipping: no Rust toolchain for wasm32-wasi (apt-get install %s)", wasmbuild.RustPackages)
 	}
+	t.Parallel() // shares nothing: its own directories, output and toolchain processes
 	dir := filepath.Join(t.TempDir(), "account-balance")
 	out, err := runPluginCmd(t, "new", "account-balance", "--lang", "rust", "--dir", dir, "--sdk", repoRoot(t))
 	require.NoError(t, err)
@@ -197,6 +197,7 @@ func TestW7_PluginNewCProjectBuildsTestsAndValidates(t *testing.T) {
 	if _, err := exec.LookPath("cc"); err != nil {
 		t.Skip("skipping: no native C compiler (cc) for the project's native tests")
 	}
+	t.Parallel() // shares nothing: its own directories, output and toolchain processes
 	dir := filepath.Join(t.TempDir(), "account-balance")
 	out, err := runPluginCmd(t, "new", "account-balance", "--lang", "c", "--dir", dir, "--sdk", repoRoot(t))
 	require.NoError(t, err)

@@ -38,12 +38,18 @@ func v2Path(t testing.TB) string { return wasmbuild.BuildPath(t, "../../host/swa
 // runPluginCmd runs `host plugin ARGS...` and returns what it printed.
 func runPluginCmd(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var out bytes.Buffer
-	old := pluginOut
-	pluginOut = &out
-	defer func() { pluginOut = old }()
-	err := runPlugin(context.Background(), args)
-	return out.String(), err
+	out, _, err := runPluginCmdStderr(t, args...)
+	return out, err
+}
+
+// runPluginCmdStderr is runPluginCmd that also returns what the command
+// printed on its standard error; commands run so print apart, and may run
+// in parallel tests.
+func runPluginCmdStderr(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = runPlugin(withOutput(context.Background(), &out, &errOut), args)
+	return out.String(), errOut.String(), err
 }
 
 func TestW5_PrecompileFillsTheCacheAndAColdLoadUsesIt(t *testing.T) {
@@ -77,6 +83,7 @@ func TestW5_PrecompileFillsTheCacheAndAColdLoadUsesIt(t *testing.T) {
 }
 
 func TestH3_ValidateCommandPrintsDescribe(t *testing.T) {
+	t.Parallel() // prints apart (runPluginCmd); shares only the compilation cache
 	out, err := runPluginCmd(t, "validate", v2Path(t), "--json")
 	require.NoError(t, err)
 	var v validation
@@ -229,11 +236,9 @@ func TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion(t *testing.T) {
 	created3 := row("o-3")["createdAt"]
 
 	var out bytes.Buffer
-	old := pluginOut
-	pluginOut = &out
-	defer func() { pluginOut = old }()
+	octx := withOutput(ctx, &out, os.Stderr) // the rebuild's output
 	rebuild := commandNamed(t, "rebuild")
-	require.NoError(t, rebuild(ctx, []string{"--config", cfgPath, "--written-by", "1.0.0"}))
+	require.NoError(t, rebuild(octx, []string{"--config", cfgPath, "--written-by", "1.0.0"}))
 	t.Log(out.String())
 	assert.Contains(t, out.String(), "2 rows of "+summaries+" written by order-summary@1.0.0")
 	assert.Contains(t, out.String(), "row pk=OrderSummary#o-1,sk=OrderSummary: changed")
@@ -246,14 +251,14 @@ func TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion(t *testing.T) {
 		assert.Equal(t, "2", it["version"].Str, id)
 	}
 	assert.True(t, created3.Equal(row("o-3")["createdAt"]))
-	err := rebuild(ctx, []string{"--config", cfgPath, "--written-by", "1.0.0"})
+	err := rebuild(octx, []string{"--config", cfgPath, "--written-by", "1.0.0"})
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "0 rows of "+summaries+" written by order-summary@1.0.0")
 	// --json: the report, each row with what its rebuild did, the counts.
 	apply1(writeConfig(v1Path(t)), "o-5")
 	cfgPath = writeConfig(v2Path(t))
 	out.Reset()
-	require.NoError(t, rebuild(ctx, []string{"--config", cfgPath, "--written-by", "1.0.0", "--json"}))
+	require.NoError(t, rebuild(octx, []string{"--config", cfgPath, "--written-by", "1.0.0", "--json"}))
 	var rep struct {
 		RowsWrittenBy int            `json:"rowsWrittenBy"`
 		Streams       []string       `json:"streams"`
@@ -271,7 +276,7 @@ func TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion(t *testing.T) {
 	assert.Equal(t, "changed", rep.Rows[0].Change)
 	assert.Equal(t, "OrderSummary#o-5", rep.Rows[0].Key["pk"])
 	// Without --written-by, rebuild needs a stream instance.
-	err = rebuild(ctx, []string{"--config", cfgPath})
+	err = rebuild(octx, []string{"--config", cfgPath})
 	assert.ErrorContains(t, err, "--id (a stream instance) or --written-by (a plugin version) is required")
 }
 

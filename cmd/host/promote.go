@@ -21,8 +21,9 @@ func init() {
 }
 
 func runPluginPromote(ctx context.Context, args []string) error {
+	out := stdoutOf(ctx)
 	fs := flag.NewFlagSet("plugin promote", flag.ContinueOnError)
-	fs.SetOutput(pluginOut)
+	fs.SetOutput(out)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: host plugin promote --config FILE [--projection P]
 
@@ -77,8 +78,8 @@ flags:`)
 	if err != nil {
 		return fmt.Errorf("%s passed the checks but could not be published: %w", info.Plugin, err)
 	}
-	fmt.Fprintf(pluginOut, "projection %s: %s (sha256 %s) passed the checks and was written to %s\n", *proj, info.Plugin, info.SHA256, where)
-	fmt.Fprintln(pluginOut, "hosts following that source swap it in; remove \"shadow\" from the projection's configuration")
+	fmt.Fprintf(out, "projection %s: %s (sha256 %s) passed the checks and was written to %s\n", *proj, info.Plugin, info.SHA256, where)
+	fmt.Fprintln(out, "hosts following that source swap it in; remove \"shadow\" from the projection's configuration")
 	return nil
 }
 

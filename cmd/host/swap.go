@@ -20,6 +20,7 @@ func init() {
 }
 
 func runPluginRollback(ctx context.Context, args []string) error {
+	out := stdoutOf(ctx)
 	fs := flag.NewFlagSet("plugin rollback", flag.ContinueOnError)
 	s3url := fs.String("s3", "", "the plugin object, s3://BUCKET/KEY, in a versioned bucket")
 	endpoint := fs.String("endpoint", "", "S3-compatible endpoint (default: AWS)")
@@ -43,7 +44,7 @@ func runPluginRollback(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(pluginOut, "%s: version %s is current again (new version %s); hosts polling it swap it in\n", *s3url, from, to)
+		fmt.Fprintf(out, "%s: version %s is current again (new version %s); hosts polling it swap it in\n", *s3url, from, to)
 		return nil
 	case *file != "" && *archive != "":
 		r, err := swap.RollbackFile(*archive, *file)
@@ -58,7 +59,7 @@ func runPluginRollback(ctx context.Context, args []string) error {
 				r.Plugin = "the archived module"
 			}
 		}
-		fmt.Fprintf(pluginOut, "%s: %s is back (sha256 %.12s, from %s; it replaced sha256 %.12s); hosts watching the file swap it in and log \"plugin rolled back\"\n",
+		fmt.Fprintf(out, "%s: %s is back (sha256 %.12s, from %s; it replaced sha256 %.12s); hosts watching the file swap it in and log \"plugin rolled back\"\n",
 			*file, r.Plugin, r.SHA256, r.File, r.From)
 		return nil
 	}
@@ -73,31 +74,32 @@ func runPluginRollback(ctx context.Context, args []string) error {
 // feeds it. It prints each row and what the rebuild did to it, and the
 // counts (with asJSON, one JSON object).
 func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry, asJSON bool) error {
+	out := stdoutOf(ctx)
 	rep, err := h.RebuildWrittenBy(ctx, proj, by, dry)
 	if asJSON {
-		if jerr := writeWrittenBy(pluginOut, rep, dry); jerr != nil {
+		if jerr := writeWrittenBy(out, rep, dry); jerr != nil {
 			return jerr
 		}
 		return err
 	}
-	fmt.Fprintf(pluginOut, "%s of %s written by %s\n", plural(rep.Rows, "row"), rep.Table, rep.WrittenBy)
+	fmt.Fprintf(out, "%s of %s written by %s\n", plural(rep.Rows, "row"), rep.Table, rep.WrittenBy)
 	for _, id := range rep.Streams {
 		if dry {
-			fmt.Fprintf(pluginOut, "would rebuild %s\n", id)
+			fmt.Fprintf(out, "would rebuild %s\n", id)
 		}
 	}
 	for i, o := range rep.Outcomes {
 		if o.Err != nil {
-			fmt.Fprintf(pluginOut, "row %s: failed: %v\n", keys.String(o.Key), o.Err)
+			fmt.Fprintf(out, "row %s: failed: %v\n", keys.String(o.Key), o.Err)
 			continue
 		}
-		fmt.Fprintf(pluginOut, "row %s: %s\n", keys.String(o.Key), rep.Changes[i])
+		fmt.Fprintf(out, "row %s: %s\n", keys.String(o.Key), rep.Changes[i])
 	}
 	if dry {
-		fmt.Fprintf(pluginOut, "%s would be rebuilt, %s (dry run: nothing written)\n", plural(len(rep.Streams), "stream instance"), plural(rep.ToRebuild, "row"))
+		fmt.Fprintf(out, "%s would be rebuilt, %s (dry run: nothing written)\n", plural(len(rep.Streams), "stream instance"), plural(rep.ToRebuild, "row"))
 		return err
 	}
-	fmt.Fprintf(pluginOut, "%s rebuilt: %s, %d created, %d changed, %d unchanged, %d removed, %d failed\n",
+	fmt.Fprintf(out, "%s rebuilt: %s, %d created, %d changed, %d unchanged, %d removed, %d failed\n",
 		plural(len(rep.Streams), "stream instance"), plural(len(rep.Outcomes), "row"), rep.Created, rep.Changed, rep.Unchanged, rep.Removed, rep.Failed)
 	return err
 }

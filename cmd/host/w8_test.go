@@ -24,6 +24,7 @@ const badOutput = "../../host/swap/testdata/badoutput"
 // another key at the configured smoke test, even though the fixture's rows
 // are what it returns; each error names the attribute and the problem.
 func TestW8_ValidateRefusesAModuleWhoseOutputCannotBeWritten(t *testing.T) {
+	t.Parallel() // prints apart (runPluginCmd); shares only the compilation cache
 	out, err := runPluginCmd(t, "validate", wasmbuild.BuildPath(t, filepath.Join(badOutput, "badnumber")))
 	t.Log(out)
 	require.Error(t, err)

@@ -64,6 +64,7 @@ func TestH2_READMEWalkthrough(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed: the walkthrough uses the generated Makefile")
 	}
+	t.Parallel() // its own processes, directories and port
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "bin")
 	port := freePort(t)

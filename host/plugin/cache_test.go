@@ -57,7 +57,7 @@ func TestW5_ReadOnlyPrecompiledCache(t *testing.T) {
 				t.Errorf("a precompiled module logged a miss:\n%s", logs)
 			}
 
-			other := testGuest(t, "good") // never precompiled
+			other := smallGuest(t) // never precompiled
 			for i := range 2 {
 				q, err := plugin.Load(ctx, other, cfg)
 				if err != nil {
@@ -139,7 +139,7 @@ func TestW6_CacheDirOthersCanWriteIsNotUsed(t *testing.T) {
 	}
 	logs := &syncbuf.Buffer{}
 	cfg := plugin.Config{CacheDir: dir, PoolSize: 1, Logger: slog.New(slog.NewTextHandler(logs, nil))}
-	p, err := plugin.Load(ctx, testGuest(t, "good"), cfg)
+	p, err := plugin.Load(ctx, smallGuest(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestW6_CacheDirOthersCanWriteIsNotUsed(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("the refused directory was written: %v", entries)
 	}
-	err = plugin.Precompile(ctx, testGuest(t, "good"), plugin.Config{CacheDir: dir})
+	err = plugin.Precompile(ctx, smallGuest(t), plugin.Config{CacheDir: dir})
 	if !errors.Is(err, plugin.ErrConfig) || !strings.Contains(fmt.Sprint(err), "chmod 700 "+dir) {
 		t.Errorf("Precompile into it: %v, want ErrConfig saying chmod 700 %s", err, dir)
 	}
@@ -167,7 +167,7 @@ func TestW6_CacheDirOthersCanWriteIsNotUsed(t *testing.T) {
 func TestW6_CacheWrittenWithAnotherKeyIsRefused(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	wasm := testGuest(t, "good")
+	wasm := smallGuest(t)
 	t.Setenv(wasmcache.KeyEnv, strings.Repeat("0f", 32))
 	if err := plugin.Precompile(ctx, wasm, plugin.Config{CacheDir: dir}); err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestW6_CacheWrittenWithAnotherKeyIsRefused(t *testing.T) {
 // the next load from the code the first one kept.
 func TestW5_RelativeCacheDirServesTheNextLoad(t *testing.T) {
 	ctx := context.Background()
-	wasm := testGuest(t, "good") // built from testdata, before leaving it
+	wasm := smallGuest(t) // built from testdata, before leaving it
 	t.Chdir(t.TempDir())
 	for i, want := range []bool{false, true} {
 		p, err := plugin.Load(ctx, wasm, plugin.Config{CacheDir: filepath.Join(".cache", "wazero"), PoolSize: 1})

@@ -13,7 +13,7 @@ import (
 )
 
 func TestW1_RefusesUnknownABIMajor(t *testing.T) {
-	_, err := plugin.Load(context.Background(), testGuest(t, "abi2"), plugin.Config{Name: "abi2"})
+	_, err := plugin.Load(context.Background(), testGuest(t, "abi2"), plugin.Config{Name: "abi2", CacheDir: cacheDir})
 	if !errors.Is(err, plugin.ErrABIVersion) {
 		t.Fatalf("error %v does not match ErrABIVersion", err)
 	}
@@ -90,7 +90,7 @@ func TestW1_LoadFileNamesThePlugin(t *testing.T) {
 	if err := os.WriteFile(path, testGuest(t, "abi2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := plugin.LoadFile(context.Background(), path, plugin.Config{})
+	_, err := plugin.LoadFile(context.Background(), path, plugin.Config{CacheDir: cacheDir})
 	if !errors.Is(err, plugin.ErrABIVersion) || !strings.HasPrefix(err.Error(), "plugin mine: ") {
 		t.Errorf("error %v, want an ABI version error naming plugin mine", err)
 	}

@@ -35,6 +35,18 @@ func misbehaving(t testing.TB, lang string) []byte {
 	return b
 }
 
+// smallGuest returns a small module that serves as good does (it counts
+// the events it folds: mustServe passes) for the tests of the compilation
+// cache, which any module will do for: the C guest, which compiles in a
+// fraction of a Go guest's time, when clang can build for Wasm; else good.
+func smallGuest(t testing.TB) []byte {
+	t.Helper()
+	if _, err := wasmbuild.FindC(); err != nil {
+		return testGuest(t, "good")
+	}
+	return misbehaving(t, "c")
+}
+
 func loadMisbehaving(t *testing.T, lang string, cfg plugin.Config) *plugin.Plugin {
 	t.Helper()
 	ctx := context.Background()
