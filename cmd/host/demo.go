@@ -90,7 +90,10 @@ func runDemo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := []host.Option{host.WithClient(client)}
+	// the report is the demo's output: the host's warnings go to stderr,
+	// its informational lines (a plugin loaded) do not
+	warnings := slog.New(slog.NewTextHandler(stderrOf(ctx), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := []host.Option{host.WithClient(client), host.WithLogger(warnings)}
 	if *pluginPath == "native" {
 		opts = append(opts, host.WithNative("order-summary", native))
 	}

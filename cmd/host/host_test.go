@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,19 +17,24 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/plugin/extism/asbuild"
+	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
 
 func TestH5_DemoOnTheEmbeddedDefaultChecksEveryRow(t *testing.T) {
 	plugin := wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm")
-	out := captureStdout(t, func() {
-		err := runDemo(context.Background(), []string{"--orders", "40", "--lanes", "4", "--batch", "20", "--seed", "3",
-			"--plugin", plugin, "--cache-dir", testCacheDir})
-		require.NoError(t, err)
-	})
+	var stdout, stderr, logs syncbuf.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil))) // where a host without its own logger logs
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	err := runDemo(withOutput(context.Background(), &stdout, &stderr), []string{"--orders", "40", "--lanes", "4", "--batch", "20", "--seed", "3",
+		"--plugin", plugin, "--cache-dir", testCacheDir})
+	require.NoError(t, err)
+	out := stdout.String()
 	assert.Contains(t, out, "all 40 rows equal the in-order fold of their stream")
 	assert.Contains(t, out, "PutItem")
+	assert.NotContains(t, stderr.String()+logs.String(), "plugin loaded", "the report alone: no informational log line beside it")
 }
 
 func TestH5_DemoRowCheckCatchesADifference(t *testing.T) {

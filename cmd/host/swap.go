@@ -93,7 +93,13 @@ func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry, a
 			fmt.Fprintf(out, "row %s: failed: %v\n", keys.String(o.Key), o.Err)
 			continue
 		}
-		fmt.Fprintf(out, "row %s: %s\n", keys.String(o.Key), rep.Changes[i])
+		switch c := rep.Changes[i]; {
+		case c == host.RebuildUnchanged && o.Written:
+			// rewritten, the same but for who wrote it (and the revision)
+			fmt.Fprintf(out, "row %s: %s but for its writer, now the version serving\n", keys.String(o.Key), c)
+		default:
+			fmt.Fprintf(out, "row %s: %s\n", keys.String(o.Key), c)
+		}
 	}
 	if dry {
 		fmt.Fprintf(out, "%s would be rebuilt, %s (dry run: nothing written)\n", plural(len(rep.Streams), "stream instance"), plural(rep.ToRebuild, "row"))
