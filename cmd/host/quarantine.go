@@ -101,7 +101,7 @@ func runQuarantine(ctx context.Context, args []string) error {
 		}
 		return replayQuarantine(ctx, cfg, t, *id)
 	case "drop":
-		ids, err := parseInterleaved(fs, args[1:])
+		ids, err := parseInterspersed(fs, args[1:])
 		if err != nil {
 			return err
 		}
@@ -117,21 +117,6 @@ func runQuarantine(ctx context.Context, args []string) error {
 	return fmt.Errorf("unknown subcommand %q: use list, replay or drop (host quarantine --help)", args[0])
 }
 
-// parseInterleaved parses args with fs, flags before, between or after the
-// positional arguments, and returns those.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
 
 // openQuarantine loads the configuration and opens where its given-up
 // records are kept: file when given, else the quarantine table, else the
