@@ -147,8 +147,12 @@ func printFleet(w io.Writer, f sidecar.Fleet) error {
 	fmt.Fprintln(tw, "\nWORKER\tSHARDS\tLAST RENEWAL\tALIVE")
 	for _, wk := range f.Workers {
 		alive := "no"
-		if wk.Alive {
+		switch {
+		case wk.Alive:
 			alive = "yes"
+		case len(wk.Shards) == 0:
+			// no lease of its own to renew: its renewals cannot tell
+			alive = "unknown (holds no lease)"
 		}
 		held := dash(strings.Join(wk.Shards, ","))
 		if len(wk.Asking) > 0 {

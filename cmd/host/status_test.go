@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/sidecar"
 )
 
 // statusOutput runs `host status ARGS` and returns what it printed.
@@ -137,4 +138,21 @@ func TestC6_StatusReportsAMissingEventTableAndFails(t *testing.T) {
 	var v fleetJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
 	assert.Contains(t, v.StreamError, "table events2 (event store) does not exist")
+}
+
+// A worker that holds no lease (it only asks for one) has no renewal to
+// tell whether it is alive: status says so rather than "no", and a worker
+// whose leases lapsed is still "no".
+func TestC6_StatusDoesNotCallAWorkerWithoutALeaseDead(t *testing.T) {
+	now := time.Now()
+	var out strings.Builder
+	require.NoError(t, printFleet(&out, sidecar.Fleet{At: now, Workers: []sidecar.FleetWorker{
+		{ID: "w-new", Asking: []string{"shard-1"}},
+		{ID: "w-gone", Shards: []string{"shard-2"}, LastRenewal: now.Add(-time.Minute)},
+		{ID: "w-up", Shards: []string{"shard-3"}, LastRenewal: now, Alive: true},
+	}}))
+	text := out.String()
+	assert.Regexp(t, `w-new\s+- \(asking for shard-1\)\s+-\s+unknown \(holds no lease\)`, text)
+	assert.Regexp(t, `w-gone\s+shard-2\s+\S+.*\s+no\n`, text)
+	assert.Regexp(t, `w-up\s+shard-3\s+\S+.*\s+yes\n`, text)
 }
