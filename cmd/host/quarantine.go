@@ -117,7 +117,6 @@ func runQuarantine(ctx context.Context, args []string) error {
 	return fmt.Errorf("unknown subcommand %q: use list, replay or drop (host quarantine --help)", args[0])
 }
 
-
 // openQuarantine loads the configuration and opens where its given-up
 // records are kept: file when given, else the quarantine table, else the
 // one onFailure file of the sidecar section.
