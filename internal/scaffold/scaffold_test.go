@@ -67,9 +67,9 @@ func TestH6_PluginNewIsNamedForItsName(t *testing.T) {
 		return string(b)
 	}
 	for f, wants := range map[string][]string{
-		"projection.go":        {"type Inventory struct", `Stream:     "Inventory"`, `"InventoryOpened", "InventoryIncreased", "InventoryDecreased"`, `ddb:"inventoryId"`},
-		"cases.go":             {`guesttest.Event("Inventory", "i-1", 1, "InventoryOpened"`, "(projection_test.go)"},
-		"dynafold.json":        {`"name": "Inventory"`, `"composite": ["inventoryId"]`, `"sidecar": { "leaseTable": "inventory-leases" }`,
+		"projection.go": {"type Inventory struct", `Stream:     "Inventory"`, `"InventoryOpened", "InventoryIncreased", "InventoryDecreased"`, `ddb:"inventoryId"`},
+		"cases.go":      {`guesttest.Event("Inventory", "i-1", 1, "InventoryOpened"`, "(projection_test.go)"},
+		"dynafold.json": {`"name": "Inventory"`, `"composite": ["inventoryId"]`, `"sidecar": { "leaseTable": "inventory-leases" }`,
 			`"hotSwap": { "watch": true, "archive": "build/archive" }`},
 		"testdata/events.json": {`"stream": "Inventory", "streamId": "i-1"`},
 		"README.md":            {"host run --config dynafold.json", "--stream Inventory --id i-1 --type InventoryOpened"},
