@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
@@ -169,6 +170,9 @@ type RowCheckError struct {
 
 // Error implements error.
 func (e *RowCheckError) Error() string {
+	if msg := e.Err.Error(); strings.HasPrefix(msg, "projection "+e.Projection+": ") {
+		return msg // the engine's error names the projection and the row already
+	}
 	if e.Key == nil {
 		return fmt.Sprintf("projection %q: %v", e.Projection, e.Err)
 	}

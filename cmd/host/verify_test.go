@@ -254,6 +254,8 @@ func TestV1_VerifySaysNotVerifiedWhenRowsCouldNotBeChecked(t *testing.T) {
 	assert.Contains(t, out, "1 row could not be checked (see each above; the rows checked agree with their events)")
 	assert.Contains(t, out, "instance Order#o-1 failed to fold, so the row cannot be re-derived")
 	assert.NotContains(t, out, "a rebuild re-derives")
+	assert.Contains(t, out+stderr, "projection summaries: row pk=OrderSummary#o-1,sk=OrderSummary: instance Order#o-1 failed to fold")
+	assert.NotContains(t, out+stderr, `projection "summaries" row pk=OrderSummary#o-1,sk=OrderSummary: projection summaries: row`, "the projection and row named once")
 	assert.Contains(t, stderr, "1 row could not be checked, so the read model is not verified")
 
 	code, out, _ = verifyRun(t, "verify", "--config", cfgPath, "--json")
