@@ -45,8 +45,9 @@ line, the record included.
 replay runs each chosen record again through the projections with the
 plugins of the configuration, as a batch of one, and removes its entry only
 when it succeeds; an entry that fails again stays, and the reason is
-printed. A record whose image does not decode is run again from the event
-table's item as it is now, so an event repaired there since replays. A
+printed. A record that fails again is run again from the event table's
+item as it is now when that item was changed since (an event repaired in
+place), so a repaired event replays. A
 file is never rewritten (a running reader may be appending to it): a
 replayed entry's id goes to PATH.replayed, and list no longer shows it.
 
@@ -243,7 +244,7 @@ func replayQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store,
 	for _, r := range done {
 		switch {
 		case r.OK && p.reread[recordID(r.Entry.Record)]:
-			fmt.Fprintf(quarantineOut, "%s: replayed from the event table's item as it is now (the record's image does not decode); %s\n", r.Entry.ID, removedText(t))
+			fmt.Fprintf(quarantineOut, "%s: replayed from the event table's item as it is now (repaired since it was given up); %s\n", r.Entry.ID, removedText(t))
 			continue
 		case r.OK:
 			fmt.Fprintf(quarantineOut, "%s: replayed; %s\n", r.Entry.ID, removedText(t))

@@ -147,11 +147,60 @@ func TestC4_QuarantineReplayRunsARepairedEventFromTheEventTable(t *testing.T) {
 	env.Put(t, cfg.EventStore.Table, good) // the repair
 	out, err = quarantineOutput(t, "replay", "--config", cfgPath, "--all")
 	require.NoError(t, err, out)
-	assert.Contains(t, out, id+": replayed from the event table's item as it is now (the record's image does not decode); entry deleted from table shop-quarantine")
+	assert.Contains(t, out, id+": replayed from the event table's item as it is now (repaired since it was given up); entry deleted from table shop-quarantine")
 	left, err := q.All(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, left)
 	row := env.Get(t, summaries, summaryKey("m-1"))
 	require.NotNil(t, row)
 	assert.Equal(t, "8", row["total"].Str, "the row has the repaired event (and, gap-filled, the one before)")
+}
+
+// An event whose image decodes but that the plugin fails (a price that is
+// not a number) is given up, then repaired in place: replay runs it again
+// from the event table's item as it is now, since that item differs from
+// the record's image. Unrepaired, the item is the image, and the entry
+// fails again as it did. Before, only an image that did not decode was
+// read again, so this entry failed on every replay.
+func TestC4_QuarantineReplayRunsAnEventRepairedInPlaceThatDecoded(t *testing.T) {
+	ctx := context.Background()
+	cfgPath, env, summaries := orderConfig(t)
+	editConfig(t, cfgPath, func(cfg map[string]any) { cfg["quarantine"] = map[string]any{"table": "shop-quarantine"} })
+	old := tablesOut
+	tablesOut = &strings.Builder{}
+	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
+	tablesOut = old
+	cfg, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly())
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	evs, err := h.Append(ctx, "Order", "m-2", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}},
+		host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.S("lots")}})
+	require.NoError(t, err)
+	bad := h.EventItem(evs[1])
+	entry := quarantine.Entry{Stream: "Order", Shard: "shardId-1", Attempts: 3, Reason: "evolve failed: price is not a number",
+		Record: host.Record{EventName: "INSERT", EventID: "e3", DynamoDB: host.StreamRecord{
+			Keys: abi.Item{"pk": bad["pk"], "sk": bad["sk"]}, NewImage: bad, SequenceNumber: "900"}}}
+	q, err := quarantine.NewTable(env.Client, "shop-quarantine")
+	require.NoError(t, err)
+	require.NoError(t, q.Send(ctx, entry))
+	id := quarantine.EntryID(entry)
+
+	out, err := quarantineOutput(t, "replay", "--config", cfgPath, "--all")
+	require.Error(t, err, "not repaired yet: %s", out)
+	assert.Contains(t, out, id+": failed again, entry kept:")
+	assert.Contains(t, out, "price is not a number")
+
+	repaired := abi.CloneItem(bad)
+	data := abi.CloneItem(repaired["data"].Map)
+	data["price"] = abi.N("8")
+	repaired["data"] = abi.M(data)
+	env.Put(t, cfg.EventStore.Table, repaired) // update-item in place
+	out, err = quarantineOutput(t, "replay", "--config", cfgPath, "--all")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, id+": replayed from the event table's item as it is now (repaired since it was given up)")
+	row := env.Get(t, summaries, summaryKey("m-2"))
+	require.NotNil(t, row)
+	assert.Equal(t, "8", row["total"].Str, "the row has the repaired event")
 }

@@ -6,16 +6,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/ddbclient"
 )
 
-// rereader is the Processor of `quarantine replay`. A record whose image
-// does not decode is run again from the event table's item as it is now,
-// read by the record's keys with a consistent read: an event repaired in
-// place since (update-item) decodes there, as a gap-fill of a later event
-// already reads it. Any other failure, or an item that is gone, keeps the
-// first result.
+// rereader is the Processor of `quarantine replay`. A record that fails
+// again is run again from the event table's item as it is now, read by the
+// record's keys with a consistent read, when that item differs from the
+// record's image: an event repaired in place since (update-item) replays
+// as it is now, as a gap-fill of a later event already reads it. An item
+// that is gone or unchanged keeps the first result.
 type rereader struct {
 	h      *host.Host
 	client *dynamodb.Client
@@ -24,10 +25,10 @@ type rereader struct {
 }
 
 // ProcessBatch runs records through h; a batch of one record that failed
-// to decode is run again from the event table's item.
+// is run again from the event table's item when it was repaired since.
 func (p *rereader) ProcessBatch(ctx context.Context, records []host.Record) (*host.Result, error) {
 	res, err := p.h.ProcessBatch(ctx, records)
-	if err != nil || len(records) != 1 || !decodeFailed(res) || len(records[0].DynamoDB.Keys) == 0 || records[0].DynamoDB.NewImage == nil {
+	if err != nil || len(records) != 1 || len(res.Failed()) == 0 || len(records[0].DynamoDB.Keys) == 0 || records[0].DynamoDB.NewImage == nil {
 		return res, err
 	}
 	r := records[0]
@@ -40,8 +41,8 @@ func (p *rereader) ProcessBatch(ctx context.Context, records []host.Record) (*ho
 		return res, nil
 	}
 	item, ierr := ddbclient.FromAttributeMap(out.Item)
-	if ierr != nil {
-		return res, nil
+	if ierr != nil || abi.ItemsEqual(item, r.DynamoDB.NewImage) {
+		return res, nil // as it was given up: the same failure
 	}
 	r.DynamoDB.NewImage = item
 	res2, err := p.h.ProcessBatch(ctx, []host.Record{r})
@@ -49,16 +50,6 @@ func (p *rereader) ProcessBatch(ctx context.Context, records []host.Record) (*ho
 		p.reread[recordID(r)] = true
 	}
 	return res2, err
-}
-
-// decodeFailed reports whether a record of res did not decode.
-func decodeFailed(res *host.Result) bool {
-	for _, f := range res.DecodeFailures {
-		if !f.Skipped {
-			return true
-		}
-	}
-	return false
 }
 
 // recordID is a record's identifier: its sequence number, else its event
