@@ -196,8 +196,10 @@ func CompareRows(got []Row, want []abi.Item) []string {
 	return diffs
 }
 
+// itemDiff lists how got differs from want; numbers compare by value, as
+// DynamoDB compares them ("2.2" is "2.20").
 func itemDiff(key string, want, got abi.Item) []string {
-	return abi.DiffItems(key, want, got, renderValue)
+	return abi.DiffItems(key, want, alignItem(want, got), renderValue)
 }
 
 // KeyString renders a key canonically ("pk=a,sk=b", attributes sorted), for
