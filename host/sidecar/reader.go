@@ -265,7 +265,7 @@ func (r *Reader) Run(ctx context.Context) error {
 		}
 		roundErr = r.round(ctx, proc, rd, tr, full)
 		if roundErr != nil && ctx.Err() == nil && !errors.Is(roundErr, lease.ErrNoTable) {
-			r.log.Warn("lease round failed; retrying at the next", "err", roundErr)
+			r.log.Warn("lease round failed; retrying at the next", "err", why(roundErr))
 			roundErr, full = nil, true
 		}
 		if roundErr != nil || r.fatalErr() != nil {
