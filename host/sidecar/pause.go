@@ -156,7 +156,7 @@ func (r *Reader) catchUp(ctx context.Context, todo []lease.Deferred) {
 				failed++
 				if ctx.Err() == nil {
 					r.log.Warn("catching up a stream instance a paused projection skipped failed; the next lease round tries again",
-						"projection", d.Projection, "stream", d.Stream, "streamId", d.StreamID, "err", err)
+						"projection", d.Projection, "stream", d.Stream, "streamId", d.StreamID, "err", why(err))
 				}
 				return
 			}

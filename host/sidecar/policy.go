@@ -85,7 +85,7 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 			return i, true
 		}
 		if err := r.giveUp(ctx, stream, shard, rec, f, a); err != nil {
-			r.log.Error("sending a given-up record to its on-failure destination failed; it is delivered again", "shard", shard, "sequenceNumber", seq, "err", err)
+			r.log.Error("sending a given-up record to its on-failure destination failed; it is delivered again", "shard", shard, "sequenceNumber", seq, "err", why(err))
 			return i, true
 		}
 		delete(ds.attempts, seq)
