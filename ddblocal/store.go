@@ -56,7 +56,7 @@ func openStore(path string) (db *bolt.DB, err error) {
 		return nil, damaged("%v", err)
 	}
 	locked := func(err error) error {
-		return fmt.Errorf("ddblocal: %w: %s is locked by another process (another ddblocal on the same data dir?) after %v; stop it or use another data directory: %w",
+		return fmt.Errorf("ddblocal: %w: %s is locked by another process (another ddblocal on the same data dir?): still locked after %v (%w); stop it or use another data directory",
 			ErrDataFileLocked, path, storeLockTimeout, err)
 	}
 	// Read every page, read-only, before the file is opened for writing:

@@ -57,6 +57,9 @@ func TestDdblocal_SecondOnTheSameDataDirFails(t *testing.T) {
 	if !errors.Is(err, ddblocal.ErrDataFileLocked) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("a second host ddblocal on %s: err %v; want ErrDataFileLocked naming the file", dir, err)
 	}
+	if !strings.HasSuffix(err.Error(), "stop it or use another data directory") {
+		t.Errorf("the error does not end with what to do: %v", err)
+	}
 }
 
 // startFromFlags starts ddblocal with the options host ddblocal reads from
