@@ -191,6 +191,8 @@ func TestC4_QuarantineReplayRunsAnEventRepairedInPlaceThatDecoded(t *testing.T) 
 	require.Error(t, err, "not repaired yet: %s", out)
 	assert.Contains(t, out, id+": failed again, entry kept:")
 	assert.Contains(t, out, "price is not a number")
+	assert.Contains(t, out, "projection summaries: row ")
+	assert.NotContains(t, out, "projection summaries: projection summaries:", "the projection named once")
 
 	repaired := abi.CloneItem(bad)
 	data := abi.CloneItem(repaired["data"].Map)

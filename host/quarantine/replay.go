@@ -68,7 +68,11 @@ func failureOf(res *host.Result) string {
 		for i := range pr.Rows {
 			row := &pr.Rows[i]
 			if row.Failed() {
-				why = append(why, fmt.Sprintf("projection %s: %v", name, row.Err))
+				msg := row.Err.Error()
+				if !strings.HasPrefix(msg, "projection "+name+": ") {
+					msg = "projection " + name + ": " + msg // the engine's error names it already
+				}
+				why = append(why, msg)
 				continue
 			}
 			for _, in := range row.Instances {
