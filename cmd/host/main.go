@@ -48,8 +48,18 @@ var commands = []command{
 	{"replay", "fold events through a candidate plugin without writing; print the rows it would write and how they differ from the table", runWhatIf},
 }
 
+// logLevel is the level of the process's default logger: informational
+// lines (a plugin loaded, a lease taken) for the commands that run until
+// stopped, warnings and errors only for the others, whose output is what
+// they print.
+var logLevel slog.LevelVar
+
+// chatty names the commands whose informational log lines are part of
+// what they show: the long-running ones, and the demo's progress.
+var chatty = map[string]bool{"run": true, "ddblocal": true, "demo": true, "backfill": true, "drain-pending": true}
+
 func main() {
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: &logLevel})))
 	// In a container with a memory limit, give the collector room (see gctune).
 	if s, ok := gctune.For(os.Getenv, gctune.CgroupBudget(os.DirFS("/"))); ok {
 		gctune.Apply(s)
@@ -77,6 +87,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, c := range commands {
 		if c.name != args[0] {
 			continue
+		}
+		if !chatty[c.name] {
+			logLevel.Set(slog.LevelWarn)
 		}
 		err := c.run(ctx, args[1:])
 		var ec *exitCode

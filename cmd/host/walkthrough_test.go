@@ -175,6 +175,9 @@ func TestH2_READMEWalkthrough(t *testing.T) {
 	// is at checkpoint 3 either way.
 	assert.Regexp(t, `row pk=Inventory#i-1,sk=Inventory: applied [0-3] events?, checkpoint 3, written (true|false)`, text)
 	assert.Regexp(t, swapped, text, "host run, running since step 2, swaps in the module step 3 copies over its plugin file")
+	// the one-shot commands (catchup, rebuild, validate …) print their
+	// output and warnings only; host run's lines are JSON
+	assert.NotContains(t, text, `level=INFO msg="plugin loaded"`)
 }
 
 // swapped is host run's log line (JSON, its output not being a terminal)
