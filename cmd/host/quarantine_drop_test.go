@@ -109,17 +109,7 @@ func TestC4_QuarantineDropRemovesAnEntryThatNeverReplays(t *testing.T) {
 // and the row has the event. Before, it failed again on every replay.
 func TestC4_QuarantineReplayRunsARepairedEventFromTheEventTable(t *testing.T) {
 	ctx := context.Background()
-	cfgPath, env, summaries := orderConfig(t)
-	editConfig(t, cfgPath, func(cfg map[string]any) { cfg["quarantine"] = map[string]any{"table": "shop-quarantine"} })
-	old := tablesOut
-	tablesOut = &strings.Builder{}
-	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
-	tablesOut = old
-	cfg, err := host.LoadConfig(cfgPath)
-	require.NoError(t, err)
-	h, err := host.New(ctx, cfg, host.WithEventStoreOnly())
-	require.NoError(t, err)
-	defer h.Close(ctx)
+	cfgPath, env, summaries, cfg, h := quarantineTableSetup(t)
 	evs, err := h.Append(ctx, "Order", "m-1", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}},
 		host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.N("8")}})
 	require.NoError(t, err)
@@ -164,17 +154,7 @@ func TestC4_QuarantineReplayRunsARepairedEventFromTheEventTable(t *testing.T) {
 // read again, so this entry failed on every replay.
 func TestC4_QuarantineReplayRunsAnEventRepairedInPlaceThatDecoded(t *testing.T) {
 	ctx := context.Background()
-	cfgPath, env, summaries := orderConfig(t)
-	editConfig(t, cfgPath, func(cfg map[string]any) { cfg["quarantine"] = map[string]any{"table": "shop-quarantine"} })
-	old := tablesOut
-	tablesOut = &strings.Builder{}
-	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
-	tablesOut = old
-	cfg, err := host.LoadConfig(cfgPath)
-	require.NoError(t, err)
-	h, err := host.New(ctx, cfg, host.WithEventStoreOnly())
-	require.NoError(t, err)
-	defer h.Close(ctx)
+	cfgPath, env, summaries, cfg, h := quarantineTableSetup(t)
 	evs, err := h.Append(ctx, "Order", "m-2", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}},
 		host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.S("lots")}})
 	require.NoError(t, err)
@@ -205,4 +185,24 @@ func TestC4_QuarantineReplayRunsAnEventRepairedInPlaceThatDecoded(t *testing.T) 
 	row := env.Get(t, summaries, summaryKey("m-2"))
 	require.NotNil(t, row)
 	assert.Equal(t, "8", row["total"].Str, "the row has the repaired event")
+}
+
+// quarantineTableSetup is an order configuration with a quarantine table,
+// its tables created, and a host that appends to its event store (closed
+// when the test ends).
+func quarantineTableSetup(t *testing.T) (cfgPath string, env *testenv.Env, summaries string, cfg *host.Config, h *host.Host) {
+	t.Helper()
+	ctx := context.Background()
+	cfgPath, env, summaries = orderConfig(t)
+	editConfig(t, cfgPath, func(cfg map[string]any) { cfg["quarantine"] = map[string]any{"table": "shop-quarantine"} })
+	old := tablesOut
+	tablesOut = &strings.Builder{}
+	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
+	tablesOut = old
+	cfg, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err = host.New(ctx, cfg, host.WithEventStoreOnly())
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close(ctx) })
+	return cfgPath, env, summaries, cfg, h
 }
