@@ -226,20 +226,19 @@ func (c *codec) decFields(d *decoder, n int, p unsafe.Pointer) {
 			}
 			v, err := parseFloat(s)
 			if err != nil {
-				d.r.Fail("attribute %q: number %q does not fit float64", f.name, s)
+				d.r.Fail("number %q does not fit float64", s)
 			}
 			*(*float64)(q) = v
 		case f.c.fast == fastInt64 && k == abi.KindN:
 			s := d.r.String()
 			v, ok := parseInt(s, 64)
 			if !ok {
-				d.r.Fail("attribute %q: number %q does not fit int64", f.name, s)
+				d.r.Fail("number %q does not fit int64", s)
 			}
 			*(*int64)(q) = v
 		case k == abi.KindNULL && f.c.t.Kind() != reflect.Pointer && f.c.t != valueType:
 			typedmemclr(f.c.t, q)
 		default:
-			d.field = f.name
 			f.c.dec(d, k, q)
 		}
 	}
