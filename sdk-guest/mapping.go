@@ -47,6 +47,9 @@ func (e *encoder) fail(t reflect.Type, format string, args ...any) {
 type decoder struct {
 	r     abi.Reader
 	depth int
+	// field is the attribute being decoded into a struct field (the
+	// innermost), named by a mismatch.
+	field string
 }
 
 // codec maps one Go type. enc appends a whole Value (kind byte included);
@@ -151,6 +154,10 @@ func buildCodec(t reflect.Type) *codec {
 }
 
 func (c *codec) mismatch(d *decoder, k abi.Kind) {
+	if d.field != "" {
+		d.r.Fail("attribute %q: cannot decode %s into %s", d.field, k, c.t)
+		return
+	}
 	d.r.Fail("cannot decode %s into %s", k, c.t)
 }
 

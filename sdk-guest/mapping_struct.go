@@ -239,6 +239,7 @@ func (c *codec) decFields(d *decoder, n int, p unsafe.Pointer) {
 		case k == abi.KindNULL && f.c.t.Kind() != reflect.Pointer && f.c.t != valueType:
 			typedmemclr(f.c.t, q)
 		default:
+			d.field = f.name
 			f.c.dec(d, k, q)
 		}
 	}

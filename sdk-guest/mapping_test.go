@@ -3,6 +3,7 @@ package guest_test
 import (
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dynafold/dynafold/abi"
@@ -165,5 +166,28 @@ func TestW2_MappingRecursiveTypes(t *testing.T) {
 	}
 	if err := guest.FromItem(v.Map, &out); err == nil {
 		t.Fatal("200 levels decoded")
+	}
+}
+
+// A value that does not fit its field names the attribute, so a plugin's
+// error says which part of an event to fix ("price", not "at byte 24").
+func TestW2_AMismatchNamesTheAttribute(t *testing.T) {
+	type line struct {
+		Price guest.Decimal `ddb:"price"`
+	}
+	for want, bad := range map[string]abi.Item{
+		`attribute "name": cannot decode N into string`:         {"name": abi.N("1")},
+		`attribute "n": cannot decode S into int64`:             {"n": abi.S("three")},
+		`attribute "price": cannot decode S into guest.Decimal`: {"lines": abi.L(abi.M(abi.Item{"price": abi.S("1.5")}))},
+	} {
+		var w struct {
+			Name  string `ddb:"name"`
+			N     int64  `ddb:"n"`
+			Lines []line `ddb:"lines"`
+		}
+		err := guest.FromItem(bad, &w)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: error %v, want one containing %q", bad, err, want)
+		}
 	}
 }

@@ -1643,7 +1643,7 @@ static bool df_field_decode(const df_field *f, void *p, const df_ref *v, df_str 
     }
     int want = f->type == DF_T_STR ? DF_S : f->type == DF_T_BOOL ? DF_BOOL : f->type == DF_T_BYTES ? DF_B : DF_N;
     if (v->kind != want) {
-        snprintf(what, sizeof what, "cannot decode %s into %s", df_kind_name(v->kind), df_type_name(f->type));
+        snprintf(what, sizeof what, "attribute \"%s\": cannot decode %s into %s", f->name, df_kind_name(v->kind), df_type_name(f->type));
         *why = df_decode_error(what, v->at);
         return false;
     }

@@ -30,6 +30,16 @@ impl DecodeError {
         DecodeError { what: format!("number {} does not fit {}", quote(text), ty), at: v.offset() + payload_len(v) }
     }
 
+    /// The error with the attribute it happened in named, when it is a
+    /// mismatch not yet named (the innermost attribute names it, as the Go
+    /// SDK's errors do).
+    pub fn in_attribute(mut self, name: &[u8]) -> Self {
+        if self.what.starts_with("cannot decode ") {
+            self.what = format!("attribute {}: {}", quote(name), self.what);
+        }
+        self
+    }
+
     /// The message, as a decoding error of the ABI reads.
     pub fn message(&self) -> String {
         format!("abi: malformed encoding: {} at byte {}", self.what, self.at)
@@ -803,7 +813,7 @@ macro_rules! fields {
                         if v.is_null() {
                             $crate::Field::decode_null(&mut self.$field);
                         } else {
-                            $crate::Field::decode(&mut self.$field, v)?;
+                            $crate::Field::decode(&mut self.$field, v).map_err(|e| e.in_attribute(name))?;
                         }
                         return ::core::result::Result::Ok(true);
                     }

@@ -184,7 +184,7 @@ export function decodeState(ptr: usize, len: usize, s: State): bool {
     }
     if (field <= 3) {
       if (k != KIND_S) {
-        r.fail("cannot decode " + kindName(k) + " into string");
+        r.fail("attribute \"" + (field == 1 ? "orderId" : field == 2 ? "customer" : "status") + "\": cannot decode " + kindName(k) + " into string");
         break;
       }
       const p = r.str();
@@ -201,7 +201,7 @@ export function decodeState(ptr: usize, len: usize, s: State): bool {
       continue;
     }
     if (k != KIND_N) {
-      r.fail("cannot decode " + kindName(k) + " into " + (field == 5 ? "guest.Decimal" : "int64"));
+      r.fail("attribute \"" + (field == 4 ? "items" : field == 5 ? "total" : "version") + "\": cannot decode " + kindName(k) + " into " + (field == 5 ? "guest.Decimal" : "int64"));
       break;
     }
     const p = r.str();
@@ -360,7 +360,7 @@ export function decodeOrderPlaced(e: Event): bool {
       placedCustomerPtr = r.str();
       placedCustomerLen = r.slen;
     } else {
-      r.fail("cannot decode " + kindName(k) + " into string");
+      r.fail("attribute \"customer\": cannot decode " + kindName(k) + " into string");
     }
   }
   if (r.err === null && r.pos != r.end) r.fail((r.end - r.pos).toString() + " trailing bytes");
