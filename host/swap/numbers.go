@@ -1,9 +1,8 @@
 package swap
 
 import (
-	"math/big"
-
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/keys"
 )
 
 // alignNumbers returns got with every number that equals want's number at
@@ -58,9 +57,9 @@ func sameNumber(a, b string) bool {
 	if a == b {
 		return true
 	}
-	x, okx := new(big.Rat).SetString(a)
-	y, oky := new(big.Rat).SetString(b)
-	return okx && oky && x.Cmp(y) == 0
+	x, okx := keys.CanonicalNumber(a)
+	y, oky := keys.CanonicalNumber(b)
+	return okx && oky && x == y
 }
 
 // sameNumbers reports whether two number sets hold the same values.

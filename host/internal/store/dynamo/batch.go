@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/internal/backoff"
 	"github.com/dynafold/dynafold/internal/ddbclient"
+	"github.com/dynafold/dynafold/internal/keys"
 )
 
 // batchGetLimit is DynamoDB's maximum number of keys per BatchGetItem.
@@ -180,8 +180,9 @@ func appendKeyParts(parts []keyPart, item abi.Item, names []string) (_ []keyPart
 		case abi.KindS:
 			p.text = v.Str
 		case abi.KindN:
-			if p.text, err = canonicalNumber(v.Str); err != nil {
-				return parts, false, fmt.Errorf("key attribute %q: %w", n, err)
+			var number bool
+			if p.text, number = keys.CanonicalNumber(v.Str); !number {
+				return parts, false, fmt.Errorf("key attribute %q: bad number %q", n, v.Str)
 			}
 		case abi.KindB:
 			p.text = string(v.Bytes)
@@ -191,19 +192,6 @@ func appendKeyParts(parts []keyPart, item abi.Item, names []string) (_ []keyPart
 		parts = append(parts, p)
 	}
 	return parts, true, nil
-}
-
-// canonicalNumber is the text of number s that every form of it has
-// ("1.0", "1" and "1e0" are the same key to DynamoDB).
-func canonicalNumber(s string) (string, error) {
-	if plainInt(s) {
-		return s, nil // already as RatString writes it
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return "", fmt.Errorf("bad number %q", s)
-	}
-	return r.RatString(), nil
 }
 
 // compareParts orders two keys' parts: by type, then text, attribute by
@@ -392,15 +380,11 @@ func appendKeyID(b []byte, item abi.Item, like abi.Item) ([]byte, error) {
 		case abi.KindS:
 			b = append(b, v.Str...)
 		case abi.KindN:
-			if plainInt(v.Str) {
-				b = append(b, v.Str...) // already as RatString writes it
-				break
-			}
-			r, ok := new(big.Rat).SetString(v.Str)
+			c, ok := keys.CanonicalNumber(v.Str)
 			if !ok {
 				return b, fmt.Errorf("key attribute %q: bad number %q", n, v.Str)
 			}
-			b = append(b, r.RatString()...)
+			b = append(b, c...)
 		case abi.KindB:
 			b = hex.AppendEncode(b, v.Bytes)
 		default:
@@ -409,21 +393,6 @@ func appendKeyID(b []byte, item abi.Item, like abi.Item) ([]byte, error) {
 		b = append(b, 0)
 	}
 	return b, nil
-}
-
-// plainInt reports whether s is an integer in its shortest form ("0",
-// "-12", never "-0", "007" or "1e3"): the text big.Rat's RatString gives it.
-func plainInt(s string) bool {
-	d := strings.TrimPrefix(s, "-")
-	if d == "" || len(d) > 30 || (d[0] == '0' && (len(d) > 1 || len(s) > 1)) {
-		return false
-	}
-	for i := 0; i < len(d); i++ {
-		if d[i] < '0' || d[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // wireBatchGetChunk is batchGetChunk on the wire path.
