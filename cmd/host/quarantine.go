@@ -229,15 +229,15 @@ func replayQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store,
 		fmt.Fprintf(quarantineOut, "%s: nothing to replay\n", t.Name())
 		return nil
 	}
-	h, err := host.New(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer h.Close(ctx)
 	client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Effective().Region)
 	if err != nil {
 		return fmt.Errorf("DynamoDB client: %w", err)
 	}
+	h, err := host.New(ctx, cfg, host.WithClient(client)) // the re-reads of event items share it
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
 	p := &rereader{h: h, client: client, table: cfg.EventStore.Table, reread: map[string]bool{}}
 	done, err := quarantine.Replay(ctx, p, t, entries)
 	failed := 0
