@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/apply"
 )
 
 // FindingKind names what a verification found wrong with a row.
@@ -170,8 +170,8 @@ type RowCheckError struct {
 
 // Error implements error.
 func (e *RowCheckError) Error() string {
-	if msg := e.Err.Error(); strings.HasPrefix(msg, "projection "+e.Projection+": ") {
-		return msg // the engine's error names the projection and the row already
+	if re := (*apply.RowError)(nil); errors.As(e.Err, &re) && re.Projection == e.Projection {
+		return e.Err.Error() // the engine's error names the projection and the row already
 	}
 	if e.Key == nil {
 		return fmt.Sprintf("projection %q: %v", e.Projection, e.Err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/internal/apply"
 )
 
 // Processor runs a batch of records; *host.Host is one.
@@ -69,8 +70,8 @@ func failureOf(res *host.Result) string {
 			row := &pr.Rows[i]
 			if row.Failed() {
 				msg := row.Err.Error()
-				if !strings.HasPrefix(msg, "projection "+name+": ") {
-					msg = "projection " + name + ": " + msg // the engine's error names it already
+				if re := (*apply.RowError)(nil); !errors.As(row.Err, &re) || re.Projection != name {
+					msg = "projection " + name + ": " + msg // the engine's row error names it already
 				}
 				why = append(why, msg)
 				continue
