@@ -37,7 +37,10 @@ finished yet) or unowned (readable, and no live worker holds it).
 It exits 1, naming the shard and for how long, when a readable shard has
 had no owner for longer than sidecar.leaseDuration: nobody reads it; and
 when the stream's shards cannot be listed (the event table does not exist,
-or has no stream), naming the cause. Times
+or has no stream), naming the cause; and when a table the configuration
+names (a read model, an outbox, the quarantine table) does not exist, as
+` + "`host run`" + ` checks at its start: the workers fail every record that writes
+to it. Times
 in the lease table are by the clocks of the workers that wrote them.
 
 Lag is the age of the oldest record after the shard's checkpoint (one
@@ -93,16 +96,32 @@ func runStatus(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	missing, tablesErr := statusTables(ctx, cfg, f)
 	if *asJSON {
-		if err := json.NewEncoder(statusOut).Encode(fleetJSONOf(f)); err != nil {
+		v := fleetJSONOf(f)
+		if missing != nil {
+			v.TablesMissing = missing.Error()
+		}
+		if err := json.NewEncoder(statusOut).Encode(v); err != nil {
 			return err
 		}
-	} else if err := printFleet(statusOut, f); err != nil {
-		return err
+	} else {
+		if err := printFleet(statusOut, f); err != nil {
+			return err
+		}
+		if missing != nil {
+			fmt.Fprintf(statusOut, "\ntables missing: %v\n", missing)
+		}
 	}
 	var errs []error
 	if f.StreamErr != nil {
 		errs = append(errs, fmt.Errorf("the stream's shards could not be listed, so whether every shard is read is unknown: %w", f.StreamErr))
+	}
+	if missing != nil {
+		errs = append(errs, fmt.Errorf("the workers fail every record that writes to a missing table: %w", missing))
+	}
+	if tablesErr != nil {
+		errs = append(errs, tablesErr)
 	}
 	for _, p := range f.Problems() {
 		errs = append(errs, p)
@@ -211,6 +230,7 @@ type fleetJSON struct {
 	LeaseDurationMS int64            `json:"leaseDurationMillis"`
 	At              time.Time        `json:"at"`
 	StreamError     string           `json:"streamError,omitempty"`
+	TablesMissing   string           `json:"tablesMissing,omitempty"`
 	Shards          []shardJSON      `json:"shards"`
 	Workers         []workerJSON     `json:"workers"`
 	Problems        []string         `json:"problems"`

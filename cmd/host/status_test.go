@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -138,6 +140,33 @@ func TestC6_StatusReportsAMissingEventTableAndFails(t *testing.T) {
 	var v fleetJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
 	assert.Contains(t, v.StreamError, "table events2 (event store) does not exist")
+}
+
+// A read-model table deleted under the fleet fails every record that
+// writes to it; the lease table alone does not show that, so status checks
+// the configuration's tables as host run does at its start, and fails.
+func TestC6_StatusReportsAMissingReadModelTableAndFails(t *testing.T) {
+	e := newSidecarEnv(t, ddblocal.StreamOptions{Shards: 1}, "", "")
+	e.createTables(t)
+	out, err := statusOutput("--config", e.cfgPath, "--no-lag")
+	require.Error(t, err, out) // no worker runs: its shard is unowned
+	assert.NotErrorIs(t, err, host.ErrTablesMissing)
+	assert.NotContains(t, out, "tables missing")
+
+	_, err = e.env.Client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String("summaries")})
+	require.NoError(t, err)
+	out, err = statusOutput("--config", e.cfgPath, "--no-lag")
+	require.Error(t, err, out)
+	assert.ErrorIs(t, err, host.ErrTablesMissing)
+	assert.Contains(t, out, "tables missing: table summaries (projection summaries) does not exist")
+	assert.Contains(t, err.Error(), "`host tables create`")
+	assert.NotContains(t, err.Error(), "table events") // the event table is there
+
+	out, err = statusOutput("--config", e.cfgPath, "--no-lag", "--json")
+	require.Error(t, err)
+	var v fleetJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.Contains(t, v.TablesMissing, "table summaries (projection summaries) does not exist")
 }
 
 // A worker that holds no lease (it only asks for one) has no renewal to
