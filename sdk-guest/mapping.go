@@ -153,6 +153,16 @@ func buildCodec(t reflect.Type) *codec {
 	return c
 }
 
+// notFit fails the decoding of number s, which type t cannot hold, naming
+// the attribute it is in when there is one.
+func (d *decoder) notFit(field, s string, t any) {
+	if field != "" {
+		d.r.Fail("attribute %q: number %q does not fit %s", field, s, t)
+		return
+	}
+	d.r.Fail("number %q does not fit %s", s, t)
+}
+
 func (c *codec) mismatch(d *decoder, k abi.Kind) {
 	if d.field != "" {
 		d.r.Fail("attribute %q: cannot decode %s into %s", d.field, k, c.t)

@@ -27,7 +27,7 @@ func (c *codec) fillDecimal() {
 		}
 		v, err := ParseDecimal(s)
 		if err != nil {
-			d.r.Fail("number %q does not fit %s", s, c.t)
+			d.notFit(d.field, s, c.t)
 			return
 		}
 		*(*Decimal)(p) = v

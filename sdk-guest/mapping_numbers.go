@@ -39,7 +39,7 @@ func (c *codec) fillInt() {
 		}
 		v, ok := parseInt(s, bits)
 		if !ok {
-			d.r.Fail("number %q does not fit %s", s, c.t)
+			d.notFit(d.field, s, c.t)
 			return
 		}
 		switch bits {
@@ -80,7 +80,7 @@ func (c *codec) fillUint() {
 		if err != nil {
 			f, ferr := strconv.ParseFloat(s, 64)
 			if ferr != nil || f != math.Trunc(f) || f < 0 || f >= math.Ldexp(1, bits) {
-				d.r.Fail("number %q does not fit %s", s, c.t)
+				d.notFit(d.field, s, c.t)
 				return
 			}
 			v = uint64(f)
@@ -132,7 +132,7 @@ func (c *codec) fillFloat() {
 			f, err = strconv.ParseFloat(s, bits)
 		}
 		if err != nil {
-			d.r.Fail("number %q does not fit %s", s, c.t)
+			d.notFit(d.field, s, c.t)
 			return
 		}
 		if bits == 32 {

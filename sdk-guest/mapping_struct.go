@@ -226,14 +226,14 @@ func (c *codec) decFields(d *decoder, n int, p unsafe.Pointer) {
 			}
 			v, err := parseFloat(s)
 			if err != nil {
-				d.r.Fail("number %q does not fit float64", s)
+				d.notFit(f.name, s, "float64")
 			}
 			*(*float64)(q) = v
 		case f.c.fast == fastInt64 && k == abi.KindN:
 			s := d.r.String()
 			v, ok := parseInt(s, 64)
 			if !ok {
-				d.r.Fail("number %q does not fit int64", s)
+				d.notFit(f.name, s, "int64")
 			}
 			*(*int64)(q) = v
 		case k == abi.KindNULL && f.c.t.Kind() != reflect.Pointer && f.c.t != valueType:

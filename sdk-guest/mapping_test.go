@@ -169,20 +169,25 @@ func TestW2_MappingRecursiveTypes(t *testing.T) {
 	}
 }
 
-// A value that does not fit its field names the attribute, so a plugin's
-// error says which part of an event to fix ("price", not "at byte 24").
+// A value that does not fit its field (of the wrong kind, or a number the
+// field's type cannot hold) names the attribute, so a plugin's error says
+// which part of an event to fix ("price", not "at byte 24").
 func TestW2_AMismatchNamesTheAttribute(t *testing.T) {
 	type line struct {
 		Price guest.Decimal `ddb:"price"`
 	}
 	for want, bad := range map[string]abi.Item{
-		`attribute "name": cannot decode N into string`:         {"name": abi.N("1")},
-		`attribute "n": cannot decode S into int64`:             {"n": abi.S("three")},
-		`attribute "price": cannot decode S into guest.Decimal`: {"lines": abi.L(abi.M(abi.Item{"price": abi.S("1.5")}))},
+		`attribute "name": cannot decode N into string`:                {"name": abi.N("1")},
+		`attribute "n": cannot decode S into int64`:                    {"n": abi.S("three")},
+		`attribute "price": cannot decode S into guest.Decimal`:        {"lines": abi.L(abi.M(abi.Item{"price": abi.S("1.5")}))},
+		`attribute "n": number "1e400" does not fit int64`:             {"n": abi.N("1e400")},
+		`attribute "small": number "300" does not fit int8`:            {"small": abi.N("300")},
+		`attribute "price": number "1e400" does not fit guest.Decimal`: {"lines": abi.L(abi.M(abi.Item{"price": abi.N("1e400")}))},
 	} {
 		var w struct {
 			Name  string `ddb:"name"`
 			N     int64  `ddb:"n"`
+			Small int8   `ddb:"small"`
 			Lines []line `ddb:"lines"`
 		}
 		err := guest.FromItem(bad, &w)

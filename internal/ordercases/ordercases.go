@@ -151,3 +151,20 @@ func RandomNumber(r *rand.Rand) string {
 	}
 	return b.String()
 }
+
+// AgreeFailing is the evolve requests the differential tests send that
+// each module must refuse with the same error: a row whose state does not
+// decode (a number its field cannot hold, a value of the wrong kind), the
+// error naming the attribute.
+func AgreeFailing() map[string]*abi.EvolveRequest {
+	key := ordersummary.RowKey("o-1")
+	run := func(state abi.Item) *abi.EvolveRequest {
+		return &abi.EvolveRequest{Key: key, StreamID: "o-1", State: state, Events: []abi.SourcedEvent{Added(3, "1")}}
+	}
+	return map[string]*abi.EvolveRequest{
+		"state items beyond int64":     run(abi.Item{"customer": abi.S("c"), "total": abi.N("1"), "items": abi.N("1e400")}),
+		"state version beyond int64":   run(abi.Item{"customer": abi.S("c"), "version": abi.N("-99999999999999999999")}),
+		"state total beyond a decimal": run(abi.Item{"customer": abi.S("c"), "total": abi.N("1e400"), "items": abi.N("2")}),
+		"state items a string":         run(abi.Item{"customer": abi.S("c"), "items": abi.S("two")}),
+	}
+}

@@ -23,8 +23,8 @@ import (
 // NULLs and hidden attributes, unknown and mistyped events, quoted event
 // types, numbers in every form, with and without omitState) to the Go,
 // Rust and C order-summary modules: describe, evolve, key and the optional
-// exports answer with the same bytes, and a request for an unknown source
-// is a guest error in each.
+// exports answer with the same bytes; a request for an unknown source, and
+// a row whose state does not decode, are the same guest error in each.
 func TestW7_RustAndCAnswerAsTheGoPlugin(t *testing.T) {
 	ctx := context.Background()
 	goP := loadOrderSummary(t, "go")
@@ -43,6 +43,14 @@ func TestW7_RustAndCAnswerAsTheGoPlugin(t *testing.T) {
 					g, _ := abi.DecodeEvolveResponse(got)
 					t.Errorf("%s: evolve differs:\ngo   %+v\n%-4s %+v\nbytes go   %q\nbytes %-4s %q", name, w, lang, g, want, lang, got)
 				}
+			}
+			for name, req := range ordercases.AgreeFailing() {
+				in := abi.AppendEvolveRequest(nil, req)
+				_, want := goP.Call(ctx, abi.CapEvolve, in)
+				require.ErrorContains(t, want, "attribute \"", name)
+				_, got := p.Call(ctx, abi.CapEvolve, in)
+				require.ErrorIs(t, got, plugin.ErrGuest, name)
+				require.Equal(t, want.Error(), got.Error(), name)
 			}
 
 			keyReq := &abi.KeyRequest{Source: "Order"}

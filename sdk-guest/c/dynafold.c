@@ -1592,6 +1592,8 @@ void df_effects_map_end(df_effects *fx, df_attrs *m) {
 
 /* ---- typed fields ---- */
 
+/* The type names of decoding errors: the Go SDK's (guest.Decimal,
+ * guest.Number), so a module built from any SDK fails with the same bytes. */
 static const char *df_type_name(int t) {
     switch (t) {
     case DF_T_STR:
@@ -1603,9 +1605,9 @@ static const char *df_type_name(int t) {
     case DF_T_BOOL:
         return "bool";
     case DF_T_DECIMAL:
-        return "decimal";
+        return "guest.Decimal";
     case DF_T_NUMBER:
-        return "Number";
+        return "guest.Number";
     case DF_T_BYTES:
         return "bytes";
     }
@@ -1672,7 +1674,7 @@ static bool df_field_decode(const df_field *f, void *p, const df_ref *v, df_str 
     }
     if (!ok) {
         df_str q = df_quote(t);
-        snprintf(what, sizeof what, "number %.*s does not fit %s", (int)q.len, q.ptr, df_type_name(f->type));
+        snprintf(what, sizeof what, "attribute \"%s\": number %.*s does not fit %s", f->name, (int)q.len, q.ptr, df_type_name(f->type));
         *why = df_decode_error(what, v->at + df_payload_len(v->kind, v->payload));
     }
     return ok;

@@ -57,6 +57,16 @@ func TestW3_ExtismAndRawAgree(t *testing.T) {
 		})
 	}
 
+	// a row whose state does not decode: the same error, naming the attribute
+	for name, req := range ordercases.AgreeFailing() {
+		in := abi.AppendEvolveRequest(nil, req)
+		_, want := raw.Call(ctx, abi.CapEvolve, in)
+		require.ErrorContains(t, want, "attribute \"", name)
+		_, got := as.Call(ctx, abi.CapEvolve, in)
+		require.Error(t, got, name)
+		require.Equal(t, want.Error(), got.Error(), name)
+	}
+
 	// key, and the optional exports, byte for byte.
 	keyReq := &abi.KeyRequest{Source: "Order"}
 	for _, e := range orderRun(3).Events {
@@ -91,5 +101,6 @@ func TestW3_ExtismAndRawAgree(t *testing.T) {
 	_, aerr := as.Evolve(ctx, bad)
 	require.ErrorIs(t, rerr, plugin.ErrGuest)
 	require.ErrorIs(t, aerr, extism.ErrGuest)
-	require.Contains(t, aerr.Error(), `has no source "Nope"`)
+	require.Contains(t, aerr.Error(), `guest error: evolve: guest: projection "order-summary" has no source "Nope"`)
+	require.Contains(t, rerr.Error(), `guest error: evolve: guest: projection "order-summary" has no source "Nope"`)
 }

@@ -31,10 +31,10 @@ impl DecodeError {
     }
 
     /// The error with the attribute it happened in named, when it is a
-    /// mismatch not yet named (the innermost attribute names it, as the Go
-    /// SDK's errors do).
+    /// mismatch or a number that does not fit, not yet named (the innermost
+    /// attribute names it, as the Go SDK's errors do).
     pub fn in_attribute(mut self, name: &[u8]) -> Self {
-        if self.what.starts_with("cannot decode ") {
+        if self.what.starts_with("cannot decode ") || self.what.starts_with("number ") {
             self.what = format!("attribute {}: {}", quote(name), self.what);
         }
         self
@@ -523,7 +523,8 @@ impl Field for bool {
 }
 
 impl Field for Decimal {
-    const TYPE: &'static str = "decimal";
+    // the Go SDK's name, so a decoding error is the same bytes from either
+    const TYPE: &'static str = "guest.Decimal";
     fn encode(&self, out: &mut Vec<u8>) -> Result<(), String> {
         if let Err(e) = self.valid() {
             return Err(format!("{}: {} (round it first, or store it as a string)", self, e));
@@ -553,7 +554,7 @@ impl Field for Decimal {
 }
 
 impl Field for Number {
-    const TYPE: &'static str = "Number";
+    const TYPE: &'static str = "guest.Number";
     fn encode(&self, out: &mut Vec<u8>) -> Result<(), String> {
         out.push(kind::N);
         put_str(out, &self.0);

@@ -210,11 +210,11 @@ export function decodeState(ptr: usize, len: usize, s: State): bool {
     if (field == 5) {
       const v = parseDecimal(p, l);
       if (v === null || decimalError(v) !== null) {
-        r.fail('number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit guest.Decimal');
+        r.fail('attribute "total": number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit guest.Decimal');
       } else s.total = v;
     } else {
       const v = parseInt64(p, l);
-      if (!parseOk) r.fail('number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit int64');
+      if (!parseOk) r.fail('attribute "' + (field == 4 ? "items" : "version") + '": number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit int64');
       if (field == 4) s.items = v;
       else s.version = v;
     }

@@ -103,7 +103,7 @@ export function key(): i32 {
   r.reset(inPtr, inLen);
   const sp = r.str();
   const serr = checkSource(sp, r.slen);
-  if (serr !== null) return guestError(serr);
+  if (serr !== null) return guestError("key", serr);
   const n = r.count(12);
   out.reset();
   out.byte(0);
@@ -117,7 +117,7 @@ export function key(): i32 {
     out.bytes(ev.streamIdPtr, ev.streamIdLen);
     out.put(E_KEY_SK); // sk, S "OrderSummary", then no error
   }
-  if (r.err !== null) return guestError("guest: key request: " + <string>r.err);
+  if (r.err !== null) return guestError("key", "guest: key request: " + <string>r.err);
   return flush();
 }
 
@@ -135,10 +135,10 @@ export function evolve(): i32 {
   let present = stateLen > 0 && load<u8>(statePtr) != 0;
   const n = r.count(13);
   if (keyLen == 0 || stateLen == 0) r.fail("evolve request: key or state missing");
-  if (r.err !== null) return guestError("guest: evolve request: " + <string>r.err);
+  if (r.err !== null) return guestError("evolve", "guest: evolve request: " + <string>r.err);
   st.clear();
   if (present && !decodeState(statePtr, stateLen, st)) {
-    return guestError("guest: state as read: " + <string>decodeErr);
+    return guestError("evolve", "guest: state as read: " + <string>decodeErr);
   }
   out.reset();
   out.byte(0);
@@ -147,9 +147,9 @@ export function evolve(): i32 {
     const np = r.str();
     const nl = r.slen;
     readEvent(r, ev);
-    if (r.err !== null) return guestError("guest: evolve request: " + <string>r.err);
+    if (r.err !== null) return guestError("evolve", "guest: evolve request: " + <string>r.err);
     const serr = checkSource(np, nl);
-    if (serr !== null) return guestError(serr);
+    if (serr !== null) return guestError("evolve", serr);
     if (sidLen == 0) {
       sidPtr = ev.streamIdPtr;
       sidLen = ev.streamIdLen;
@@ -196,8 +196,8 @@ export function initial(): i32 {
   r.skipOptItem(); // key
   const hasEvent = r.bool();
   if (hasEvent) readEvent(r, ev);
-  if (r.err !== null) return guestError(<string>r.err);
-  if (!hasEvent) return guestError("guest: initial of a single-source projection needs the event");
+  if (r.err !== null) return guestError("initial", <string>r.err);
+  if (!hasEvent) return guestError("initial", "guest: initial of a single-source projection needs the event");
   st.initial(sidPtr, sidLen);
   out.reset();
   out.byte(0);
@@ -214,9 +214,9 @@ export function terminal(): i32 {
   const sl = r.slen;
   r.str(); // tag
   r.str(); // message
-  if (r.err !== null) return guestError(<string>r.err);
+  if (r.err !== null) return guestError("terminal", <string>r.err);
   const serr = checkSource(sp, sl);
-  if (serr !== null) return guestError(serr);
+  if (serr !== null) return guestError("terminal", serr);
   out.reset();
   out.byte(0);
   out.byte(0); // false
@@ -233,7 +233,7 @@ export function to_item(): i32 {
   const sl = r.pos - sp;
   r.str(); // streamId
   r.skipOptItem(); // key
-  if (r.err !== null) return guestError(<string>r.err);
+  if (r.err !== null) return guestError("to_item", <string>r.err);
   out.reset();
   out.byte(0);
   if (load<u8>(sp) == 0) {
@@ -241,7 +241,7 @@ export function to_item(): i32 {
     return flush();
   }
   st.clear();
-  if (!decodeState(sp, sl, st)) return guestError(<string>decodeErr);
+  if (!decodeState(sp, sl, st)) return guestError("to_item", <string>decodeErr);
   writeItem(out, st);
   return flush();
 }
@@ -256,7 +256,7 @@ export function effects(): i32 {
   r.skipOptItem(); // key
   readEvent(r, ev);
   r.skipOptItem(); // next
-  if (r.err !== null) return guestError(<string>r.err);
+  if (r.err !== null) return guestError("effects", <string>r.err);
   out.reset();
   out.byte(0);
   out.byte(0); // no effects

@@ -61,10 +61,12 @@ export function flush(): i32 {
 }
 
 // guestError answers status 1 with msg: the call itself failed.
-export function guestError(msg: string): i32 {
+// guestError answers a guest error of export fn, named first as the SDKs'
+// errors are ("evolve: guest: ...").
+export function guestError(fn: string, msg: string): i32 {
   out.reset();
   out.byte(1);
-  out.utf8(msg);
+  out.utf8(fn + ": " + msg);
   return flush();
 }
 export function writeUtf8Str(s: string): void {

@@ -100,7 +100,7 @@ export function key(): i32 {
   const r = req;
   r.reset(inPtr, inLen);
   const sp = r.str();
-  if (!knownSource(sp, r.slen)) return guestError("guest: as-tally has no source " + String.UTF8.decodeUnsafe(sp, r.slen));
+  if (!knownSource(sp, r.slen)) return guestError("key", "guest: as-tally has no source " + String.UTF8.decodeUnsafe(sp, r.slen));
   const n = r.count(12);
   out.reset();
   out.byte(0);
@@ -116,7 +116,7 @@ export function key(): i32 {
     out.strAscii("T");
     out.byte(0); // no error
   }
-  if (r.err !== null) return guestError("guest: key request: " + <string>r.err);
+  if (r.err !== null) return guestError("key", "guest: key request: " + <string>r.err);
   return flush();
 }
 
@@ -185,11 +185,11 @@ export function evolve(): i32 {
   const r = req;
   r.reset(inPtr, inLen);
   readEvolveHead(r, head);
-  if (r.err !== null) return guestError("guest: evolve request: " + <string>r.err);
+  if (r.err !== null) return guestError("evolve", "guest: evolve request: " + <string>r.err);
   let present = head.present;
   if (present) {
     const err = decodeState(head.statePtr, head.stateLen);
-    if (err !== null) return guestError("guest: state as read: " + err);
+    if (err !== null) return guestError("evolve", "guest: state as read: " + err);
   }
   let removed = false;
   let all = true;
@@ -197,8 +197,8 @@ export function evolve(): i32 {
   out.byte(0);
   for (let i: usize = 0; i < head.n; i++) {
     readSourced(r, ctx, ev);
-    if (r.err !== null) return guestError("guest: evolve request: " + <string>r.err);
-    if (!knownSource(ctx.sourcePtr, ctx.sourceLen)) return guestError("guest: as-tally has no source " + ctx.source());
+    if (r.err !== null) return guestError("evolve", "guest: evolve request: " + <string>r.err);
+    if (!knownSource(ctx.sourcePtr, ctx.sourceLen)) return guestError("evolve", "guest: as-tally has no source " + ctx.source());
     if (!present) {
       count = 0; // initial(key)
       lastPtr = 0;
@@ -263,7 +263,7 @@ export function to_item(): i32 {
   const sp = r.pos;
   r.skipOptItem();
   const sl = r.pos - sp;
-  if (r.err !== null) return guestError(<string>r.err);
+  if (r.err !== null) return guestError("to_item", <string>r.err);
   out.reset();
   out.byte(0);
   if (sl == 0 || load<u8>(sp) == 0) {
@@ -271,7 +271,7 @@ export function to_item(): i32 {
     return flush();
   }
   const err = decodeState(sp, sl);
-  if (err !== null) return guestError(err);
+  if (err !== null) return guestError("to_item", err);
   writeState(out);
   return flush();
 }
@@ -288,7 +288,7 @@ export function effects(): i32 {
   r.skipOptItem(); // key
   readEvent(r, ev);
   r.skipOptItem(); // next
-  if (r.err !== null) return guestError(<string>r.err);
+  if (r.err !== null) return guestError("effects", <string>r.err);
   effectsOf(ctx, ev);
   out.reset();
   out.byte(0);
