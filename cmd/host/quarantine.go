@@ -238,7 +238,7 @@ func replayQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store,
 		return err
 	}
 	defer h.Close(ctx)
-	p := &rereader{h: h, client: client, table: cfg.EventStore.Table, reread: map[string]bool{}}
+	p := &rereader{h: h, client: client, table: cfg.EventStore.Table, reread: map[string]bool{}, unread: map[string]string{}}
 	done, err := quarantine.Replay(ctx, p, t, entries)
 	failed := 0
 	for _, r := range done {
@@ -252,6 +252,9 @@ func replayQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store,
 		}
 		failed++
 		fmt.Fprintf(quarantineOut, "%s: failed again, entry kept: %s\n", r.Entry.ID, oneLine(r.Why))
+		if u := p.unread[recordID(r.Entry.Record)]; u != "" {
+			fmt.Fprintf(quarantineOut, "%s: %s\n", r.Entry.ID, u)
+		}
 	}
 	fmt.Fprintf(quarantineOut, "%d replayed, %d failed again\n", len(done)-failed, failed)
 	if err != nil {

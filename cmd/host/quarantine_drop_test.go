@@ -8,12 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/quarantine"
+	"github.com/dynafold/dynafold/internal/ddbclient"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
@@ -205,4 +208,43 @@ func quarantineTableSetup(t *testing.T) (cfgPath string, env *testenv.Env, summa
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close(ctx) })
 	return cfgPath, env, summaries, cfg, h
+}
+
+// A record that fails again is checked against the event table's item for
+// a repair; when that check could not be made (the item was deleted, the
+// table cannot be read), replay says so under the entry rather than
+// leaving the operator to think the event table was read and unchanged.
+func TestC4_QuarantineReplaySaysWhenTheEventTableCouldNotBeChecked(t *testing.T) {
+	ctx := context.Background()
+	cfgPath, env, _, cfg, h := quarantineTableSetup(t)
+	evs, err := h.Append(ctx, "Order", "m-3", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}})
+	require.NoError(t, err)
+	bad := abi.CloneItem(h.EventItem(evs[0]))
+	delete(bad, "eventType")
+	entry := quarantine.Entry{Stream: "Order", Shard: "shardId-1", Attempts: 3, Reason: `does not decode: attribute "eventType" is missing`,
+		Record: host.Record{EventName: "INSERT", EventID: "e4", DynamoDB: host.StreamRecord{
+			Keys: abi.Item{"pk": bad["pk"], "sk": bad["sk"]}, NewImage: bad, SequenceNumber: "1000"}}}
+	q, err := quarantine.NewTable(env.Client, "shop-quarantine")
+	require.NoError(t, err)
+	require.NoError(t, q.Send(ctx, entry))
+	id := quarantine.EntryID(entry)
+
+	key, err := ddbclient.ToAttributeMap(entry.Record.DynamoDB.Keys)
+	require.NoError(t, err)
+	_, err = env.Client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(cfg.EventStore.Table), Key: key})
+	require.NoError(t, err)
+	out, err := quarantineOutput(t, "replay", "--config", cfgPath, "--all")
+	require.Error(t, err, out)
+	assert.Contains(t, out, id+": failed again, entry kept:")
+	assert.Contains(t, out, id+": event table "+cfg.EventStore.Table+" no longer holds its item")
+
+	_, err = env.Client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(cfg.EventStore.Table)})
+	require.NoError(t, err)
+	out, err = quarantineOutput(t, "replay", "--config", cfgPath, "--all")
+	require.Error(t, err, out)
+	assert.Contains(t, out, id+": failed again, entry kept:")
+	assert.Contains(t, out, id+": event table "+cfg.EventStore.Table+" does not exist, so a repair of its item could not be seen")
+	left, err := q.All(ctx)
+	require.NoError(t, err)
+	assert.Len(t, left, 1, "the entry is kept")
 }

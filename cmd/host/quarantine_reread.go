@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
@@ -22,6 +25,10 @@ type rereader struct {
 	client *dynamodb.Client
 	table  string
 	reread map[string]bool // record ids (sequence number, or event id) that succeeded from the item
+	// unread says, by record id, why a record that failed again could not
+	// be checked against the event table's item (a repair made since
+	// would not have been seen).
+	unread map[string]string
 }
 
 // ProcessBatch runs records through h; a batch of one record that failed
@@ -34,10 +41,20 @@ func (p *rereader) ProcessBatch(ctx context.Context, records []host.Record) (*ho
 	r := records[0]
 	key, kerr := ddbclient.ToAttributeMap(r.DynamoDB.Keys)
 	if kerr != nil {
+		p.unread[recordID(r)] = fmt.Sprintf("its keys are not a DynamoDB key (%v), so the event table was not read for a repair", kerr)
 		return res, nil
 	}
 	out, gerr := p.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(p.table), Key: key, ConsistentRead: aws.Bool(true)})
-	if gerr != nil || out.Item == nil {
+	var rnf *types.ResourceNotFoundException
+	switch {
+	case errors.As(gerr, &rnf):
+		p.unread[recordID(r)] = fmt.Sprintf("event table %s does not exist, so a repair of its item could not be seen; create it (`host tables create`) or point the configuration at it, and replay again", p.table)
+		return res, nil
+	case gerr != nil:
+		p.unread[recordID(r)] = fmt.Sprintf("its item in event table %s could not be read (%s), so a repair made there since was not seen; replay again once the table can be read", p.table, oneLine(unreachableText(gerr)))
+		return res, nil
+	case out.Item == nil:
+		p.unread[recordID(r)] = fmt.Sprintf("event table %s no longer holds its item (deleted since it was given up?): only the record as given up can be replayed", p.table)
 		return res, nil
 	}
 	item, ierr := ddbclient.FromAttributeMap(out.Item)
@@ -59,4 +76,13 @@ func recordID(r host.Record) string {
 		return r.DynamoDB.SequenceNumber
 	}
 	return r.EventID
+}
+
+// unreachableText is err as a message shows it: a request no server
+// answered names the endpoint and what to check, not the SDK's retries.
+func unreachableText(err error) string {
+	if ue, ok := ddbclient.Unreachable(err); ok {
+		return ue.Error()
+	}
+	return err.Error()
 }
