@@ -21,8 +21,9 @@ import (
 )
 
 // One poison record in a batch, under bisect and three retries: the log
-// has one warning for it (its first failure) and one error (given up),
-// where every retry warned again.
+// has one warning for it (its first failure, saying after which attempt
+// it will be given up) and one error (given up), where every retry warned
+// again.
 func TestC4_OnePoisonRecordUnderBisectLogsOneWarning(t *testing.T) {
 	qfile := filepath.Join(t.TempDir(), "q.jsonl")
 	retries := 3
@@ -61,6 +62,7 @@ func TestC4_OnePoisonRecordUnderBisectLogsOneWarning(t *testing.T) {
 	assert.Contains(t, warns[0], "record failed; it is delivered again")
 	assert.Contains(t, warns[0], "sequenceNumber="+es[0].Record.DynamoDB.SequenceNumber)
 	assert.NotContains(t, warns[0], "hint=", "a record that will be set aside needs no hint")
+	assert.Contains(t, warns[0], `givenUp="after attempt 4 (maxRetries 3; 3 more), to its onFailure destination`, "when the shard stops waiting")
 	assert.Equal(t, 1, strings.Count(out, "level=ERROR"), "log:\n%s", out)
 	assert.Contains(t, out, "record given up")
 }

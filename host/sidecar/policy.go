@@ -78,8 +78,14 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 			if a.n > 1 {
 				args = append(args, "failingSince", a.first.UTC().Format(time.RFC3339))
 			}
-			if level == slog.LevelWarn && never {
+			switch {
+			case level == slog.LevelWarn && never:
 				args = append(args, "hint", neverGivenUpHint)
+			case level == slog.LevelWarn:
+				// when the shard stops waiting for it: a record that fails
+				// slowly (a plugin call that runs to its timeout, in every
+				// half of a bisect) can hold the shard for minutes
+				args = append(args, "givenUp", r.givenUpWhen(f.projections, a))
 			}
 			r.log.Log(ctx, level, "record failed; it is delivered again", args...)
 			return i, true
@@ -127,6 +133,29 @@ func (r *Reader) exhausted(projections []string, a *attempt, rec host.Record) bo
 		}
 	}
 	return true
+}
+
+// givenUpWhen says when the failure policies will give up a record that
+// keeps failing as it does: after which attempt, or past which age (the
+// most patient policy's, as exhausted decides).
+func (r *Reader) givenUpWhen(projections []string, a *attempt) string {
+	retries, age := 0, time.Duration(0)
+	for _, p := range projections {
+		pol := r.sc.Policy(p)
+		if n := *pol.MaxRetries; retries >= 0 && (n < 0 || n > retries) {
+			retries = n
+		}
+		age = max(age, time.Duration(pol.MaxRecordAge))
+	}
+	var parts []string
+	if retries >= 0 {
+		left := retries + 1 - a.n
+		parts = append(parts, fmt.Sprintf("after attempt %d (maxRetries %d; %d more)", retries+1, retries, max(left, 0)))
+	}
+	if age > 0 {
+		parts = append(parts, fmt.Sprintf("once it is older than %s (maxRecordAge)", age))
+	}
+	return strings.Join(parts, ", or ") + ", to its onFailure destination for `host quarantine`"
 }
 
 // projectionLabel is how a log line names a failure's projection: a
