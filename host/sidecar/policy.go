@@ -21,15 +21,25 @@ type attempt struct {
 	warned string
 }
 
-// deliveries holds one shard's failed records by sequence number (in
-// memory: a new owner of the shard counts from zero).
-type deliveries struct{ attempts map[string]*attempt }
+// deliveries holds one shard's failed records by sequence number, and the
+// event failures it gave records up for (in memory: a new owner of the
+// shard counts from zero).
+type deliveries struct {
+	attempts map[string]*attempt
+	stuck    map[string]bool // eventCause of records given up
+}
 
 // failure is the lowest failed record of a delivery.
 type failure struct {
 	pos         int
 	projections []string // "" for a failure of no projection (decode, whole batch)
 	reason      string
+	// causes are the failure's event causes (eventCause), one per failed
+	// row or instance, when every part of it is such a failure; else nil.
+	causes []string
+	// behind is set when the record is given up at once: it fails behind
+	// an event a record was given up for before.
+	behind bool
 }
 
 // deliver hands recs to the host under the failure policy. It returns n,
@@ -55,7 +65,12 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 			ds.attempts[seq] = a
 		}
 		a.n++
-		if !r.exhausted(f.projections, a, rec) {
+		// A record that fails behind an event already given up on this
+		// shard is given up at its first failure: it cannot get past that
+		// event, and each retry of each later record of the row would hold
+		// the shard (seconds each, behind one bad event).
+		f.behind = !r.neverGivenUp(f.projections) && ds.givenUpBefore(f)
+		if !f.behind && !r.exhausted(f.projections, a, rec) {
 			// A warning at a failing record's first failure, and again
 			// whenever its reason changes (a plugin swapped meanwhile fails
 			// it another way) and, for a record no policy will give up, at
@@ -94,6 +109,7 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 			r.log.Error("sending a given-up record to its on-failure destination failed; it is delivered again", "shard", shard, "sequenceNumber", seq, "err", why(err))
 			return i, true
 		}
+		ds.remember(f)
 		delete(ds.attempts, seq)
 		start = i + 1
 	}
@@ -197,8 +213,12 @@ func (r *Reader) giveUp(ctx context.Context, stream, shard string, rec host.Reco
 				return fmt.Errorf("projection %q: %w", p, err)
 			}
 		}
-		r.log.Error("record given up", "projection", projectionLabel(p), "shard", shard, "sequenceNumber", rec.DynamoDB.SequenceNumber,
-			"attempts", a.n, "firstSeen", a.first, "reason", f.reason, "sentToDestination", d != nil)
+		args := []any{"projection", projectionLabel(p), "shard", shard, "sequenceNumber", rec.DynamoDB.SequenceNumber,
+			"attempts", a.n, "firstSeen", a.first, "reason", f.reason, "sentToDestination", d != nil}
+		if f.behind {
+			args = append(args, "givenUpAtOnce", "a record was given up for the event it fails on; it fails the same way behind it until that event is repaired or the plugin accepts it, then replay both")
+		}
+		r.log.Error("record given up", args...)
 		r.obs.RecordGivenUp(p, stream, shard, rec, f.reason)
 	}
 	r.givenUp.Add(1)
@@ -287,6 +307,12 @@ func (r *Reader) countWritten(res *host.Result) {
 func failureAt(res *host.Result, pos int) failure {
 	f := failure{pos: pos}
 	var reasons []string
+	allEvents := true
+	cause := func(projection string, err error) {
+		c, ok := eventCause(projection, err)
+		allEvents = allEvents && ok
+		f.causes = append(f.causes, c)
+	}
 	for _, name := range sortedKeys(res.Projections) {
 		pr := res.Projections[name]
 		for i := range pr.Rows {
@@ -294,6 +320,7 @@ func failureAt(res *host.Result, pos int) failure {
 			if o.Failed() && slices.Contains(o.Positions, pos) {
 				f.projections = append(f.projections, name)
 				reasons = append(reasons, o.Err.Error()) // it names the projection and the row
+				cause(name, o.Err)
 				continue
 			}
 			// A row written without some of its stream instances: each
@@ -301,6 +328,7 @@ func failureAt(res *host.Result, pos int) failure {
 			for _, in := range o.Instances {
 				if in.Err != nil && slices.Contains(in.Positions, pos) {
 					f.projections = append(f.projections, name)
+					cause(name, in.Err)
 					reasons = append(reasons, fmt.Sprintf("projection %s: row %s: stream instance %s#%s: %v", name, keys.String(o.Key), in.Source, in.StreamID, in.Err))
 				}
 			}
@@ -321,6 +349,9 @@ func failureAt(res *host.Result, pos int) failure {
 	if len(f.projections) == 0 {
 		f.projections = []string{""}
 		reasons = append(reasons, "reported failed")
+	}
+	if !allEvents || len(f.causes) != len(reasons) {
+		f.causes = nil // some part a retry may get past
 	}
 	f.projections = slices.Compact(f.projections)
 	f.reason = strings.Join(reasons, "; ")

@@ -33,7 +33,7 @@ func (r *Reader) work(read, proc context.Context, rd feed.Source, h *held) {
 		ckpt = ""
 	}
 	it := rd.Open(shard, ckpt)
-	ds := &deliveries{attempts: map[string]*attempt{}}
+	ds := &deliveries{attempts: map[string]*attempt{}, stuck: map[string]bool{}}
 	cp := &checkpointer{r: r, h: h, ctx: proc}
 	defer cp.wait()
 	retries := 0
