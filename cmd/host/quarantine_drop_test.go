@@ -62,13 +62,7 @@ func TestC4_QuarantineDropRemovesAnEntryThatNeverReplays(t *testing.T) {
 	img := h.EventItem(evs[0])
 	delete(img, "eventType") // written by hand, behind the event store's back, and never repaired
 	env.Put(t, "shop-events", img)
-	entry := quarantine.Entry{Stream: "Order", Shard: "shardId-1", Attempts: 3, Reason: `does not decode: attribute "eventType" is missing`,
-		Record: host.Record{EventName: "INSERT", EventID: "e1", DynamoDB: host.StreamRecord{
-			Keys: abi.Item{"pk": img["pk"], "sk": img["sk"]}, NewImage: img, SequenceNumber: "700"}}}
-	q, err := quarantine.NewTable(env.Client, "shop-quarantine")
-	require.NoError(t, err)
-	require.NoError(t, q.Send(ctx, entry))
-	id := quarantine.EntryID(entry)
+	q, entry, id := sendGivenUp(t, env, img, "e1", "700", `does not decode: attribute "eventType" is missing`)
 	require.NoError(t, quarantine.NewFile(qfile).Send(ctx, entry))
 	fileEntries, err := quarantine.ReadFile(qfile)
 	require.NoError(t, err)
@@ -124,13 +118,7 @@ func TestC4_QuarantineReplayRunsARepairedEventFromTheEventTable(t *testing.T) {
 		}
 	}
 	env.Put(t, cfg.EventStore.Table, bad) // as put by hand
-	entry := quarantine.Entry{Stream: "Order", Shard: "shardId-1", Attempts: 3, Reason: `does not decode: attribute "eventType" is missing`,
-		Record: host.Record{EventName: "INSERT", EventID: "e2", DynamoDB: host.StreamRecord{
-			Keys: abi.Item{"pk": bad["pk"], "sk": bad["sk"]}, NewImage: bad, SequenceNumber: "800"}}}
-	q, err := quarantine.NewTable(env.Client, "shop-quarantine")
-	require.NoError(t, err)
-	require.NoError(t, q.Send(ctx, entry))
-	id := quarantine.EntryID(entry)
+	q, _, id := sendGivenUp(t, env, bad, "e2", "800", `does not decode: attribute "eventType" is missing`)
 
 	out, err := quarantineOutput(t, "replay", "--config", cfgPath, "--all")
 	require.Error(t, err, "not repaired yet: %s", out)
@@ -162,13 +150,7 @@ func TestC4_QuarantineReplayRunsAnEventRepairedInPlaceThatDecoded(t *testing.T) 
 		host.NewEvent{Type: "ItemAdded", Data: abi.Item{"sku": abi.S("s"), "price": abi.S("lots")}})
 	require.NoError(t, err)
 	bad := h.EventItem(evs[1])
-	entry := quarantine.Entry{Stream: "Order", Shard: "shardId-1", Attempts: 3, Reason: "evolve failed: price is not a number",
-		Record: host.Record{EventName: "INSERT", EventID: "e3", DynamoDB: host.StreamRecord{
-			Keys: abi.Item{"pk": bad["pk"], "sk": bad["sk"]}, NewImage: bad, SequenceNumber: "900"}}}
-	q, err := quarantine.NewTable(env.Client, "shop-quarantine")
-	require.NoError(t, err)
-	require.NoError(t, q.Send(ctx, entry))
-	id := quarantine.EntryID(entry)
+	_, _, id := sendGivenUp(t, env, bad, "e3", "900", "evolve failed: price is not a number")
 
 	out, err := quarantineOutput(t, "replay", "--config", cfgPath, "--all")
 	require.Error(t, err, "not repaired yet: %s", out)
@@ -221,13 +203,7 @@ func TestC4_QuarantineReplaySaysWhenTheEventTableCouldNotBeChecked(t *testing.T)
 	require.NoError(t, err)
 	bad := abi.CloneItem(h.EventItem(evs[0]))
 	delete(bad, "eventType")
-	entry := quarantine.Entry{Stream: "Order", Shard: "shardId-1", Attempts: 3, Reason: `does not decode: attribute "eventType" is missing`,
-		Record: host.Record{EventName: "INSERT", EventID: "e4", DynamoDB: host.StreamRecord{
-			Keys: abi.Item{"pk": bad["pk"], "sk": bad["sk"]}, NewImage: bad, SequenceNumber: "1000"}}}
-	q, err := quarantine.NewTable(env.Client, "shop-quarantine")
-	require.NoError(t, err)
-	require.NoError(t, q.Send(ctx, entry))
-	id := quarantine.EntryID(entry)
+	q, entry, id := sendGivenUp(t, env, bad, "e4", "1000", `does not decode: attribute "eventType" is missing`)
 
 	key, err := ddbclient.ToAttributeMap(entry.Record.DynamoDB.Keys)
 	require.NoError(t, err)
@@ -247,4 +223,18 @@ func TestC4_QuarantineReplaySaysWhenTheEventTableCouldNotBeChecked(t *testing.T)
 	left, err := q.All(ctx)
 	require.NoError(t, err)
 	assert.Len(t, left, 1, "the entry is kept")
+}
+
+// sendGivenUp puts a record of event item img, given up for reason, into
+// the quarantine table shop-quarantine, as a worker would; it returns the
+// table, the entry and its id.
+func sendGivenUp(t *testing.T, env *testenv.Env, img abi.Item, eventID, seq, reason string) (*quarantine.Table, quarantine.Entry, string) {
+	t.Helper()
+	entry := quarantine.Entry{Stream: "Order", Shard: "shardId-1", Attempts: 3, Reason: reason,
+		Record: host.Record{EventName: "INSERT", EventID: eventID, DynamoDB: host.StreamRecord{
+			Keys: abi.Item{"pk": img["pk"], "sk": img["sk"]}, NewImage: img, SequenceNumber: seq}}}
+	q, err := quarantine.NewTable(env.Client, "shop-quarantine")
+	require.NoError(t, err)
+	require.NoError(t, q.Send(context.Background(), entry))
+	return q, entry, quarantine.EntryID(entry)
 }
