@@ -27,6 +27,28 @@ import (
 	guest "github.com/dynafold/dynafold/sdk-guest"
 )
 
+const demoUsage = `usage: host demo [--plugin F] [--orders N] [--lanes N] [--batch N] [--seed N] [--kinesis]
+       host demo --config F [--events F] [--plugin F] [--projection P] [--copies N]
+
+Runs the main job on the embedded default, with no AWS account: it starts
+ddblocal in-process, appends events, delivers the event table's change feed
+as a Lambda event source mapping would (concurrent lanes, shuffled batches,
+duplicates, retries), folds it through the plugin and checks every row
+against the in-order fold of its stream; it exits 1 if a row differs.
+
+Without --config it runs the order-summary example plugin on order streams.
+With --config it runs your projection on copies of your fixture's events;
+its tables are created in the in-process ddblocal, whatever the
+configuration's endpoint, and its effects are committed there and never
+sent to outbox.deliver's target. Nothing leaves the process.
+
+Examples:
+  host demo
+  host demo --config dynafold.json --events testdata/events.json
+
+flags:
+`
+
 func runDemo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	pluginPath := fs.String("plugin", "build/plugins/order-summary.wasm", "the order-summary plugin (.wasm); \"native\" runs the same Go logic without Wasm")
@@ -44,6 +66,11 @@ func runDemo(ctx context.Context, args []string) error {
 	shards := fs.Int("shards", 4, "with --kinesis: shards of the Kinesis stream")
 	dup := fs.Float64("duplicates", 0.05, "with --kinesis: probability that the streaming destination writes a change twice")
 	reorder := fs.Float64("reorder", 0.05, "with --kinesis: probability that the streaming destination writes a change after the next one of its shard")
+	fs.SetOutput(stderrOf(ctx))
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), demoUsage)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -70,6 +70,14 @@ func (d *configDemo) run(ctx context.Context) error {
 		return fmt.Errorf("--events is required: a JSON array of events ({\"stream\", \"streamId\", \"version\", \"type\", \"data\"}, data in DynamoDB JSON), the format of a plugin's test fixture")
 	}
 	pc.HotSwap, pc.Shadow = nil, nil // the demo runs the fold, not the deployment around it
+	// The demo's events are copies of a fixture: their effects are
+	// committed to the outbox in the in-process ddblocal and never sent to
+	// the configuration's outbox.deliver target (a webhook, a queue, a bus
+	// that real consumers read).
+	undelivered := pc.Outbox != nil && pc.Outbox.Deliver != nil
+	if pc.Outbox != nil {
+		pc.Outbox.Deliver = nil
+	}
 	fixture, err := readFixtureEvents(eventsPath)
 	if err != nil {
 		return err
@@ -122,6 +130,9 @@ func (d *configDemo) run(ctx context.Context) error {
 	}
 	fmt.Fprintf(d.out, "dynafold demo — projection %s, plugin %s, events %s, seed %d\n", pc.Name, pc.Plugin, eventsPath, d.seed)
 	reportCounts(d.out, len(records), len(heads), rows, &st, counts, applyTime, time.Since(start))
+	if undelivered {
+		fmt.Fprintf(d.out, "  outbox:        effects committed in the in-process ddblocal, none sent to outbox.deliver (the demo sends nothing out)\n")
+	}
 	if len(bad) > 0 {
 		fmt.Fprintf(d.out, "  check:         %d rows DIFFER: %s\n", len(bad), strings.Join(bad, ", "))
 		return fmt.Errorf("%d of %d rows differ from the in-order fold of their streams", len(bad), rows)

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -213,4 +216,36 @@ func TestH5_DemoRunsAnyPluginFromAConfiguration(t *testing.T) {
 	assert.False(t, itemCovers(abi.Item{"zone": abi.S("north"), "readings": abi.N("1"), "seq": abi.N("5")}, want, "seq"), "a field differs")
 	assert.False(t, itemCovers(abi.Item{"zone": abi.S("north"), "seq": abi.N("5")}, want, "seq"), "a field is missing")
 	assert.False(t, itemCovers(nil, want, "seq"), "the row is missing")
+}
+
+// The demo on a configuration whose outbox delivers to a webhook commits
+// the fixture copies' effects in the in-process ddblocal and sends none of
+// them to the webhook: real consumers never see demo data.
+func TestH5_DemoWithAConfigurationSendsNoEffectsOut(t *testing.T) {
+	var calls atomic.Int32
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { calls.Add(1) }))
+	defer hook.Close()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`{
+  "eventStore": {"table": "events", "schema": "ship", "schemaVersion": 1, "streams": [
+    {"name": "Order", "composite": ["orderId"]}, {"name": "Scan", "composite": ["shipmentId"]},
+    {"name": "Weigh", "composite": ["sessionId"]}]},
+  "projections": [{"name": "shipments", "plugin": %q, "table": "shipments",
+    "checkpoint": {"map": "checkpoints"}, "revision": {"field": "revision"},
+    "outbox": {"deliver": {"webhook": {"url": %q}}}}]
+}`, wasmbuild.BuildPath(t, "../../plugins/examples/shipment-summary/wasm"), hook.URL)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dynafold.json"), []byte(cfg), 0o644))
+	events := `[
+  {"stream": "Order", "streamId": "o-1", "version": 1, "type": "ParcelsAdded", "data": {"shipmentId": {"S": "sh-1"}, "parcels": {"N": "2"}}},
+  {"stream": "Scan", "streamId": "sh-1", "version": 1, "type": "Scanned", "data": {"location": {"S": "Oslo"}}},
+  {"stream": "Scan", "streamId": "sh-1", "version": 2, "type": "Scanned", "data": {"location": {"S": "Bergen"}}}
+]`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "events.json"), []byte(events), 0o644))
+	out := captureStdout(t, func() {
+		require.NoError(t, runDemo(context.Background(), []string{"--config", filepath.Join(dir, "dynafold.json"),
+			"--events", filepath.Join(dir, "events.json"), "--copies", "3", "--seed", "3"}))
+	})
+	assert.Contains(t, out, "rows equal the in-order fold of their streams")
+	assert.Contains(t, out, "none sent to outbox.deliver")
+	assert.Zero(t, calls.Load(), "the webhook got demo effects")
 }
