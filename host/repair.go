@@ -141,6 +141,30 @@ func (h *Host) RebuildRow(ctx context.Context, projection string, key abi.Item, 
 	return outcomeOf(o), err
 }
 
+// RowInstances returns the stream instances a row's checkpoints name (its
+// checkpoint-map entries and the owners of its checkpoint fields), in fold
+// order, read strongly consistent; none for a row the table does not hold.
+// A rebuild from named instances drops the part of any it leaves out.
+func (h *Host) RowInstances(ctx context.Context, projection string, key abi.Item) ([]InstanceRef, error) {
+	e, err := h.engine(projection)
+	if err != nil {
+		return nil, err
+	}
+	item, err := h.db.GetItem(ctx, e.Projection().Table, key)
+	if err != nil || item == nil {
+		return nil, err
+	}
+	refs, _, err := e.NamedInstances(item)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]InstanceRef, len(refs))
+	for i, r := range refs {
+		out[i] = InstanceRef{Source: r.Source, StreamID: r.StreamID}
+	}
+	return out, nil
+}
+
 // RebuildRowAll re-derives one row from every stream instance that feeds
 // it, as RebuildRow does: the instances its checkpoints name (read again by
 // every attempt, so one the live feed adds meanwhile is kept), those the

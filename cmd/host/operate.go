@@ -195,10 +195,12 @@ func runRebuild(ctx context.Context, args []string) error {
 	row := f.fs.String("row", "", `rebuild instead this one row, given by its key as JSON, plain or DynamoDB JSON: '{"pk": "Shipment#sh-1", "sk": "S"}'`)
 	var instances multiFlag
 	f.fs.Var(&instances, "instance", "with --row: a stream instance to fold into the row, SOURCE#ID (repeat for each; default: the instances the row's checkpoints name)")
+	dropOthers := f.fs.Bool("drop-others", false, "with --row and --instance: rebuild the row from the instances named even though its checkpoints name others, which then lose their part and checkpoint (a row adopted by the wrong instance)")
 	f.fs.Usage = func() {
 		fmt.Fprintf(f.fs.Output(), "usage: host rebuild --config F [--projection P] (--id ID [--source S] | --row KEY [--instance SOURCE#ID ...] | --written-by V [--dry-run])\n\n"+
 			"--id rebuilds every row the stream instance feeds, each from every instance of the row (its checkpoints name them), so\n"+
-			"the row's other sources keep their part; --row rebuilds one row from exactly the instances named.\n\n"+
+			"the row's other sources keep their part; --row rebuilds one row from every instance its checkpoints name, or from\n"+
+			"exactly the instances named with --instance (refused when the row names others, unless --drop-others).\n\n"+
 			"example: host rebuild --config dynafold.json --projection shipments --id w-1 --source weigh\n"+
 			"example: host rebuild --config dynafold.json --projection shipments --row '{\"pk\": \"Shipment#sh-1\", \"sk\": \"S\"}' --instance order#o-1 --instance weigh#w-1\n\n")
 		f.fs.PrintDefaults()
@@ -208,10 +210,10 @@ func runRebuild(ctx context.Context, args []string) error {
 		return err
 	}
 	if *row != "" {
-		return rebuildRow(ctx, f, *row, instances)
+		return rebuildRow(ctx, f, *row, instances, *dropOthers)
 	}
-	if len(instances) > 0 {
-		return fmt.Errorf("--instance needs --row: the row to fold the instances into")
+	if len(instances) > 0 || *dropOthers {
+		return fmt.Errorf("--instance and --drop-others need --row: the row to fold the instances into")
 	}
 	if *f.source != "" && *f.id == "" {
 		return fmt.Errorf("--source needs --id: the stream instance's id")

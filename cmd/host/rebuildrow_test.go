@@ -19,7 +19,8 @@ import (
 // TestM8_RebuildAndCatchUpCommandsForOneRow: `host rebuild --row` folds the
 // named instances into the row through the shipment-summary plugin, and
 // `host catchup --row` brings the instances its checkpoints know to their
-// heads.
+// heads; a rebuild naming only some of the row's instances is refused
+// unless --drop-others.
 func TestM8_RebuildAndCatchUpCommandsForOneRow(t *testing.T) {
 	env := testenv.Start(t)
 	events, rows := env.Table(t, "events", true), env.Table(t, "shipments", false)
@@ -66,4 +67,21 @@ func TestM8_RebuildAndCatchUpCommandsForOneRow(t *testing.T) {
 	})
 	assert.Contains(t, out, "applied 1 event, written true, revision 2")
 	assert.Equal(t, "7", env.Get(t, rows, key)["parcels"].Str)
+
+	// Naming some of the row's instances would drop the others' parts: it
+	// is refused, naming them, unless --drop-others says so.
+	err = runRebuild(ctx, []string{"--config", cfgPath, "--row", `{"pk": "Shipment#sh-1", "sk": "S"}`, "--instance", "order#o-1"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "row pk=Shipment#sh-1,sk=S also has scan#sh-1, which --instance leaves out")
+	assert.Contains(t, err.Error(), "--drop-others")
+	assert.Equal(t, "Bergen", env.Get(t, rows, key)["location"].Str, "nothing written")
+	out = captureStdout(t, func() {
+		require.NoError(t, runRebuild(ctx, []string{"--config", cfgPath, "--row", `{"pk": "Shipment#sh-1", "sk": "S"}`,
+			"--instance", "order#o-1", "--drop-others"}))
+	})
+	assert.Contains(t, out, "written true, revision 3")
+	after := env.Get(t, rows, key)
+	assert.Empty(t, after["location"].Str, "scan#sh-1's part dropped as asked")
+	assert.NotContains(t, after["checkpoints"].Map, "scan#sh-1")
+	assert.Contains(t, after["checkpoints"].Map, "order#o-1")
 }

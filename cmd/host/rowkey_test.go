@@ -27,7 +27,7 @@ func TestM8_RowKeyArgReadsPlainAndDynamoDBJSON(t *testing.T) {
 
 func TestM8_RebuildInstanceNeedsRow(t *testing.T) {
 	err := runRebuild(t.Context(), []string{"--instance", "weigh#w-1"})
-	assert.ErrorContains(t, err, "--instance needs --row")
+	assert.ErrorContains(t, err, "--instance and --drop-others need --row")
 	err = runRebuild(t.Context(), []string{"--row", `{"pk": "x"}`, "--instance", "nohash"})
 	assert.ErrorContains(t, err, "<source>#<streamId>")
 }
