@@ -2,7 +2,10 @@
 // plugin: one row per shipment that three streams contribute to.
 //
 //   - order (stream "Order", keyed by data.shipmentId): ParcelsAdded adds
-//     data.parcels; OrderCancelled removes the row (a tombstone).
+//     data.parcels; OrderCancelled removes the row (a tombstone). The
+//     example shows removal; a real multi-source row should end with a
+//     status instead, since a scan after the cancellation starts the row
+//     again (docs/MULTISOURCE.md, "Ending a row fed by several sources").
 //   - scan (stream "Scan", mode latest, keyed by the stream id): each
 //     Scanned event carries the whole location, so only the newest matters.
 //   - weigh (stream "Weigh", keyed by data.shipmentId): Weighed adds data.kg;
