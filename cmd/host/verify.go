@@ -461,7 +461,7 @@ func (l *verifyLines) Start(total int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total, l.done, l.start, l.last, l.finishedOnce = total, 0, time.Now(), time.Now(), false
-	fmt.Fprintf(l.w, "verify: %d rows to check\n", total)
+	fmt.Fprintf(l.w, "verify: %s to check\n", plural(total, "row"))
 }
 
 func (l *verifyLines) Add(n int) {
@@ -485,5 +485,5 @@ func (l *verifyLines) Finish() {
 
 func (l *verifyLines) line() {
 	rate := float64(l.done) / max(time.Since(l.start).Seconds(), 1e-9)
-	fmt.Fprintf(l.w, "verify: %d/%d rows, %.1f/s\n", l.done, l.total, rate)
+	fmt.Fprintf(l.w, "verify: %d/%s, %.1f/s\n", l.done, plural(l.total, "row"), rate)
 }

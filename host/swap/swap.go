@@ -164,6 +164,9 @@ type version struct {
 	info Info
 	refs atomic.Int64
 	done chan struct{} // closed once l is closed
+	// atClose marks the version serving when the Swapper closed: its
+	// retirement is the end of the process's use, not a swap's.
+	atClose atomic.Bool
 }
 
 func (v *version) acquire() bool {
@@ -286,7 +289,12 @@ func (s *Swapper) closeVersion(v *version) {
 		s.cfg.Logger.Warn("closing a retired plugin version", "plugin", v.info.Plugin, "err", err)
 	}
 	s.closedN.Add(1)
-	s.cfg.Logger.Info("plugin version retired", "plugin", v.info.Plugin, "sha256", short(v.info.SHA256))
+	// a version replaced by a swap is news; the one serving at Close is not
+	level := slog.LevelInfo
+	if v.atClose.Load() {
+		level = slog.LevelDebug
+	}
+	s.cfg.Logger.Log(context.Background(), level, "plugin version retired", "plugin", v.info.Plugin, "sha256", short(v.info.SHA256))
 }
 
 // install makes v current and retires the previous version. s.mu is held
@@ -519,6 +527,7 @@ func (s *Swapper) Close(ctx context.Context) error {
 	s.stop()
 	v := s.cur.Load()
 	s.last = v.desc
+	v.atClose.Store(true)
 	s.cur.Store(nil)
 	s.mu.Unlock()
 	s.release(v)
