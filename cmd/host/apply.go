@@ -19,6 +19,15 @@ func runApply(ctx context.Context, args []string) error {
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
 	recPath := fs.String("records", "-", "captured Lambda DynamoDB stream event or Kinesis event (JSON), or - for stdin")
 	asJSON := fs.Bool("json", false, "print only the partial batch response, as Lambda returns it")
+	setUsage(fs, `usage: host apply --config F [--records FILE|-] [--json]
+
+Runs one captured Lambda event (a DynamoDB stream event, or a Kinesis event)
+through the projections, as the Lambda handler would, and prints what each
+row did and the partial batch response (--json: the response only). Capture
+one with `+"`host capture`"+`.
+
+flags:
+`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

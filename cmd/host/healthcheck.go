@@ -22,6 +22,13 @@ func runHealthcheck(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
 	url := fs.String("url", "http://127.0.0.1:9100/healthz", "the admin server's /healthz (liveness) or /readyz (readiness)")
 	timeout := durationFlag(fs, "timeout", 2*time.Second, "how long to wait for the answer (a `duration`)")
+	setUsage(fs, `usage: host healthcheck [--url URL] [--timeout D]
+
+Exits 0 when host run's admin server answers --url with 2xx, 1 otherwise: a
+container health check for images without a shell or curl.
+
+flags:
+`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

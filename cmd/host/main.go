@@ -75,8 +75,12 @@ func main() {
 // is not one.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
-		if len(args) > 1 && !isHelp(args[1]) { // host help CMD: that command's help
-			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+		if len(args) > 1 && !isHelp(args[1]) { // host help CMD [SUB]: that command's help
+			cmd := []string{args[1]}
+			if len(args) > 2 && !isHelp(args[2]) {
+				cmd = append(cmd, args[2]) // a group's command: host help plugin new
+			}
+			return run(ctx, append(cmd, "--help"), stdout, stderr)
 		}
 		usage(stdout)
 		if len(args) == 0 {

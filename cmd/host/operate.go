@@ -265,6 +265,14 @@ func runFilterPattern(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("filter-pattern", flag.ContinueOnError)
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
 	kinesis := fs.Bool("kinesis", false, "the filter of a mapping on a Kinesis data stream the event table streams its changes to (it matches inside each record's data)")
+	setUsage(fs, `usage: host filter-pattern --config F [--kinesis]
+
+Prints the FilterCriteria JSON of an event source mapping that keeps only
+the configured streams' event INSERTs (--kinesis: for a mapping on the
+Kinesis data stream the event table streams its changes to).
+
+flags:
+`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -27,6 +27,14 @@ func runPluginRollback(ctx context.Context, args []string) error {
 	region := fs.String("region", "", "S3 region (default us-east-1)")
 	file := fs.String("file", "", "the watched plugin file")
 	archive := fs.String("archive", "", "the archive of accepted modules (hotSwap.archive)")
+	setUsage(fs, `usage: host plugin rollback (--s3 s3://BUCKET/KEY [--endpoint URL] [--region R] | --file F --archive DIR)
+
+Puts the previous plugin version back where running hosts pick it up: the
+previous version of a versioned S3 object, or the archived module before
+the one in the watched file.
+
+flags:
+`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -29,6 +29,15 @@ func runTables(ctx context.Context, args []string) error {
 	}
 	fs := flag.NewFlagSet("tables create", flag.ContinueOnError)
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
+	setUsage(fs, `usage: host tables create --config F
+
+Creates the configuration's tables that do not exist yet: the event table
+(with its stream), each read model, and the outbox, lease and quarantine
+tables configured, and the sidecar's Kinesis stream and streaming
+destination when configured. Tables that exist are left as they are.
+
+flags:
+`)
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

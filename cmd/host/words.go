@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"flag"
+	"fmt"
+)
 
 // plural returns n and the noun, in the plural unless n is 1: "1 row",
 // "2 rows", "0 rows". A noun whose plural is not noun+"s" passes it as
@@ -13,4 +16,12 @@ func plural(n int, noun string, plur ...string) string {
 		return fmt.Sprintf("%d %s", n, plur[0])
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// setUsage makes fs's help text, then its flags.
+func setUsage(fs *flag.FlagSet, text string) {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), text)
+		fs.PrintDefaults()
+	}
 }
