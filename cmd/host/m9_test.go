@@ -113,14 +113,14 @@ func TestM9_BackfillAndRebuildByIdKeepEverySourceOfAShipment(t *testing.T) {
 	stdout := captureStdout(t, func() {
 		require.NoError(t, runRebuild(ctx, []string{"--config", cfgPath, "--id", "w-1", "--source", "weigh"}))
 	})
-	assert.Contains(t, stdout, "row pk=Shipment#sh-1,sk=S: written true, checkpoint 1")
+	assert.Contains(t, stdout, "row pk=Shipment#sh-1,sk=S: written true, weigh#w-1's checkpoint 1")
 	assert.Contains(t, stdout, "  order#o-1: checkpoint 1")
 	assert.Contains(t, stdout, "  scan#sh-1: checkpoint 2")
 	checkSh1("after host rebuild --id w-1 --source weigh")
 	stdout = captureStdout(t, func() {
 		require.NoError(t, runRebuild(ctx, []string{"--config", cfgPath, "--id", "o-1"}))
 	})
-	assert.Contains(t, stdout, "row pk=Shipment#sh-1,sk=S: written true, checkpoint 1")
+	assert.Contains(t, stdout, "row pk=Shipment#sh-1,sk=S: written true, order#o-1's checkpoint 1")
 	checkSh1("after host rebuild --id o-1")
 
 	// A weighing never delivered: catching its instance up applies it with
@@ -129,7 +129,7 @@ func TestM9_BackfillAndRebuildByIdKeepEverySourceOfAShipment(t *testing.T) {
 	stdout = captureStdout(t, func() {
 		require.NoError(t, runCatchUp(ctx, []string{"--config", cfgPath, "--id", "w-1", "--source", "weigh"}))
 	})
-	assert.Contains(t, stdout, "row pk=Shipment#sh-1,sk=S: applied 1 event, checkpoint 2, written true")
+	assert.Contains(t, stdout, "row pk=Shipment#sh-1,sk=S: applied 1 event, weigh#w-1's checkpoint 2, written true")
 	assert.Equal(t, "12", env.Get(t, rows, key1)["kg"].Str)
 	assert.Equal(t, "2", env.Get(t, rows, key1)["parcels"].Str)
 	assert.Equal(t, 1, notices(key1), "still one notice")

@@ -60,15 +60,18 @@ func (f *projectionFlags) instance(h *host.Host) (host.InstanceRef, error) {
 // instance's checkpoint on the first line, and every instance of a row
 // that several feed.
 func printRow(o host.Outcome, ref host.InstanceRef, rebuilt bool) {
-	c := instanceCheckpoint(o, ref)
+	c := fmt.Sprintf("checkpoint %d", instanceCheckpoint(o, ref))
+	if len(o.Instances) > 1 {
+		c = fmt.Sprintf("%s's checkpoint %d", ref, instanceCheckpoint(o, ref)) // the row has one per instance, listed below
+	}
 	n := len(o.Applied())
 	switch {
 	case !rebuilt:
-		fmt.Fprintf(os.Stdout, "row %s: applied %s, checkpoint %d, written %v\n", keys.String(o.Key), plural(n, "event"), c, o.Written)
+		fmt.Fprintf(os.Stdout, "row %s: applied %s, %s, written %v\n", keys.String(o.Key), plural(n, "event"), c, o.Written)
 	case n > 0:
-		fmt.Fprintf(os.Stdout, "row %s: written %v, checkpoint %d, applied %s after the row's checkpoints\n", keys.String(o.Key), o.Written, c, plural(n, "event"))
+		fmt.Fprintf(os.Stdout, "row %s: written %v, %s, applied %s after the row's checkpoints\n", keys.String(o.Key), o.Written, c, plural(n, "event"))
 	default:
-		fmt.Fprintf(os.Stdout, "row %s: written %v, checkpoint %d\n", keys.String(o.Key), o.Written, c)
+		fmt.Fprintf(os.Stdout, "row %s: written %v, %s\n", keys.String(o.Key), o.Written, c)
 	}
 	if len(o.Instances) > 1 {
 		for _, in := range o.Instances {

@@ -72,6 +72,7 @@ func catchUpRow(ctx context.Context, f *projectionFlags, rowArg string) error {
 	for _, in := range o.Instances {
 		fmt.Fprintf(os.Stdout, "  %s#%s: checkpoint %d\n", in.Source, in.StreamID, in.Version)
 	}
+	printState(o)
 	return nil
 }
 
