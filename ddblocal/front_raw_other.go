@@ -2,7 +2,11 @@
 
 package ddblocal
 
-import "io"
+import (
+	"bufio"
+	"io"
+	"os"
+)
 
 // rawIO is empty where the front does not run.
 type rawIO struct{}
@@ -16,3 +20,24 @@ func (c *fastConn) writeAll(b []byte) error {
 	_, err := c.conn.Write(b)
 	return err
 }
+
+// heldSupported: the held read is the Linux front's.
+const heldSupported = false
+
+type heldExit int
+
+const (
+	heldEnd heldExit = iota
+	heldHandOff
+	heldServe
+)
+
+type heldRead struct {
+	on  bool
+	fd  uintptr
+	req fastRequest
+}
+
+func (c *fastConn) serveHeld(*bufio.Reader) heldExit { return heldEnd }
+
+func (c *fastConn) watchFile() *os.File { return nil }
