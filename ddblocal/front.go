@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -116,9 +115,6 @@ func (f *fastFront) shutdown(done <-chan struct{}) {
 		f.mu.Lock()
 		for c := range f.conns {
 			_ = c.conn.Close()
-			if w := c.watch.Load(); w != nil {
-				_ = w.Close()
-			}
 		}
 		f.mu.Unlock()
 	}
@@ -134,13 +130,6 @@ type fastConn struct {
 	raw  syscall.RawConn // nil when the connection has none
 	rd   rawIO           // its raw read and write (front_raw_linux.go)
 	wr   rawIO
-
-	// The held read (front_held_linux.go): while held, the connection's
-	// goroutine is inside the RawConn.Read of fd, which serves its requests.
-	hd heldRead
-	// watch is the file a request's background wait uses inside the held
-	// read (reqCtx.watch), closed by a shutdown that closes the connection.
-	watch atomic.Pointer[os.File]
 
 	// t0 is when the current request's first byte was read (set before
 	// its context is made); deadline which of its read deadlines is set
@@ -184,27 +173,6 @@ func (c *fastConn) serve() {
 		f.wg.Done()
 	}()
 	for {
-		if c.raw != nil && heldSupported && br.Buffered() == 0 {
-			// the requests are served from inside one read of the
-			// connection, until it ends, is handed off, or a request is
-			// left to this loop (its body not all read)
-			switch c.serveHeld(br) {
-			case heldEnd:
-				return
-			case heldHandOff:
-				_ = c.conn.SetReadDeadline(time.Time{})
-				handedOff = true
-				f.handedOff.Add(1)
-				f.handoff.hand(&handoffConn{Conn: c.conn, r: br})
-				return
-			case heldServe:
-				if !c.serveOne(br, &c.hd.req) {
-					return
-				}
-				c.hd.req = fastRequest{}
-				continue
-			}
-		}
 		if br.Buffered() == 0 {
 			if !c.setIdle(true) {
 				return

@@ -2,7 +2,6 @@ package ddblocal
 
 import (
 	"context"
-	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -31,7 +30,6 @@ type reqCtx struct {
 	err       error
 	watching  bool          // a background wait was started
 	watchDone chan struct{} // closed when it stopped
-	watchFile *os.File      // what it waits on inside the held read: a duplicate of the connection
 	ended     bool          // the request was answered (or abandoned)
 }
 
@@ -90,17 +88,9 @@ func (x *reqCtx) watch() {
 	x.c.requestDeadline()
 	x.watching = true
 	x.watchDone = make(chan struct{})
-	rc := x.c.raw
-	if x.c.hd.on { // the connection's own read is held by the request's goroutine
-		rc = nil
-		if x.watchFile = x.c.watchFile(); x.watchFile != nil {
-			x.c.watch.Store(x.watchFile)
-			rc, _ = x.watchFile.SyscallConn()
-		}
-	}
 	go func() {
 		defer close(x.watchDone)
-		gone, err := waitPeer(rc)
+		gone, err := x.c.waitPeer()
 		x.mu.Lock()
 		if (gone || err != nil) && x.err == nil && !x.ended {
 			x.cancel()
@@ -120,18 +110,10 @@ func (x *reqCtx) end() {
 	}
 	watching := x.watching
 	x.mu.Unlock()
-	if !watching {
-		return
-	}
-	if x.watchFile == nil {
+	if watching {
 		_ = x.c.conn.SetReadDeadline(aLongTimeAgo)
 		<-x.watchDone
-		return
 	}
-	_ = x.watchFile.SetReadDeadline(aLongTimeAgo)
-	<-x.watchDone
-	x.c.watch.Store(nil)
-	_ = x.watchFile.Close()
 }
 
 // peerGone reports whether the client closed the connection (or it
@@ -140,10 +122,6 @@ func (c *fastConn) peerGone() bool {
 	rc := c.raw
 	if rc == nil {
 		return false
-	}
-	if c.hd.on { // inside the held read: its descriptor is open
-		n, errno := sockpeek.Peek(c.hd.fd)
-		return errno != syscall.EAGAIN && (errno != 0 || n == 0)
 	}
 	gone := false
 	_ = rc.Read(func(fd uintptr) bool {
@@ -155,9 +133,10 @@ func (c *fastConn) peerGone() bool {
 }
 
 // waitPeer waits until the client sends a byte (left unread), closes the
-// connection (gone) or the read of rc fails (err: a deadline, a closed
+// connection (gone) or the read fails (err: a deadline, a closed
 // connection).
-func waitPeer(rc syscall.RawConn) (gone bool, err error) {
+func (c *fastConn) waitPeer() (gone bool, err error) {
+	rc := c.raw
 	if rc == nil {
 		return false, nil
 	}

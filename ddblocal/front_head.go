@@ -24,18 +24,12 @@ const (
 	headOK      headVerdict = iota // the front serves it
 	headHandOff                    // net/http serves the connection from here
 	headFailed                     // the connection is to close (timeout, error, nothing read)
-	headWait                       // the head is not all read, and the socket has nothing more yet (held read)
 )
-
-// errWouldBlock is what the front's reader returns inside the held read
-// when the socket has nothing to read: the held read then waits for it.
-var errWouldBlock = errors.New("ddblocal: nothing to read yet")
 
 // readHead reads a request's line and headers into br's buffer, without
 // consuming them: on headOK it returns the request and the head's length;
 // headHandOff when the request is not one the front serves as net/http
-// would (handOff asks for that at once); headWait when, inside the held
-// read, the socket has no more of it yet. Before a read that can wait, it
+// would (handOff asks for that at once). Before a read that can wait, it
 // sets c's read-header deadline (c nil: none).
 func readHead(br *bufio.Reader, handOff bool, c *fastConn) (fastRequest, int, headVerdict) {
 	if handOff {
@@ -63,9 +57,6 @@ func readHead(br *bufio.Reader, handOff bool, c *fastConn) (fastRequest, int, he
 			c.headDeadline()
 		}
 		if _, err := br.Peek(len(buf) + 1); err != nil {
-			if err == errWouldBlock {
-				return fastRequest{}, 0, headWait
-			}
 			var ne net.Error
 			if br.Buffered() == 0 || (errors.As(err, &ne) && ne.Timeout()) {
 				return fastRequest{}, 0, headFailed

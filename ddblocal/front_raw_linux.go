@@ -29,25 +29,16 @@ type rawIO struct {
 // read is the raw read RawConn.Read calls: false to wait for the socket.
 func (r *rawIO) read(fd uintptr) bool {
 	for {
-		n, e := rawRead(fd, r.p)
+		r1, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.p[0])), uintptr(len(r.p)))
 		switch e {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
 			return false
 		}
-		r.n, r.errno = n, e
+		r.n, r.errno = int(r1), e
 		return true
 	}
-}
-
-// rawRead is one read(2) of fd into p (not empty).
-func rawRead(fd uintptr, p []byte) (int, syscall.Errno) {
-	r1, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r1), 0
 }
 
 // write is the raw write RawConn.Write calls, until all of p is written
@@ -71,20 +62,12 @@ func (r *rawIO) write(fd uintptr) bool {
 
 // rawReader reads c's socket; an error is what RawConn.Read returns (a
 // deadline passed, the connection closed), the errno of the read, or
-// io.EOF. Inside the held read it reads at once, and returns
-// errWouldBlock when the socket has nothing.
+// io.EOF.
 type rawReader struct{ c *fastConn }
 
 func (r rawReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
-	}
-	if r.c.hd.on {
-		n, err := r.c.heldReadRaw(p)
-		if err == nil && n == 0 {
-			err = io.EOF
-		}
-		return n, err
 	}
 	rd := &r.c.rd
 	rd.p, rd.n, rd.errno = p, 0, 0

@@ -2,11 +2,7 @@
 
 package ddblocal
 
-import (
-	"bufio"
-	"io"
-	"os"
-)
+import "io"
 
 // rawIO is empty where the front does not run.
 type rawIO struct{}
@@ -20,24 +16,3 @@ func (c *fastConn) writeAll(b []byte) error {
 	_, err := c.conn.Write(b)
 	return err
 }
-
-// heldSupported: the held read is the Linux front's.
-const heldSupported = false
-
-type heldExit int
-
-const (
-	heldEnd heldExit = iota
-	heldHandOff
-	heldServe
-)
-
-type heldRead struct {
-	on  bool
-	fd  uintptr
-	req fastRequest
-}
-
-func (c *fastConn) serveHeld(*bufio.Reader) heldExit { return heldEnd }
-
-func (c *fastConn) watchFile() *os.File { return nil }
