@@ -198,7 +198,15 @@ func goFiles(o Options) (map[string][]byte, error) {
 	}
 	n := NamesOf(o.Name)
 	return render(LangGo, strings.NewReplacer("__NAME__", o.Name, "__PACKAGE__", Package(o.Name), "__REPLACE__", replace,
-		"__STATE__", n.State, "__TYPE__", n.Stream, "__IDFIELD__", n.IDField, "__ID__", n.IDPrefix), nil)
+		"__STATE__", n.State, "__A_TYPE__", article(n.Stream)+" "+n.Stream, "__TYPE__", n.Stream, "__IDFIELD__", n.IDField, "__ID__", n.IDPrefix), nil)
+}
+
+// article is "an" before a word that starts with a vowel, else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("AEIOUaeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // rustFiles is a cargo project on the Rust SDK of the checkout.

@@ -107,3 +107,25 @@ func TestH6_PluginNewIsNamedForItsName(t *testing.T) {
 		}
 	}
 }
+
+// The Go scaffold's comments take the article their stream name needs.
+func TestH6_ScaffoldCommentsUseTheRightArticle(t *testing.T) {
+	for name, want := range map[string][]string{
+		"inventory": {"the data of an InventoryOpened event", "the key of an Inventory's row"},
+		"bank":      {"the data of a BankOpened event", "the key of a Bank's row"},
+	} {
+		dir := filepath.Join(t.TempDir(), name)
+		if _, err := Generate(Options{Name: name, Lang: LangGo, Dir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "projection.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s: projection.go lacks %q", name, w)
+			}
+		}
+	}
+}
