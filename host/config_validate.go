@@ -299,7 +299,11 @@ func (p *ProjectionConfig) validate(ps *problems, where string) {
 			return
 		}
 		if other, ok := attrs[attr]; ok {
-			ps.add(at(field), "%q is also %s: a row's key cannot change with every write, and each attribute can hold one thing", attr, other)
+			if other == "a key attribute" {
+				ps.add(at(field), "%q is also %s: the host rewrites it with every write, and a row's key cannot change; name another attribute", attr, other)
+				return
+			}
+			ps.add(at(field), "%q is also %s: each attribute the host writes holds one thing; name another attribute for one of them", attr, other)
 			return
 		}
 		attrs[attr] = "the " + field + " attribute"

@@ -65,3 +65,26 @@ func TestH6_ConfigMistakesAreAllListedAtOnceAndSpeltOneWay(t *testing.T) {
 		t.Errorf("one mistake, reported twice:\n%v", err)
 	}
 }
+
+// Two attributes the host writes named alike: the mistake is that one
+// attribute cannot hold both, not that a key changes (neither is a key).
+// A key attribute named for one says the key cannot change.
+func TestH6_TwoHostAttributesOnOneNameSayWhyNotAKeysReason(t *testing.T) {
+	_, err := host.ParseConfig([]byte(`{
+  "eventStore": {"table": "events", "schema": "bank", "streams": [{"name": "Account", "composite": ["accountId"]}]},
+  "projections": [{"name": "bank", "plugin": "bank.wasm", "table": "bank", "checkpoint": {"map": "rev"}, "revision": {"field": "rev"}}]
+}`))
+	if err == nil {
+		t.Fatal("one attribute for the checkpoint map and the revision was accepted")
+	}
+	if !strings.Contains(err.Error(), `"rev" is also the checkpoint.map attribute: each attribute the host writes holds one thing`) || strings.Contains(err.Error(), "key cannot change") {
+		t.Errorf("error: %v", err)
+	}
+	_, err = host.ParseConfig([]byte(`{
+  "eventStore": {"table": "events", "schema": "bank", "streams": [{"name": "Account", "composite": ["accountId"]}]},
+  "projections": [{"name": "bank", "plugin": "bank.wasm", "table": "bank", "checkpoint": {"map": "cps"}, "revision": {"field": "sk"}}]
+}`))
+	if err == nil || !strings.Contains(err.Error(), `"sk" is also a key attribute: the host rewrites it with every write, and a row's key cannot change`) {
+		t.Errorf("a key attribute for the revision: %v", err)
+	}
+}
