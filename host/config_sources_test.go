@@ -19,7 +19,7 @@ func TestM3_SourceCheckpointsThatCannotWorkAreRefusedWithTheirPath(t *testing.T)
 		{"map without instance field", `"checkpoint": {"map": "cps", "sources": {"weigh": {"field": "wv"}}}, "revision": {"field": "rev"}`,
 			[]string{`projection "summaries".checkpoint.sources.weigh.instanceField is required`}},
 		{"field is the revision", `"checkpoint": {"sources": {"weigh": {"field": "rev"}}}, "revision": {"field": "rev"}`,
-			[]string{`"rev"`, "each attribute can hold one thing"}},
+			[]string{`"rev"`, "each attribute the host writes holds one thing"}},
 		{"field is a key", `"checkpoint": {"sources": {"weigh": {"field": "pk"}}}, "revision": {"field": "rev"}`,
 			[]string{`projection "summaries".checkpoint.sources.weigh.field`, "key attribute"}},
 		{"offset out of range", `"checkpoint": {"sources": {"weigh": {"field": "wv", "offset": 9007199254740993}}}, "revision": {"field": "rev"}`,
