@@ -261,3 +261,34 @@ func TestO1_StepsKeepTheFoldOrderOfSeveralInstances(t *testing.T) {
 	assert.Equal(t, "b/1", got[120])
 	assert.Equal(t, "b/60", got[179])
 }
+
+// Latest-mode instances are kept or left out of a step whole: each folds
+// only its newest event, so three of 40 effects are written 80, then 40.
+func TestO1_LatestModeInstancesAreStepsOfTheirOwn(t *testing.T) {
+	f := newFixture(t)
+	mod, _ := withOutbox(f, 40, func(p *apply.Projection) { p.Sources[0].Mode = abi.ModeLatest })
+	e := f.engine(t, mod)
+	var evs []abi.Event
+	for _, id := range []string{"a", "b", "c"} {
+		evs = append(evs, f.append(t, id, "Add:1@x", "Add:2@x")...)
+	}
+
+	o := e.ApplyBatch(ctx, inputs(evs...)).Rows[0]
+
+	require.NoError(t, o.Err)
+	assert.Equal(t, 120, o.Enqueued)
+	assert.Equal(t, int64(2), o.Revision)
+	require.Len(t, o.Instances, 3)
+	for _, in := range o.Instances {
+		assert.Equal(t, "2", versions(in.Applied), in.StreamID)
+		assert.Equal(t, uint64(2), in.Version, in.StreamID)
+	}
+	assert.Equal(t, "6", f.row(t, "x")["total"].Str)
+	items := outboxItems(t, f, f.table, "Ledger#x", "L#outbox#")
+	require.Len(t, items, 120)
+	for i, it := range items {
+		want := []string{"a", "b", "c"}[i/40]
+		assert.Equal(t, want, it[apply.OutboxAttrStreamID].Str, i)
+		assert.Equal(t, []string{"1", "1", "2"}[i/40], it[apply.OutboxAttrRevision].Str, i)
+	}
+}
