@@ -28,6 +28,12 @@ type rowWork struct {
 	refold    bool        // a rebuild computed without writing, to compare (Refold)
 	enqueued  int         // the effects the row's write committed (outbox)
 	committed *Committed  // what the write committed, for Outbox.Deliver
+	// A run whose effects do not fit one transaction is written in steps
+	// (steps.go): more is set while the write is one, stepItem holds the
+	// row it wrote, steps what the steps written so far did.
+	more     bool
+	stepItem abi.Item
+	steps    *stepped
 }
 
 // ApplyBatch applies decoded events to the projection's rows:

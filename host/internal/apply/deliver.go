@@ -101,18 +101,31 @@ func newOwner() string {
 }
 
 // afterRow completes a row's outcome: the effects its write committed, and,
-// when the outbox delivers on write, what the delivery delivered.
+// when the outbox delivers on write, what the delivery delivered; with
+// those of the steps written before it (steps.go).
 func (e *Engine) afterRow(ctx context.Context, w *rowWork, o *Outcome) {
 	if o.Err != nil || !o.Written {
 		return
 	}
-	o.Enqueued = w.enqueued
+	o.Enqueued, o.Delivered, o.Undelivered = e.deliverWrite(ctx, w)
+	if s := w.steps; s != nil {
+		o.Enqueued += s.enqueued
+		o.Delivered += s.delivered
+		o.Undelivered += s.undelivered
+	}
+}
+
+// deliverWrite returns the effects the row's last write committed and,
+// when the outbox delivers on write, delivers them.
+func (e *Engine) deliverWrite(ctx context.Context, w *rowWork) (enqueued, delivered, undelivered int) {
+	enqueued = w.enqueued
 	ob := e.p.Outbox
 	switch {
-	case o.Enqueued == 0 || ob == nil:
+	case enqueued == 0 || ob == nil:
 	case ob.Deliver != nil && w.committed != nil:
-		o.Delivered, o.Undelivered = ob.Deliver(ctx, *w.committed)
+		delivered, undelivered = ob.Deliver(ctx, *w.committed)
 	case ob.Drain != nil:
-		o.Delivered, o.Undelivered = ob.Drain(ctx, w.key)
+		delivered, undelivered = ob.Drain(ctx, w.key)
 	}
+	return enqueued, delivered, undelivered
 }

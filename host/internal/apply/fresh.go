@@ -75,6 +75,20 @@ func (e *Engine) applyFresh(ctx context.Context, w *rowWork, present presence) O
 		o.Attempts = 1
 		return o
 	}
+	if w.steps != nil {
+		// A long run's first step was written without a read (steps.go);
+		// a later step failed, or lost a race and goes on from a read.
+		e.learn(true)
+		if !lost {
+			o.Attempts = 1
+			return o
+		}
+		item, err := e.db.GetItem(ctx, e.p.Table, w.key)
+		if err != nil {
+			return e.failedWith(w, fmt.Errorf("reading the row (GetItem on %s): %w", e.p.Table, err), 1)
+		}
+		return e.applyRowAfter(ctx, w, item, present, gaps, 1)
+	}
 	tried := 0
 	if lost {
 		e.learn(false)

@@ -53,7 +53,8 @@ type Outbox struct {
 }
 
 // MaxEffects is the most effects one row write commits: a transaction holds
-// 100 items, one of them the row.
+// 100 items, one of them the row. A run of events with more is written in
+// steps (steps.go).
 const MaxEffects = 99
 
 // OutboxSuffix ends the marker of an outbox item: "<entityType>#outbox".
@@ -75,8 +76,10 @@ const (
 	OutboxIndexSK      = "__edd_ob_sk"     // S: the sparse index's range key: row key, revision, index
 )
 
-// ErrTooManyEffects is the error of a row write whose applied events carry
-// more effects than one transaction can commit with the row (MaxEffects).
+// ErrTooManyEffects is the error of a row with an event whose effects
+// alone are more than one transaction can commit with the row (MaxEffects):
+// no write of the row can commit them. A run of events with more effects
+// in all is written in steps instead (steps.go).
 var ErrTooManyEffects = errors.New("too many effects for one row write")
 
 // OutboxLayout says where a projection's outbox items live and how they are
@@ -234,7 +237,9 @@ func (e *Engine) put(ctx context.Context, w *rowWork, runs []*run, f *folded, it
 		return e.db.PutItem(ctx, store.Put{Table: e.p.Table, Item: it, Cond: cond})
 	}
 	if len(fx) > MaxEffects {
-		return fmt.Errorf("%w: the write of row %s would commit %d effects, and one transaction holds the row and at most %d; have the plugin return fewer effects per event, or deliver the events in smaller batches so each write applies fewer of them", ErrTooManyEffects, w.keyStr, len(fx), MaxEffects)
+		// A longer run is written in steps (steps.go): this one's effects
+		// changed between the folds of its step.
+		return fmt.Errorf("%w: the write of row %s would commit %d effects, and one transaction holds the row and at most %d; the engine writes a longer run in steps whose effects fit, but folded again this step's events returned more effects: evolve must return the same effects for the same events and state", ErrTooManyEffects, w.keyStr, len(fx), MaxEffects)
 	}
 	writes := make([]store.Write, 0, len(fx)+1)
 	writes = append(writes, store.Write{Put: &store.Put{Table: e.p.Table, Item: it, Cond: cond}})

@@ -95,9 +95,9 @@ func TestO1_AWriteWithoutEffectsStaysOnePutItem(t *testing.T) {
 	assert.Empty(t, outboxItems(t, f, f.table, "Ledger#x", "L#outbox#"))
 }
 
-func TestO1_MoreThan99EffectsFailTheRowNamingIt(t *testing.T) {
+func TestO1_MoreThan99EffectsOfOneEventFailTheRowNamingIt(t *testing.T) {
 	f := newFixture(t)
-	mod, _ := withOutbox(f, 50, nil)
+	mod, _ := withOutbox(f, 100, nil)
 	e := f.engine(t, mod)
 	evs := f.append(t, "a", "Add:1@x", "Add:2@x")
 

@@ -57,7 +57,11 @@ type Outcome struct {
 	// applied as usual (fresh.go).
 	Existed   bool
 	Positions []int // record positions of the row's batch events, ascending
-	Err       error // the row failed: nothing was written
+	// Err is set when the row failed: nothing was written, except that a
+	// run whose effects do not fit one transaction is written in steps,
+	// and those written before the failure stay (the row's checkpoints
+	// are then at the last of them).
+	Err error
 	// Enqueued is the number of effects this call committed to the row's
 	// outbox with its write; Delivered and Undelivered what the drain right
 	// after the write delivered and failed to deliver (an undelivered

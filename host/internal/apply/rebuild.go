@@ -14,7 +14,8 @@ var ErrRebuildFoldsNoRow = errors.New("the rebuild folds no row")
 
 // A rebuild folds a row from its initial state, in one write conditioned
 // on the row as read (its revision, or its checkpoint), through the same
-// per-row step as a delivery. What it folds, per instance:
+// per-row step as a delivery (or, when the effects it commits do not fit
+// one transaction, in steps: steps.go). What it folds, per instance:
 //
 //   - the events up to the checkpoint the row holds (its bound): applied
 //     before, so folded again without committing their effects and without

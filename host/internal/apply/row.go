@@ -67,9 +67,11 @@ func (e *Engine) failedWith(w *rowWork, err error, attempts int) Outcome {
 	return o
 }
 
-// attempt plans, folds and writes the row once. retry is set when the
-// conditional write lost a race.
-func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present presence, gaps map[instanceID]*gapRead) (Outcome, bool) {
+// attemptOnce plans, folds and writes the row once: the whole run, or,
+// when its effects do not fit one transaction, its first step (w.more is
+// then set and w.stepItem holds the row as written; steps.go). retry is
+// set when the conditional write lost a race.
+func (e *Engine) attemptOnce(ctx context.Context, w *rowWork, item abi.Item, present presence, gaps map[instanceID]*gapRead) (Outcome, bool) {
 	row, err := e.readRow(item)
 	if err != nil {
 		return e.failed(w, err), false
@@ -116,6 +118,24 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	if allFailed(runs) {
 		return e.failedRuns(w, runs), false
 	}
+	if f.write {
+		cut, err := e.cut(w, runs)
+		if err != nil {
+			return e.failed(w, err), false
+		}
+		if cut {
+			// the prefix whose effects fit, folded again from the row read
+			if f, err = e.fold(ctx, w, row, runs); err != nil {
+				return e.failed(w, err), false
+			}
+			if w.rebuild {
+				if err := e.settleRebuild(w, row, runs, f); err != nil {
+					return e.failed(w, err), false
+				}
+			}
+			w.more = true
+		}
+	}
 	for _, r := range runs {
 		in := f.instance(r)
 		in.Positions = instancePositions(w.instances.of(r.id))
@@ -133,6 +153,9 @@ func (e *Engine) attempt(ctx context.Context, w *rowWork, item abi.Item, present
 	}
 	if err != nil {
 		return e.failed(w, fmt.Errorf("writing the row to %s: %w", e.p.Table, err)), false
+	}
+	if w.more {
+		w.stepItem = written
 	}
 	o.State, o.Written, o.Removed, o.Committed = written, true, f.resp.Removed, e.p.Now()
 	if o.Removed {
