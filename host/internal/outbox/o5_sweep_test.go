@@ -1,14 +1,22 @@
 package outbox_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynafold/dynafold/host/deliver"
 	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/internal/outbox"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
@@ -80,4 +88,99 @@ func filterRow(names []string, row string) []string {
 		}
 	}
 	return out
+}
+
+// Two sweeps at once (two workers that both think they sweep, for a
+// round) deliver each effect once: the claim keeps each to one of them.
+func TestO5_TwoSweepsAtOnceDeliverEachEffectOnce(t *testing.T) {
+	f := newFixture(t, 2)
+	e := f.stoppedEngine(t, 10*time.Second)
+	for i := range 20 {
+		f.commit(t, e, fmt.Sprint("r", i), 1, 2)
+	}
+	f.advance(11 * time.Second)
+	got := &recorder{}
+	var wg sync.WaitGroup
+	reps := make([]outbox.SweepReport, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := *f.drain
+			d.ClaimFor = 10 * time.Second
+			var err error
+			reps[i], err = d.Sweep(ctx, got)
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+
+	count := map[string]int{}
+	for _, n := range got.delivered() {
+		count[n]++
+	}
+	assert.Len(t, count, 80)
+	for n, c := range count {
+		assert.Equal(t, 1, c, n)
+	}
+}
+
+// A row's write that finds its older effect claimed by a drainer that
+// stopped logs it, once per claim, at info once the claim is past half
+// its length; a delivery that fails logs that `host run` sweeps it and
+// names `host drain-pending`.
+func TestO5_AWriteBehindAStoppedClaimLogsItOnce(t *testing.T) {
+	f := newFixture(t, 1)
+	claimFor := 10 * time.Second
+	f.commit(t, f.stoppedEngine(t, claimFor), "a", 1)
+	f.advance(6 * time.Second)
+	var logs syncBuffer
+	d := *f.drain
+	d.ClaimFor, d.Logger = claimFor, slog.New(slog.NewTextHandler(&logs, nil))
+	got := &recorder{}
+	live, err := apply.New(apply.Projection{
+		Name: "ledger", Table: f.table, KeyAttrs: []string{"pk", "sk"}, Logic: f.fx,
+		Sources:  []apply.Source{{Stream: testlogic.Stream}},
+		Revision: &apply.Revision{Field: "rev"}, Checkpoint: apply.Checkpoint{Map: "checkpoints"}, Now: f.clock,
+		Outbox: &apply.Outbox{EntityType: "LedgerRow", Index: "outbox", ClaimFor: claimFor,
+			Deliver: func(ctx context.Context, c apply.Committed) (int, int) {
+				rep, err := d.Deliver(ctx, c, got)
+				assert.NoError(t, err)
+				assert.True(t, rep.Busy, "the older effect is claimed")
+				return len(rep.Delivered), 0
+			}},
+	}, f.db, f)
+	require.NoError(t, err)
+
+	f.commit(t, live, "a", 2)
+	f.commit(t, live, "a", 3)
+
+	assert.Empty(t, got.delivered(), "nothing overtakes the claimed effect")
+	assert.Equal(t, 1, strings.Count(logs.String(), "claimed by another drainer"), logs.String())
+	assert.Contains(t, logs.String(), "level=INFO")
+	assert.Contains(t, logs.String(), "sweepWithin=14s")
+
+	f.advance(5 * time.Second)
+	d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	_, err = d.Sweep(ctx, &recorder{fail: func(deliver.Effect) error { return errors.New("down") }})
+	require.NoError(t, err)
+	assert.Contains(t, logs.String(), "`host run` sweeps it within 10s, or run `host drain-pending` to deliver it now")
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
