@@ -63,8 +63,8 @@ each projection's pending side effects every outbox.claimFor (or
 --outbox-sweep-interval): effects that no process is delivering, left by
 a process that stopped between a row's write and its delivery, or by a
 failed delivery, are delivered in order as ` + "`host drain-pending`" + ` does.
-One worker sweeps at a time (the one holding the lowest shard lease); the count
-and age of the pending effects are exported as
+One worker sweeps at a time (the one holding the lowest shard lease);
+the count and age of the pending effects are exported as
 dynafold_outbox_pending_effects and dynafold_outbox_pending_oldest_seconds.
 
 Example:
