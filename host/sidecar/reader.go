@@ -78,10 +78,10 @@ type Options struct {
 	// (telemetry.Metrics.FreshnessReports).
 	Status func() []host.FreshnessReport
 	// SweepEvery is how often the fleet's sweeper (the worker holding
-	// the lowest shard lease) delivers each projection's outbox effects that no live
-	// drainer holds (Host.SweepOutbox): 0 takes Host.OutboxSweepEvery
-	// (outbox.claimFor unless host.WithOutboxSweep says otherwise), a
-	// negative interval sweeps never.
+	// the lowest shard lease) delivers each projection's outbox effects
+	// that no live drainer holds (Host.SweepOutbox): 0 takes
+	// Host.OutboxSweepEvery (outbox.claimFor unless host.WithOutboxSweep
+	// says otherwise); a negative interval sweeps never.
 	SweepEvery time.Duration
 }
 
