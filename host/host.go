@@ -72,7 +72,8 @@ type options struct {
 	shape  *RecordShape
 	esOnly bool
 
-	deliver deliver.Target // WithDeliver
+	deliver    deliver.Target // WithDeliver
+	sweepEvery time.Duration  // WithOutboxSweep
 	// sourcesOf finds a row's stream instances, by projection (WithSourcesOf)
 	sourcesOf map[string]SourcesOf
 	calls     CallObserver

@@ -9,6 +9,7 @@ import (
 	"github.com/dynafold/dynafold/host/deliver"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/outbox"
+	"github.com/dynafold/dynafold/internal/keys"
 )
 
 // ErrNoOutbox is matched by a drain of a projection without an outbox.
@@ -42,7 +43,8 @@ func (h *Host) setOutbox(ctx context.Context, pc ProjectionConfig, p *apply.Proj
 	}
 	p.Outbox = pc.Outbox.engineOutbox(pc.ReadModel.EntityType)
 	l, _ := p.OutboxLayout()
-	po := &projectionOutbox{drainer: &outbox.Drainer{DB: h.db, Layout: l, ClaimFor: pc.Outbox.claimFor(), Now: o.now, Logger: p.Logger}}
+	po := &projectionOutbox{drainer: &outbox.Drainer{DB: h.db, Layout: l, ClaimFor: pc.Outbox.claimFor(), Now: o.now, Logger: p.Logger,
+		SweepEvery: o.sweepEvery}}
 	po.target = o.deliver
 	if po.target == nil && pc.Outbox.Deliver != nil {
 		t, err := pc.Outbox.Deliver.target(ctx, h.cfg.Region)
@@ -59,7 +61,7 @@ func (h *Host) setOutbox(ctx context.Context, pc ProjectionConfig, p *apply.Proj
 		p.Outbox.Deliver = func(ctx context.Context, c apply.Committed) (int, int) {
 			rep, err := po.drainer.Deliver(ctx, c, po.target)
 			if err != nil {
-				p.Logger.Warn("delivering the row's effects after its write failed; they wait for the next drain", "err", err)
+				p.Logger.Warn("delivering the row's effects after its write failed; they stay in its outbox: "+po.drainer.LaterHint(true), "row", keys.String(c.Key), "err", err)
 			}
 			u := 0
 			if rep.Undelivered != nil {

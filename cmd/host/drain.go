@@ -95,7 +95,7 @@ func runDrain(ctx context.Context, args []string) error {
 }
 
 func runDrainPending(ctx context.Context, args []string) error {
-	f := newDrainFlags("drain-pending", "Finds every row with pending side effects through the outbox's index (outbox.index) and delivers each row's effects in order, to the configured target (outbox.deliver) or --webhook: for rows that get no more events after a crash or a failed delivery. Without --projection, every projection with an outbox.",
+	f := newDrainFlags("drain-pending", "Finds every row with pending side effects through the outbox's index (outbox.index) and delivers each row's effects in order, to the configured target (outbox.deliver) or --webhook: for rows that get no more events after a crash or a failed delivery. A running `host run` sweeps these on its own every outbox.claimFor; this command delivers them now. Without --projection, every projection with an outbox.",
 		`host drain-pending --config dynafold.json --projection shipments`)
 	if err := f.fs.Parse(args); err != nil {
 		return err

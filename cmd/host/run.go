@@ -24,7 +24,7 @@ func init() {
 // variable for tests).
 var runErr io.Writer = os.Stderr
 
-const runHelp = `usage: host run --config FILE [--quiet] [--worker-id ID] [--admin-addr ADDR] [--progress-interval D]
+const runHelp = `usage: host run --config FILE [--quiet] [--worker-id ID] [--admin-addr ADDR] [--progress-interval D] [--outbox-sweep-interval D]
 
 Reads the DynamoDB stream of the configuration's event table and folds every
 event into the read models, until SIGTERM or SIGINT. Any number of processes
@@ -58,6 +58,15 @@ verifies a sample of each projection's rows every interval, as
 exported as dynafold_verify_drift_rows, and shown on the status page and
 by ` + "`host status`" + `.
 
+With an outbox (index and delivery target configured), the fleet sweeps
+each projection's pending side effects every outbox.claimFor (or
+--outbox-sweep-interval): effects that no process is delivering, left by
+a process that stopped between a row's write and its delivery, or by a
+failed delivery, are delivered in order as ` + "`host drain-pending`" + ` does.
+One worker sweeps at a time (the one holding the lowest shard lease);
+the count and age of the pending effects are exported as
+dynafold_outbox_pending_effects and dynafold_outbox_pending_oldest_seconds.
+
 Example:
 
   host tables create --config dynafold.json
@@ -73,6 +82,7 @@ func runRun(ctx context.Context, args []string) error {
 	worker := fs.String("worker-id", "", "this process's name in the lease table (default: sidecar.workerId, else host name and process id)")
 	admin := fs.String("admin-addr", "", "loopback address of the admin server (metrics, health, status page), e.g. 127.0.0.1:9464")
 	every := durationFlag(fs, "progress-interval", 10*time.Second, "time between progress lines (a `duration`)")
+	sweep := durationFlag(fs, "outbox-sweep-interval", 0, "time between sweeps of the pending outbox effects no process is delivering (a `duration`; 0: each projection's outbox.claimFor; negative: never)")
 	fs.Usage = func() {
 		fmt.Fprintln(runErr, runHelp)
 		fs.PrintDefaults()
@@ -101,7 +111,7 @@ func runRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer ops.close()
-	err = runSidecar(ctx, cfg, *cfgPath, ops, log, *quiet, *every)
+	err = runSidecar(ctx, cfg, *cfgPath, ops, log, runOptions{quiet: *quiet, every: *every, sweep: *sweep})
 	if err != nil && ctx.Err() != nil && !errors.Is(err, sidecar.ErrAbandoned) {
 		// SIGTERM or SIGINT while starting (waiting for the endpoint,
 		// loading a plugin): a shutdown, not a failure
@@ -111,21 +121,30 @@ func runRun(ctx context.Context, args []string) error {
 	return err
 }
 
+// runOptions are the flags of `host run` that shape the reading.
+type runOptions struct {
+	quiet bool
+	every time.Duration // between progress lines
+	sweep time.Duration // between outbox sweeps (0: claimFor; negative: never)
+}
+
 // runSidecar checks the tables, builds the host and reads the change feed
 // until ctx ends.
-func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runOps, log *slog.Logger, quiet bool, every time.Duration) error {
+func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runOps, log *slog.Logger, ro runOptions) error {
+	quiet, every := ro.quiet, ro.every
 	ops.setStage("checking the tables")
 	if err := checkTables(ctx, cfg, cfgPath, ops, log); err != nil {
 		return err
 	}
 	ops.setStage("loading the plugins")
-	h, err := host.New(ctx, cfg, host.WithLogger(log), host.WithCallObserver(ops.metrics.PluginCall))
+	h, err := host.New(ctx, cfg, host.WithLogger(log), host.WithCallObserver(ops.metrics.PluginCall), host.WithOutboxSweep(max(ro.sweep, 0)))
 	if err != nil {
 		return err
 	}
 	defer h.Close(context.WithoutCancel(ctx))
 	ops.serving(h)
-	r, err := sidecar.New(ctx, h, cfg, sidecar.Options{Observer: ops.metrics, Logger: log, Destinations: destinations(cfg), Status: ops.metrics.FreshnessReports})
+	r, err := sidecar.New(ctx, h, cfg, sidecar.Options{Observer: ops.metrics, Logger: log, Destinations: destinations(cfg), Status: ops.metrics.FreshnessReports,
+		SweepEvery: ro.sweep})
 	if err != nil {
 		return err
 	}

@@ -126,6 +126,7 @@ func (r *Reader) round(ctx, proc context.Context, rd feed.Source, tr *lease.Trac
 	now := time.Now()
 	tr.Observe(all, now)
 	r.applyControls(ctx, all, ctl, func(l lease.Lease) bool { return tr.Expired(l, now) })
+	r.sweeper.Store(r.sweeps(all, func(l lease.Lease) bool { return tr.Expired(l, now) }))
 	r.mu.Lock()
 	// forget workers that ended (shard finished, lease lost); the listing
 	// was read before they ended, so what it says of their leases is

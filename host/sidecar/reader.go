@@ -77,6 +77,12 @@ type Options struct {
 	// lease table once per full lease round, for `host status`
 	// (telemetry.Metrics.FreshnessReports).
 	Status func() []host.FreshnessReport
+	// SweepEvery is how often the fleet's sweeper (the worker holding
+	// the lowest shard lease) delivers each projection's outbox effects
+	// that no live drainer holds (Host.SweepOutbox): 0 takes
+	// Host.OutboxSweepEvery (outbox.claimFor unless host.WithOutboxSweep
+	// says otherwise); a negative interval sweeps never.
+	SweepEvery time.Duration
 }
 
 // Stats are the reader's running totals, for progress lines.
@@ -126,6 +132,7 @@ type Reader struct {
 	behind     sync.Map          // shard -> time.Duration
 	waiting    map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
 	pause      pauses            // the lease table's pauses and deferred instances (pause.go)
+	sweeper    atomic.Bool       // this worker sweeps the outboxes (it holds the lowest lease, as of the last lease round)
 }
 
 // New returns a reader of cfg's event-table stream that hands each batch
@@ -244,6 +251,10 @@ func (r *Reader) Run(ctx context.Context) error {
 		go func() { defer close(verified); r.verifyLoop(vctx) }()
 		defer func() { stopVerify(); <-verified }()
 	}
+	sctx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); r.sweepLoop(sctx) }()
+	defer func() { stopSweep(); <-swept }()
 	tr := &lease.Tracker{Duration: time.Duration(r.sc.LeaseDuration)}
 	roundErr := r.watchOwnID(ctx, tr)
 	if roundErr != nil && ctx.Err() != nil {

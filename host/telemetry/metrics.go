@@ -76,6 +76,7 @@ type Metrics struct {
 	fresh         freshnessState
 	totals        totals // what the status page counts
 	verify        verifyMetrics
+	outbox        outboxMetrics
 
 	mu       sync.Mutex
 	shards   map[shardKey]*shardState
@@ -134,6 +135,8 @@ func New(o Options) *Metrics {
 	m.rateWait = counter("rate_limit_wait_seconds_total", "Time batches waited for their projection's rate limit (rateLimit) before being applied.", "projection")
 	m.verify = newVerifyMetrics()
 	m.reg.MustRegister(m.verify.collectors()...)
+	m.outbox = newOutboxMetrics()
+	m.reg.MustRegister(m.outbox.collectors()...)
 	m.reg.MustRegister(m.iteratorAge, m.recordsRead, m.batches, m.batchDuration, m.applied, m.already, m.rowsWritten,
 		m.rowsFailed, m.recordsFailed, m.decodeFailed, m.retries, m.gapReads, m.gapEvents, m.conflicts, m.newExisting, m.givenUp,
 		m.leasesHeld, m.shardsTotal, m.pluginCalls, m.pluginErrors, m.rejected, m.skipped, lagCollector{m}, pluginInfoCollector{m}, shadowCollector{m}, swapsCollector{m},

@@ -46,6 +46,9 @@ type Drainer struct {
 	Now      func() time.Time // nil: time.Now
 	Logger   *slog.Logger     // nil: slog.Default()
 	Rows     int              // rows DrainPending drains at a time (0: DefaultRows)
+	// SweepEvery is how often `host run` sweeps the projection's pending
+	// effects (0: ClaimFor, its default), for the words of log lines.
+	SweepEvery time.Duration
 }
 
 // Undelivered is an effect whose delivery failed: it stays at the head of
@@ -123,6 +126,7 @@ func (d *Drainer) drain(ctx context.Context, rep Report, target deliver.Target) 
 				return rep, err
 			}
 			if handed {
+				d.noteBusy(ctx, rowKey, head, now)
 				rep.Busy = true
 				return rep, nil
 			}
@@ -141,7 +145,7 @@ func (d *Drainer) drain(ctx context.Context, rep Report, target deliver.Target) 
 		}
 		if err := target.Deliver(ctx, fx); err != nil {
 			d.release(ctx, key, owner)
-			d.log().Warn("outbox effect not delivered; it stays at the head of its row's outbox", "row", keys.String(rowKey), "stream", fx.Stream, "streamId", fx.StreamID, "version", fx.Version, "index", fx.Index, "err", err)
+			d.log().Warn("outbox effect not delivered; it stays at the head of its row's outbox: "+d.LaterHint(false), "row", keys.String(rowKey), "stream", fx.Stream, "streamId", fx.StreamID, "version", fx.Version, "index", fx.Index, "err", err)
 			rep.Undelivered = &Undelivered{Effect: fx, Err: err}
 			return rep, nil
 		}

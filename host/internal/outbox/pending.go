@@ -37,7 +37,10 @@ func (d *Drainer) Pending(ctx context.Context) ([]abi.Item, error) {
 	}
 	lists := make([][]abi.Item, len(hashes))
 	var mu sync.Mutex
-	err = d.sweep(ctx, hashes, func(i int, rk abi.Item) bool {
+	err = d.sweep(ctx, hashes, func(i int, rk, _ abi.Item, first bool) bool {
+		if !first {
+			return true
+		}
 		mu.Lock()
 		lists[i] = append(lists[i], rk)
 		mu.Unlock()
@@ -62,6 +65,14 @@ func (d *Drainer) Pending(ctx context.Context) ([]abi.Item, error) {
 // in the order the drains finished. A DynamoDB error stops the sweep (the
 // rows already started finish); a failed delivery only stops its own row.
 func (d *Drainer) DrainPending(ctx context.Context, target deliver.Target) ([]Report, error) {
+	return d.drainFound(ctx, target, func(_, _ abi.Item, first bool) bool { return first })
+}
+
+// drainFound sweeps the index and drains, Rows rows at a time, each row
+// pick returns true for (it is called, concurrently, with every index item
+// found: its row key, the item, and whether it is the first of its row in
+// its hash key), each row once.
+func (d *Drainer) drainFound(ctx context.Context, target deliver.Target, pick func(rowKey, item abi.Item, first bool) bool) ([]Report, error) {
 	hashes, err := d.indexKeys()
 	if err != nil {
 		return nil, err
@@ -96,7 +107,10 @@ func (d *Drainer) DrainPending(ctx context.Context, target deliver.Target) ([]Re
 			}
 		}()
 	}
-	sweepErr := d.sweep(ctx, hashes, func(_ int, rk abi.Item) bool {
+	sweepErr := d.sweep(ctx, hashes, func(_ int, rk, it abi.Item, first bool) bool {
+		if !pick(rk, it, first) {
+			return true
+		}
 		k := keys.String(rk)
 		mu.Lock()
 		dup := seen[k]
@@ -136,10 +150,12 @@ func (d *Drainer) indexKeys() ([]string, error) {
 }
 
 // sweep queries every index hash key, at most maxSweeps at once, page by
-// page, and calls found (concurrently) with the key's position and the row
-// key of each item, each row once per hash key. A found that returns false
-// stops the sweep; so does the first error, which sweep returns.
-func (d *Drainer) sweep(ctx context.Context, hashes []string, found func(i int, rowKey abi.Item) bool) error {
+// page, and calls found (concurrently) with the key's position, the row
+// key of each item, the item, and whether it is the first item of its row
+// in that hash key (the row's head, as the index saw it). A found that
+// returns false stops the sweep; so does the first error, which sweep
+// returns.
+func (d *Drainer) sweep(ctx context.Context, hashes []string, found func(i int, rowKey, item abi.Item, first bool) bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make([]error, len(hashes))
@@ -155,7 +171,7 @@ func (d *Drainer) sweep(ctx context.Context, hashes []string, found func(i int, 
 				return
 			}
 			defer func() { <-sem }()
-			if errs[i] = d.sweepKey(ctx, h, func(rk abi.Item) bool { return found(i, rk) }); errs[i] != nil {
+			if errs[i] = d.sweepKey(ctx, h, func(rk, it abi.Item, first bool) bool { return found(i, rk, it, first) }); errs[i] != nil {
 				cancel()
 			}
 		}()
@@ -170,7 +186,7 @@ func (d *Drainer) sweep(ctx context.Context, hashes []string, found func(i int, 
 }
 
 // sweepKey pages through one index hash key.
-func (d *Drainer) sweepKey(ctx context.Context, hash string, found func(abi.Item) bool) error {
+func (d *Drainer) sweepKey(ctx context.Context, hash string, found func(rowKey, item abi.Item, first bool) bool) error {
 	l := d.Layout
 	q := store.Query{Table: l.Table, Index: l.Index, KeyCond: "#p = :p",
 		Names: map[string]string{"#p": apply.OutboxIndexPK}, Values: map[string]abi.Value{":p": abi.S(hash)}}
@@ -185,11 +201,11 @@ func (d *Drainer) sweepKey(ctx context.Context, hash string, found func(abi.Item
 			if !ok || rk.Kind != abi.KindM {
 				return fmt.Errorf("%w: index %s of %s projects no %s; the index must project all attributes (or include %s)", ErrNoRowKey, l.Index, l.Table, apply.OutboxAttrRowKey, apply.OutboxAttrRowKey)
 			}
-			if k := keys.String(rk.Map); !seen[k] {
-				seen[k] = true
-				if !found(rk.Map) {
-					return ctx.Err()
-				}
+			k := keys.String(rk.Map)
+			first := !seen[k]
+			seen[k] = true
+			if !found(rk.Map, it, first) {
+				return ctx.Err()
 			}
 		}
 		if page.LastKey == nil {

@@ -1,0 +1,85 @@
+package outbox
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/internal/keys"
+)
+
+// maxBusyNoted bounds the claims noteBusy remembers; past it, the ended
+// ones are forgotten.
+const maxBusyNoted = 4096
+
+// busyNoted holds the claims (owner and end) noteBusy logged, with their
+// ends in Unix milliseconds. Owners are unique to one drain, so one set
+// serves every drainer.
+var busyNoted = struct {
+	sync.Mutex
+	m map[string]int64
+}{m: map[string]int64{}}
+
+// sweepInterval is SweepEvery, else ClaimFor (what `host run` sweeps at
+// by default).
+func (d *Drainer) sweepInterval() time.Duration {
+	if d.SweepEvery > 0 {
+		return d.SweepEvery
+	}
+	return d.claimFor()
+}
+
+// LaterHint says when an effect left pending is delivered after all: by
+// `host run`'s sweep, once its claim (if any) ended, or by `host
+// drain-pending` at once. claimed: the effect may still carry a claim.
+func (d *Drainer) LaterHint(claimed bool) string {
+	within := d.sweepInterval()
+	if claimed {
+		within += d.claimFor()
+	}
+	return fmt.Sprintf("`host run` sweeps it within %s, or run `host drain-pending` to deliver it now", within)
+}
+
+// firstNote reports whether the claim id ending at until (Unix ms) is
+// noted for the first time, and notes it.
+func firstNote(id string, until int64, now time.Time) bool {
+	busyNoted.Lock()
+	defer busyNoted.Unlock()
+	if _, seen := busyNoted.m[id]; seen {
+		return false
+	}
+	if len(busyNoted.m) >= maxBusyNoted {
+		for k, end := range busyNoted.m {
+			if end <= now.UnixMilli() {
+				delete(busyNoted.m, k)
+			}
+		}
+	}
+	if len(busyNoted.m) < maxBusyNoted {
+		busyNoted.m[id] = until
+	}
+	return true
+}
+
+// noteBusy logs, once per claim, that a drain stopped at a head another
+// drainer holds: at info when the claim is past half its length (its
+// holder may have stopped: a sweep takes the effect once the claim ends),
+// at debug otherwise (a live delivery, the common case on busy rows).
+func (d *Drainer) noteBusy(ctx context.Context, rowKey, head abi.Item, now time.Time) {
+	until, _ := strconv.ParseInt(head[apply.OutboxAttrUntil].Str, 10, 64)
+	if !firstNote(head[apply.OutboxAttrOwner].Str+"/"+strconv.FormatInt(until, 10), until, now) {
+		return
+	}
+	end := time.UnixMilli(until)
+	level := slog.LevelDebug
+	if end.Sub(now) < d.claimFor()/2 {
+		level = slog.LevelInfo
+	}
+	d.log().Log(ctx, level, "the row's oldest outbox effect is claimed by another drainer: it is left to that drainer, and if that one stopped, `host run` sweeps it once the claim ends",
+		"row", keys.String(rowKey), "claimEnds", end.UTC().Format(time.RFC3339Nano), "sweepWithin", (end.Sub(now) + d.sweepInterval()).Round(time.Millisecond))
+}

@@ -1,0 +1,79 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dynafold/dynafold/host/deliver"
+)
+
+// WithOutboxSweep tells the host how often `host run` sweeps each
+// projection's pending effects (the default, 0, is every outbox.claimFor),
+// so that its log lines say when an effect left pending goes out.
+func WithOutboxSweep(every time.Duration) Option { return func(o *options) { o.sweepEvery = every } }
+
+// OutboxSweep is what one sweep of a projection's outbox found and did.
+type OutboxSweep struct {
+	Projection string
+	// Pending is how many effects the outbox index listed, in Rows rows;
+	// Claimed of those rows were left to the live drainer holding their
+	// first effect.
+	Pending, Rows, Claimed int
+	// Oldest is when the oldest listed effect was committed or last
+	// claimed, as far as its claim tells (zero when none carries one).
+	Oldest time.Time
+	// Delivered is how many effects the sweep delivered; Undelivered how
+	// many rows stopped at an effect whose delivery failed (it stays
+	// first in its row's outbox).
+	Delivered, Undelivered int
+	// Skipped says why the sweep did not run ("breaker open": the
+	// breaker's own drain delivers the effects once it closes).
+	Skipped string
+}
+
+// OutboxSweepEvery is how often `host run` sweeps the projection's
+// pending effects: WithOutboxSweep's interval, else outbox.claimFor.
+func (h *Host) OutboxSweepEvery(projection string) time.Duration {
+	if h.opts.sweepEvery > 0 {
+		return h.opts.sweepEvery
+	}
+	if po := h.outboxes[projection]; po != nil {
+		return po.drainer.ClaimFor
+	}
+	return DefaultClaimFor
+}
+
+// SweepOutbox delivers the projection's pending effects that no live
+// drainer holds, to its configured target: the rows, found through the
+// outbox index (outbox.index), whose first effect carries no claim (its
+// delivery failed) or an expired one (the process delivering it stopped:
+// a crash, a kill, a lost connection). Each row is drained in order as
+// DrainPending does; a row whose first effect is claimed is left to its
+// holder, and the next sweep after the claim ends takes it. While the
+// target's breaker is not closed the sweep does not run (Skipped): the
+// breaker's probe and drain deliver the effects. `host run` sweeps every
+// projection this way every OutboxSweepEvery.
+func (h *Host) SweepOutbox(ctx context.Context, projection string) (OutboxSweep, error) {
+	out := OutboxSweep{Projection: projection}
+	po, target, err := h.outboxOf(projection, nil)
+	if err != nil {
+		return out, err
+	}
+	if b := h.breakers[projection]; b != nil && b.Stats().State != deliver.BreakerClosed {
+		out.Skipped = "breaker " + b.Stats().State.String()
+		return out, nil
+	}
+	rep, err := po.drainer.Sweep(ctx, target)
+	out.Pending, out.Rows, out.Claimed, out.Oldest = rep.Pending, rep.Rows, rep.Claimed, rep.Oldest
+	for _, r := range rep.Reports {
+		out.Delivered += len(r.Delivered)
+		if r.Undelivered != nil {
+			out.Undelivered++
+		}
+	}
+	if err != nil {
+		return out, fmt.Errorf("sweeping the outbox of projection %s: %w", projection, err)
+	}
+	return out, nil
+}
