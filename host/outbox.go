@@ -157,3 +157,21 @@ func (h *Host) OutboxProjections() []string {
 	}
 	return out
 }
+
+// SkipEffects removes the first n pending effects of one row of a
+// projection without delivering them, in order, and returns them (for the
+// caller to keep): for an effect its consumer refuses for good, which holds
+// back every later effect of the row. It stops early at an effect another
+// drainer is delivering (DrainReport.Busy). The skipped effects are in
+// DrainReport.Delivered.
+func (h *Host) SkipEffects(ctx context.Context, projection string, key abi.Item, n int) (DrainReport, error) {
+	if _, err := h.engine(projection); err != nil {
+		return DrainReport{Projection: projection, Key: key}, err
+	}
+	po := h.outboxes[projection]
+	if po == nil {
+		return DrainReport{Projection: projection, Key: key}, fmt.Errorf("%w: projection %q: configure its outbox to commit effects", ErrNoOutbox, projection)
+	}
+	rep, err := po.drainer.Skip(ctx, key, n)
+	return drainReportOf(projection, rep), err
+}

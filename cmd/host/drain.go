@@ -37,7 +37,7 @@ func newDrainFlags(name, about, example string) *drainFlags {
 	}
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "usage: host %s [flags]\n\n%s\n\nexample:\n  %s\n\nEach effect handled is printed as one JSON line:\n  {\"status\":\"delivered\",\"effect\":{...}}\n  {\"status\":\"undelivered\",\"error\":\"...\",\"effect\":{...}}  (it stays first in its row's outbox)\n  {\"status\":\"busy\",\"key\":{...}}  (another drainer is delivering the row's first effect)\n\nflags:\n", name, about, example)
+		fmt.Fprintf(w, "usage: host %s [flags]\n\n%s\n\nexample:\n  %s\n\nEach effect handled is printed as one JSON line:\n  {\"status\":\"delivered\",\"effect\":{...}}\n  {\"status\":\"undelivered\",\"error\":\"...\",\"effect\":{...}}  (it stays first in its row's outbox)\n  {\"status\":\"busy\",\"key\":{...}}  (another drainer is delivering the row's first effect)\n  {\"status\":\"skipped\",\"effect\":{...}}  (drain --skip: removed without delivery)\n\nflags:\n", name, about, example)
 		fs.PrintDefaults()
 	}
 	return f
@@ -68,8 +68,12 @@ func runDrain(ctx context.Context, args []string) error {
 	f := newDrainFlags("drain", "Delivers the pending side effects of one row of a projection with an outbox, strictly in order, to the configured target (outbox.deliver) or --webhook. It stops at the first effect that cannot be delivered; that effect stays first in the row's outbox.",
 		`host drain --config dynafold.json --projection shipments --row 'pk=SHIP#s-1,sk=SUMMARY'`)
 	row := f.fs.String("row", "", `the row's key: "name=value,name=value" (string values) or a JSON object such as {"pk":"SHIP#s-1","sk":"SUMMARY"}`)
+	skip := f.fs.Int("skip", 0, "first remove this many of the row's pending effects without delivering them, each printed as {\"status\":\"skipped\",...} for you to keep: for an effect its consumer refuses for good, which holds back the row's later effects; then deliver the rest")
 	if err := f.fs.Parse(args); err != nil {
 		return err
+	}
+	if *skip < 0 {
+		return fmt.Errorf("--skip %d: give how many of the row's first pending effects to remove, 1 or more", *skip)
 	}
 	if *row == "" {
 		return fmt.Errorf("--row is required: the key of the row whose effects to deliver, e.g. --row 'pk=SHIP#s-1,sk=SUMMARY'")
@@ -86,6 +90,20 @@ func runDrain(ctx context.Context, args []string) error {
 	proj, err := outboxProjection(h, *f.proj)
 	if err != nil {
 		return err
+	}
+	if *skip > 0 {
+		rep, err := h.SkipEffects(ctx, proj, key, *skip)
+		for _, e := range rep.Delivered {
+			if perr := printLine(os.Stdout, map[string]any{"status": "skipped", "effect": e}); perr != nil {
+				return perr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if rep.Busy {
+			return fmt.Errorf("skipped %s; the row's next effect is being delivered by another drainer (host run): run this again once it is done", plural(len(rep.Delivered), "effect"))
+		}
 	}
 	rep, err := h.Drain(ctx, proj, key, target)
 	if perr := printDrain(os.Stdout, rep); perr != nil {
@@ -166,15 +184,18 @@ func parseRowKey(s string) (abi.Item, error) {
 }
 
 // printDrain writes one JSON line per effect a drain handled.
-func printDrain(w io.Writer, rep host.DrainReport) error {
-	line := func(v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
+// printLine prints v as one JSON line.
+func printLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
 		return err
 	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+func printDrain(w io.Writer, rep host.DrainReport) error {
+	line := func(v any) error { return printLine(w, v) }
 	for _, e := range rep.Delivered {
 		if err := line(map[string]any{"status": "delivered", "effect": e}); err != nil {
 			return err

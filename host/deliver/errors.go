@@ -41,7 +41,7 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, ": %v", e.Err)
 	}
 	if e.Permanent {
-		b.WriteString(" (permanent: retrying will not help; fix the destination, its permissions or the plugin's effect, then drain again)")
+		b.WriteString(" (permanent: retrying will not help; fix the destination or its permissions, then drain again; an effect the consumer will never accept is set aside with `host drain --row KEY --skip 1`, which prints it, and the row's later effects follow)")
 	} else {
 		b.WriteString(" (retryable: the effect stays at the head of its row's outbox and the next drain delivers it again)")
 	}
