@@ -94,3 +94,59 @@ func TestC4_QuarantineCommandsReadAFileDestination(t *testing.T) {
 	_, err = quarantineOutput(t, "replay", "--config", cfgPath, "--id", ids["o-1"])
 	assert.ErrorIs(t, err, quarantine.ErrNotFound, "replayed already")
 }
+
+// Records given up to a table named as the sidecar's onFailure destination
+// (no top-level "quarantine") are listed, replayed and dropped as those of
+// a quarantine table: the commands find the table in the configuration,
+// or take --table. They said the configuration kept no record before.
+func TestC4_QuarantineCommandsReadAnOnFailureTable(t *testing.T) {
+	ctx := context.Background()
+	env := testenv.Start(t)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "dynafold.json")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `{
+  "endpoint": %q,
+  "eventStore": {"table": "shop-events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": "order-summaries", "checkpoint": {"field": "version"}}],
+  "sidecar": {"leaseTable": "leases", "failure": {"maxRetries": 1, "onFailure": {"table": "given-up"}}}
+}`, env.Server.Endpoint(), wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm")), 0o644))
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	old := tablesOut
+	tablesOut = &strings.Builder{}
+	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
+	tablesOut = old
+
+	cfg, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly())
+	require.NoError(t, err)
+	defer h.Close(ctx)
+	good, err := h.Append(ctx, "Order", "o-1", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}})
+	require.NoError(t, err)
+	bad, err := h.Append(ctx, "Order", "o-2", 0, host.NewEvent{Type: "OrderRefunded", Data: abi.Item{}})
+	require.NoError(t, err)
+	dest, err := quarantine.NewTable(env.Client, "given-up") // as host run's reader gives records up
+	require.NoError(t, err)
+	var ids []string
+	for i, ev := range []abi.Event{good[0], bad[0]} {
+		e := quarantine.Entry{Projection: "summaries", Stream: "Order", Shard: "shardId-7", Attempts: 2, Reason: "row failed",
+			Record: host.Record{EventName: "INSERT", EventID: fmt.Sprint("e", i), DynamoDB: host.StreamRecord{
+				NewImage: h.EventItem(ev), SequenceNumber: fmt.Sprint(600 + i)}}}
+		require.NoError(t, dest.Send(ctx, e))
+		ids = append(ids, quarantine.EntryID(e))
+	}
+
+	out, err := quarantineOutput(t, "list", "--config", cfgPath)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, ids[0])
+	assert.Contains(t, out, ids[1])
+	out, err = quarantineOutput(t, "replay", "--config", cfgPath, "--id", ids[0])
+	require.NoError(t, err, out)
+	assert.Contains(t, out, ids[0]+": replayed; entry deleted from table given-up")
+	out, err = quarantineOutput(t, "drop", "--config", cfgPath, "--table", "given-up", ids[1])
+	require.NoError(t, err, out)
+	left, err := dest.All(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+}

@@ -27,15 +27,17 @@ func init() {
 var quarantineOut io.Writer = os.Stdout
 
 const quarantineUsage = `usage:
-  host quarantine list   --config FILE [--file PATH] [--json]
-  host quarantine replay --config FILE [--file PATH] (--id ID | --all)
-  host quarantine drop   --config FILE [--file PATH] ID...
+  host quarantine list   --config FILE [--file PATH | --table NAME] [--json]
+  host quarantine replay --config FILE [--file PATH | --table NAME] (--id ID | --all)
+  host quarantine drop   --config FILE [--file PATH | --table NAME] ID...
 
 The records given up are kept where the configuration sends them: the
-quarantine table ("quarantine": {"table": ...}), or a file (the sidecar's
+quarantine table ("quarantine": {"table": ...}), or the sidecar's onFailure
+destination (a table, "onFailure": {"table": NAME}, or a file,
 "onFailure": {"file": PATH}, JSON lines). All three read the quarantine
-table when the configuration has one, else the onFailure file it names
-(when it names one); --file PATH reads that file instead.
+table when the configuration has one, else the onFailure table or file it
+names (when it names one); --file PATH or --table NAME reads that one
+instead.
 
 list prints the records kept: id, projection, the event (stream, stream id,
 version and event type, read from the record's image), shard, sequence
@@ -76,13 +78,14 @@ func runQuarantine(ctx context.Context, args []string) error {
 	fs.Usage = func() { fmt.Fprintln(quarantineOut, quarantineUsage); fs.PrintDefaults() }
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
 	file := fs.String("file", "", "read the records given up from this file (an onFailure file) instead of the configuration's quarantine")
+	table := fs.String("table", "", "read the records given up from this DynamoDB table (an onFailure table) instead of the configuration's quarantine")
 	switch args[0] {
 	case "list":
 		asJSON := fs.Bool("json", false, "print one JSON object per entry, the record included")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		cfg, t, err := openQuarantine(ctx, *cfgPath, *file)
+		cfg, t, err := openQuarantine(ctx, *cfgPath, *file, *table)
 		if err != nil {
 			return err
 		}
@@ -96,7 +99,7 @@ func runQuarantine(ctx context.Context, args []string) error {
 		if (*id == "") == !*all {
 			return errors.New("name what to replay: --id ID (one entry) or --all (every entry)")
 		}
-		cfg, t, err := openQuarantine(ctx, *cfgPath, *file)
+		cfg, t, err := openQuarantine(ctx, *cfgPath, *file, *table)
 		if err != nil {
 			return err
 		}
@@ -109,7 +112,7 @@ func runQuarantine(ctx context.Context, args []string) error {
 		if len(ids) == 0 {
 			return errors.New("name the entries to drop: host quarantine drop --config FILE ID... (see quarantine list for the ids)")
 		}
-		cfg, t, err := openQuarantine(ctx, *cfgPath, *file)
+		cfg, t, err := openQuarantine(ctx, *cfgPath, *file, *table)
 		if err != nil {
 			return err
 		}
@@ -121,20 +124,31 @@ func runQuarantine(ctx context.Context, args []string) error {
 // openQuarantine loads the configuration and opens where its given-up
 // records are kept: file when given, else the quarantine table, else the
 // one onFailure file of the sidecar section.
-func openQuarantine(ctx context.Context, path, file string) (*host.Config, quarantine.Store, error) {
+func openQuarantine(ctx context.Context, path, file, table string) (*host.Config, quarantine.Store, error) {
 	cfg, err := host.LoadConfig(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	if file == "" && cfg.Quarantine == nil {
-		files := onFailureFiles(cfg)
-		switch len(files) {
-		case 0:
-			return nil, nil, fmt.Errorf("%s keeps no record given up: add \"quarantine\": {\"table\": \"NAME\"} (and run `host tables create --config %s`), or an onFailure destination to its sidecar section; for a file elsewhere, give --file PATH", path, path)
-		case 1:
-			file = files[0]
-		default:
-			return nil, nil, fmt.Errorf("%s sends given-up records to several files (%s): choose one with --file PATH", path, strings.Join(files, ", "))
+	if file != "" && table != "" {
+		return nil, nil, fmt.Errorf("--file and --table both name where the records are: give one")
+	}
+	if file == "" && table == "" {
+		if cfg.Quarantine != nil {
+			table = cfg.Quarantine.Table
+		} else {
+			dests := onFailureDestinations(cfg)
+			switch len(dests) {
+			case 0:
+				return nil, nil, fmt.Errorf("%s keeps no record given up: add \"quarantine\": {\"table\": \"NAME\"} (and run `host tables create --config %s`), or an onFailure destination to its sidecar section; for a file or table elsewhere, give --file PATH or --table NAME", path, path)
+			case 1:
+				file, table = dests[0].File, dests[0].Table
+			default:
+				var names []string
+				for _, d := range dests {
+					names = append(names, d.String())
+				}
+				return nil, nil, fmt.Errorf("%s sends given-up records to several places (%s): choose one with --file PATH or --table NAME", path, strings.Join(names, ", "))
+			}
 		}
 	}
 	if file != "" {
@@ -145,23 +159,41 @@ func openQuarantine(ctx context.Context, path, file string) (*host.Config, quara
 	if err != nil {
 		return nil, nil, fmt.Errorf("DynamoDB client: %w", err)
 	}
-	t, err := quarantine.NewTable(client, cfg.Quarantine.Table)
+	t, err := quarantine.NewTable(client, table)
 	return cfg, t, err
 }
 
-// onFailureFiles returns the distinct files the sidecar section gives
-// records up to, in the order the configuration names them.
-func onFailureFiles(cfg *host.Config) []string {
+// destination is an onFailure file or table.
+type destination struct{ File, Table string }
+
+func (d destination) String() string {
+	if d.File != "" {
+		return "file " + d.File
+	}
+	return "table " + d.Table
+}
+
+// onFailureDestinations returns the distinct files and tables the sidecar
+// section gives records up to, in the order the configuration names them
+// (queues are not read back: their consumer has the records).
+func onFailureDestinations(cfg *host.Config) []destination {
 	if cfg.Sidecar == nil {
 		return nil
 	}
 	sc := cfg.EffectiveSidecar()
-	var out []string
-	seen := map[string]bool{}
+	var out []destination
+	seen := map[destination]bool{}
 	add := func(of *host.OnFailureConfig) {
-		if of != nil && of.File != "" && !seen[of.File] {
-			seen[of.File] = true
-			out = append(out, of.File)
+		if of == nil || (of.File == "" && of.Table == "") {
+			return
+		}
+		d := destination{File: of.File, Table: of.Table}
+		if d.File != "" {
+			d.Table = ""
+		}
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
 		}
 	}
 	add(sc.Failure.OnFailure)
