@@ -199,6 +199,14 @@ func (r *Result) Fail(positions ...int) { r.inner.Fail(positions...) }
 
 // Failed returns the positions of the records reported failed, ascending,
 // each once.
+// OutcomesResult wraps the outcomes of rows one projection applied outside
+// a batch (a catch-up of what a paused projection skipped) as a Result
+// with no records, so that what counts a batch's work (metrics, freshness)
+// counts theirs too.
+func OutcomesResult(projection string, outs []Outcome) *Result {
+	return &Result{Projections: map[string]ProjectionResult{projection: {Rows: outs}}, inner: &batch.Result{}}
+}
+
 func (r *Result) Failed() []int {
 	ps := slices.Clone(r.inner.Failed)
 	slices.Sort(ps)

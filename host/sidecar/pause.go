@@ -186,13 +186,35 @@ func (r *Reader) catchUpInstance(ctx context.Context, d lease.Deferred) error {
 		if err != nil {
 			return err
 		}
+		t0 := time.Now()
+		outs := make([]host.Outcome, 0, len(keys))
 		for _, k := range keys {
-			if _, err := r.h.CatchUpRow(ctx, d.Projection, k, ref); err != nil {
+			o, err := r.h.CatchUpRow(ctx, d.Projection, k, ref)
+			if err != nil {
+				r.observeCaughtUp(d.Projection, outs, time.Since(t0))
 				return err
 			}
+			outs = append(outs, o)
 		}
+		r.observeCaughtUp(d.Projection, outs, time.Since(t0))
 	}
 	return nil
+}
+
+// observeCaughtUp counts the rows a catch-up applied as a batch's are
+// counted (events applied, rows written, the freshness of each event,
+// late by the pause), in the metrics, the freshness objectives and the
+// progress line.
+func (r *Reader) observeCaughtUp(projection string, outs []host.Outcome, took time.Duration) {
+	if len(outs) == 0 {
+		return
+	}
+	res := host.OutcomesResult(projection, outs)
+	r.mu.Lock()
+	arn := r.arn
+	r.mu.Unlock()
+	r.obs.BatchProcessed(arn, "", res, took, nil)
+	r.countWritten(res)
 }
 
 // recordDeferred records in the lease table the stream instances of the
