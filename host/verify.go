@@ -52,6 +52,10 @@ type VerifyOptions struct {
 	// Grace is the age under which an event the row lacks is lag, counted
 	// as pending, not drift (default DefaultVerifyGrace).
 	Grace time.Duration
+	// PausedSince names projections paused (host pause) since a time: an
+	// event of such a projection appended after that time, less Grace, is
+	// counted as pending too, since the pause holds it back on purpose.
+	PausedSince map[string]time.Time
 	// Repair rebuilds every row found differing, missing or ahead through
 	// the rebuild's write conditions, and checks it again. Orphans are
 	// left alone: removing data is the operator's decision.

@@ -27,6 +27,9 @@ type rowCheck struct {
 func (v *verifier) checkOnce(ctx context.Context, key, stored abi.Item, at time.Time, fresh bool) rowCheck {
 	keyStr := keyText(key)
 	cutoff := at.Add(-v.o.Grace)
+	if since, ok := v.o.PausedSince[v.p.Name]; ok && !since.IsZero() && since.Add(-v.o.Grace).Before(cutoff) {
+		cutoff = since.Add(-v.o.Grace) // what the pause held back is pending
+	}
 	tomb := apply.IsTombstone(stored)
 	refs, err := v.instancesOf(ctx, key, keyStr, stored)
 	if err != nil {

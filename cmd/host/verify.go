@@ -152,7 +152,7 @@ func runVerify(ctx context.Context, args []string) error {
 		p.clear = b.clear // a finding is printed on a line of its own, not after the bar
 	}
 	opts := host.VerifyOptions{Projection: *proj, Segments: *segments, Sample: *sample, Grace: *grace, Repair: *repair,
-		OnFinding: p.finding, Progress: progress}
+		OnFinding: p.finding, Progress: progress, PausedSince: pausedSince(ctx, cfg, *proj, verifyErr)}
 	if *sample == 1 {
 		opts.Sample = 0
 	}

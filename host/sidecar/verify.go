@@ -61,6 +61,12 @@ func (r *Reader) verifyPass(ctx context.Context, projection string, v host.Verif
 	if !mine {
 		return // another worker runs this interval's pass
 	}
+	if r.h.IsPaused(projection) || r.Deferred()[projection] > 0 {
+		// a paused projection's rows lack what it holds back on purpose
+		// until the resume has caught them up: not drift
+		r.log.Info("verify: the pass is skipped while the projection is paused or catching up what it skipped", "projection", projection)
+		return
+	}
 	start := time.Now()
 	rep, err := r.h.Verify(ctx, host.VerifyOptions{Projection: projection, Sample: v.Sample, Grace: time.Duration(v.Grace),
 		Segments: v.Segments, Logger: r.log})

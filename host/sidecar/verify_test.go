@@ -3,6 +3,8 @@ package sidecar_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/host/telemetry"
+	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
@@ -111,4 +114,34 @@ func TestV1_RunVerifiesASampleOnAScheduleAndExportsTheDrift(t *testing.T) {
 	assert.Equal(t, 1.0, f.Verify[0].Sample)
 	assert.Len(t, f.Shards, 1, "the verification item is no shard")
 	assert.Empty(t, f.Problems())
+}
+
+// A paused projection's rows lack, on purpose, what the pause holds back:
+// the scheduled pass skips it (and says so) until the resume has caught
+// them up, rather than report that as drift; resumed and caught up, the
+// passes run again and find none.
+func TestV1_RunSkipsTheVerifyPassOfAPausedProjection(t *testing.T) {
+	ctx := context.Background()
+	e := start(t, ddblocal.StreamOptions{Shards: 1}, host.SidecarConfig{Verify: &host.VerifyConfig{Every: host.Duration(time.Second), Sample: 1, Grace: host.Duration(time.Millisecond)}})
+	h := e.host(t, &testlogic.Ledger{})
+	m := telemetry.New(telemetry.Options{})
+	logs := &syncbuf.Buffer{}
+	stop := run(e.readerLogging(t, h, "w1", m, slog.New(slog.NewTextHandler(logs, nil))))
+	defer func() { _ = stop(nil) }()
+	require.NoError(t, sidecar.SetPaused(ctx, e.cfg, e.Client, projection, true, "ops", "maintenance"))
+	eventually(t, "the worker pauses the projection", func() (bool, string) { return h.IsPaused(projection), "not paused" })
+	appendAdds(t, h, "p", 0, 2)
+	waitMetric(t, "a pass is skipped while paused", func() bool {
+		return strings.Contains(logs.String(), "verify: the pass is skipped while the projection is paused")
+	})
+	time.Sleep(1500 * time.Millisecond) // a pass's interval
+	missing := map[string]string{"projection": projection, "kind": "missing"}
+	assert.LessOrEqual(t, gauge(t, m, "dynafold_verify_drift_rows", missing), 0.0, "no drift while paused")
+
+	require.NoError(t, sidecar.SetPaused(ctx, e.cfg, e.Client, projection, false, "ops", ""))
+	e.waitRows(t, map[string]string{"p": foldLog(2)}, time.Minute)
+	waitMetric(t, "a pass runs again once caught up, and finds no drift", func() bool {
+		return gauge(t, m, "dynafold_verify_rows_checked_total", map[string]string{"projection": projection}) >= 1 &&
+			gauge(t, m, "dynafold_verify_drift_rows", missing) == 0
+	})
 }
