@@ -202,6 +202,8 @@ func printProgress(w io.Writer, st, prev sidecar.Stats, every time.Duration) {
 	stream := st.StreamArn
 	if i := strings.Index(stream, ":table/"); i >= 0 {
 		stream, _, _ = strings.Cut(stream[i+len(":table/"):], "/stream/")
+	} else if i := strings.Index(stream, ":stream/"); i >= 0 && strings.HasPrefix(stream, "arn:aws:kinesis:") {
+		stream = "kinesis " + stream[i+len(":stream/"):] // a Kinesis data stream's ARN: its name
 	}
 	if every == 0 {
 		fmt.Fprintf(w, "host run: stopped: %s, %s written, %s, %d given up\n", plural(int(st.Records), "record"), plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp)

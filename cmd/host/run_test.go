@@ -26,6 +26,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
@@ -213,4 +214,19 @@ func httpGet(t *testing.T, url string) string {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", url, b)
 	return string(b)
+}
+
+// The progress line names the stream it reads by its name: a DynamoDB
+// stream by its table, a Kinesis data stream by its name, not its ARN.
+func TestC6_ProgressLineNamesTheStreamNotItsARN(t *testing.T) {
+	for arn, want := range map[string]string{
+		"arn:aws:dynamodb:us-east-1:000000000000:table/events/stream/2026-12-05T00:00:00.000": "lag events 0s",
+		"arn:aws:kinesis:us-east-1:000000000000:stream/cart-changes":                         "lag kinesis cart-changes 0s",
+	} {
+		var b strings.Builder
+		printProgress(&b, sidecar.Stats{StreamArn: arn}, sidecar.Stats{}, time.Second)
+		if !strings.Contains(b.String(), want) || strings.Contains(b.String(), "arn:") {
+			t.Errorf("%s: %q, want %q", arn, b.String(), want)
+		}
+	}
 }

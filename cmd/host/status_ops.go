@@ -57,7 +57,7 @@ func freshnessLine(r *host.FreshnessReport, workers int) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s ≤ %s: %.1f%% within (%s, %s was %s)", st.Name, st.Threshold, st.Share*100, verdict, st.Name, round(st.Actual)))
 	}
-	return fmt.Sprintf("%s; %d events from %d workers", strings.Join(parts, "; "), n, workers)
+	return fmt.Sprintf("%s; %s from %s", strings.Join(parts, "; "), plural(int(n), "event"), plural(workers, "worker"))
 }
 
 func round(d time.Duration) string { return d.Round(time.Millisecond).String() }

@@ -41,7 +41,7 @@ func controlRoutes(mux *http.ServeMux, o Options) {
 				http.Error(w, action+" failed: "+err.Error(), http.StatusInternalServerError)
 			default:
 				o.Logger.Warn("admin: projection "+action+"d", "projection", name, "by", by)
-				fmt.Fprintf(w, "projection %s %sd across the fleet: every worker takes it at its next lease round\n", name, strings.TrimSuffix(action, "e"))
+				fmt.Fprintf(w, "projection %s %sd across the fleet: every worker takes it at its next lease round\n", name, action)
 			}
 		})
 	}

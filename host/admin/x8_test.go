@@ -69,8 +69,10 @@ func TestX8_AdminPauseEndpointsAnswerOnlyTheConfiguredToken(t *testing.T) {
 
 	code, body, _ = post(t, on, "/projections/summaries/pause?reason=reindex", "Bearer s3cret-token")
 	assert.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, "projection summaries paused across the fleet")
 	code, body, _ = post(t, on, "/projections/summaries/resume", "Bearer s3cret-token")
 	assert.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, "projection summaries resumed across the fleet")
 	assert.Equal(t, []string{"summaries true by admin API of worker w-1: reindex", "summaries false by admin API of worker w-1: "}, p.calls)
 	code, _, _ = post(t, on, "/projections/nope/pause", "Bearer s3cret-token")
 	assert.Equal(t, http.StatusNotFound, code)

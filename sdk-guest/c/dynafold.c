@@ -1379,7 +1379,7 @@ df_str df_format_f64(double f) {
     const char *s = e;
     bool neg = *s == '-';
     if (neg) s++;
-    char digits[24];
+    char digits[24] = {0};
     int nd = 0;
     for (; *s && *s != 'e'; s++)
         if (*s != '.') digits[nd++] = *s;
