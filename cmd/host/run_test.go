@@ -221,7 +221,7 @@ func httpGet(t *testing.T, url string) string {
 func TestC6_ProgressLineNamesTheStreamNotItsARN(t *testing.T) {
 	for arn, want := range map[string]string{
 		"arn:aws:dynamodb:us-east-1:000000000000:table/events/stream/2026-12-05T00:00:00.000": "lag events 0s",
-		"arn:aws:kinesis:us-east-1:000000000000:stream/cart-changes":                         "lag kinesis cart-changes 0s",
+		"arn:aws:kinesis:us-east-1:000000000000:stream/cart-changes":                          "lag kinesis cart-changes 0s",
 	} {
 		var b strings.Builder
 		printProgress(&b, sidecar.Stats{StreamArn: arn}, sidecar.Stats{}, time.Second)
