@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/dynafold/dynafold/host/deliver"
 	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/host/telemetry"
+	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
@@ -175,4 +178,21 @@ func TestO5_RunningWorkersSweepEffectsAKilledWorkerLeft(t *testing.T) {
 	assert.True(t, obs2.runs.Load() == 0 || obs3.runs.Load() == 0, "one worker sweeps: w2 %d sweeps, w3 %d", obs2.runs.Load(), obs3.runs.Load())
 	assert.Greater(t, time.Since(killed), claimFor)
 	t.Logf("sweeps: w2 %d (delivered %d), w3 %d (delivered %d); killed worker had %d deliveries under way", obs2.runs.Load(), obs2.delivered.Load(), obs3.runs.Load(), obs3.delivered.Load(), hang.calls.Load())
+}
+
+// An outbox that delivers but has no index cannot be swept: nothing finds
+// the effects a crash or a failed delivery leaves. The sweeper says so at
+// warning level, naming what to set, where it logged an info line that
+// sent the operator to drain-pending, which needs the index too.
+func TestO5_AnOutboxWithoutAnIndexWarnsThatNothingSweepsIt(t *testing.T) {
+	e := startOutbox(t, "http://127.0.0.1:1/never", time.Second)
+	e.cfg.Projections[0].Outbox.Index = ""
+	h := e.outboxHost(t, nil)
+	logs := &syncbuf.Buffer{}
+	stop := run(e.readerLogging(t, h, "w1", nil, slog.New(slog.NewTextHandler(logs, nil))))
+	defer func() { _ = stop(nil) }()
+	appendAdds(t, h, "a", 0, 1)
+	waitMetric(t, "the sweeper warns", func() bool { return strings.Contains(logs.String(), "has no outbox.index") })
+	assert.Contains(t, logs.String(), "level=WARN")
+	assert.Contains(t, logs.String(), "run `host tables create`")
 }

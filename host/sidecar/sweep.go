@@ -66,8 +66,15 @@ func (r *Reader) sweepProjection(ctx context.Context, projection string) {
 			continue
 		}
 		rep, err := r.h.SweepOutbox(ctx, projection)
-		if errors.Is(err, host.ErrNoOutboxIndex) || errors.Is(err, host.ErrNoTarget) {
-			r.log.Info("outbox: pending effects are not swept; `host drain-pending` delivers them", "projection", projection, "why", why(err))
+		switch {
+		case errors.Is(err, host.ErrNoOutboxIndex):
+			// effects left by a crash or a failed delivery wait until their
+			// row's next write, or for ever: nothing can find them
+			r.log.Warn("outbox: the projection has no outbox.index, so effects left pending by a crash or a failed delivery are never swept and `host drain-pending` cannot find them (each waits for its row's next write, or `host drain --row KEY`); set \"index\" in its outbox (e.g. \"outbox-pending\") and run `host tables create`, which adds it",
+				"projection", projection)
+			return
+		case errors.Is(err, host.ErrNoTarget):
+			r.log.Info("outbox: pending effects are not swept, since the outbox has no deliver target; `host drain-pending --webhook URL` delivers them", "projection", projection)
 			return
 		}
 		if ctx.Err() != nil {
