@@ -78,7 +78,8 @@ func TestH2_PluginNewGoProjectBuildsTestsAndValidates(t *testing.T) {
 	require.NoError(t, os.WriteFile(events2, []byte(`[
   {"stream": "AccountBalance", "streamId": "a-1", "version": 1, "type": "AccountBalanceOpened", "data": {"name": {"S": "Ada"}}},
   {"stream": "AccountBalance", "streamId": "a-1", "version": 2, "type": "AccountBalanceAudited"},
-  {"stream": "AccountBalance", "streamId": "b-1", "version": 1, "type": "AccountBalanceIncreased", "data": {"amount": {"S": "ten"}}}
+  {"stream": "AccountBalance", "streamId": "b-1", "version": 1, "type": "AccountBalanceIncreased", "data": {"amount": {"S": "ten"}}},
+  {"stream": "AccountBalance", "streamId": "b-1", "version": 2, "type": "AccountBalanceIncreased", "data": {"amount": {"N": "2"}}}
 ]`), 0o644))
 	out, stderr, err := runPluginCmdStderr(t, "test", wasm, "--events", events2, "--decisions")
 	require.Error(t, err, "a row failed")
@@ -86,6 +87,8 @@ func TestH2_PluginNewGoProjectBuildsTestsAndValidates(t *testing.T) {
 	for _, want := range []string{
 		"AccountBalance a-1 v2 AccountBalanceAudited → row pk=AccountBalance#a-1,sk=AccountBalance: skipped\n",
 		"AccountBalance b-1 v1 AccountBalanceIncreased → row pk=AccountBalance#b-1,sk=AccountBalance: failed: evolve failed on AccountBalance b-1 v1 (AccountBalanceIncreased): BadAmount: AccountBalanceIncreased v1: amount is not a positive number",
+		// the event after it names the event the row failed on, not that event's error as its own
+		"AccountBalance b-1 v2 AccountBalanceIncreased → row pk=AccountBalance#b-1,sk=AccountBalance: failed: not written: the row failed on AccountBalance b-1 v1 (AccountBalanceIncreased)\n",
 	} {
 		assert.Contains(t, stderr, want)
 	}

@@ -169,8 +169,16 @@ func decide(decided []*Decision, events []SrcEvent, o apply.Outcome) {
 		cause = re.Cause
 	}
 	if o.Err != nil {
+		var ee *apply.EventError
+		bad := errors.As(cause, &ee)
 		for _, pos := range o.Positions {
-			set(pos, events[pos].Event, FailedOutcome, cause)
+			ev := events[pos].Event
+			if bad && (ev.Stream != ee.Event.Stream || ev.StreamID != ee.Event.StreamID || ev.Version != ee.Event.Version) {
+				// the row failed on another event: name it, not its error
+				set(pos, ev, FailedOutcome, fmt.Errorf("not written: the row failed on %s %s v%d (%s)", ee.Event.Stream, ee.Event.StreamID, ee.Event.Version, ee.Event.Type))
+				continue
+			}
+			set(pos, ev, FailedOutcome, cause)
 		}
 		return
 	}
