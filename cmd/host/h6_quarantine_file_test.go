@@ -25,32 +25,12 @@ import (
 // to. They read only a quarantine table before.
 func TestC4_QuarantineCommandsReadAFileDestination(t *testing.T) {
 	ctx := context.Background()
-	env := testenv.Start(t)
-	dir := t.TempDir()
-	qfile := filepath.Join(dir, "given-up.jsonl")
-	cfgPath := filepath.Join(dir, "dynafold.json")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `{
-  "endpoint": %q,
-  "eventStore": {"table": "shop-events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
-  "projections": [{"name": "summaries", "plugin": %q, "table": "order-summaries", "checkpoint": {"field": "version"}}],
-  "sidecar": {"leaseTable": "leases", "failure": {"maxRetries": 2, "onFailure": {"file": %q}}}
-}`, env.Server.Endpoint(), wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm"), qfile), 0o644))
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
-	old := tablesOut
-	tablesOut = &strings.Builder{}
-	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
-	tablesOut = old
-
+	qfile := filepath.Join(t.TempDir(), "given-up.jsonl")
+	cfgPath, env, h := quarantineDestConfig(t, fmt.Sprintf(`{"maxRetries": 2, "onFailure": {"file": %q}}`, qfile))
 	_, err := quarantineOutput(t, "list", "--config", cfgPath)
 	require.Error(t, err, "no record given up yet")
 	assert.Contains(t, err.Error(), "quarantine file "+qfile+" does not exist: no record has been given up there yet")
 
-	cfg, err := host.LoadConfig(cfgPath)
-	require.NoError(t, err)
-	h, err := host.New(ctx, cfg, host.WithEventStoreOnly())
-	require.NoError(t, err)
-	defer h.Close(ctx)
 	good, err := h.Append(ctx, "Order", "o-1", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}})
 	require.NoError(t, err)
 	bad, err := h.Append(ctx, "Order", "o-2", 0, host.NewEvent{Type: "OrderRefunded", Data: abi.Item{}})
@@ -101,27 +81,7 @@ func TestC4_QuarantineCommandsReadAFileDestination(t *testing.T) {
 // or take --table. They said the configuration kept no record before.
 func TestC4_QuarantineCommandsReadAnOnFailureTable(t *testing.T) {
 	ctx := context.Background()
-	env := testenv.Start(t)
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "dynafold.json")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `{
-  "endpoint": %q,
-  "eventStore": {"table": "shop-events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
-  "projections": [{"name": "summaries", "plugin": %q, "table": "order-summaries", "checkpoint": {"field": "version"}}],
-  "sidecar": {"leaseTable": "leases", "failure": {"maxRetries": 1, "onFailure": {"table": "given-up"}}}
-}`, env.Server.Endpoint(), wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm")), 0o644))
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
-	old := tablesOut
-	tablesOut = &strings.Builder{}
-	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
-	tablesOut = old
-
-	cfg, err := host.LoadConfig(cfgPath)
-	require.NoError(t, err)
-	h, err := host.New(ctx, cfg, host.WithEventStoreOnly())
-	require.NoError(t, err)
-	defer h.Close(ctx)
+	cfgPath, env, h := quarantineDestConfig(t, `{"maxRetries": 1, "onFailure": {"table": "given-up"}}`)
 	good, err := h.Append(ctx, "Order", "o-1", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}})
 	require.NoError(t, err)
 	bad, err := h.Append(ctx, "Order", "o-2", 0, host.NewEvent{Type: "OrderRefunded", Data: abi.Item{}})
@@ -149,4 +109,32 @@ func TestC4_QuarantineCommandsReadAnOnFailureTable(t *testing.T) {
 	left, err := dest.All(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, left)
+}
+
+// quarantineDestConfig writes a configuration whose sidecar gives records
+// up as failure says (JSON), creates its tables and returns its path, the
+// env and an event-store host.
+func quarantineDestConfig(t *testing.T, failure string) (string, *testenv.Env, *host.Host) {
+	t.Helper()
+	ctx := context.Background()
+	env := testenv.Start(t)
+	cfgPath := filepath.Join(t.TempDir(), "dynafold.json")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `{
+  "endpoint": %q,
+  "eventStore": {"table": "shop-events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": "order-summaries", "checkpoint": {"field": "version"}}],
+  "sidecar": {"leaseTable": "leases", "failure": %s}
+}`, env.Server.Endpoint(), wasmbuild.BuildPath(t, "../../plugins/examples/order-summary/wasm"), failure), 0o644))
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	old := tablesOut
+	tablesOut = &strings.Builder{}
+	require.NoError(t, runTables(ctx, []string{"create", "--config", cfgPath}))
+	tablesOut = old
+	cfg, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err := host.New(ctx, cfg, host.WithEventStoreOnly())
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close(ctx) })
+	return cfgPath, env, h
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/quarantine"
 	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testlogic"
@@ -45,14 +44,7 @@ func TestC4_RecordsBehindAGivenUpEventAreGivenUpAtOnce(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	stop := run(e.readerLogging(t, h, "w1", newRecorder("w1", &spans, &mu), slog.New(slog.NewTextHandler(logs, nil))))
 	e.waitRows(t, map[string]string{"a": foldLog(3), "bad": foldLog(1)}, time.Minute)
-	deadline := time.Now().Add(time.Minute)
-	var es []quarantine.Entry
-	for time.Now().Before(deadline) {
-		if es, _ = quarantine.ReadFile(qfile); len(es) >= 6 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	es := waitEntries(t, qfile, 6)
 	require.NoError(t, stop(nil))
 	require.Len(t, es, 6, "the failing event and the five behind it; log:\n%s", logs.String())
 	for i, en := range es {

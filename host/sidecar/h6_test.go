@@ -15,7 +15,6 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/quarantine"
 	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testlogic"
 )
@@ -39,14 +38,7 @@ func TestC4_OnePoisonRecordUnderBisectLogsOneWarning(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	stop := run(e.readerLogging(t, h, "w1", newRecorder("w1", &spans, &mu), slog.New(slog.NewTextHandler(logs, nil))))
 	e.waitRows(t, map[string]string{"a": foldLog(3), "c": foldLog(3)}, time.Minute)
-	deadline := time.Now().Add(time.Minute)
-	var es []quarantine.Entry
-	for time.Now().Before(deadline) {
-		if es, _ = quarantine.ReadFile(qfile); len(es) > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	es := waitEntries(t, qfile, 1)
 	require.NoError(t, stop(nil))
 	require.Len(t, es, 1)
 	assert.Equal(t, retries+1, es[0].Attempts)

@@ -25,6 +25,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/quarantine"
 	"github.com/dynafold/dynafold/host/internal/feed"
 	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/sidecar"
@@ -365,4 +366,19 @@ func (o *recorder) RecordGivenUp(p, _, shard string, rec host.Record, reason str
 	o.mu.Lock()
 	o.given = append(o.given, p+"|"+rec.DynamoDB.SequenceNumber+"|"+reason)
 	o.mu.Unlock()
+}
+
+// waitEntries waits (at most a minute) until the onFailure file qfile
+// holds at least n entries, and returns them.
+func waitEntries(t *testing.T, qfile string, n int) []quarantine.Entry {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	var es []quarantine.Entry
+	for time.Now().Before(deadline) {
+		if es, _ = quarantine.ReadFile(qfile); len(es) >= n {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return es
 }
