@@ -169,6 +169,9 @@ func TestH2_AssemblyScriptScaffoldChecksItsBuild(t *testing.T) {
 			}
 		}
 	}
+	if strings.Contains(read("assembly/sdk.ts"), "tally.ts") {
+		t.Error("assembly/sdk.ts points at the example's test plugin, which the project lacks")
+	}
 	// No attribute name is encoded by hand.
 	for _, f := range []string{"assembly/fold.ts", "assembly/index.ts", "assembly/cases.ts"} {
 		if m := regexp.MustCompile(`"\\x[0-9a-f]{2}[a-zA-Z]`).FindString(read(f)); m != "" {
