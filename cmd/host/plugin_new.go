@@ -15,11 +15,14 @@ import (
 const pluginNewUsage = `usage: host plugin new NAME [--lang go|rust|c|assemblyscript] [--dir DIR] [--sdk DIR]
 
 Generates a plugin project that builds and passes its tests: a projection
-on the Go, Rust or C guest SDK with native tests, test cases shipped in the
-module as its self test, a fixture for 'host plugin test', a Makefile, and a
-dynafold.json that runs it on a local ddblocal with 'host run' (its sidecar
-section) or 'host catchup'; or, with --lang assemblyscript, a project
-started from the order-summary example. The Go project is named for NAME:
+with test cases shipped in the module as its self test, a fixture for 'host
+plugin test', a Makefile, and a dynafold.json that runs it on a local
+ddblocal with 'host run' (its sidecar section) or 'host catchup', watching
+the module for hot swaps. The Go, Rust and C projects are on their guest
+SDK and run their cases natively too; the AssemblyScript one (Extism PDK)
+folds an Order stream into one row per order, and its 'make wasm' moves a
+build to the watched file only once the host validated it and folded the
+fixture. The Go project is named for NAME:
 for "inventory", a projection of the stream Inventory (events
 InventoryOpened, InventoryIncreased, InventoryDecreased; ids in inventoryId)
 into one row per Inventory with an exact running total; the Rust and C
@@ -31,7 +34,9 @@ directory).
 Rust needs cargo and rustc for wasm32-wasi (Debian/Ubuntu: apt-get install
 rustc cargo libstd-rust-dev-wasm32; elsewhere: rustup target add
 wasm32-wasip1); C needs clang for wasm32-wasi (apt-get install clang lld
-wasi-libc libclang-rt-dev-wasm32; elsewhere: wasi-sdk).
+wasi-libc libclang-rt-dev-wasm32; elsewhere: wasi-sdk); AssemblyScript
+needs Node.js 20 with npm (make wasm runs npm ci) and the host command on
+PATH (or make HOST=...).
 
 Examples:
   host plugin new inventory --sdk ~/src/dynafold
@@ -39,6 +44,9 @@ Examples:
 
   host plugin new account-balance --lang rust --sdk ~/src/dynafold
   cd account-balance && make test wasm validate fixture
+
+  host plugin new orders --lang assemblyscript
+  cd orders && make wasm validate fixture
 
 Flags:`
 
@@ -75,7 +83,8 @@ func runPluginNew(ctx context.Context, args []string) error {
 	fmt.Fprintf(out, "created %s (%s):\n  %s\n\nnext:\n  cd %s\n", *dir, langName(*lang), strings.Join(files, "\n  "), *dir)
 	switch *lang {
 	case scaffold.LangAssemblyScript:
-		fmt.Fprintln(out, "  make wasm validate fixture   # npm ci, build, check with the host")
+		fmt.Fprintln(out, "  make wasm validate fixture   # npm ci, build, self test and fixture, then the watched build/"+name+".wasm")
+		fmt.Fprintln(out, "then run it: see \"Run it\" in its README.md (host ddblocal, host tables create, host run)")
 		return nil
 	case scaffold.LangRust, scaffold.LangC:
 		if *sdk == "" {

@@ -105,43 +105,6 @@ func TestH2_PluginNewGoProjectBuildsTestsAndValidates(t *testing.T) {
 	assert.ErrorContains(t, err, "lower-case letters, digits and dashes")
 }
 
-// TestH2_PluginNewAssemblyScriptProjectBuildsAndValidates generates an
-// AssemblyScript plugin, builds it with asc (the packages of the example's
-// node_modules, linked, so no registry is needed), validates it, folds its
-// fixture and precompiles it.
-func TestH2_PluginNewAssemblyScriptProjectBuildsAndValidates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a project with npm")
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm (Node.js 20) is not installed: the AssemblyScript compiler runs on it")
-	}
-	t.Parallel() // shares nothing: its own directories, output and toolchain processes
-	dir := filepath.Join(t.TempDir(), "orders-as")
-	out, err := runPluginCmd(t, "new", "orders-as", "--lang", "assemblyscript", "--dir", dir)
-	require.NoError(t, err)
-	assert.Contains(t, out, "assembly/decimal.ts")
-	modules := filepath.Join(repoRoot(t), "plugins", "examples", "order-summary-as", "node_modules")
-	require.DirExists(t, modules, "the example's npm packages (npm ci in plugins/examples/order-summary-as)")
-	require.NoError(t, os.Symlink(modules, filepath.Join(dir, "node_modules")))
-	sh(t, dir, "npm", "run", "--silent", "build") // what `make wasm` runs after npm ci
-	wasm := filepath.Join(dir, "build", "orders-as.wasm")
-
-	out, err = runPluginCmd(t, "validate", wasm)
-	require.NoError(t, err)
-	assert.Contains(t, out, "plugin   orders-as@1.0.0")
-	assert.Contains(t, out, "(extism)")
-
-	out, err = runPluginCmd(t, "test", wasm, "--events", filepath.Join(dir, "testdata/events.json"),
-		"--expect", filepath.Join(dir, "testdata/rows.json"))
-	require.NoError(t, err)
-	assert.Contains(t, out, "4 events, 1 row as expected")
-
-	out, err = runPluginCmd(t, "precompile", "--cache", filepath.Join(t.TempDir(), "cache"), wasm)
-	require.NoError(t, err)
-	assert.Contains(t, out, "compiled into")
-}
-
 // shEnv is sh with extra environment variables.
 func shEnv(t testing.TB, dir string, env []string, name string, args ...string) string {
 	t.Helper()

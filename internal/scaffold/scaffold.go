@@ -2,8 +2,9 @@
 // Rust or C project (a projection on that language's SDK with native
 // tests, shipped self tests, a fixture, a Makefile and a configuration for
 // a local run) comes from the templates embedded here; an AssemblyScript
-// project is the AssemblyScript order-summary example's sources under the
-// new name.
+// project (an order projection with a shipped self test, a fixture, a
+// Makefile and a configuration; no native tests) from these templates and
+// the library files of the AssemblyScript order-summary example.
 package scaffold
 
 import (
@@ -155,10 +156,11 @@ func checkout(o Options) (string, error) {
 func render(lang string, r *strings.Replacer, rename map[string]string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	roots := []string{"templates/common", "templates/" + lang}
-	if lang == LangGo {
-		// The Go project is named for its plugin (NamesOf), with a
-		// configuration and fixture of its own; the Rust and C projects
-		// share the account-balance ones of templates/common.
+	if lang == LangGo || lang == LangAssemblyScript {
+		// The Go project is named for its plugin (NamesOf), the
+		// AssemblyScript one folds orders: each has a configuration and
+		// fixture of its own; the Rust and C projects share the
+		// account-balance ones of templates/common.
 		roots = roots[1:]
 	}
 	for _, root := range roots {
@@ -242,6 +244,11 @@ func cFiles(o Options) (map[string][]byte, error) {
 // account-balance → account_balance.
 func Ident(name string) string { return strings.ReplaceAll(name, "-", "_") }
 
+// asFiles is an AssemblyScript project: the library files of the
+// order-summary example (the wire encoding, Extism input and output,
+// decimals, the decision helpers) and its npm project, with the fold, the
+// exports, the self test, the fixture, the Makefile and the configuration
+// of templates/assemblyscript.
 func asFiles(o Options) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	err := fs.WalkDir(orderas.Sources, ".", func(p string, d fs.DirEntry, err error) error {
@@ -258,11 +265,9 @@ func asFiles(o Options) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The plugin's name, as describe reports it and its messages say it.
-	out["assembly/fold.ts"] = []byte(strings.NewReplacer(
-		`export const NAME = "order-summary";`, `export const NAME = "`+o.Name+`";`,
-		`errMsg = "order-summary does not fold "`, `errMsg = NAME + " does not fold "`,
-	).Replace(string(out["assembly/fold.ts"])))
+	out["assembly/sdk.ts"] = []byte(strings.Replace(string(out["assembly/sdk.ts"]),
+		"order-summary itself\n// needs none of it (one source, no effects, never removes); the test plugin\n// examples/tally.ts shows every piece.",
+		"The scaffold's\n// evolve writes its applied, rejected and failed decisions with it.", 1))
 	for _, f := range []string{"package.json", "package-lock.json"} {
 		out[f] = []byte(strings.ReplaceAll(string(out[f]), `"order-summary-as"`, `"`+o.Name+`"`))
 	}
@@ -272,14 +277,19 @@ func asFiles(o Options) (map[string][]byte, error) {
 		return nil, err
 	}
 	out["asconfig.json"] = cfg
-	for name, tmpl := range map[string]string{"Makefile": asMakefile, "README.md": asReadme, ".gitignore": "build/\nnode_modules/\n",
-		"testdata/events.json": asEvents, "testdata/rows.json": asRows} {
-		out[name] = []byte(strings.ReplaceAll(tmpl, "__NAME__", o.Name))
+	own, err := render(LangAssemblyScript, strings.NewReplacer("__NAME__", o.Name), nil)
+	if err != nil {
+		return nil, err
+	}
+	for name, b := range own {
+		out[name] = b
 	}
 	return out, nil
 }
 
-// asconfig points the example's build targets at build/NAME.wasm.
+// asconfig points the example's release build at build/next/NAME.wasm,
+// where `make wasm` checks it before it moves it to build/NAME.wasm, and
+// its debug build at build/NAME.debug.wasm.
 func asconfig(b []byte, name string) ([]byte, error) {
 	var cfg map[string]any
 	if err := json.Unmarshal(b, &cfg); err != nil {
@@ -288,7 +298,7 @@ func asconfig(b []byte, name string) ([]byte, error) {
 	targets, _ := cfg["targets"].(map[string]any)
 	for t, v := range targets {
 		if m, ok := v.(map[string]any); ok {
-			file := name + ".wasm"
+			file := path.Join("next", name+".wasm")
 			if t != "release" {
 				file = name + "." + t + ".wasm"
 			}

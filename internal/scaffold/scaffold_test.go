@@ -129,3 +129,53 @@ func TestH6_ScaffoldCommentsUseTheRightArticle(t *testing.T) {
 		}
 	}
 }
+
+// TestH2_AssemblyScriptScaffoldChecksItsBuild: the AssemblyScript project
+// has what the Go one has as far as AssemblyScript allows: a self test
+// export and its cases, a fixture whose last event is rejected, a
+// dynafold.json that watches and archives the module with the fixture as
+// its smoke test, a release build into build/next/ that make checks before
+// it moves it to the watched file; its names are encoded from strings,
+// and evolve asks isTerminal.
+func TestH2_AssemblyScriptScaffoldChecksItsBuild(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tally")
+	if _, err := Generate(Options{Name: "tally", Lang: LangAssemblyScript, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(f string) string {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for f, wants := range map[string][]string{
+		"assembly/index.ts": {"export function self_test(): i32", `out.strAscii("self_test");`, "if (isTerminal(errTag))",
+			"writeError(out, REJECTED, errTag, errMsg)", "isTerminal(String.UTF8.decodeUnsafe(tp, tl))"},
+		"assembly/fold.ts":  {`export const NAME = "tally";`, `attr("orderId", KIND_S)`, "export function isTerminal(tag: string): bool"},
+		"assembly/cases.ts": {"export function selfTest(): string[]", `"applied, applied, rejected: AlreadyShipped"`},
+		"assembly/names.ts": {"export function attr(name: string, kind: u8 = 0): Bytes"},
+		"dynafold.json": {`"plugin": "build/tally.wasm"`, `"watch": true`, `"archive": "build/archive"`,
+			`"fixture": { "events": "testdata/events.json", "rows": "testdata/rows.json" }`, `"sidecar": { "leaseTable": "tally-leases" }`},
+		"asconfig.json":        {`"outFile": "build/next/tally.wasm"`},
+		"Makefile":             {"$(HOST) plugin validate $(NEXT)", "mv -f $(NEXT) $(WASM)", "--decisions"},
+		"testdata/events.json": {`"version": 6, "type": "ItemAdded"`},
+		"README.md":            {"isTerminal", "self test", "host run --config dynafold.json"},
+	} {
+		s := read(f)
+		for _, want := range wants {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s lacks %q", f, want)
+			}
+		}
+	}
+	if strings.Contains(read("assembly/sdk.ts"), "tally.ts") {
+		t.Error("assembly/sdk.ts points at the example's test plugin, which the project lacks")
+	}
+	// No attribute name is encoded by hand.
+	for _, f := range []string{"assembly/fold.ts", "assembly/index.ts", "assembly/cases.ts"} {
+		if m := regexp.MustCompile(`"\\x[0-9a-f]{2}[a-zA-Z]`).FindString(read(f)); m != "" {
+			t.Errorf("%s encodes a name by hand: %s", f, m)
+		}
+	}
+}
