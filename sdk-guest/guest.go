@@ -92,11 +92,36 @@ func NewEvent(e abi.Event) Event {
 
 // Decode maps the event's data attributes into v, a pointer to a struct (or
 // to a map[string]T): attributes without a field are ignored, fields
-// without an attribute keep their value.
-func (e Event) Decode(v any) error { return decodeInto(e.data, v) }
+// without an attribute keep their value. An attribute v cannot hold (of
+// another kind, or a number out of its range) is an *EventDataError.
+func (e Event) Decode(v any) error { return eventDataError("data", decodeInto(e.data, v)) }
 
 // DecodeMetadata maps the event's metadata into v, like Decode.
-func (e Event) DecodeMetadata(v any) error { return decodeInto(e.meta, v) }
+func (e Event) DecodeMetadata(v any) error { return eventDataError("metadata", decodeInto(e.meta, v)) }
+
+// EventDataError reports an event whose data (or metadata) does not match
+// the type Decode maps it into: the event is well formed, but an attribute
+// is of another kind than its field, or a number the field cannot hold.
+// The Rust and C SDKs word it the same.
+type EventDataError struct {
+	Part   string // "data" or "metadata"
+	Reason string // e.g. `attribute "qty": cannot decode S into int64`
+}
+
+// Error implements error: `event data: attribute "qty": cannot decode S
+// into int64 (the event's data does not match the plugin's type)`.
+func (e *EventDataError) Error() string {
+	return "event " + e.Part + ": " + e.Reason + " (the event's " + e.Part + " does not match the plugin's type)"
+}
+
+// eventDataError words a decoding's mismatch as an *EventDataError; other
+// errors (malformed input, an unsupported type) are returned as they are.
+func eventDataError(part string, err error) error {
+	if m, ok := err.(*mismatchError); ok {
+		return &EventDataError{Part: part, Reason: m.reason}
+	}
+	return err
+}
 
 // Data returns the event's data as an item (nil when absent).
 func (e Event) Data() abi.Item {
@@ -148,7 +173,7 @@ func decodeWith(raw string, c *codec, ef *eface) error {
 	if d.r.Offset() == len(raw) && d.r.Err() == nil {
 		return nil
 	}
-	return d.r.End()
+	return d.end()
 }
 
 // typeOf returns the reflect.Type of an interface's type word.

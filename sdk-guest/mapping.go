@@ -50,6 +50,9 @@ type decoder struct {
 	// field is the attribute being decoded into a struct field (the
 	// innermost), named by a mismatch.
 	field string
+	// mis is the first failure's reason when it was a value that does not
+	// fit its Go type (the input itself well formed), for mismatchError.
+	mis string
 }
 
 // codec maps one Go type. enc appends a whole Value (kind byte included);
@@ -157,19 +160,50 @@ func buildCodec(t reflect.Type) *codec {
 // the attribute it is in when there is one.
 func (d *decoder) notFit(field, s string, t any) {
 	if field != "" {
-		d.r.Fail("attribute %q: number %q does not fit %s", field, s, t)
+		d.misfit(fmt.Sprintf("attribute %q: number %q does not fit %s", field, s, t))
 		return
 	}
-	d.r.Fail("number %q does not fit %s", s, t)
+	d.misfit(fmt.Sprintf("number %q does not fit %s", s, t))
 }
 
 func (c *codec) mismatch(d *decoder, k abi.Kind) {
 	if d.field != "" {
-		d.r.Fail("attribute %q: cannot decode %s into %s", d.field, k, c.t)
+		d.misfit(fmt.Sprintf("attribute %q: cannot decode %s into %s", d.field, k, c.t))
 		return
 	}
-	d.r.Fail("cannot decode %s into %s", k, c.t)
+	d.misfit(fmt.Sprintf("cannot decode %s into %s", k, c.t))
 }
+
+// misfit fails the decoding for a value its Go type cannot hold, keeping
+// the reason when it is the first failure.
+func (d *decoder) misfit(reason string) {
+	if d.r.Err() == nil {
+		d.mis = reason
+	}
+	d.r.Fail("%s", reason)
+}
+
+// end returns the decoding's error: a *mismatchError when the first failure
+// was a value its Go type cannot hold.
+func (d *decoder) end() error {
+	err := d.r.End()
+	if err != nil && d.mis != "" {
+		return &mismatchError{reason: d.mis, err: err}
+	}
+	return err
+}
+
+// mismatchError is well-formed input with a value its Go type cannot hold
+// (of another kind, or a number out of range). It reads as the ABI's
+// decoding error (err, with the offset); Event.Decode words it as the
+// event's data not matching the plugin's type.
+type mismatchError struct {
+	reason string // e.g. `attribute "qty": cannot decode S into int64`
+	err    error
+}
+
+func (e *mismatchError) Error() string { return e.err.Error() }
+func (e *mismatchError) Unwrap() error { return e.err }
 
 func (c *codec) fill() {
 	t := c.t

@@ -262,7 +262,7 @@ func decodeOptItem(raw string, c *codec, p unsafe.Pointer) error {
 	if n, ok := d.r.OptCount(); ok {
 		c.entries((*decoder)(noescape(unsafe.Pointer(&d))), n, p)
 	}
-	return d.r.End()
+	return d.end()
 }
 
 // encodeOptItem appends the struct at p as an optional item.

@@ -99,6 +99,8 @@ func Agree() map[string]*abi.EvolveRequest {
 		"out of range price is BadEvent":         run(nil, ev(1, "ItemAdded", abi.Item{"price": abi.N("1e400")})),
 		"placed without customer":                run(nil, ev(1, "OrderPlaced", nil)),
 		"placed with a number for customer":      run(nil, placed(1, "c"), ev(2, "OrderPlaced", abi.Item{"customer": abi.N("5"), "zz": abi.L(abi.S("x"))})),
+		"placed with a BOOL customer first":      run(nil, ev(1, "OrderPlaced", abi.Item{"customer": abi.Bool(true)})),
+		"placed with a list customer on a row":   run(existing(), ev(5, "OrderPlaced", abi.Item{"sku": abi.S("x"), "customer": abi.L(abi.S("c"))})),
 		"placed with NULL customer":              run(existing(), ev(5, "OrderPlaced", abi.Item{"customer": abi.Null()})),
 		"empty request stream id":                {Key: key, State: nil, Events: []abi.SourcedEvent{placed(1, "c")}},
 		"no events":                              run(existing()),
@@ -123,6 +125,19 @@ func Agree() map[string]*abi.EvolveRequest {
 	}
 	maps.Copy(cases, lean)
 	return cases
+}
+
+// MistypedData is the Agree cases (without omitState; with it they answer
+// the same) whose last event's data does not match the plugin's type, with
+// the message its Failed decision must carry in every implementation:
+// bad event data, worded as such, not as a malformed encoding.
+func MistypedData() map[string]string {
+	const tail = ` (the event's data does not match the plugin's type)`
+	return map[string]string{
+		"placed with a number for customer":    `event data: attribute "customer": cannot decode N into string` + tail,
+		"placed with a BOOL customer first":    `event data: attribute "customer": cannot decode BOOL into string` + tail,
+		"placed with a list customer on a row": `event data: attribute "customer": cannot decode L into string` + tail,
+	}
 }
 
 // RandomNumber returns a DynamoDB number text: up to 21 significant

@@ -20,14 +20,25 @@ import (
 
 // TestW7_RustAndCAnswerAsTheGoPlugin sends every request of the
 // differential tests (runs in order and with gaps, existing rows with
-// NULLs and hidden attributes, unknown and mistyped events, quoted event
-// types, numbers in every form, with and without omitState) to the Go,
+// NULLs and hidden attributes, unknown and mistyped events — event data of
+// the wrong type failing as bad event data —, quoted event types, numbers
+// in every form, with and without omitState) to the Go,
 // Rust and C order-summary modules: describe, evolve, key and the optional
 // exports answer with the same bytes; a request for an unknown source, and
 // a row whose state does not decode, are the same guest error in each.
 func TestW7_RustAndCAnswerAsTheGoPlugin(t *testing.T) {
 	ctx := context.Background()
 	goP := loadOrderSummary(t, "go")
+	// Event data of the wrong type fails as bad event data; the Rust and C
+	// modules answer the same bytes (below).
+	agree := ordercases.Agree()
+	for name, want := range ordercases.MistypedData() {
+		resp, err := goP.Evolve(ctx, agree[name])
+		require.NoError(t, err, name)
+		last := resp.Decisions[len(resp.Decisions)-1]
+		require.Equal(t, abi.Failed, last.Outcome, name)
+		require.Equal(t, &abi.Error{Tag: "Error", Message: want}, last.Error, name)
+	}
 	for _, lang := range []string{"rust", "c"} {
 		t.Run(lang, func(t *testing.T) {
 			p := loadOrderSummary(t, lang)

@@ -1614,12 +1614,16 @@ static const char *df_type_name(int t) {
     return "?";
 }
 
-static df_str df_decode_error(const char *what, size_t at) {
+/* df_decode_error words a value that does not fit its field: as the ABI's
+ * decoding error, or, decoding an event's part ("data", "metadata"), as
+ * the event not matching the plugin's type (the Go SDK's EventDataError). */
+static df_str df_decode_error(const char *what, size_t at, const char *part) {
+    if (part) return df_sprintf("event %s: %s (the event's %s does not match the plugin's type)", part, what, part);
     return df_sprintf("abi: malformed encoding: %s at byte %zu", what, at);
 }
 
 /* df_field_decode reads v into the field at p: NULL reads as zero. */
-static bool df_field_decode(const df_field *f, void *p, const df_ref *v, df_str *why) {
+static bool df_field_decode(const df_field *f, void *p, const df_ref *v, df_str *why, const char *part) {
     char what[200];
     if (v->kind == DF_NULL) {
         switch (f->type) {
@@ -1646,7 +1650,7 @@ static bool df_field_decode(const df_field *f, void *p, const df_ref *v, df_str 
     int want = f->type == DF_T_STR ? DF_S : f->type == DF_T_BOOL ? DF_BOOL : f->type == DF_T_BYTES ? DF_B : DF_N;
     if (v->kind != want) {
         snprintf(what, sizeof what, "attribute \"%s\": cannot decode %s into %s", f->name, df_kind_name(v->kind), df_type_name(f->type));
-        *why = df_decode_error(what, v->at);
+        *why = df_decode_error(what, v->at, part);
         return false;
     }
     df_str t = {"", 0};
@@ -1675,12 +1679,20 @@ static bool df_field_decode(const df_field *f, void *p, const df_ref *v, df_str 
     if (!ok) {
         df_str q = df_quote(t);
         snprintf(what, sizeof what, "attribute \"%s\": number %.*s does not fit %s", f->name, (int)q.len, q.ptr, df_type_name(f->type));
-        *why = df_decode_error(what, v->at + df_payload_len(v->kind, v->payload));
+        *why = df_decode_error(what, v->at + df_payload_len(v->kind, v->payload), part);
     }
     return ok;
 }
 
+static bool df_decode_part(const df_fields *f, void *dst, df_str item, df_error *err, const char *part);
+
 bool df_decode_fields(const df_fields *f, void *dst, df_str item, df_error *err) {
+    return df_decode_part(f, dst, item, err, NULL);
+}
+
+/* df_decode_part is df_decode_fields of an event's part ("data"), or of
+ * another item (part NULL). */
+static bool df_decode_part(const df_fields *f, void *dst, df_str item, df_error *err, const char *part) {
     if (item.len == 0) return true;
     df_reader r;
     df_reader_init(&r, item);
@@ -1698,7 +1710,7 @@ bool df_decode_fields(const df_fields *f, void *dst, df_str item, df_error *err)
             for (size_t j = 0; j < f->n; j++) {
                 if (!df_eq(name, f->fields[j].name)) continue;
                 df_str why;
-                if (!df_field_decode(&f->fields[j], (char *)dst + f->fields[j].offset, &v, &why)) {
+                if (!df_field_decode(&f->fields[j], (char *)dst + f->fields[j].offset, &v, &why, part)) {
                     err->tag = df_cstr("Error");
                     err->message = why;
                     return false;
@@ -1779,7 +1791,7 @@ bool df_event_bool(const df_event *e, const char *name, bool *out) {
 }
 
 bool df_event_decode(const df_event *e, const df_fields *f, void *dst, df_error *err) {
-    return df_decode_fields(f, dst, e->data, err);
+    return df_decode_part(f, dst, e->data, err, "data");
 }
 
 df_step df_fail(df_error *err, const char *tag, const char *fmt, ...) {

@@ -400,7 +400,10 @@ bool df_event_decimal(const df_event *e, const char *name, df_decimal *out);
 bool df_event_int(const df_event *e, const char *name, int64_t *out);
 bool df_event_f64(const df_event *e, const char *name, double *out);
 bool df_event_bool(const df_event *e, const char *name, bool *out);
-/* df_event_decode maps the data into the struct at dst (see df_fields). */
+/* df_event_decode maps the data into the struct at dst (see df_fields); a
+ * value that does not fit its field fails with "event data: attribute
+ * \"qty\": cannot decode S into int64 (the event's data does not match the
+ * plugin's type)", as the Go SDK's Event.Decode. */
 bool df_event_decode(const df_event *e, const df_fields *f, void *dst, df_error *err);
 
 /* df_stream_key splits a stream id into the source's composite fields

@@ -34,6 +34,7 @@ func TestW3_ExtismAndRawAgree(t *testing.T) {
 	require.Equal(t, raw.Describe(), as.Describe(), "describe")
 	require.Equal(t, "order-summary@1.0.0", as.Name())
 
+	mistyped := ordercases.MistypedData()
 	for name, req := range ordercases.Agree() {
 		t.Run(name, func(t *testing.T) {
 			var want *abi.EvolveResponse
@@ -45,6 +46,11 @@ func TestW3_ExtismAndRawAgree(t *testing.T) {
 					continue
 				}
 				require.Equal(t, want, got, "%s differs from raw", impl.name)
+			}
+			if msg, ok := mistyped[name]; ok {
+				// event data of the wrong type fails as bad event data
+				last := want.Decisions[len(want.Decisions)-1]
+				require.Equal(t, &abi.Error{Tag: "Error", Message: msg}, last.Error)
 			}
 			in := abi.AppendEvolveRequest(nil, req)
 			rb, err := raw.Call(ctx, abi.CapEvolve, in)

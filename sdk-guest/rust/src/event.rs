@@ -1,7 +1,7 @@
 //! Events as a plugin sees them, read in place from the request.
 
 use crate::decimal::Decimal;
-use crate::fields::{decode_fields, Fields};
+use crate::fields::{decode_event_part, Fields};
 use crate::projection::{Error, StreamKey};
 use crate::text::{parse_f64, parse_i64};
 use crate::value::{decode_opt_item, find, Item, ValueRef};
@@ -182,14 +182,16 @@ impl<'a> Event<'a> {
     /// The data mapped into a struct (see [`fields!`](crate::fields!)):
     /// attributes without a field are ignored, fields without an attribute
     /// keep their default. An attribute of the wrong type is an error
-    /// (tag `Error`), as the Go SDK's `Decode` returns.
+    /// (tag `Error`), as the Go SDK's `Decode` returns: `event data:
+    /// attribute "qty": cannot decode S into int64 (the event's data does
+    /// not match the plugin's type)`.
     pub fn decode<T: Fields>(&self) -> Result<T, Error> {
-        decode_fields(self.data).map_err(|m| Error::new("Error", m))
+        decode_event_part(self.data, "data").map_err(|m| Error::new("Error", m))
     }
 
     /// The metadata mapped into a struct, like [`decode`](Event::decode).
     pub fn decode_metadata<T: Fields>(&self) -> Result<T, Error> {
-        decode_fields(self.metadata).map_err(|m| Error::new("Error", m))
+        decode_event_part(self.metadata, "metadata").map_err(|m| Error::new("Error", m))
     }
 
     /// The data as an item (`None` when the event has none).

@@ -44,6 +44,22 @@ impl DecodeError {
     pub fn message(&self) -> String {
         format!("abi: malformed encoding: {} at byte {}", self.what, self.at)
     }
+
+    /// Whether the input was well formed but a value does not fit its field:
+    /// a value of another kind, or a number out of the field's range.
+    pub fn is_mismatch(&self) -> bool {
+        self.what.starts_with("cannot decode ") || self.what.starts_with("number ") || self.what.starts_with("attribute ")
+    }
+
+    /// The message for an event's `part` ("data" or "metadata") that does
+    /// not decode: a mismatch reads as the event not matching the plugin's
+    /// type (as the Go SDK's `EventDataError`), other errors as [`message`](DecodeError::message).
+    pub fn event_message(&self, part: &str) -> String {
+        if !self.is_mismatch() {
+            return self.message();
+        }
+        format!("event {}: {} (the event's {} does not match the plugin's type)", part, self.what, part)
+    }
 }
 
 fn payload_len(v: &ValueRef<'_>) -> usize {
@@ -117,13 +133,25 @@ pub fn decode_fields<T: Fields>(item: &[u8]) -> Result<T, String> {
 
 /// [`decode_fields`] into an existing value.
 pub fn decode_into<T: Fields>(t: &mut T, item: &[u8]) -> Result<(), String> {
+    decode_with(t, item, DecodeError::message)
+}
+
+/// [`decode_fields`] of an event's `part` ("data" or "metadata"): an
+/// attribute its field cannot hold reads as [`DecodeError::event_message`].
+pub(crate) fn decode_event_part<T: Fields>(item: &[u8], part: &str) -> Result<T, String> {
+    let mut t = T::default();
+    decode_with(&mut t, item, |e| e.event_message(part))?;
+    Ok(t)
+}
+
+fn decode_with<T: Fields>(t: &mut T, item: &[u8], message: impl Fn(&DecodeError) -> String) -> Result<(), String> {
     if item.is_empty() {
         return Ok(());
     }
     let mut a = Attributes::new(item);
     while let Some((name, v)) = a.next() {
         if let Err(e) = t.read_field(name, v) {
-            return Err(e.message());
+            return Err(message(&e));
         }
     }
     a.end()
@@ -844,4 +872,43 @@ macro_rules! __attr_name {
     ($field:ident, $attr:literal) => {
         $attr
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::encode_opt_item;
+
+    crate::fields! {
+        #[derive(Debug)]
+        struct Cart {
+            sku: String,
+            qty: i64,
+        }
+    }
+
+    fn encoded(attrs: &[(&str, Value)]) -> Vec<u8> {
+        let it: Item = attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let mut out = Vec::new();
+        encode_opt_item(&mut out, Some(&it));
+        out
+    }
+
+    // An event's data of the wrong type reads as bad event data, as the Go
+    // SDK's EventDataError; malformed data and other items keep the ABI's
+    // wording.
+    #[test]
+    fn event_data_of_the_wrong_type_reads_as_bad_event_data() {
+        let tail = "does not match the plugin's type)";
+        let bad = encoded(&[("sku", Value::s("x")), ("qty", Value::s("one"))]);
+        let want = format!("event data: attribute \"qty\": cannot decode S into int64 (the event's data {}", tail);
+        assert_eq!(decode_event_part::<Cart>(&bad, "data").err(), Some(want));
+        let big = encoded(&[("qty", Value::n("1e400"))]);
+        let want = format!("event metadata: attribute \"qty\": number \"1e400\" does not fit int64 (the event's metadata {}", tail);
+        assert_eq!(decode_event_part::<Cart>(&big, "metadata").err(), Some(want));
+        assert!(decode_fields::<Cart>(&bad).unwrap_err().starts_with("abi: malformed encoding: attribute \"qty\": cannot decode S into int64 at byte "));
+        let good = encoded(&[("sku", Value::s("one"))]);
+        let err = decode_event_part::<Cart>(&good[..good.len() - 2], "data").unwrap_err();
+        assert!(err.starts_with("abi: malformed encoding: "), "{}", err);
+    }
 }

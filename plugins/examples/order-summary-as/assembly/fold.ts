@@ -313,7 +313,7 @@ export function evolveOne(s: State, e: Event): bool {
   if (eq(tp, tl, B_ORDER_PLACED)) {
     if (!decodeOrderPlaced(e)) {
       errTag = "Error";
-      errMsg = dr.err !== null ? <string>dr.err : "";
+      errMsg = placedMismatch !== null ? eventDataError(<string>placedMismatch) : dr.err !== null ? <string>dr.err : "";
       return false;
     }
     s.customerPtr = placedCustomerPtr;
@@ -334,11 +334,21 @@ export function evolveOne(s: State, e: Event): bool {
 
 export let placedCustomerPtr: usize = 0;
 export let placedCustomerLen: usize = 0;
+// placedMismatch is why the data did not fit OrderPlaced when it was well
+// formed but of another type (null otherwise).
+export let placedMismatch: string | null = null;
+
+// eventDataError words a value of the event's data that does not fit its
+// field like the Go SDK's EventDataError.
+export function eventDataError(reason: string): string {
+  return "event data: " + reason + " (the event's data does not match the plugin's type)";
+}
 
 // decodeOrderPlaced maps the data into OrderPlaced{Customer} like e.Decode.
 export function decodeOrderPlaced(e: Event): bool {
   placedCustomerPtr = B_EMPTY.ptr;
   placedCustomerLen = 0;
+  placedMismatch = null;
   const r = dr;
   r.reset(e.dataPtr, e.dataLen);
   if (e.dataLen == 0) return true;
@@ -360,7 +370,8 @@ export function decodeOrderPlaced(e: Event): bool {
       placedCustomerPtr = r.str();
       placedCustomerLen = r.slen;
     } else {
-      r.fail("attribute \"customer\": cannot decode " + kindName(k) + " into string");
+      placedMismatch = "attribute \"customer\": cannot decode " + kindName(k) + " into string";
+      r.fail(<string>placedMismatch);
     }
   }
   if (r.err === null && r.pos != r.end) r.fail((r.end - r.pos).toString() + " trailing bytes");
