@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"time"
 
@@ -207,20 +208,33 @@ type effect struct {
 // (rebuild.go).
 func effects(w *rowWork, runs []*run, f *folded) []effect {
 	var out []effect
-	for _, r := range runs {
-		if r.failed != nil {
-			continue
-		}
-		for i, d := range r.decided {
-			if d.Outcome != abi.Applied || i >= len(r.fold) || w.silentEffect(r.id, r.fold[i]) {
-				continue
-			}
-			for j, v := range d.Effects {
-				out = append(out, effect{ev: r.fold[i], index: j, value: v})
-			}
+	for r, i := range committing(w, runs) {
+		for j, v := range r.decided[i].Effects {
+			out = append(out, effect{ev: r.fold[i], index: j, value: v})
 		}
 	}
 	return out
+}
+
+// committing yields, run by run, the events whose effects a write of the
+// runs commits: those applied by runs that did not fail, but for a
+// rebuild's events the row had already considered (silentEffect).
+func committing(w *rowWork, runs []*run) iter.Seq2[*run, int] {
+	return func(yield func(*run, int) bool) {
+		for _, r := range runs {
+			if r.failed != nil {
+				continue
+			}
+			for i, d := range r.decided {
+				if d.Outcome != abi.Applied || i >= len(r.fold) || w.silentEffect(r.id, r.fold[i]) {
+					continue
+				}
+				if !yield(r, i) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // put writes the row item it under cond: one PutItem, or, when the fold's

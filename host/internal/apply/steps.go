@@ -50,20 +50,12 @@ func (e *Engine) cut(w *rowWork, runs []*run) (bool, error) {
 		return false, nil
 	}
 	total := 0
-	for _, r := range runs {
-		if r.failed != nil {
-			continue
+	for r, i := range committing(w, runs) {
+		if n := len(r.decided[i].Effects); n > MaxEffects {
+			return false, fmt.Errorf("%w: %s %s v%d (%s) returned %d effects for row %s, and one transaction holds the row and at most %d, so no write of the row can commit them; have the plugin return at most %d effects for one event",
+				ErrTooManyEffects, r.fold[i].Stream, r.fold[i].StreamID, r.fold[i].Version, r.fold[i].Type, n, w.keyStr, MaxEffects, MaxEffects)
 		}
-		for i, d := range r.decided {
-			if d.Outcome != abi.Applied || i >= len(r.fold) || w.silentEffect(r.id, r.fold[i]) {
-				continue
-			}
-			if n := len(d.Effects); n > MaxEffects {
-				return false, fmt.Errorf("%w: %s %s v%d (%s) returned %d effects for row %s, and one transaction holds the row and at most %d, so no write of the row can commit them; have the plugin return at most %d effects for one event",
-					ErrTooManyEffects, r.fold[i].Stream, r.fold[i].StreamID, r.fold[i].Version, r.fold[i].Type, n, w.keyStr, MaxEffects, MaxEffects)
-			}
-			total += len(d.Effects)
-		}
+		total += len(r.decided[i].Effects)
 	}
 	if total <= MaxEffects {
 		return false, nil
