@@ -59,6 +59,7 @@ type Host struct {
 	shadows  shadowSet                    // candidate plugins beside the live ones
 	paused   pauseSet                     // projections whose events are left unapplied (Pause)
 	breakers map[string]*deliver.Breaker  // by projection: the breaker in front of its delivery target
+	bg       *background                  // WithBackgroundDelivery: the deliveries off the batch's path
 }
 
 // Option changes how New builds a Host.
@@ -74,6 +75,7 @@ type options struct {
 
 	deliver    deliver.Target // WithDeliver
 	sweepEvery time.Duration  // WithOutboxSweep
+	background int            // WithBackgroundDelivery: rows delivering at once (0: deliver inline)
 	// sourcesOf finds a row's stream instances, by projection (WithSourcesOf)
 	sourcesOf map[string]SourcesOf
 	calls     CallObserver
@@ -394,6 +396,9 @@ func (h *Host) Watch(ctx context.Context) error { return watchAll(ctx, h.swaps..
 
 // Close releases the plugins.
 func (h *Host) Close(ctx context.Context) error {
+	if h.bg != nil {
+		h.bg.close(ctx) // before the plugins go: nothing of theirs is called, but the target is
+	}
 	var errs []error
 	for _, hs := range h.swaps {
 		errs = append(errs, hs.close(ctx))

@@ -58,16 +58,30 @@ func (h *Host) setOutbox(ctx context.Context, pc ProjectionConfig, p *apply.Proj
 		// Right after its write, a row's effects go out without being read
 		// or claimed again: the write commits them claimed.
 		p.Outbox.ClaimFor = po.drainer.ClaimFor
-		p.Outbox.Deliver = func(ctx context.Context, c apply.Committed) (int, int) {
-			rep, err := po.drainer.Deliver(ctx, c, po.target)
-			if err != nil {
-				p.Logger.Warn("delivering the row's effects after its write failed; they stay in its outbox: "+po.drainer.LaterHint(true), "row", keys.String(c.Key), "err", err)
+		if o.background > 0 {
+			if h.bg == nil {
+				h.bg = newBackground(o.background)
 			}
-			u := 0
-			if rep.Undelivered != nil {
-				u = 1
+			bg, log, name := h.bg, p.Logger, pc.Name
+			p.Outbox.Deliver = func(ctx context.Context, c apply.Committed) (int, int) {
+				if !bg.enqueue(name, queued{po: po, c: c, log: log}) {
+					// closing: the effects stay committed and claimed, for the sweep
+					log.Info("the host is closing: the row's effects are left to the outbox sweep", "row", keys.String(c.Key))
+				}
+				return 0, 0
 			}
-			return len(rep.Delivered), u
+		} else {
+			p.Outbox.Deliver = func(ctx context.Context, c apply.Committed) (int, int) {
+				rep, err := po.drainer.Deliver(ctx, c, po.target)
+				if err != nil {
+					p.Logger.Warn("delivering the row's effects after its write failed; they stay in its outbox: "+po.drainer.LaterHint(true), "row", keys.String(c.Key), "err", err)
+				}
+				u := 0
+				if rep.Undelivered != nil {
+					u = 1
+				}
+				return len(rep.Delivered), u
+			}
 		}
 	}
 	if h.outboxes == nil {

@@ -137,11 +137,20 @@ func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runO
 		return err
 	}
 	ops.setStage("loading the plugins")
-	h, err := host.New(ctx, cfg, host.WithLogger(log), host.WithCallObserver(ops.metrics.PluginCall), host.WithOutboxSweep(max(ro.sweep, 0)))
+	// Effects go out in the background: a batch's checkpoint does not wait
+	// for a slow consumer (the outbox sweep delivers what a stop leaves).
+	h, err := host.New(ctx, cfg, host.WithLogger(log), host.WithCallObserver(ops.metrics.PluginCall), host.WithOutboxSweep(max(ro.sweep, 0)),
+		host.WithBackgroundDelivery(backgroundRows))
 	if err != nil {
 		return err
 	}
-	defer h.Close(context.WithoutCancel(ctx))
+	defer func() {
+		// the effects being delivered get a while to go out; what is left
+		// stays claimed until claimFor ends, then the fleet's sweep has it
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeDeliveries)
+		defer cancel()
+		h.Close(cctx)
+	}()
 	ops.serving(h)
 	r, err := sidecar.New(ctx, h, cfg, sidecar.Options{Observer: ops.metrics, Logger: log, Destinations: destinations(cfg), Status: ops.metrics.FreshnessReports,
 		SweepEvery: ro.sweep})
@@ -213,3 +222,11 @@ func printProgress(w io.Writer, st, prev sidecar.Stats, every time.Duration) {
 	fmt.Fprintf(w, "host run: %.1f records/s; since start %s written, %s, %d given up; %s held, lag %s %s\n",
 		rate, plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp, plural(st.Shards, "shard"), stream, st.Behind.Round(time.Millisecond))
 }
+
+// backgroundRows is how many rows' effects host run delivers at once, off
+// the batches' path; closeDeliveries how long a stopping host run waits for
+// those in flight.
+const (
+	backgroundRows  = 32
+	closeDeliveries = 10 * time.Second
+)
