@@ -11,16 +11,16 @@ package main
 import (
 	"bufio"
 	"context"
-	"io"
-	"net/http"
-	"sort"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math/big"
 	"math/rand/v2"
+	"net/http"
 	"os"
+	"sort"
 	"sync"
 	"time"
 
@@ -34,10 +34,10 @@ import (
 )
 
 type want struct {
-	Total   string `json:"total"`
-	Version uint64 `json:"version"` // the last event that changed the state: a run of no-op events writes nothing
-	Bad     bool   `json:"bad"` // has a BadAmount event: given up, row stops before it
-	Fx      []uint64 `json:"fx"` // versions whose effect must be delivered
+	Total   string   `json:"total"`
+	Version uint64   `json:"version"` // the last event that changed the state: a run of no-op events writes nothing
+	Bad     bool     `json:"bad"`     // has a BadAmount event: given up, row stops before it
+	Fx      []uint64 `json:"fx"`      // versions whose effect must be delivered
 }
 
 func main() {
@@ -259,7 +259,7 @@ func doDamage(ctx context.Context, cfg *host.Config, n int) {
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("s-%d", i*7)
 		_, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(cfg.Projections[0].Table),
-			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "Inventory#" + id}, "sk": &types.AttributeValueMemberS{Value: "Inventory"}},
+			Key:              map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "Inventory#" + id}, "sk": &types.AttributeValueMemberS{Value: "Inventory"}},
 			UpdateExpression: aws.String("SET #t = :t"), ExpressionAttributeNames: map[string]string{"#t": "total"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberN{Value: "999"}}})
 		if err != nil {
