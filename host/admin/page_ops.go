@@ -31,4 +31,9 @@ var _ = template.Must(page.New("ops").Funcs(template.FuncMap{
 {{if .Breakers}}<h2>Delivery breakers</h2>
 <table id="breakers"><tr><th>Projection</th><th>Target</th><th>State</th><th>Open until</th><th>In flight</th><th>Opened</th><th>Closed</th><th>Refused</th><th>Failures</th><th>Delivered</th></tr>
 {{range .Breakers}}<tr><td>{{.Projection}}</td><td>{{.Target}}</td><td{{if ne .State.String "closed"}} class="problem"{{end}}>{{.State}}</td><td>{{ts0 .OpenUntil}}</td><td>{{.InFlight}}</td><td>{{.Opened}}</td><td>{{.Closed}}</td><td>{{.Refused}}</td><td>{{.Failures}}</td><td>{{.Delivered}}</td></tr>
-{{end}}</table>{{end}}{{end}}`))
+{{end}}</table>{{end}}
+{{if .Outbox}}<h2>Outbox</h2>
+<table id="outbox"><tr><th>Projection</th><th>Last sweep</th><th>Pending effects</th><th>In rows</th><th>Oldest</th><th>Delivered by the sweep</th></tr>
+{{range .Outbox}}<tr><td>{{.Projection}}</td><td>{{ts0 .At}}</td><td{{if .Pending}} class="problem"{{end}}>{{.Pending}}</td><td>{{.Rows}}</td><td>{{if .Oldest}}{{round .Oldest}}{{else}}-{{end}}</td><td>{{.Delivered}}</td></tr>
+{{end}}</table>
+<p>Effects committed with their rows and not yet delivered, as this worker's last sweep of the outbox index found them; the sweep delivers those no live drainer holds (<code>host drain-pending</code> does it at once).</p>{{end}}{{end}}`))

@@ -107,3 +107,22 @@ func TestX8_StatusPageShowsPausedProjectionsAndBreakers(t *testing.T) {
 	assert.Contains(t, page, `<td>webhook https://example.com/x</td><td class="problem">open</td><td>2026-03-01T12:00:00Z</td>`)
 	assert.True(t, strings.Contains(page, "<td>7</td>"), "refused deliveries counted")
 }
+
+// The status page shows the last sweep of each projection's pending
+// effects on the worker that sweeps: how many wait, in how many rows, the
+// oldest's age; a worker that stops sweeping drops it.
+func TestO5_StatusPageShowsThePendingEffectsOfTheLastSweep(t *testing.T) {
+	m := telemetry.New(telemetry.Options{})
+	at := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	m.OutboxSwept(host.OutboxSweep{Projection: "summaries", Pending: 7, Rows: 3, Oldest: at.Add(-90 * time.Second), Delivered: 2}, at, nil)
+	page := func() string {
+		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+		rec := httptest.NewRecorder()
+		admin.Handler(admin.Options{Metrics: m}).ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+		return rec.Body.String()
+	}
+	assert.Contains(t, page(), `<td>summaries</td><td>2026-12-05T01:00:00Z</td><td class="problem">7</td><td>3</td><td>1m30s</td><td>2</td>`)
+	m.NotSweeping("summaries")
+	assert.NotContains(t, page(), `id="outbox"`)
+}

@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +17,18 @@ type outboxMetrics struct {
 	oldest  *prometheus.GaugeVec
 	swept   *prometheus.CounterVec
 	sweeps  *prometheus.CounterVec
+	last    map[string]OutboxSweepStatus // by projection, under Metrics.mu: the status page's
+}
+
+// OutboxSweepStatus is the last sweep of a projection's pending effects
+// this worker ran, as the status page shows it.
+type OutboxSweepStatus struct {
+	Projection string
+	At         time.Time
+	Pending    int           // effects committed and not delivered, as the sweep found them
+	Rows       int           // rows they are in
+	Oldest     time.Duration // age of the oldest, as far as its claim tells (0: unknown)
+	Delivered  int           // delivered by the sweep
 }
 
 func newOutboxMetrics() outboxMetrics {
@@ -55,6 +69,24 @@ func (m *Metrics) OutboxSwept(s host.OutboxSweep, at time.Time, err error) {
 		age = max(at.Sub(s.Oldest).Seconds(), 0)
 	}
 	o.oldest.WithLabelValues(s.Projection).Set(age)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.outbox.last == nil {
+		m.outbox.last = map[string]OutboxSweepStatus{}
+	}
+	m.outbox.last[s.Projection] = OutboxSweepStatus{Projection: s.Projection, At: at, Pending: s.Pending, Rows: s.Rows,
+		Oldest: time.Duration(age * float64(time.Second)), Delivered: s.Delivered}
+}
+
+// outboxSweeps returns the last sweep of each projection, by name; m.mu
+// is held.
+func (m *Metrics) outboxSweeps() []OutboxSweepStatus {
+	out := make([]OutboxSweepStatus, 0, len(m.outbox.last))
+	for _, s := range m.outbox.last {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b OutboxSweepStatus) int { return cmp.Compare(a.Projection, b.Projection) })
+	return out
 }
 
 // NotSweeping drops the projection's pending gauges: another worker sweeps
@@ -62,4 +94,7 @@ func (m *Metrics) OutboxSwept(s host.OutboxSweep, at time.Time, err error) {
 func (m *Metrics) NotSweeping(projection string) {
 	m.outbox.pending.DeleteLabelValues(projection)
 	m.outbox.oldest.DeleteLabelValues(projection)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.outbox.last, projection)
 }

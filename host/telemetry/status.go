@@ -60,6 +60,9 @@ type Status struct {
 	// Breakers are the delivery breakers, by projection.
 	Breakers []host.BreakerStatus
 	Verify   []VerifyPass // the last continuous verification pass of each projection run by this worker
+	// Outbox is the last sweep of each projection's pending effects, when
+	// this worker is the fleet's sweeper.
+	Outbox []OutboxSweepStatus
 }
 
 // Status returns a snapshot of the shards, plugins and recent failures.
@@ -92,7 +95,7 @@ func (m *Metrics) Status() Status {
 	if m.versions != nil {
 		st.Plugins = m.versions()
 	}
-	st.Counters, st.Swaps, st.Verify = m.Counters(), m.swapEvents(m.swaps), m.verifyPasses()
+	st.Counters, st.Swaps, st.Verify, st.Outbox = m.Counters(), m.swapEvents(m.swaps), m.verifyPasses(), m.outboxSweeps()
 	if m.ops != nil {
 		for _, p := range m.ops.Projections() {
 			if m.ops.IsPaused(p) {
