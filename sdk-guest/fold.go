@@ -120,7 +120,7 @@ func (c *core[S]) evolve(in string, out []byte) ([]byte, error) {
 	f.present = present
 	if present {
 		if err := c.decodeState(stateRaw, &f.st[0]); err != nil {
-			return out, fmt.Errorf("guest: state as read: %w", err)
+			return out, fmt.Errorf("guest: state as read: %w", stateDataError(err))
 		}
 	}
 	f.dst = out

@@ -123,6 +123,33 @@ func eventDataError(part string, err error) error {
 	return err
 }
 
+// StateDataError reports a row whose stored state does not match the
+// plugin's state type: the state is well formed, but an attribute is of
+// another kind than its field, or a number the field cannot hold (a row
+// written by another version of the plugin, or edited by hand). The Rust
+// and C SDKs word it the same.
+type StateDataError struct {
+	Reason string // e.g. `attribute "items": number "1e400" does not fit int64`
+}
+
+// Error implements error: `attribute "items": number "1e400" does not fit
+// int64 (the row's stored state does not match the plugin's type: ...)`.
+func (e *StateDataError) Error() string { return e.Reason + stateDataHint }
+
+// stateDataHint ends a StateDataError's message; the other SDKs and the
+// AssemblyScript examples end theirs with the same words.
+const stateDataHint = " (the row's stored state does not match the plugin's type:" +
+	" a row written by another version of the plugin or edited by hand; rebuild the row)"
+
+// stateDataError words a decoding's mismatch as a *StateDataError; other
+// errors (malformed input) are returned as they are.
+func stateDataError(err error) error {
+	if m, ok := err.(*mismatchError); ok {
+		return &StateDataError{Reason: m.reason}
+	}
+	return err
+}
+
 // Data returns the event's data as an item (nil when absent).
 func (e Event) Data() abi.Item {
 	it, _ := abi.DecodeOptItem([]byte(e.data))

@@ -170,7 +170,7 @@ func RandomNumber(r *rand.Rand) string {
 // AgreeFailing is the evolve requests the differential tests send that
 // each module must refuse with the same error: a row whose state does not
 // decode (a number its field cannot hold, a value of the wrong kind), the
-// error naming the attribute.
+// error naming the attribute (FailingState is the message of each).
 func AgreeFailing() map[string]*abi.EvolveRequest {
 	key := ordersummary.RowKey("o-1")
 	run := func(state abi.Item) *abi.EvolveRequest {
@@ -181,5 +181,22 @@ func AgreeFailing() map[string]*abi.EvolveRequest {
 		"state version beyond int64":   run(abi.Item{"customer": abi.S("c"), "version": abi.N("-99999999999999999999")}),
 		"state total beyond a decimal": run(abi.Item{"customer": abi.S("c"), "total": abi.N("1e400"), "items": abi.N("2")}),
 		"state items a string":         run(abi.Item{"customer": abi.S("c"), "items": abi.S("two")}),
+	}
+}
+
+// FailingState is the guest error each module answers to the AgreeFailing
+// case of the same name: a row's stored state of the wrong type, worded as
+// such (no "abi: malformed encoding", no byte offset).
+func FailingState() map[string]string {
+	const (
+		head = `guest: state as read: `
+		tail = ` (the row's stored state does not match the plugin's type:` +
+			` a row written by another version of the plugin or edited by hand; rebuild the row)`
+	)
+	return map[string]string{
+		"state items beyond int64":     head + `attribute "items": number "1e400" does not fit int64` + tail,
+		"state version beyond int64":   head + `attribute "version": number "-99999999999999999999" does not fit int64` + tail,
+		"state total beyond a decimal": head + `attribute "total": number "1e400" does not fit guest.Decimal` + tail,
+		"state items a string":         head + `attribute "items": cannot decode S into int64` + tail,
 	}
 }

@@ -55,10 +55,12 @@ func TestW7_RustAndCAnswerAsTheGoPlugin(t *testing.T) {
 					t.Errorf("%s: evolve differs:\ngo   %+v\n%-4s %+v\nbytes go   %q\nbytes %-4s %q", name, w, lang, g, want, lang, got)
 				}
 			}
+			failing := ordercases.FailingState()
 			for name, req := range ordercases.AgreeFailing() {
 				in := abi.AppendEvolveRequest(nil, req)
 				_, want := goP.Call(ctx, abi.CapEvolve, in)
-				require.ErrorContains(t, want, "attribute \"", name)
+				require.ErrorContains(t, want, failing[name], name)
+				require.NotContains(t, want.Error(), "malformed", name)
 				_, got := p.Call(ctx, abi.CapEvolve, in)
 				require.ErrorIs(t, got, plugin.ErrGuest, name)
 				require.Equal(t, want.Error(), got.Error(), name)

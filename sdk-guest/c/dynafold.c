@@ -1616,8 +1616,12 @@ static const char *df_type_name(int t) {
 
 /* df_decode_error words a value that does not fit its field: as the ABI's
  * decoding error, or, decoding an event's part ("data", "metadata"), as
- * the event not matching the plugin's type (the Go SDK's EventDataError). */
+ * the event not matching the plugin's type (the Go SDK's EventDataError),
+ * or, decoding a row's stored state as read (part "state"), as the row not
+ * matching it (the Go SDK's StateDataError). */
 static df_str df_decode_error(const char *what, size_t at, const char *part) {
+    if (part && strcmp(part, "state") == 0)
+        return df_sprintf("%s (the row's stored state does not match the plugin's type: a row written by another version of the plugin or edited by hand; rebuild the row)", what);
     if (part) return df_sprintf("event %s: %s (the event's %s does not match the plugin's type)", part, what, part);
     return df_sprintf("abi: malformed encoding: %s at byte %zu", what, at);
 }
@@ -1690,8 +1694,8 @@ bool df_decode_fields(const df_fields *f, void *dst, df_str item, df_error *err)
     return df_decode_part(f, dst, item, err, NULL);
 }
 
-/* df_decode_part is df_decode_fields of an event's part ("data"), or of
- * another item (part NULL). */
+/* df_decode_part is df_decode_fields of an event's part ("data"), of a
+ * row's stored state as read ("state"), or of another item (part NULL). */
 static bool df_decode_part(const df_fields *f, void *dst, df_str item, df_error *err, const char *part) {
     if (item.len == 0) return true;
     df_reader r;
@@ -2002,7 +2006,7 @@ static const char *df_evolve(const df_projection *p, df_str in, df_buf *out) {
     memset(st, 0, size);
     bool present = state.ptr[0] != 0, removed = false;
     df_error de;
-    if (present && !df_decode_fields(p->state, st, state, &de))
+    if (present && !df_decode_part(p->state, st, state, &de, "state"))
         return df_sprintf("guest: state as read: %.*s", (int)de.message.len, de.message.ptr).ptr;
     bool all = n == 0; /* every event was read: the flags byte may follow */
     for (size_t i = 0; i < n; i++) {

@@ -60,6 +60,16 @@ impl DecodeError {
         }
         format!("event {}: {} (the event's {} does not match the plugin's type)", part, self.what, part)
     }
+
+    /// The message for a row's stored state that does not decode: a
+    /// mismatch reads as the state not matching the plugin's type (as the Go
+    /// SDK's `StateDataError`), other errors as [`message`](DecodeError::message).
+    pub fn state_message(&self) -> String {
+        if !self.is_mismatch() {
+            return self.message();
+        }
+        format!("{}{}", self.what, STATE_DATA_HINT)
+    }
 }
 
 fn payload_len(v: &ValueRef<'_>) -> usize {
@@ -142,6 +152,16 @@ pub(crate) fn decode_event_part<T: Fields>(item: &[u8], part: &str) -> Result<T,
     let mut t = T::default();
     decode_with(&mut t, item, |e| e.event_message(part))?;
     Ok(t)
+}
+
+/// Ends a [`DecodeError::state_message`], the same words as the Go SDK's
+/// `StateDataError`.
+const STATE_DATA_HINT: &str = " (the row's stored state does not match the plugin's type: a row written by another version of the plugin or edited by hand; rebuild the row)";
+
+/// [`decode_into`] of a row's stored state as an evolve reads it: an
+/// attribute its field cannot hold reads as [`DecodeError::state_message`].
+pub(crate) fn decode_state_as_read<T: Fields>(t: &mut T, item: &[u8]) -> Result<(), String> {
+    decode_with(t, item, DecodeError::state_message)
 }
 
 fn decode_with<T: Fields>(t: &mut T, item: &[u8], message: impl Fn(&DecodeError) -> String) -> Result<(), String> {
@@ -909,6 +929,22 @@ mod tests {
         assert!(decode_fields::<Cart>(&bad).unwrap_err().starts_with("abi: malformed encoding: attribute \"qty\": cannot decode S into int64 at byte "));
         let good = encoded(&[("sku", Value::s("one"))]);
         let err = decode_event_part::<Cart>(&good[..good.len() - 2], "data").unwrap_err();
+        assert!(err.starts_with("abi: malformed encoding: "), "{}", err);
+    }
+
+    // A row's stored state of the wrong type reads as such, as the Go SDK's
+    // StateDataError; malformed state keeps the ABI's wording.
+    #[test]
+    fn state_of_the_wrong_type_reads_as_bad_stored_state() {
+        let mut c = Cart::default();
+        let big = encoded(&[("qty", Value::n("1e400"))]);
+        let want = format!("attribute \"qty\": number \"1e400\" does not fit int64{}", STATE_DATA_HINT);
+        assert_eq!(decode_state_as_read(&mut c, &big).err(), Some(want));
+        let bad = encoded(&[("sku", Value::s("x")), ("qty", Value::s("one"))]);
+        let want = format!("attribute \"qty\": cannot decode S into int64{}", STATE_DATA_HINT);
+        assert_eq!(decode_state_as_read(&mut c, &bad).err(), Some(want));
+        let good = encoded(&[("sku", Value::s("one"))]);
+        let err = decode_state_as_read(&mut c, &good[..good.len() - 2]).unwrap_err();
         assert!(err.starts_with("abi: malformed encoding: "), "{}", err);
     }
 }

@@ -4,7 +4,7 @@
 //! and the native test harness ([`testing`](crate::testing)) both call them.
 
 use crate::event::Event;
-use crate::fields::{decode_into, encode_fields, Attrs, Effects};
+use crate::fields::{decode_into, decode_state_as_read, encode_fields, Attrs, Effects};
 use crate::projection::{Context, Description, Error, Projection, Source, Step};
 use crate::text::quote;
 use crate::wire::{put_str, put_strs, put_uvarint, Reader};
@@ -211,7 +211,7 @@ fn evolve<P: Projection>(p: &P, input: &[u8], out: &mut Vec<u8>) -> Result<(), S
     }
     let mut run = Run { st: [P::State::default(), P::State::default()], at: 0, present: state[0] != 0, removed: false };
     if run.present {
-        decode_into(&mut run.st[0], state).map_err(|m| format!("guest: state as read: {}", m))?;
+        decode_state_as_read(&mut run.st[0], state).map_err(|m| format!("guest: state as read: {}", m))?;
     }
     let mut end = None; // the offset after the last event, once all were read
     for i in 0..n {

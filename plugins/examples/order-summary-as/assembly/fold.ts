@@ -99,6 +99,22 @@ export class State {
 export const st = new State(); // the row's state during a fold
 export const next = new State(); // the state evolve builds
 export let decodeErr: string | null = null;
+// stateMismatch is why the state did not fit State when it was well formed
+// but of another type (null otherwise).
+export let stateMismatch: string | null = null;
+
+// stateDataError words a value of the row's stored state that does not fit
+// its field like the Go SDK's StateDataError.
+export function stateDataError(reason: string): string {
+  return reason + " (the row's stored state does not match the plugin's type: a row written by another version of the plugin or edited by hand; rebuild the row)";
+}
+
+// misfit fails r for a value its field cannot hold, keeping the reason
+// when it is the first failure.
+function misfit(r: Reader, reason: string): void {
+  if (r.err === null) stateMismatch = reason;
+  r.fail(reason);
+}
 
 // writeFields appends the state's attributes in the Go struct's order.
 export function writeFields(w: Writer, s: State): void {
@@ -150,11 +166,13 @@ export const sr = new Reader();
 /**
  * decodeState reads the row as read (an optional item) into s, like the Go
  * SDK's struct mapping: unknown attributes are skipped, NULL is the zero
- * value, other kinds are an error (decodeErr).
+ * value, other kinds are an error (decodeErr; stateMismatch when the
+ * state is well formed but of another type).
  */
 export function decodeState(ptr: usize, len: usize, s: State): bool {
   const r = sr;
   r.reset(ptr, len);
+  stateMismatch = null;
   const n = r.optCount();
   for (let i: i64 = 0; i < n && r.err === null; i++) {
     const np = r.str();
@@ -184,7 +202,7 @@ export function decodeState(ptr: usize, len: usize, s: State): bool {
     }
     if (field <= 3) {
       if (k != KIND_S) {
-        r.fail("attribute \"" + (field == 1 ? "orderId" : field == 2 ? "customer" : "status") + "\": cannot decode " + kindName(k) + " into string");
+        misfit(r, "attribute \"" + (field == 1 ? "orderId" : field == 2 ? "customer" : "status") + "\": cannot decode " + kindName(k) + " into string");
         break;
       }
       const p = r.str();
@@ -201,7 +219,7 @@ export function decodeState(ptr: usize, len: usize, s: State): bool {
       continue;
     }
     if (k != KIND_N) {
-      r.fail("attribute \"" + (field == 4 ? "items" : field == 5 ? "total" : "version") + "\": cannot decode " + kindName(k) + " into " + (field == 5 ? "guest.Decimal" : "int64"));
+      misfit(r, "attribute \"" + (field == 4 ? "items" : field == 5 ? "total" : "version") + "\": cannot decode " + kindName(k) + " into " + (field == 5 ? "guest.Decimal" : "int64"));
       break;
     }
     const p = r.str();
@@ -210,11 +228,11 @@ export function decodeState(ptr: usize, len: usize, s: State): bool {
     if (field == 5) {
       const v = parseDecimal(p, l);
       if (v === null || decimalError(v) !== null) {
-        r.fail('attribute "total": number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit guest.Decimal');
+        misfit(r, 'attribute "total": number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit guest.Decimal');
       } else s.total = v;
     } else {
       const v = parseInt64(p, l);
-      if (!parseOk) r.fail('attribute "' + (field == 4 ? "items" : "version") + '": number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit int64');
+      if (!parseOk) misfit(r, 'attribute "' + (field == 4 ? "items" : "version") + '": number "' + String.UTF8.decodeUnsafe(p, l) + '" does not fit int64');
       if (field == 4) s.items = v;
       else s.version = v;
     }

@@ -32,6 +32,8 @@ import {
   next,
   readEvent,
   st,
+  stateDataError,
+  stateMismatch,
   writeItem,
   writeState,
 } from "./fold";
@@ -138,7 +140,8 @@ export function evolve(): i32 {
   if (r.err !== null) return guestError("evolve", "guest: evolve request: " + <string>r.err);
   st.clear();
   if (present && !decodeState(statePtr, stateLen, st)) {
-    return guestError("evolve", "guest: state as read: " + <string>decodeErr);
+    const why = stateMismatch !== null ? stateDataError(<string>stateMismatch) : <string>decodeErr;
+    return guestError("evolve", "guest: state as read: " + why);
   }
   out.reset();
   out.byte(0);
