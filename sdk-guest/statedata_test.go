@@ -42,7 +42,7 @@ func TestW2_StateOfTheWrongTypeReadsAsBadStoredState(t *testing.T) {
 	}
 	req[at+1] = 0xff // the state's attribute count: far beyond its bytes
 	_, err := p.Call("evolve", string(req), nil)
-	if err == nil || strings.Contains(err.Error(), "does not match the plugin's type") {
+	if !errors.Is(err, abi.ErrMalformed) || strings.Contains(err.Error(), "does not match the plugin's type") {
 		t.Errorf("malformed state: %v reads as state of the wrong type", err)
 	}
 }
