@@ -51,7 +51,7 @@ func (p *rereader) ProcessBatch(ctx context.Context, records []host.Record) (*ho
 		p.unread[recordID(r)] = fmt.Sprintf("event table %s does not exist, so a repair of its item could not be seen; create it (`host tables create`) or point the configuration at it, and replay again", p.table)
 		return res, nil
 	case gerr != nil:
-		p.unread[recordID(r)] = fmt.Sprintf("its item in event table %s could not be read (%s), so a repair made there since was not seen; replay again once the table can be read", p.table, oneLine(unreachableText(gerr)))
+		p.unread[recordID(r)] = fmt.Sprintf("its item in event table %s could not be read (%s), so a repair made there since was not seen; replay again once the table can be read", p.table, oneLine(ddbclient.Explain(gerr).Error()))
 		return res, nil
 	case out.Item == nil:
 		p.unread[recordID(r)] = fmt.Sprintf("event table %s no longer holds its item (deleted since it was given up?): only the record as given up can be replayed", p.table)
@@ -76,13 +76,4 @@ func recordID(r host.Record) string {
 		return r.DynamoDB.SequenceNumber
 	}
 	return r.EventID
-}
-
-// unreachableText is err as a message shows it: a request no server
-// answered names the endpoint and what to check, not the SDK's retries.
-func unreachableText(err error) string {
-	if ue, ok := ddbclient.Unreachable(err); ok {
-		return ue.Error()
-	}
-	return err.Error()
 }

@@ -5,9 +5,4 @@ import "github.com/dynafold/dynafold/internal/ddbclient"
 // why is err as a log line shows it: a request no server answered says
 // which endpoint and what to check (is ddblocal running?), in place of the
 // SDK's retry summary.
-func why(err error) error {
-	if ue, ok := ddbclient.Unreachable(err); ok {
-		return ue
-	}
-	return err
-}
+func why(err error) error { return ddbclient.Explain(err) }

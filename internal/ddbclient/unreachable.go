@@ -107,3 +107,13 @@ func sentUnanswered(err error) bool {
 	var answered smithy.APIError
 	return !errors.As(err, &answered)
 }
+
+// Explain returns err as a message should show it: a request no server
+// answered as its *UnreachableError (which endpoint, what to check), in
+// place of the SDK's retry summary; any other error as it is.
+func Explain(err error) error {
+	if ue, ok := Unreachable(err); ok {
+		return ue
+	}
+	return err
+}
