@@ -96,7 +96,7 @@ func runStatus(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	missing, tablesErr := statusTables(ctx, cfg, f)
+	missing, tablesErr := statusTables(ctx, cfg, client, f)
 	if *asJSON {
 		v := fleetJSONOf(f)
 		if missing != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/sidecar"
 )
@@ -15,10 +17,10 @@ import (
 // table deleted under running workers fails every record that writes to
 // it, which the lease table alone does not show. The event table's
 // absence, when the fleet view already names it (the stream could not be
-// listed), is not named twice. It returns the tables missing (nil when
+// listed), is not named twice; the check shares status's client. It returns the tables missing (nil when
 // none), or the error of a check that could not be made.
-func statusTables(ctx context.Context, cfg *host.Config, f sidecar.Fleet) (*host.TablesError, error) {
-	es, err := host.New(ctx, cfg, host.WithEventStoreOnly())
+func statusTables(ctx context.Context, cfg *host.Config, client *dynamodb.Client, f sidecar.Fleet) (*host.TablesError, error) {
+	es, err := host.New(ctx, cfg, host.WithEventStoreOnly(), host.WithClient(client))
 	if err != nil {
 		return nil, err
 	}
