@@ -114,12 +114,9 @@ func drainReportOf(projection string, r outbox.Report) DrainReport {
 }
 
 func (h *Host) outboxOf(projection string, target deliver.Target) (*projectionOutbox, deliver.Target, error) {
-	if _, err := h.engine(projection); err != nil {
+	po, err := h.outboxNamed(projection)
+	if err != nil {
 		return nil, nil, err
-	}
-	po := h.outboxes[projection]
-	if po == nil {
-		return nil, nil, fmt.Errorf("%w: projection %q: configure its outbox to commit effects", ErrNoOutbox, projection)
 	}
 	if target == nil {
 		target = po.target
@@ -128,6 +125,18 @@ func (h *Host) outboxOf(projection string, target deliver.Target) (*projectionOu
 		return nil, nil, fmt.Errorf("%w for projection %q: pass one, or configure outbox.deliver", ErrNoTarget, projection)
 	}
 	return po, target, nil
+}
+
+// outboxNamed returns the outbox of a projection, or why it has none.
+func (h *Host) outboxNamed(projection string) (*projectionOutbox, error) {
+	if _, err := h.engine(projection); err != nil {
+		return nil, err
+	}
+	po := h.outboxes[projection]
+	if po == nil {
+		return nil, fmt.Errorf("%w: projection %q: configure its outbox to commit effects", ErrNoOutbox, projection)
+	}
+	return po, nil
 }
 
 // Drain delivers the pending effects of one row of a projection to target
@@ -179,12 +188,9 @@ func (h *Host) OutboxProjections() []string {
 // drainer is delivering (DrainReport.Busy). The skipped effects are in
 // DrainReport.Delivered.
 func (h *Host) SkipEffects(ctx context.Context, projection string, key abi.Item, n int) (DrainReport, error) {
-	if _, err := h.engine(projection); err != nil {
+	po, err := h.outboxNamed(projection)
+	if err != nil {
 		return DrainReport{Projection: projection, Key: key}, err
-	}
-	po := h.outboxes[projection]
-	if po == nil {
-		return DrainReport{Projection: projection, Key: key}, fmt.Errorf("%w: projection %q: configure its outbox to commit effects", ErrNoOutbox, projection)
 	}
 	rep, err := po.drainer.Skip(ctx, key, n)
 	return drainReportOf(projection, rep), err

@@ -65,7 +65,7 @@ func (e *Engine) cut(w *rowWork, runs []*run) (bool, error) {
 	if w.rebuild {
 		for _, r := range runs {
 			if r.failed == nil && latest(r) {
-				budget -= runEffects(w, r, len(r.fold))
+				budget -= runEffects(w, r)
 			}
 		}
 		if budget < 0 {
@@ -81,7 +81,7 @@ func (e *Engine) cut(w *rowWork, runs []*run) (bool, error) {
 			if w.rebuild {
 				continue // counted above, always kept
 			}
-			n := runEffects(w, r, len(r.fold))
+			n := runEffects(w, r)
 			if full || n > budget {
 				full = true
 				r.fold, r.older = nil, nil
@@ -110,14 +110,11 @@ func (e *Engine) cut(w *rowWork, runs []*run) (bool, error) {
 	return true, nil
 }
 
-// runEffects counts the effects of the first n events of r's fold that
-// the write would commit.
-func runEffects(w *rowWork, r *run, n int) int {
+// runEffects counts the effects a write of r would commit.
+func runEffects(w *rowWork, r *run) int {
 	c := 0
-	for i, d := range r.decided {
-		if i < n && i < len(r.fold) && d.Outcome == abi.Applied && !w.silentEffect(r.id, r.fold[i]) {
-			c += len(d.Effects)
-		}
+	for r, i := range committing(w, []*run{r}) {
+		c += len(r.decided[i].Effects)
 	}
 	return c
 }
