@@ -1,7 +1,7 @@
 package telemetry
 
 import (
-	"cmp"
+	"maps"
 	"slices"
 	"time"
 
@@ -80,12 +80,14 @@ func (m *Metrics) OutboxSwept(s host.OutboxSweep, at time.Time, err error) {
 
 // outboxSweeps returns the last sweep of each projection, by name; m.mu
 // is held.
-func (m *Metrics) outboxSweeps() []OutboxSweepStatus {
-	out := make([]OutboxSweepStatus, 0, len(m.outbox.last))
-	for _, s := range m.outbox.last {
-		out = append(out, s)
+func (m *Metrics) outboxSweeps() []OutboxSweepStatus { return byProjection(m.outbox.last) }
+
+// byProjection returns the values of m (keyed by projection) sorted by key.
+func byProjection[T any](m map[string]T) []T {
+	out := make([]T, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[k])
 	}
-	slices.SortFunc(out, func(a, b OutboxSweepStatus) int { return cmp.Compare(a.Projection, b.Projection) })
 	return out
 }
 

@@ -1,8 +1,6 @@
 package telemetry
 
 import (
-	"cmp"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,11 +74,4 @@ func (m *Metrics) Verified(projection string, c host.VerifyCounts, at time.Time,
 
 // verifyPasses returns the last pass of each projection, by projection
 // (m.mu held).
-func (m *Metrics) verifyPasses() []VerifyPass {
-	out := make([]VerifyPass, 0, len(m.verify.passed))
-	for _, p := range m.verify.passed {
-		out = append(out, p)
-	}
-	slices.SortFunc(out, func(a, b VerifyPass) int { return cmp.Compare(a.Projection, b.Projection) })
-	return out
-}
+func (m *Metrics) verifyPasses() []VerifyPass { return byProjection(m.verify.passed) }
