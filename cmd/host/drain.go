@@ -151,8 +151,12 @@ func outboxProjection(h *host.Host, name string) (string, error) {
 		return name, nil
 	}
 	ps := h.OutboxProjections()
-	if len(ps) != 1 {
-		return "", fmt.Errorf("--projection is required: the projections with an outbox are %v", ps)
+	switch len(ps) {
+	case 0:
+		return "", fmt.Errorf("no projection of the configuration has an outbox, so there are no effects to deliver: add \"outbox\" to the projection that returns effects (docs/OUTBOX.md)")
+	case 1:
+	default:
+		return "", fmt.Errorf("--projection is required: the projections with an outbox are %s", strings.Join(ps, ", "))
 	}
 	return ps[0], nil
 }

@@ -87,3 +87,13 @@ func TestO2_DrainSkipSetsAsideAnEffectTheConsumerRefusesForGood(t *testing.T) {
 	out = captureStdout(t, func() { require.NoError(t, runDrain(ctx, []string{"--config", cfgPath, "--row", row})) })
 	assert.Empty(t, out, "nothing left pending")
 }
+
+// drain on a configuration without any outbox says there is nothing to
+// deliver and what to add, where it asked for --projection among "[]".
+func TestO2_DrainWithoutAnOutboxSaysWhatToAdd(t *testing.T) {
+	cfgPath, _, _ := orderConfig(t)
+	err := runDrain(context.Background(), []string{"--config", cfgPath, "--row", "pk=OrderSummary#o-1,sk=OrderSummary"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no projection of the configuration has an outbox")
+	assert.NotContains(t, err.Error(), "[]")
+}
