@@ -35,18 +35,30 @@ func (d *Drainer) Deliver(ctx context.Context, c apply.Committed, target deliver
 		d.releaseAll(ctx, c.Items, c.Owner)
 		return d.drain(ctx, rep, target)
 	}
+	// Each delivered item's delete overlaps the next item's delivery, one
+	// at a time: an item is delivered only once the delete before the one
+	// in flight has succeeded, so a store that stops answering (an outage,
+	// a throttled table) stops the deliveries after at most two items whose
+	// deletes failed. Those two are delivered again later (at least once);
+	// the rest stay claimed for the sweep, not sent out twice.
 	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		awaited bool
-		errs    []error
+		inflight chan deleted // the previous item's delete, nil when none
+		awaited  bool
 	)
+	settle := func() error {
+		if inflight == nil {
+			return nil
+		}
+		r := <-inflight
+		inflight = nil
+		awaited = awaited || r.awaited
+		return r.err
+	}
 	for i, it := range c.Items {
 		if !d.now().Before(c.Until.Add(-d.claimFor() / 2)) {
 			// The claim runs short: the ordinary drain claims the rest anew.
 			d.releaseAll(ctx, c.Items[i:], c.Owner)
-			wg.Wait()
-			if err := errors.Join(errs...); err != nil {
+			if err := settle(); err != nil {
 				return rep, err
 			}
 			return d.drain(ctx, rep, target)
@@ -62,39 +74,44 @@ func (d *Drainer) Deliver(ctx context.Context, c apply.Committed, target deliver
 		}
 		if err != nil || rep.Undelivered != nil {
 			d.releaseAll(ctx, c.Items[i:], c.Owner)
-			wg.Wait()
-			return rep, errors.Join(append(errs, err)...)
+			return rep, errors.Join(settle(), err)
 		}
 		rep.Delivered = append(rep.Delivered, fx)
-		del := func(key abi.Item) {
-			waited, err := d.deleteDelivered(ctx, key, c.Key)
-			mu.Lock()
-			defer mu.Unlock()
-			awaited = awaited || waited
-			if err != nil {
-				errs = append(errs, err)
-			}
+		if err := settle(); err != nil {
+			// The store did not take the last delete: this item stays
+			// claimed (delivered, not deleted) and so do the rest, which
+			// the sweep delivers once their claim ends.
+			return rep, err
 		}
+		key := itemKey(it, d.Layout.KeyAttrs)
 		if i == len(c.Items)-1 {
-			// The last item's delete overlaps nothing: it runs here (the
-			// wait below would wait for it), without a goroutine of its own.
-			del(itemKey(it, d.Layout.KeyAttrs))
+			// The last item's delete overlaps nothing: it runs here.
+			r := d.deleteOne(ctx, key, c.Key)
+			awaited = awaited || r.awaited
+			if r.err != nil {
+				return rep, r.err
+			}
 			continue
 		}
-		wg.Add(1)
-		go func(key abi.Item) {
-			defer wg.Done()
-			del(key)
-		}(itemKey(it, d.Layout.KeyAttrs))
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return rep, err
+		ch := make(chan deleted, 1)
+		go func() { ch <- d.deleteOne(ctx, key, c.Key) }()
+		inflight = ch
 	}
 	if awaited {
 		return d.drain(ctx, rep, target)
 	}
 	return rep, nil
+}
+
+// deleted is the outcome of a delivered item's delete.
+type deleted struct {
+	awaited bool
+	err     error
+}
+
+func (d *Drainer) deleteOne(ctx context.Context, key, rowKey abi.Item) deleted {
+	awaited, err := d.deleteDelivered(ctx, key, rowKey)
+	return deleted{awaited: awaited, err: err}
 }
 
 // older reports whether head sorts before item: an effect committed by an

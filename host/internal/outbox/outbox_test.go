@@ -26,6 +26,7 @@ import (
 var ctx = context.Background()
 
 type fixture struct {
+	env    *testenv.Env
 	db     *dynamo.DB
 	es     *eventstore.Store
 	stream eventstore.Stream
@@ -61,7 +62,7 @@ func newFixture(t testing.TB, n int) *fixture {
 	_, err = db.EnsureTable(ctx, dynamo.TableSpec{Name: table, KeyAttrs: []string{"pk", "sk"},
 		Indexes: []dynamo.IndexSpec{{Name: "outbox", KeyAttrs: []string{apply.OutboxIndexPK, apply.OutboxIndexSK}}}})
 	require.NoError(t, err)
-	f := &fixture{db: db, es: es, table: table, fx: testlogic.WithEffects(&testlogic.Ledger{}, n),
+	f := &fixture{env: env, db: db, es: es, table: table, fx: testlogic.WithEffects(&testlogic.Ledger{}, n),
 		stream: eventstore.Stream{Name: testlogic.Stream, Composite: []string{"acctId"}}, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	e := f.engine(t, nil)
 	l, ok := e.Projection().OutboxLayout()
