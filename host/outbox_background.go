@@ -2,11 +2,14 @@ package host
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/dynafold/dynafold/host/deliver"
 	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/internal/outbox"
 	"github.com/dynafold/dynafold/internal/keys"
 )
 
@@ -18,7 +21,10 @@ import (
 // write's after the one before; the outcome reports them committed, not
 // delivered. For a long-running process (host run): an effect a process
 // stops before delivering stays claimed until claimFor ends, and the
-// outbox sweep delivers it. Close waits for the deliveries in flight, as
+// outbox sweep delivers it. A delivery the target refuses for now (a 5xx,
+// a timeout) is tried again after 200 ms, 1 s and 5 s while the row has
+// no later write queued (whose delivery would try it first), then left to
+// the sweep. Close waits for the deliveries in flight, as
 // long as its context allows. Not for a Lambda function, whose invocation
 // ends with the batch.
 func WithBackgroundDelivery(rows int) Option {
@@ -41,7 +47,16 @@ type queued struct {
 	po  *projectionOutbox
 	c   apply.Committed
 	log *slog.Logger
+	// retry, when positive, makes this a drain of the row c.Key names
+	// (c has no items), the retry-th after a delivery its target refused.
+	retry int
 }
+
+// retryAfter are the waits before a row's delivery is tried again in the
+// background after its target refused it for now: a consumer's brief
+// failure (a deploy, a 503) costs a fraction of a second instead of the
+// sweep's claimFor.
+var retryAfter = []time.Duration{200 * time.Millisecond, time.Second, 5 * time.Second}
 
 func newBackground(rows int) *background {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -90,10 +105,48 @@ func (b *background) run(id string) {
 		q := qs[0]
 		b.rows[id] = qs[1:]
 		b.mu.Unlock()
-		if _, err := q.po.drainer.Deliver(b.ctx, q.c, q.po.target); err != nil && b.ctx.Err() == nil {
+		var (
+			rep outbox.Report
+			err error
+		)
+		if q.retry > 0 {
+			rep, err = q.po.drainer.Drain(b.ctx, q.c.Key, q.po.target)
+		} else {
+			rep, err = q.po.drainer.Deliver(b.ctx, q.c, q.po.target)
+		}
+		if err != nil && b.ctx.Err() == nil {
 			q.log.Warn("delivering the row's effects after its write failed; they stay in its outbox: "+q.po.drainer.LaterHint(true), "row", keys.String(q.c.Key), "err", err)
 		}
+		if err == nil && rep.Undelivered != nil && q.retry < len(retryAfter) && refusedForNow(rep.Undelivered.Err) {
+			b.later(id, queued{po: q.po, c: apply.Committed{Key: q.c.Key}, log: q.log, retry: q.retry + 1})
+		}
 	}
+}
+
+// refusedForNow reports whether a delivery's error may pass when tried
+// again soon: not a permanent refusal, nor an open breaker (which lets
+// the next delivery through only after its cooldown).
+func refusedForNow(err error) bool {
+	return err != nil && !errors.Is(err, deliver.ErrPermanent) && !errors.Is(err, deliver.ErrBreakerOpen)
+}
+
+// later queues r, a retry of row id's delivery, after its wait, unless
+// the row has a write queued meanwhile (its delivery tries the row's
+// older effects first) or the host is closing (the sweep delivers them).
+func (b *background) later(id string, r queued) {
+	time.AfterFunc(retryAfter[r.retry-1], func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.closed {
+			return
+		}
+		if _, running := b.rows[id]; running {
+			return
+		}
+		b.rows[id] = []queued{r}
+		b.wg.Add(1)
+		go b.run(id)
+	})
 }
 
 // close stops taking writes and waits for the queued deliveries until ctx

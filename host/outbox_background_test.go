@@ -1,10 +1,14 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,5 +85,59 @@ func TestO3_BackgroundDeliveryDoesNotHoldTheBatch(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"r0/v1.0", "r0/v2.0", "r0/v3.0"}, r0, "in order per row")
+	require.NoError(t, h.Close(ctx))
+}
+
+// With background delivery, an effect the consumer refuses for now (a 503
+// while it deploys) is tried again within a second, though its row gets
+// no more events and no sweep runs; before, it waited for the sweep
+// (claimFor, 30 s by default). An effect refused for good (a 400) is not
+// tried again: it waits for an operator (host drain --skip).
+func TestO3_BackgroundDeliveryTriesAnEffectRefusedForNowAgainSoon(t *testing.T) {
+	ctx := context.Background()
+	sink := &webhookSink{}
+	var mu sync.Mutex
+	answers := map[string][]int{"r0": {503, 503}, "r1": {400}} // then 200
+	calls := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		row := "r0"
+		if strings.Contains(string(b), `"streamId":"r1"`) {
+			row = "r1"
+		}
+		mu.Lock()
+		calls[row]++
+		var code int
+		if len(answers[row]) > 0 {
+			code, answers[row] = answers[row][0], answers[row][1:]
+		}
+		mu.Unlock()
+		if code != 0 {
+			http.Error(w, "not now", code)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		sink.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	h, _ := outboxHost(t, srv.URL, 1, host.WithBackgroundDelivery(4))
+	var recs []host.Record
+	for _, id := range []string{"r0", "r1"} {
+		e, err := h.Append(ctx, testlogic.Stream, id, 0, add(1))
+		require.NoError(t, err)
+		recs = append(recs, records(h, e)...)
+	}
+	res, err := h.ProcessBatch(ctx, recs)
+	require.NoError(t, err)
+	require.Empty(t, res.Failed())
+
+	require.Eventually(t, func() bool { return len(sink.versions()) == 1 }, 20*time.Second, 20*time.Millisecond,
+		"the 503s are tried again")
+	assert.Equal(t, []string{"r0/v1.0"}, sink.versions())
+	// r1's refusal came before r0's first retry: a retry of it would have run by now
+	mu.Lock()
+	assert.Equal(t, 3, calls["r0"], "two refusals, then delivered")
+	assert.Equal(t, 1, calls["r1"], "a permanent refusal is not tried again")
+	mu.Unlock()
 	require.NoError(t, h.Close(ctx))
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -57,11 +58,11 @@ func TestO5_TablesCreateMakesTheIndexTheBucketsUse(t *testing.T) {
 	for b := range buckets {
 		assert.Contains(t, []string{"ledger#0", "ledger#1", "ledger#2", "ledger#3"}, b)
 	}
-	n := 0
-	reps, err := h.DrainPending(ctx, "ledger", deliver.Func(func(context.Context, deliver.Effect) error { n++; return nil }))
+	var n atomic.Int64 // rows drain at once
+	reps, err := h.DrainPending(ctx, "ledger", deliver.Func(func(context.Context, deliver.Effect) error { n.Add(1); return nil }))
 	require.NoError(t, err)
 	assert.Len(t, reps, 20)
-	assert.Equal(t, 20, n)
+	assert.Equal(t, int64(20), n.Load())
 }
 
 func TestO5_IndexBucketsOutOfRangeAreRefused(t *testing.T) {
