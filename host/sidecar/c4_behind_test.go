@@ -2,6 +2,7 @@ package sidecar_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testlogic"
@@ -54,6 +56,57 @@ func TestC4_RecordsBehindAGivenUpEventAreGivenUpAtOnce(t *testing.T) {
 		}
 		assert.Equal(t, want, en.Attempts, "entry %d (%s)", i, en.Record.DynamoDB.SequenceNumber)
 		assert.Contains(t, en.Reason, "bad v2 (Fail)", "each fails on the same event")
+	}
+	assert.Equal(t, 5, strings.Count(logs.String(), "givenUpAtOnce="), "log:\n%s", logs.String())
+}
+
+// trapsOnFail is the ledger whose plugin call traps (as a Wasm module that
+// panics or loops to its timeout would) whenever it is handed an event of
+// type Fail, where the ledger's evolve fails that event alone.
+type trapsOnFail struct{ testlogic.Ledger }
+
+func (l *trapsOnFail) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, error) {
+	for _, ev := range req.Events {
+		if ev.Event.Type == "Fail" {
+			return nil, fmt.Errorf("plugin ledger: evolve: %w: wasm error: unreachable", plugin.ErrTrap)
+		}
+	}
+	return l.Ledger.Evolve(ctx, req)
+}
+
+// The same for a plugin whose call fails on its own (a trap; a loop to its
+// timeout or loop budget alike): the records behind the first one given up
+// start their row's fold from the same event with the same plugin, fail
+// the same way, and are given up at their first failure. A call that only
+// timed out by chance was retried in full for the first record.
+func TestC4_RecordsBehindAPluginCallThatTrapsAreGivenUpAtOnce(t *testing.T) {
+	defer sidecar.SetRetryDelay(time.Millisecond)()
+	qfile := filepath.Join(t.TempDir(), "q.jsonl")
+	retries := 3
+	e := start(t, ddblocal.StreamOptions{Shards: 1}, host.SidecarConfig{BatchSize: 2,
+		Failure: host.FailurePolicyConfig{MaxRetries: &retries, OnFailure: &host.OnFailureConfig{File: qfile}}})
+	h := e.host(t, &trapsOnFail{})
+	appendAdds(t, h, "bad", 0, 1)
+	_, err := h.Append(context.Background(), testlogic.Stream, "bad", 1, host.NewEvent{Type: "Fail", Data: abi.Item{}})
+	require.NoError(t, err)
+	appendAdds(t, h, "bad", 2, 5)
+	appendAdds(t, h, "a", 0, 3)
+
+	logs := &syncbuf.Buffer{}
+	var spans []span
+	var mu sync.Mutex
+	stop := run(e.readerLogging(t, h, "w1", newRecorder("w1", &spans, &mu), slog.New(slog.NewTextHandler(logs, nil))))
+	e.waitRows(t, map[string]string{"a": foldLog(3), "bad": foldLog(1)}, time.Minute)
+	es := waitEntries(t, qfile, 6)
+	require.NoError(t, stop(nil))
+	require.Len(t, es, 6, "the trapping event and the five behind it; log:\n%s", logs.String())
+	for i, en := range es {
+		want := 1
+		if i == 0 {
+			want = retries + 1
+		}
+		assert.Equal(t, want, en.Attempts, "entry %d (%s)", i, en.Record.DynamoDB.SequenceNumber)
+		assert.Contains(t, en.Reason, "unreachable")
 	}
 	assert.Equal(t, 5, strings.Count(logs.String(), "givenUpAtOnce="), "log:\n%s", logs.String())
 }

@@ -5,26 +5,50 @@ import (
 	"strconv"
 
 	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/plugin"
 )
 
 // maxStuck bounds the causes a shard's reader remembers (a reader that
 // gave up more events than this forgets them all and learns again).
 const maxStuck = 10000
 
-// eventCause is the identity of a deterministic failure: the projection,
-// the event its plugin's evolve failed on (terminal did not accept it),
-// and the domain error's tag. The same event folded into the same row
-// fails the same way, so every later record of that row fails with it
-// until the plugin or the event changes. ok is false for any other
-// failure (a write, the plugin's call, a key, a decode), which a retry
-// may get past.
+// eventCause is the identity of a deterministic failure, one of two:
+//   - the plugin's evolve failed an event (terminal did not accept it):
+//     the projection, the event and the domain error's tag;
+//   - the plugin's call failed on its own (a trap, its timeout or loop
+//     budget, an out-of-memory, an answer the protocol does not allow):
+//     the projection, the plugin version, the events the call started
+//     from (right after the row's checkpoints) and the kind of failure.
+//
+// The same fold fails the same way, so every later record of that row
+// fails with it until the plugin or the event changes. ok is false for any
+// other failure (a write, a key, a decode, a plugin closed or a call
+// canceled), which a retry may get past.
 func eventCause(projection string, err error) (string, bool) {
 	var ee *apply.EventError
-	if !errors.As(err, &ee) || ee.Err == nil {
+	if errors.As(err, &ee) && ee.Err != nil {
+		ev := ee.Event
+		return projection + "\x00" + ev.Stream + "\x00" + ev.StreamID + "\x00" + strconv.FormatUint(ev.Version, 10) + "\x00" + ee.Err.Tag, true
+	}
+	var ce *apply.CallError
+	if !errors.As(err, &ce) || len(ce.Starts) == 0 {
 		return "", false
 	}
-	ev := ee.Event
-	return projection + "\x00" + ev.Stream + "\x00" + ev.StreamID + "\x00" + strconv.FormatUint(ev.Version, 10) + "\x00" + ee.Err.Tag, true
+	kind := ""
+	for _, k := range []error{plugin.ErrTrap, plugin.ErrTimeout, plugin.ErrLoopBudget, plugin.ErrMemoryLimit, plugin.ErrBadOutput} {
+		if errors.Is(err, k) {
+			kind = k.Error()
+			break
+		}
+	}
+	if kind == "" {
+		return "", false
+	}
+	c := projection + "\x00call\x00" + ce.Plugin + "\x00" + kind
+	for _, ev := range ce.Starts {
+		c += "\x00" + ev.Stream + "\x00" + ev.StreamID + "\x00" + strconv.FormatUint(ev.Version, 10)
+	}
+	return c, true
 }
 
 // givenUpBefore reports whether every cause of f is an event failure this

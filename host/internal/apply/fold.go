@@ -70,10 +70,10 @@ func (e *Engine) fold(ctx context.Context, w *rowWork, row *rowState, runs []*ru
 		}
 		resp, by, err := e.evolve(ctx, req)
 		if err != nil {
-			return nil, err
+			return nil, callError(e.plugin, by, runs, err)
 		}
 		if err := checkDecisions(e.plugin, resp, len(req.Events)); err != nil {
-			return nil, err
+			return nil, callError(e.plugin, by, runs, err)
 		}
 		if n := len(resp.Decisions); resp.Decisions[n-1].Outcome == abi.Failed {
 			r := owner[n-1]
@@ -236,4 +236,19 @@ func (f *folded) instance(r *run) Instance {
 	sort.Slice(in.Skipped, func(i, j int) bool { return in.Skipped[i].Version < in.Skipped[j].Version })
 	sort.Slice(in.Rejected, func(i, j int) bool { return in.Rejected[i].Event.Version < in.Rejected[j].Event.Version })
 	return in
+}
+
+// callError wraps a failed plugin call's error with where the row's fold
+// started: the first event of each run it folded.
+func callError(plugin, by string, runs []*run, err error) error {
+	ce := &CallError{Plugin: plugin, Err: err}
+	if by != "" {
+		ce.Plugin = by
+	}
+	for _, r := range runs {
+		if r.failed == nil && len(r.fold) > 0 {
+			ce.Starts = append(ce.Starts, r.fold[0])
+		}
+	}
+	return ce
 }

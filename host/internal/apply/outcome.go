@@ -160,6 +160,26 @@ func (e *RowError) Error() string {
 // Unwrap returns the cause.
 func (e *RowError) Unwrap() error { return e.Cause }
 
+// CallError is the error of a row whose plugin call failed on its own:
+// it trapped, ran past its time or its loop budget, or answered what the
+// protocol does not allow. Plugin names the plugin called; Starts are the
+// first events the call folded, one per stream instance (the events right
+// after the row's checkpoints). While the plugin and the row's checkpoints
+// stay as they are, every later delivery of the row folds from the same
+// events and, unless the failure came from the machine (a call starved of
+// CPU past its timeout), fails the same way. The message is Err's.
+type CallError struct {
+	Plugin string
+	Starts []abi.Event
+	Err    error
+}
+
+// Error implements error.
+func (e *CallError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the call's error.
+func (e *CallError) Unwrap() error { return e.Err }
+
 // EventError is a domain error that failed an event's fold (evolve failed
 // and terminal did not accept the error).
 type EventError struct {
