@@ -16,6 +16,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/internal/syncbuf"
@@ -29,12 +30,23 @@ import (
 // same destination, rather than retried while its shard waits. The other
 // rows of the shard are folded.
 func TestC4_RecordsBehindAGivenUpEventAreGivenUpAtOnce(t *testing.T) {
+	givenUpBehind(t, &testlogic.Ledger{}, "bad v2 (Fail)")
+}
+
+// givenUpBehind runs one shard whose row "bad" has an event of type Fail
+// at v2 and five events after it, and row "a" three good ones, through l
+// with maxRetries 3 and a file as the on-failure destination: it checks
+// that "a" is folded, that the failing record is given up after all its
+// attempts and the five behind it at their first, each for a reason that
+// contains reason, with givenUpAtOnce logged for those five.
+func givenUpBehind(t *testing.T, l logic.Logic, reason string) {
+	t.Helper()
 	defer sidecar.SetRetryDelay(time.Millisecond)()
 	qfile := filepath.Join(t.TempDir(), "q.jsonl")
 	retries := 3
 	e := start(t, ddblocal.StreamOptions{Shards: 1}, host.SidecarConfig{BatchSize: 2,
 		Failure: host.FailurePolicyConfig{MaxRetries: &retries, OnFailure: &host.OnFailureConfig{File: qfile}}})
-	h := e.host(t, &testlogic.Ledger{})
+	h := e.host(t, l)
 	appendAdds(t, h, "bad", 0, 1)
 	_, err := h.Append(context.Background(), testlogic.Stream, "bad", 1, host.NewEvent{Type: "Fail", Data: abi.Item{}})
 	require.NoError(t, err)
@@ -55,7 +67,7 @@ func TestC4_RecordsBehindAGivenUpEventAreGivenUpAtOnce(t *testing.T) {
 			want = retries + 1
 		}
 		assert.Equal(t, want, en.Attempts, "entry %d (%s)", i, en.Record.DynamoDB.SequenceNumber)
-		assert.Contains(t, en.Reason, "bad v2 (Fail)", "each fails on the same event")
+		assert.Contains(t, en.Reason, reason, "each fails on the same event")
 	}
 	assert.Equal(t, 5, strings.Count(logs.String(), "givenUpAtOnce="), "log:\n%s", logs.String())
 }
@@ -80,33 +92,5 @@ func (l *trapsOnFail) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.
 // the same way, and are given up at their first failure. A call that only
 // timed out by chance was retried in full for the first record.
 func TestC4_RecordsBehindAPluginCallThatTrapsAreGivenUpAtOnce(t *testing.T) {
-	defer sidecar.SetRetryDelay(time.Millisecond)()
-	qfile := filepath.Join(t.TempDir(), "q.jsonl")
-	retries := 3
-	e := start(t, ddblocal.StreamOptions{Shards: 1}, host.SidecarConfig{BatchSize: 2,
-		Failure: host.FailurePolicyConfig{MaxRetries: &retries, OnFailure: &host.OnFailureConfig{File: qfile}}})
-	h := e.host(t, &trapsOnFail{})
-	appendAdds(t, h, "bad", 0, 1)
-	_, err := h.Append(context.Background(), testlogic.Stream, "bad", 1, host.NewEvent{Type: "Fail", Data: abi.Item{}})
-	require.NoError(t, err)
-	appendAdds(t, h, "bad", 2, 5)
-	appendAdds(t, h, "a", 0, 3)
-
-	logs := &syncbuf.Buffer{}
-	var spans []span
-	var mu sync.Mutex
-	stop := run(e.readerLogging(t, h, "w1", newRecorder("w1", &spans, &mu), slog.New(slog.NewTextHandler(logs, nil))))
-	e.waitRows(t, map[string]string{"a": foldLog(3), "bad": foldLog(1)}, time.Minute)
-	es := waitEntries(t, qfile, 6)
-	require.NoError(t, stop(nil))
-	require.Len(t, es, 6, "the trapping event and the five behind it; log:\n%s", logs.String())
-	for i, en := range es {
-		want := 1
-		if i == 0 {
-			want = retries + 1
-		}
-		assert.Equal(t, want, en.Attempts, "entry %d (%s)", i, en.Record.DynamoDB.SequenceNumber)
-		assert.Contains(t, en.Reason, "unreachable")
-	}
-	assert.Equal(t, 5, strings.Count(logs.String(), "givenUpAtOnce="), "log:\n%s", logs.String())
+	givenUpBehind(t, &trapsOnFail{}, "wasm error: unreachable")
 }

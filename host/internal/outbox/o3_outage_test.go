@@ -12,7 +12,6 @@ import (
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host/deliver"
 	"github.com/dynafold/dynafold/host/internal/apply"
-	"github.com/dynafold/dynafold/internal/testlogic"
 )
 
 // A store that stops taking the deletes of delivered effects (an outage,
@@ -37,18 +36,11 @@ func TestO3_AStoreThatStopsTakingDeletesStopsTheDeliveries(t *testing.T) {
 		return nil
 	}
 	var deliverErr error
-	e, err := apply.New(apply.Projection{
-		Name: "ledger", Table: f.table, KeyAttrs: []string{"pk", "sk"}, Logic: f.fx,
-		Sources:  []apply.Source{{Stream: testlogic.Stream}},
-		Revision: &apply.Revision{Field: "rev"}, Checkpoint: apply.Checkpoint{Map: "checkpoints"}, Now: f.clock,
-		Outbox: &apply.Outbox{EntityType: "LedgerRow", Index: "outbox", ClaimFor: claimFor,
-			Deliver: func(ctx context.Context, c apply.Committed) (int, int) {
-				rep, err := d.Deliver(ctx, c, got)
-				deliverErr = err
-				return len(rep.Delivered), 0
-			}},
-	}, f.db, f)
-	require.NoError(t, err)
+	e := f.deliveringEngine(t, claimFor, func(ctx context.Context, c apply.Committed) (int, int) {
+		rep, err := d.Deliver(ctx, c, got)
+		deliverErr = err
+		return len(rep.Delivered), 0
+	})
 
 	f.commit(t, e, "a", 1)
 
@@ -62,7 +54,7 @@ func TestO3_AStoreThatStopsTakingDeletesStopsTheDeliveries(t *testing.T) {
 	assert.Equal(t, n, f.pending(t, "a"), "every effect not deleted stays in the outbox")
 	f.advance(claimFor + time.Second)
 	after := &recorder{}
-	_, err = d.Sweep(ctx, after)
+	_, err := d.Sweep(ctx, after)
 	require.NoError(t, err)
 	want := make([]string, n)
 	for i := range want {

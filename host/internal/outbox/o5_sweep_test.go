@@ -25,12 +25,18 @@ import (
 // between a row's write and its delivery.
 func (f *fixture) stoppedEngine(t *testing.T, claimFor time.Duration) *apply.Engine {
 	t.Helper()
+	return f.deliveringEngine(t, claimFor, func(context.Context, apply.Committed) (int, int) { return 0, 0 })
+}
+
+// deliveringEngine is an engine on the fixture's clock whose writes commit
+// their effects claimed for claimFor and hand them to deliver.
+func (f *fixture) deliveringEngine(t *testing.T, claimFor time.Duration, deliver func(context.Context, apply.Committed) (int, int)) *apply.Engine {
+	t.Helper()
 	e, err := apply.New(apply.Projection{
 		Name: "ledger", Table: f.table, KeyAttrs: []string{"pk", "sk"}, Logic: f.fx,
 		Sources:  []apply.Source{{Stream: testlogic.Stream}},
 		Revision: &apply.Revision{Field: "rev"}, Checkpoint: apply.Checkpoint{Map: "checkpoints"}, Now: f.clock,
-		Outbox: &apply.Outbox{EntityType: "LedgerRow", Index: "outbox", ClaimFor: claimFor,
-			Deliver: func(context.Context, apply.Committed) (int, int) { return 0, 0 }},
+		Outbox: &apply.Outbox{EntityType: "LedgerRow", Index: "outbox", ClaimFor: claimFor, Deliver: deliver},
 	}, f.db, f)
 	require.NoError(t, err)
 	return e
@@ -138,19 +144,12 @@ func TestO5_AWriteBehindAStoppedClaimLogsItOnce(t *testing.T) {
 	d := *f.drain
 	d.ClaimFor, d.Logger = claimFor, slog.New(slog.NewTextHandler(&logs, nil))
 	got := &recorder{}
-	live, err := apply.New(apply.Projection{
-		Name: "ledger", Table: f.table, KeyAttrs: []string{"pk", "sk"}, Logic: f.fx,
-		Sources:  []apply.Source{{Stream: testlogic.Stream}},
-		Revision: &apply.Revision{Field: "rev"}, Checkpoint: apply.Checkpoint{Map: "checkpoints"}, Now: f.clock,
-		Outbox: &apply.Outbox{EntityType: "LedgerRow", Index: "outbox", ClaimFor: claimFor,
-			Deliver: func(ctx context.Context, c apply.Committed) (int, int) {
-				rep, err := d.Deliver(ctx, c, got)
-				assert.NoError(t, err)
-				assert.True(t, rep.Busy, "the older effect is claimed")
-				return len(rep.Delivered), 0
-			}},
-	}, f.db, f)
-	require.NoError(t, err)
+	live := f.deliveringEngine(t, claimFor, func(ctx context.Context, c apply.Committed) (int, int) {
+		rep, err := d.Deliver(ctx, c, got)
+		assert.NoError(t, err)
+		assert.True(t, rep.Busy, "the older effect is claimed")
+		return len(rep.Delivered), 0
+	})
 
 	f.commit(t, live, "a", 2)
 	f.commit(t, live, "a", 3)
@@ -162,7 +161,7 @@ func TestO5_AWriteBehindAStoppedClaimLogsItOnce(t *testing.T) {
 
 	f.advance(5 * time.Second)
 	d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	_, err = d.Sweep(ctx, &recorder{fail: func(deliver.Effect) error { return errors.New("down") }})
+	_, err := d.Sweep(ctx, &recorder{fail: func(deliver.Effect) error { return errors.New("down") }})
 	require.NoError(t, err)
 	assert.Contains(t, logs.String(), "`host run` sweeps it within 10s, or run `host drain-pending` to deliver it now")
 }
