@@ -348,3 +348,32 @@ func TestV1_VerifyReadsCheckpointFieldsWithOffsetsAndInstanceFields(t *testing.T
 	assert.Equal(t, "0", row["acctVersion"].Str, "back at the head")
 	assert.Equal(t, "3", row["total"].Str)
 }
+
+// A row whose checkpoint is above its stream's head (an older system's
+// row adopted with its own version attribute, or one edited by hand) is
+// rebuilt with the checkpoint brought down to the head: left there, the
+// feed took the stream's next events for ones the row had and dropped
+// them, silently, and the rebuild (as the backfill, which rebuilds) said
+// nothing. Now the next events fold and verify finds nothing.
+func TestX3_ARebuildBringsACheckpointAboveItsStreamsHeadDown(t *testing.T) {
+	ctx := context.Background()
+	f := opstest.Start(t, "")
+	ledgerRows(t, f)
+	row := f.Env.Get(t, f.Rows, testlogic.RowKey("c"))
+	row["version"] = abi.N("9")
+	f.Env.Put(t, f.Rows, row)
+
+	outs, err := f.Host.Rebuild(ctx, "ledger", "c")
+	require.NoError(t, err)
+	require.Len(t, outs, 1)
+	require.NoError(t, outs[0].Err)
+	assert.Equal(t, "1", f.Env.Get(t, f.Rows, testlogic.RowKey("c"))["version"].Str, "the checkpoint is the stream's head")
+
+	res, err := f.Host.ProcessBatch(ctx, f.Append(t, "c", 1, opstest.Add(1), opstest.Add(2), opstest.Add(3)))
+	require.NoError(t, err)
+	require.Empty(t, res.Failed())
+	got := f.Env.Get(t, f.Rows, testlogic.RowKey("c"))
+	assert.Equal(t, "13", got["total"].Str, "the next events are folded, not taken for ones the row had")
+	assert.Equal(t, "4", got["version"].Str)
+	assert.Empty(t, verifyAll(t, f.Host, host.VerifyOptions{}).Findings)
+}

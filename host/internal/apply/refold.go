@@ -66,22 +66,10 @@ func (e *Engine) Refold(ctx context.Context, key, stored abi.Item, seeds []Keyed
 	return Refolded{Item: put.item, Outcome: o}, o.Err
 }
 
-// RepairRow re-derives a row as RebuildRowAll does, and also brings a
-// checkpoint above its instance's head (read after the row, so no live
-// write can have put it there: only lost or edited data does) down to the
-// head. Every other checkpoint stays at or above the one the row held.
+// RepairRow re-derives a row as RebuildRowAll does (which, as every
+// rebuild, brings a checkpoint above its instance's head down to the head).
 func (e *Engine) RepairRow(ctx context.Context, key abi.Item, also []InstanceRef) (Outcome, error) {
-	keyStr, err := e.checkKey(key)
-	if err != nil {
-		return Outcome{}, err
-	}
-	rw, err := e.allInstances(ctx, key, keyStr, also)
-	if err != nil {
-		return Outcome{}, err
-	}
-	rw.toHead = true
-	o := e.repairRow(ctx, key, keyStr, rw, true)
-	return o, o.Err
+	return e.RebuildRowAll(ctx, key, also)
 }
 
 // KeyEvents calls the key function of the instance's source for its

@@ -27,9 +27,6 @@ type repairWork struct {
 	// bounds holds, on a rebuild, each instance's checkpoint as the
 	// attempt read it: the versions the row has already considered.
 	bounds map[instanceID]bound
-	// toHead brings a checkpoint above its instance's head down to the
-	// head (RepairRow).
-	toHead bool
 	// ids are the instances the last attempt folded, in fold order, and
 	// stored their checkpoints as that attempt read them: a catch-up
 	// reports every instance it brought up, those already at the head
@@ -180,8 +177,15 @@ func (e *Engine) prepare(ctx context.Context, w *rowWork, row *rowState, present
 		if err != nil {
 			return false, err
 		}
-		if w.rebuild && rw.toHead && rd.to < stored {
+		if w.rebuild && rd.to < stored {
+			// The events were read after the row, so no live write can
+			// have put its checkpoint above their head: only an older
+			// system's data, an edit or lost events do. Left there, it
+			// would make the feed take the next events for ones the row
+			// has (and drop them); the rebuild brings it down to the head.
 			rw.bounds[id] = bound{c: rd.to, history: row.stored == nil}
+			e.p.Logger.Warn("the row's checkpoint was above its stream's head; the rebuild brings it down to the head (an older system's data, an edited row, or events lost from the event store)",
+				"row", w.keyStr, "instance", id.source+"#"+id.streamID, "checkpoint", stored, "head", rd.to)
 		}
 		var mine []Input
 		for i, ev := range rd.evs {
