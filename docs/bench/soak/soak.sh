@@ -68,8 +68,11 @@ sys.exit(0 if lags and not unowned and all(l is not None and l<1000 for l in lag
   sleep 2
 done
 echo "--- rows against the arithmetic"; soak -check | tail -3
-sleep 25 # two claims and a sweep: what a killed worker left is delivered
-echo "--- effects against what each row must deliver"; soak -checkfx | tail -3
+# what a killed worker left is delivered by the sweep once its claim ends
+# (claimFor 5 s): poll until every effect arrived, for up to 2 minutes
+echo "--- effects against what each row must deliver"
+for t in $(seq 5 5 120); do sleep 5; soak -checkfx > $S/fx.log 2>&1 && break; done
+echo "$(date +%T) effects checked ${t}s after the lag drained"; tail -3 $S/fx.log
 echo "--- host verify"; host verify --config dynafold.json > $S/verify.log 2>&1; echo "verify exit $?"; grep -v "could not check\|^error " $S/verify.log | tail -3
 echo "--- progress lines (records/s, highest)"; grep -h "host run:" $S/w[123].log | awk '{print $3}' | sort -n | tail -1
 for i in 1 2 3; do kill $(cat $S/w$i.pid) 2>/dev/null; done; sleep 2; kill $(cat $S/ddb.pid) $(cat $S/hook.pid) 2>/dev/null
