@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/dynafold/dynafold/host/internal/apply"
 	"slices"
 	"time"
 )
@@ -182,6 +183,20 @@ func (p *ProjectionConfig) CreatedAtAttribute() string {
 		return ""
 	}
 	return p.CreatedAt
+}
+
+// provenanceAttrs are the attributes every write sets about its own
+// making rather than the row's state: createdAt, writtenBy and the
+// versions before the writer (comparisons of two folds leave them out).
+func (p *ProjectionConfig) provenanceAttrs() []string {
+	var out []string
+	if a := p.CreatedAtAttribute(); a != "" {
+		out = append(out, a)
+	}
+	if p.WrittenBy != "" {
+		out = append(out, p.WrittenBy, apply.WrittenByBefore(p.WrittenBy))
+	}
+	return out
 }
 
 // mergeGuestLog returns a new GuestLogConfig: over's set fields over base's.

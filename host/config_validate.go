@@ -359,6 +359,9 @@ func (p *ProjectionConfig) validate(ps *problems, where string) {
 		claim("createdAt", createdAt)
 	}
 	claim("writtenBy", p.WrittenBy)
+	if p.WrittenBy != "" {
+		claim("writtenBy (the versions before the writer)", apply.WrittenByBefore(p.WrittenBy))
+	}
 	if r := p.Removal; r != nil {
 		switch {
 		case r.TTL < 0:

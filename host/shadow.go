@@ -78,10 +78,8 @@ func (h *Host) newShadows(ctx context.Context, dopts decode.Options, o options) 
 		d := e.Projection().Logic.Describe()
 		sh := &shadow{projection: pc.Name, plugin: pc.Shadow.Plugin, path: h.cfg.rel(pc.Shadow.Plugin),
 			candidate: d.Name + "@" + d.Version, proc: proc, ignore: map[string]bool{}}
-		for _, a := range []string{pc.CreatedAtAttribute(), pc.WrittenBy} {
-			if a != "" {
-				sh.ignore[a] = true
-			}
+		for _, a := range pc.provenanceAttrs() {
+			sh.ignore[a] = true
 		}
 		h.shadows.list = append(h.shadows.list, sh)
 	}

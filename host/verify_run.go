@@ -46,7 +46,8 @@ func (h *Host) newVerifier(projection string, o VerifyOptions, rng *rand.Rand) (
 	for _, pc := range h.cfg.Projections {
 		switch {
 		case pc.Name == projection && pc.WrittenBy != "":
-			v.ignore[pc.WrittenBy] = true // a hot-swapped plugin's engine leaves it to the plugin
+			// a hot-swapped plugin's engine leaves it to the plugin
+			v.ignore[pc.WrittenBy], v.ignore[apply.WrittenByBefore(pc.WrittenBy)] = true, true
 		case pc.Name != projection && pc.Table == v.p.Table:
 			v.shared = true
 		}

@@ -88,10 +88,8 @@ func (h *Host) WhatIf(ctx context.Context, projection, plugin string, in WhatIfI
 		rows = pr.Rows
 	}
 	ignore := map[string]bool{}
-	for _, a := range []string{pc.CreatedAtAttribute(), pc.WrittenBy} {
-		if a != "" {
-			ignore[a] = true
-		}
+	for _, a := range pc.provenanceAttrs() {
+		ignore[a] = true
 	}
 	out := make([]WhatIfRow, 0, len(rows))
 	for _, o := range rows {

@@ -79,9 +79,12 @@ func (h *Host) RebuildWrittenBy(ctx context.Context, projection, version string,
 	}
 	rep.WrittenBy = version
 	written := map[string]bool{}
+	// A row that version wrote, or that a later version folded on top of
+	// what it wrote (the versions before the writer: a hot swap's rows).
 	err = h.scan(ctx, store.Scan{
-		Table: p.Table, Filter: "#wb = :wb",
-		Names: map[string]string{"#wb": attr}, Values: map[string]abi.Value{":wb": abi.S(version)},
+		Table: p.Table, Filter: "#wb = :wb OR contains(#before, :wb)",
+		Names:  map[string]string{"#wb": attr, "#before": apply.WrittenByBefore(attr)},
+		Values: map[string]abi.Value{":wb": abi.S(version)},
 	}, func(it abi.Item) {
 		key := abi.Item{}
 		for _, a := range p.KeyAttrs {
@@ -230,9 +233,9 @@ func (r *WrittenByReport) count(o Outcome, before abi.Item, writtenBy string, p 
 }
 
 // sameRow compares two items of a row leaving out what every write sets:
-// the writtenBy attribute and the revision.
+// the writtenBy attribute (and the versions before it) and the revision.
 func sameRow(a, b abi.Item, writtenBy string, p apply.Projection) bool {
-	skip := map[string]bool{writtenBy: true}
+	skip := map[string]bool{writtenBy: true, apply.WrittenByBefore(writtenBy): true}
 	if p.Revision != nil {
 		skip[p.Revision.Field] = true
 	}

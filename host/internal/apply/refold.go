@@ -144,13 +144,17 @@ func (e *Engine) CheckpointOf(item abi.Item, ref InstanceRef) (c uint64, path st
 
 // EngineAttrs lists the attributes of a row that the engine sets rather
 // than the plugin's toItem: checkpoints (fields, instance fields, map),
-// the revision, the TTL attribute, createdAt and writtenBy.
+// the revision, the TTL attribute, createdAt, writtenBy and the versions
+// before it (WrittenByBefore).
 func (e *Engine) EngineAttrs() []string {
 	out := e.keptAttrs()
 	for _, a := range []string{e.p.CreatedAt, e.p.WrittenBy} {
 		if a != "" {
 			out = append(out, a)
 		}
+	}
+	if e.p.WrittenBy != "" {
+		out = append(out, WrittenByBefore(e.p.WrittenBy))
 	}
 	return out
 }

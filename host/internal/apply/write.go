@@ -63,6 +63,9 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 			by = e.plugin
 		}
 		it[e.p.WrittenBy] = abi.S(by)
+		if before := writersBefore(w, row, e.p.WrittenBy, by); len(before) > 0 {
+			it[WrittenByBefore(e.p.WrittenBy)] = abi.L(before...)
+		}
 	}
 	if p := itemcheck.TooLarge(it); p != nil && !e.p.NoOutputCheck {
 		return nil, e.outputError(f, f.last, "to_item", p)
@@ -111,6 +114,9 @@ func (e *Engine) itemRoom(w *rowWork, f *folded) int {
 	}
 	add(e.p.CreatedAt)
 	add(e.p.WrittenBy)
+	if e.p.WrittenBy != "" {
+		add(WrittenByBefore(e.p.WrittenBy))
+	}
 	return n
 }
 
