@@ -90,7 +90,7 @@ func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry, a
 		}
 		return err
 	}
-	fmt.Fprintf(out, "%s of %s written by %s\n", plural(rep.Rows, "row"), rep.Table, rep.WrittenBy)
+	fmt.Fprintf(out, "%s of %s written by %s (or folded on what it wrote)\n", plural(rep.Rows, "row"), rep.Table, rep.WrittenBy)
 	for _, id := range rep.Streams {
 		if dry {
 			fmt.Fprintf(out, "would rebuild %s\n", id)
