@@ -20,9 +20,15 @@ var (
 	ErrUnknownStream = errors.New("unknown stream")
 	// ErrInvalidEvent is matched by an append of an invalid event: a stream
 	// id that does not split into the stream's composite (a value holding
-	// '#' in a multi-field id, a missing or empty value), or an event type
-	// the stream does not declare.
+	// '#' in a multi-field id, a missing or empty value), an event type
+	// the stream does not declare, or an event whose item would be over
+	// DynamoDB's 400 KB item limit (the error names the event by its index
+	// in the append and its type, and its size).
 	ErrInvalidEvent = eventstore.ErrValidation
+	// ErrAppendTooLarge is matched by an append of more events than one
+	// transaction holds: 100 to a new stream (expectedVersion 0), 99 to an
+	// existing one.
+	ErrAppendTooLarge = eventstore.ErrAppendTooLarge
 	// ErrEventDecode is matched by the error of an event item that is not
 	// a valid event, wherever it is read: a change-feed record's (in
 	// Result.DecodeFailures), a gap-fill read's (the row's, or in a row
@@ -47,6 +53,13 @@ type NewEvent struct {
 // transaction that also checks the versions stay contiguous. A stale
 // expectedVersion fails with ErrVersionConflict. It returns the events as
 // stored.
+//
+// One append holds at most 100 events to a new stream and 99 to an
+// existing one (expectedVersion > 0), since one of the transaction's 100
+// items checks the expected version; more fail with ErrAppendTooLarge,
+// unsent. An event whose item would be over DynamoDB's 400 KB item limit
+// fails with ErrInvalidEvent, unsent: pack large data with
+// eventStore.compression (docs/EVENTS.md) or keep it out of the event.
 func (h *Host) Append(ctx context.Context, stream, streamID string, expectedVersion uint64, events ...NewEvent) ([]abi.Event, error) {
 	s, err := h.stream(stream)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // queries the read-model table. Both leave removed rows (tombstones) out.
 func ExampleHost_Rows() {
 	ctx := context.Background()
-	h, stop := visitsHost(ctx)
+	h, stop := visitsHost(ctx) // host.New with a native projection on an in-process ddblocal: see example_test.go
 	defer stop()
 	for _, page := range []string{"home", "about"} {
 		evs, err := h.Append(ctx, "Page", page, 0, host.NewEvent{Type: "Visited", Data: abi.Item{}})

@@ -109,7 +109,7 @@ func insertRecords(h *host.Host, evs []abi.Event) []host.Record {
 // and one row written, once, with the right count.
 func Example() {
 	ctx := context.Background()
-	h, stop := visitsHost(ctx)
+	h, stop := visitsHost(ctx) // host.New with a native projection on an in-process ddblocal: see example_test.go
 	defer stop()
 
 	evs, err := h.Append(ctx, "Page", "home", 0,
@@ -118,6 +118,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// the change-feed records of evs, built with h.EventItem: see example_test.go
 	recs := insertRecords(h, evs)
 	batch := []host.Record{recs[2], recs[0], recs[2], recs[1]} // out of order, v3 twice
 	res, err := h.ProcessBatch(ctx, batch)
@@ -144,7 +145,7 @@ func Example() {
 // configured stream are acknowledged and reported as ignored.
 func ExampleParseEvent() {
 	ctx := context.Background()
-	h, stop := visitsHost(ctx)
+	h, stop := visitsHost(ctx) // host.New with a native projection on an in-process ddblocal: see example_test.go
 	defer stop()
 	recs, err := host.ParseEvent([]byte(`{"Records": [
 	  {"eventID": "1", "eventName": "MODIFY", "dynamodb": {"SequenceNumber": "100",

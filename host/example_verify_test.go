@@ -15,14 +15,14 @@ import (
 // row the table lacks. Repair would rebuild it.
 func ExampleHost_Verify() {
 	ctx := context.Background()
-	h, stop := visitsHost(ctx)
+	h, stop := visitsHost(ctx) // host.New with a native projection on an in-process ddblocal: see example_test.go
 	defer stop()
 	visited := host.NewEvent{Type: "Visited", Data: abi.Item{}}
 	home, err := h.Append(ctx, "Page", "home", 0, visited, visited)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := h.ProcessBatch(ctx, insertRecords(h, home)); err != nil {
+	if _, err := h.ProcessBatch(ctx, insertRecords(h, home)); err != nil { // records built with h.EventItem (example_test.go)
 		log.Fatal(err)
 	}
 	if _, err := h.Append(ctx, "Page", "about", 0, visited); err != nil { // never delivered

@@ -135,7 +135,11 @@ type Outcome struct {
 	// usual. Not a lost race.
 	Existed   bool
 	Positions []int // record positions of the row's events in the batch, ascending
-	Err       error // why the row failed
+	// Err is why the row failed. When the plugin's evolve failed on an
+	// event with a domain error that terminal did not accept (in Go,
+	// guest.Errorf("Boom", ...)), errors.As(Err, &e) with e an *abi.Error
+	// finds it: e.Tag is "Boom", e.Message the message.
+	Err error
 	// Enqueued is the number of side effects the row's write committed to
 	// its outbox; Delivered and Undelivered what the delivery right after
 	// the write did (an undelivered effect waits at the head of the row's

@@ -59,8 +59,8 @@ func runAlerts(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q: host alerts takes flags only", fs.Args())
+	if err := flagsOnly(fs, ""); err != nil {
+		return err
 	}
 	cfg, err := host.LoadConfig(*cfgPath)
 	if err != nil {

@@ -56,6 +56,9 @@ func runAppend(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(fs, ""); err != nil {
+		return err
+	}
 	if *stream == "" || *id == "" || *typ == "" {
 		return fmt.Errorf("--stream, --id and --type are required (host append --help shows an example)")
 	}

@@ -31,6 +31,9 @@ flags:
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(fs, fmt.Sprintf("the captured event is read from --records FILE, else stdin: host apply --config %s --records %s", *cfgPath, fs.Arg(0))); err != nil {
+		return err
+	}
 	cfg, err := host.LoadConfig(*cfgPath)
 	if err != nil {
 		return err

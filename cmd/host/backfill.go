@@ -65,6 +65,9 @@ func runBackfill(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(fs, ""); err != nil {
+		return err
+	}
 	var since time.Time
 	if *sinceArg != "" {
 		var err error

@@ -53,6 +53,9 @@ flags:`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(fs, ""); err != nil {
+		return err
+	}
 	if *stream == "" {
 		return fmt.Errorf("--stream is required: the stream to capture, e.g. --stream Order")
 	}

@@ -71,6 +71,9 @@ func ddblocalOptions(args []string) (ddblocal.Options, error) {
 	if err := fs.Parse(args); err != nil {
 		return ddblocal.Options{}, err
 	}
+	if err := flagsOnly(fs, ""); err != nil {
+		return ddblocal.Options{}, err
+	}
 	if *kShards < 1 || *kReads < 0 {
 		return ddblocal.Options{}, fmt.Errorf("--kinesis-shards %d and --kinesis-read-limit %d: a stream needs at least one shard, and the limit cannot be negative", *kShards, *kReads)
 	}

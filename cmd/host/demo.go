@@ -74,6 +74,9 @@ func runDemo(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(fs, ""); err != nil {
+		return err
+	}
 	if *kinesis && *cfgFile != "" {
 		return fmt.Errorf("--kinesis runs the built-in order-summary demo: leave out --config")
 	}

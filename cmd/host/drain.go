@@ -72,6 +72,9 @@ func runDrain(ctx context.Context, args []string) error {
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(f.fs, ""); err != nil {
+		return err
+	}
 	if *skip < 0 {
 		return fmt.Errorf("--skip %d: give how many of the row's first pending effects to remove, 1 or more", *skip)
 	}
@@ -116,6 +119,9 @@ func runDrainPending(ctx context.Context, args []string) error {
 	f := newDrainFlags("drain-pending", "Finds every row with pending side effects through the outbox's index (outbox.index) and delivers each row's effects in order, to the configured target (outbox.deliver) or --webhook: for rows that get no more events after a crash or a failed delivery. A running `host run` sweeps these on its own every outbox.claimFor; this command delivers them now. Without --projection, every projection with an outbox.",
 		`host drain-pending --config dynafold.json --projection shipments`)
 	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if err := flagsOnly(f.fs, ""); err != nil {
 		return err
 	}
 	h, target, err := f.open(ctx)

@@ -32,8 +32,8 @@ flags:
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q: usage: host healthcheck [--url URL] [--timeout D]", fs.Arg(0))
+	if err := flagsOnly(fs, "usage: host healthcheck [--url URL] [--timeout D]"); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

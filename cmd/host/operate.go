@@ -147,6 +147,9 @@ func runCatchUp(ctx context.Context, args []string) error {
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(f.fs, ""); err != nil {
+		return err
+	}
 	if *row != "" {
 		return catchUpRow(ctx, f, *row)
 	}
@@ -210,6 +213,9 @@ func runRebuild(ctx context.Context, args []string) error {
 	}
 	asJSON := f.fs.Bool("json", false, "with --id: print the rows' outcomes as JSON (rows in plain JSON); with --written-by: the report, each row with what its rebuild did, and the counts")
 	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if err := flagsOnly(f.fs, ""); err != nil {
 		return err
 	}
 	if *row != "" {
@@ -277,6 +283,9 @@ Kinesis data stream the event table streams its changes to).
 flags:
 `)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := flagsOnly(fs, ""); err != nil {
 		return err
 	}
 	cfg, err := host.LoadConfig(*cfgPath)

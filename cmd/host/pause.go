@@ -70,8 +70,8 @@ func runPause(ctx context.Context, args []string, paused bool) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q: host %s takes flags only", fs.Args(), name)
+	if err := flagsOnly(fs, ""); err != nil {
+		return err
 	}
 	if *projection == "" {
 		return fmt.Errorf("--projection is required: name the projection to %s", name)

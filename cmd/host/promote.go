@@ -46,6 +46,9 @@ flags:`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(fs, ""); err != nil {
+		return err
+	}
 	f := &projectionFlags{cfgPath: cfgPath, proj: proj, id: new(string)}
 	h, err := f.open(ctx)
 	if err != nil {

@@ -85,6 +85,9 @@ func runQuarantine(ctx context.Context, args []string) error {
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
+		if err := flagsOnly(fs, ""); err != nil {
+			return err
+		}
 		cfg, t, err := openQuarantine(ctx, *cfgPath, *file, *table)
 		if err != nil {
 			return err
@@ -94,6 +97,9 @@ func runQuarantine(ctx context.Context, args []string) error {
 		id := fs.String("id", "", "the entry to replay (see quarantine list)")
 		all := fs.Bool("all", false, "replay every entry")
 		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if err := flagsOnly(fs, ""); err != nil {
 			return err
 		}
 		if (*id == "") == !*all {

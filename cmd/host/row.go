@@ -38,6 +38,9 @@ func runRow(ctx context.Context, args []string) error {
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(f.fs, ""); err != nil {
+		return err
+	}
 	if (*row == "") == (*f.id == "") {
 		return fmt.Errorf("give the row by its key (--row '{\"pk\": …}') or the stream instance that feeds it (--id ID), one of the two")
 	}

@@ -38,6 +38,9 @@ flags:
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(fs, ""); err != nil {
+		return err
+	}
 	switch {
 	case *s3url != "":
 		bucket, key, ok := strings.Cut(strings.TrimPrefix(*s3url, "s3://"), "/")

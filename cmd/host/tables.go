@@ -41,6 +41,9 @@ flags:
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
+	if err := flagsOnly(fs, ""); err != nil {
+		return err
+	}
 	cfg, err := host.LoadConfig(*cfgPath)
 	if err != nil {
 		return err

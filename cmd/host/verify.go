@@ -123,8 +123,8 @@ func runVerify(ctx context.Context, args []string) error {
 		}
 		return &exitCode{2, err}
 	}
-	if fs.NArg() > 0 {
-		return &exitCode{2, fmt.Errorf("unexpected arguments %q: host verify takes flags only", fs.Args())}
+	if err := flagsOnly(fs, ""); err != nil {
+		return &exitCode{2, err}
 	}
 	if *sample <= 0 || *sample > 1 {
 		return &exitCode{2, fmt.Errorf("--sample %g: use a fraction above 0 and at most 1 (0.01 checks 1%% of the rows)", *sample)}

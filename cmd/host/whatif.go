@@ -41,6 +41,9 @@ flags:`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := flagsOnly(fs, ""); err != nil {
+		return err
+	}
 	if *plugin == "" {
 		return fmt.Errorf("--plugin is required: the candidate .wasm to fold through")
 	}

@@ -25,3 +25,16 @@ func setUsage(fs *flag.FlagSet, text string) {
 		fs.PrintDefaults()
 	}
 }
+
+// flagsOnly refuses the positional arguments left after fs parsed the
+// command line of a command that takes flags only, which would otherwise
+// be ignored silently; hint, when set, says what was probably meant.
+func flagsOnly(fs *flag.FlagSet, hint string) error {
+	if fs.NArg() == 0 {
+		return nil
+	}
+	if hint == "" {
+		hint = fmt.Sprintf("host %s --help lists them", fs.Name())
+	}
+	return fmt.Errorf("unexpected arguments %q: host %s takes flags only (%s)", fs.Args(), fs.Name(), hint)
+}

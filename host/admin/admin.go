@@ -9,8 +9,14 @@
 // the configured bearer token.
 //
 //	m := telemetry.New(telemetry.Options{})
-//	srv, err := admin.Start(ctx, admin.Options{Addr: "127.0.0.1:9100", Metrics: m, Ready: reader.Ready})
+//	var started atomic.Bool // stored true once host.New has returned
+//	// ready once the host is built and the reader has done a lease round
+//	ready := admin.ReadyAfterLeaseRound(m, started.Load, true)
+//	srv, err := admin.Start(ctx, admin.Options{Addr: "127.0.0.1:9100", Metrics: m, Ready: ready})
 //	defer srv.Close()
+//
+// Example_service wires a host, its change-feed reader (host/sidecar), the
+// metrics (host/telemetry) and this server together as a service does.
 package admin
 
 import (

@@ -58,17 +58,21 @@ func (e *VersionConflict) Unwrap() error { return e.Err }
 // AppendTooLargeError is an append that would need more items than one
 // TransactWriteItems allows. Appends are never split (that would break their
 // atomicity): append fewer events at a time.
+// One item checks the expected version of an append to an existing stream
+// (expectedVersion > 0), so it takes one event fewer than a new stream.
 type AppendTooLargeError struct {
-	Stream   string
-	StreamID string
-	Count    int // the transaction items the append needs
-	Limit    int
+	Stream    string
+	StreamID  string
+	Events    int // the events appended
+	MaxEvents int // the most events this append may hold
+	Count     int // the transaction items the append needs
+	Limit     int // the most items of one transaction
 }
 
 // Error implements error.
 func (e *AppendTooLargeError) Error() string {
-	return fmt.Sprintf("eventstore: append to %s %q needs %d transaction items, more than the limit of %d; append fewer events at a time",
-		e.Stream, e.StreamID, e.Count, e.Limit)
+	return fmt.Sprintf("eventstore: append of %d events to %s %q is over the limit of %d events (%d to a new stream, %d to an existing one: one of DynamoDB's %d transaction items checks the expected version); append fewer events at a time",
+		e.Events, e.Stream, e.StreamID, e.MaxEvents, e.Limit, e.Limit-1, e.Limit)
 }
 
 // Is matches ErrAppendTooLarge.

@@ -10,6 +10,7 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/internal/backoff"
+	"github.com/dynafold/dynafold/internal/itemcheck"
 )
 
 // TransactLimit is the most items one TransactWriteItems may hold.
@@ -87,8 +88,10 @@ type NewEvent struct {
 // not existing, and when expectedVersion > 0 a ConditionCheck requires the
 // event at expectedVersion to exist, so appended versions are contiguous with
 // the head. A stale or ahead expectedVersion fails with *VersionConflict
-// (errors.Is ErrVersionConflict). An append needing more than 100 items is
-// refused with *AppendTooLargeError, never split. It returns the appended
+// (errors.Is ErrVersionConflict). An append needing more than 100 items
+// (more than 100 events to a new stream, 99 to an existing one) is refused
+// with *AppendTooLargeError, never split; an event whose item would be over
+// DynamoDB's 400 KB with *ValidationError, unsent. It returns the appended
 // events.
 func (s *Store) Append(ctx context.Context, stream Stream, streamID string, expectedVersion uint64, events ...NewEvent) ([]abi.Event, error) {
 	if err := stream.Validate(); err != nil {
@@ -105,7 +108,7 @@ func (s *Store) Append(ctx context.Context, stream Stream, streamID string, expe
 		check = 1
 	}
 	if n := len(events) + check; n > TransactLimit {
-		return nil, &AppendTooLargeError{Stream: stream.Name, StreamID: streamID, Count: n, Limit: TransactLimit}
+		return nil, &AppendTooLargeError{Stream: stream.Name, StreamID: streamID, Events: len(events), MaxEvents: TransactLimit - check, Count: n, Limit: TransactLimit}
 	}
 	if expectedVersion+uint64(len(events)) > MaxVersion {
 		return nil, &ValidationError{Stream: stream.Name, Field: AttrVersion, Problem: fmt.Sprintf("versions above %d do not fit the sort key", uint64(MaxVersion))}
@@ -129,6 +132,9 @@ func (s *Store) Append(ctx context.Context, stream Stream, streamID string, expe
 		out[i] = e
 		item, err := s.Item(e)
 		if err != nil {
+			return nil, err
+		}
+		if err := tooLarge(stream.Name, i, e.Type, item); err != nil {
 			return nil, err
 		}
 		writes = append(writes, store.Write{Put: &store.Put{
@@ -278,4 +284,20 @@ func (s *Store) Head(ctx context.Context, stream Stream, streamID string) (uint6
 			Attribute: attr, Problem: problem, Hint: keyHint, Err: ErrKeyMismatch}
 	}
 	return n, nil
+}
+
+// tooLarge refuses the item of the append's index-th event (of type typ)
+// when it is over DynamoDB's item limit, which would refuse the whole
+// transaction with a bare ValidationException.
+func tooLarge(stream string, index int, typ string, item abi.Item) error {
+	n := itemcheck.Size(item)
+	if n <= itemcheck.MaxItemSize {
+		return nil
+	}
+	hint := `pack event data with eventStore.compression ({"codec": "gzip"}; see "Packed data" in docs/EVENTS.md), or keep large data out of events (in S3, say, with a reference in the event)`
+	if c, ok := item[AttrDataCodec]; ok {
+		hint = fmt.Sprintf("its data is packed (%s) and still too large: keep large data out of events (in S3, say, with a reference in the event)", c.Str)
+	}
+	return &ValidationError{Stream: stream, Field: fmt.Sprintf("event %d (%s)", index, typ),
+		Problem: fmt.Sprintf("its item is %d bytes, over DynamoDB's item limit of %d bytes (400 KB): %s", n, itemcheck.MaxItemSize, hint)}
 }

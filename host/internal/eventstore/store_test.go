@@ -146,6 +146,8 @@ func TestES2_AppendTooLargeIsRefusedUnsent(t *testing.T) {
 	var tl *eventstore.AppendTooLargeError
 	require.True(t, errors.As(err, &tl), "want *AppendTooLargeError, got %v", err)
 	assert.Equal(t, 101, tl.Count)
+	assert.Equal(t, 100, tl.Events)
+	assert.Equal(t, 99, tl.MaxEvents, "one item checks the expected version")
 	assert.ErrorIs(t, err, eventstore.ErrAppendTooLarge)
 	assert.Empty(t, f.db.Counts(), "nothing is sent")
 }
