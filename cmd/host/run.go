@@ -93,6 +93,7 @@ func runRun(ctx context.Context, args []string) error {
 	if err := flagsOnly(fs, ""); err != nil {
 		return err
 	}
+	sum := configSum(*cfgPath) // before the load: a change after it is warned of
 	cfg, err := host.LoadConfig(*cfgPath)
 	if err != nil {
 		return err
@@ -111,7 +112,7 @@ func runRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer ops.close()
-	err = runSidecar(ctx, cfg, *cfgPath, ops, log, runOptions{quiet: *quiet, every: *every, sweep: *sweep})
+	err = runSidecar(ctx, cfg, *cfgPath, ops, log, runOptions{quiet: *quiet, every: *every, sweep: *sweep, configSum: sum})
 	if err != nil && ctx.Err() != nil && !errors.Is(err, sidecar.ErrAbandoned) {
 		// SIGTERM or SIGINT while starting (waiting for the endpoint,
 		// loading a plugin): a shutdown, not a failure
@@ -126,6 +127,9 @@ type runOptions struct {
 	quiet bool
 	every time.Duration // between progress lines
 	sweep time.Duration // between outbox sweeps (0: claimFor; negative: never)
+	// configSum is the configuration file's digest as read at the start
+	// (configSum): a later change is warned of.
+	configSum []byte
 }
 
 // runSidecar checks the tables, builds the host and reads the change feed
@@ -166,6 +170,7 @@ func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runO
 		}
 	}()
 	go func() { _ = h.ResumeDeliveries(watchCtx) }() // drains what open delivery breakers held back
+	go watchConfig(watchCtx, cfgPath, ro.configSum, log, configCheckEvery)
 	if !quiet {
 		done := make(chan struct{})
 		defer close(done)
