@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
@@ -159,4 +160,19 @@ func TestH6_AppendAtTheHeadSurvivesConcurrentAppends(t *testing.T) {
 	head, err := h.Head(context.Background(), "Order", "o-race")
 	require.NoError(t, err)
 	assert.EqualValues(t, n+1, head, "every racing append landed at a version of its own")
+}
+
+// A command whose DynamoDB request was throttled on every attempt adds, below
+// its error, what that means and what to do: an operator rehearsing
+// throttling got the SDK's retry summary from `host status` and nothing
+// saying that it passes on its own.
+func TestH6_ACommandThrottledOnEveryAttemptSaysWhatThatMeans(t *testing.T) {
+	cfgPath, env, _ := orderConfig(t)
+	env.Server.SetFaults(ddblocal.FaultConfig{Rates: map[string]map[string]float64{"*": {"ProvisionedThroughputExceededException": 1}}})
+	var stdout, stderr strings.Builder
+	code := run(context.Background(), []string{"row", "--config", cfgPath, "--id", "o-1"}, &stdout, &stderr)
+	assert.NotZero(t, code)
+	assert.Contains(t, stderr.String(), "ProvisionedThroughputExceededException")
+	assert.Contains(t, stderr.String(), "DynamoDB throttled")
+	assert.Contains(t, stderr.String(), "it passes on its own once the load falls")
 }

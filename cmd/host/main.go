@@ -29,8 +29,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/dynafold/dynafold/internal/ddbclient"
 	"github.com/dynafold/dynafold/internal/gctune"
 )
 
@@ -103,10 +105,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case errors.As(err, &ec):
 			if ec.err != nil {
 				fmt.Fprintf(stderr, "host %s: %v\n", c.name, ec.err)
+				printHint(stderr, ec.err)
 			}
 			return ec.code
 		case err != nil:
 			fmt.Fprintf(stderr, "host %s: %v\n", c.name, err)
+			printHint(stderr, err)
 			return 1
 		}
 		return 0
@@ -114,6 +118,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "host: unknown command %q\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// printHint adds, below a command's error, what a DynamoDB request that
+// was throttled on every attempt means and what to do, when the error
+// carries one and does not say so itself (the SDK's retry summary).
+func printHint(w io.Writer, err error) {
+	if te, ok := ddbclient.Throttled(err); ok && !strings.Contains(err.Error(), "DynamoDB throttled") {
+		fmt.Fprintf(w, "  %s\n", te.Error())
+	}
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }

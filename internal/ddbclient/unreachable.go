@@ -109,11 +109,15 @@ func sentUnanswered(err error) bool {
 }
 
 // Explain returns err as a message should show it: a request no server
-// answered as its *UnreachableError (which endpoint, what to check), in
-// place of the SDK's retry summary; any other error as it is.
+// answered as its *UnreachableError (which endpoint, what to check), one
+// DynamoDB throttled on every attempt as its *ThrottledError, in place of
+// the SDK's retry summary; any other error as it is.
 func Explain(err error) error {
 	if ue, ok := Unreachable(err); ok {
 		return ue
+	}
+	if te, ok := Throttled(err); ok {
+		return te
 	}
 	return err
 }
