@@ -19,7 +19,8 @@ import (
 // table, the record fails. Once the item is removed, or corrected (put
 // again with the streamId its key says), the same record is passed over:
 // listed in Result.Obsolete, not in DecodeFailures, not reported; a
-// warning names its key; g-2's event is folded either way.
+// warning names its key; g-2's event is folded either way. The corrected
+// event is folded with the next event of its stream instance.
 func TestES7_ProcessBatchPassesOverARecordWhoseItemWasRemovedOrCorrected(t *testing.T) {
 	for _, fix := range []string{"removed", "corrected"} {
 		t.Run(fix, func(t *testing.T) {
@@ -64,6 +65,17 @@ func TestES7_ProcessBatchPassesOverARecordWhoseItemWasRemovedOrCorrected(t *test
 			assert.Contains(t, out, "level=WARN")
 			assert.Contains(t, out, "change-feed record passed over: the event table no longer holds its item as the record shows it (it was "+fix)
 			assert.Contains(t, out, stray["pk"].Str, "the warning names the key")
+			if fix == "corrected" {
+				// its MODIFY record is no event; the next event of g-1 reads it
+				next, err := h.Append(ctx, "Warehouse", "g-1", 1, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("4")}})
+				require.NoError(t, err)
+				res, err = h.ProcessBatch(ctx, lambdaFile(t, h.EventItem(next[0])))
+				require.NoError(t, err)
+				require.Empty(t, res.DecodeFailures)
+				row := stockRow(t, env, rows, "g-1")
+				require.NotNil(t, row)
+				assert.Equal(t, "7", row["qty"].Str, "the corrected event (3) is folded with the next (4)")
+			}
 		})
 	}
 }
@@ -87,6 +99,8 @@ func TestES7_ARecordWhoseItemIsUnchangedStillFails(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, res.DecodeFailures, 1, "delivery %d", i+1)
 		assert.ErrorIs(t, res.DecodeFailures[0].Err, host.ErrEventItemKey)
+		assert.Contains(t, res.DecodeFailures[0].Err.Error(), "remove the item", "what to do")
+		assert.Contains(t, res.DecodeFailures[0].Err.Error(), "once the item is removed or corrected the record is passed over at its next attempt", "and what then becomes of the record")
 		assert.Empty(t, res.Obsolete, "delivery %d", i+1)
 		resp, err := res.Response()
 		require.NoError(t, err)
