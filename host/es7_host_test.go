@@ -45,8 +45,8 @@ var stockProjection = guest.Projection[stock]{
 }
 
 // stockHost is a host of the inventory schema with the stock
-// projection (checkpoint field "version").
-func stockHost(t *testing.T, policy host.DecodeFailurePolicy) (*host.Host, *testenv.Env, string, string) {
+// projection (checkpoint field "version"), with opts after its own.
+func stockHost(t *testing.T, policy host.DecodeFailurePolicy, opts ...host.Option) (*host.Host, *testenv.Env, string, string) {
 	t.Helper()
 	env := testenv.Start(t)
 	events, rows := env.Table(t, "events", true), env.Table(t, "stock", false)
@@ -59,8 +59,9 @@ func stockHost(t *testing.T, policy host.DecodeFailurePolicy) (*host.Host, *test
 	}
 	p, err := guest.New(stockProjection)
 	require.NoError(t, err)
-	h, err := host.New(context.Background(), cfg, host.WithNative("stock", logic.Native(p, "stock")), host.WithClient(env.Client),
-		host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	opts = append([]host.Option{host.WithNative("stock", logic.Native(p, "stock")), host.WithClient(env.Client),
+		host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)
+	h, err := host.New(context.Background(), cfg, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close(context.Background()) })
 	return h, env, events, rows

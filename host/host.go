@@ -213,6 +213,7 @@ func New(ctx context.Context, cfg *Config, opts ...Option) (_ *Host, err error) 
 		return nil, err
 	}
 	h.proc.Paused = h.paused.is
+	h.proc.Obsolete = h.obsolete
 	h.opts, h.dopts = o, dopts
 	if !o.esOnly {
 		if err := h.newShadows(ctx, dopts, o); err != nil {

@@ -51,6 +51,11 @@ type Result struct {
 	Ignored []Ignored
 	// DecodeFailures are the records whose image did not decode.
 	DecodeFailures []DecodeFailure
+	// Obsolete are the records whose image did not decode but whose item
+	// the event table no longer holds as they show it (removed or
+	// corrected since): passed over, not reported failed, each logged with
+	// a warning. They are not in DecodeFailures.
+	Obsolete []ObsoleteRecord
 	// Projections holds each projection's outcome, by projection name.
 	Projections map[string]ProjectionResult
 	// Unrouted are the events of streams named for side effects only.
@@ -249,6 +254,9 @@ func resultOf(in *batch.Result) *Result {
 	}
 	for _, f := range in.Decoded.Failures {
 		r.DecodeFailures = append(r.DecodeFailures, DecodeFailure{Position: f.Position, Identifier: f.Identifier, Err: f.Err, Skipped: f.Skipped})
+	}
+	for _, f := range in.Obsolete {
+		r.Obsolete = append(r.Obsolete, ObsoleteRecord{Position: f.Position, Identifier: f.Identifier, Err: f.Err})
 	}
 	for _, ev := range in.Unrouted {
 		r.Unrouted = append(r.Unrouted, Event{Position: ev.Pos, Event: ev.Event})

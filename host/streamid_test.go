@@ -86,6 +86,7 @@ func TestES1_HostStructuredStreamIDs(t *testing.T) {
 	}
 	// An item in the table whose id does not split (written by another tool) fails to decode, naming streamId.
 	bad := h.EventItem(abi.Event{Stream: "Order", StreamID: "acme#o#8", Version: 1, Type: "Placed", Data: abi.Item{}, Timestamp: evs[0].Timestamp})
+	env.Put(t, cfg.EventStore.Table, bad)
 	res, err = h.ProcessBatch(ctx, []host.Record{{EventName: "INSERT", DynamoDB: host.StreamRecord{NewImage: bad, SequenceNumber: "9"}}})
 	if err != nil {
 		t.Fatal(err)

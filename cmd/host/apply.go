@@ -80,6 +80,9 @@ func summarize(w io.Writer, res *host.Result) {
 	for _, f := range res.DecodeFailures {
 		fmt.Fprintf(w, "  record %d (%s) failed to decode: %v\n", f.Position, f.Identifier, f.Err)
 	}
+	for _, o := range res.Obsolete {
+		fmt.Fprintf(w, "  record %d (%s) passed over: its item was removed or corrected in the event table since (it did not decode: %v)\n", o.Position, o.Identifier, o.Err)
+	}
 	names := make([]string, 0, len(res.Projections))
 	for n := range res.Projections {
 		names = append(names, n)

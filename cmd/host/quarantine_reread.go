@@ -35,6 +35,9 @@ type rereader struct {
 // is run again from the event table's item when it was repaired since.
 func (p *rereader) ProcessBatch(ctx context.Context, records []host.Record) (*host.Result, error) {
 	res, err := p.h.ProcessBatch(ctx, records)
+	if err == nil {
+		failObsolete(res)
+	}
 	if err != nil || len(records) != 1 || len(res.Failed()) == 0 || len(records[0].DynamoDB.Keys) == 0 || records[0].DynamoDB.NewImage == nil {
 		return res, err
 	}
@@ -67,6 +70,18 @@ func (p *rereader) ProcessBatch(ctx context.Context, records []host.Record) (*ho
 		p.reread[recordID(r)] = true
 	}
 	return res2, err
+}
+
+// failObsolete reports failed again the records ProcessBatch passed over
+// as obsolete (their item removed or changed in the event table since):
+// replay runs a given-up record as it was given up, then the item as it
+// is now (below), and keeps the entry of an item that is gone.
+func failObsolete(res *host.Result) {
+	for _, o := range res.Obsolete {
+		res.DecodeFailures = append(res.DecodeFailures, host.DecodeFailure{Position: o.Position, Identifier: o.Identifier, Err: o.Err})
+		res.Fail(o.Position)
+	}
+	res.Obsolete = nil
 }
 
 // recordID is a record's identifier: its sequence number, else its event

@@ -27,6 +27,7 @@ func invocationLogger(ctx context.Context, l *slog.Logger, source string) *slog.
 // stats sums up one invocation, for the log and the metrics.
 type stats struct {
 	Records, Events, Ignored, DecodeFailures         int
+	PassedOver                                       int // records whose item was removed or corrected since (host.Result.Obsolete)
 	Applied, AlreadyApplied, RowsWritten, RowsFailed int
 	Conflicts, BatchItemFailures                     int // Conflicts: lost races on row writes
 	DurationMs                                       float64
@@ -40,7 +41,7 @@ type stats struct {
 }
 
 func summarize(res *host.Result, bad []badRecord, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) stats {
-	s := stats{Records: res.Records, Events: len(res.Events), Ignored: len(res.Ignored) - countReported(bad),
+	s := stats{Records: res.Records, Events: len(res.Events), Ignored: len(res.Ignored) - countReported(bad), PassedOver: len(res.Obsolete),
 		DecodeFailures: len(res.DecodeFailures) + countReported(bad), BatchItemFailures: len(resp.BatchItemFailures),
 		DurationMs: float64(took.Microseconds()) / 1000, OldestRecordAgeMs: -1}
 	if !oldest.IsZero() {
@@ -101,6 +102,9 @@ func logBatch(log *slog.Logger, res *host.Result, bad []badRecord, skipBad bool,
 	if s.OldestRecordAgeMs >= 0 {
 		// The change feed's lag: how long the oldest record waited.
 		args = append(args, "oldestRecordAgeMs", s.OldestRecordAgeMs)
+	}
+	if s.PassedOver > 0 {
+		args = append(args, "passedOver", s.PassedOver)
 	}
 	if s.Enqueued+s.Delivered+s.Undelivered > 0 {
 		args = append(args, "effectsEnqueued", s.Enqueued, "effectsDelivered", s.Delivered, "effectsUndelivered", s.Undelivered)

@@ -63,6 +63,19 @@ func (e *Env) Put(t testing.TB, table string, item abi.Item) {
 	}
 }
 
+// Delete removes the item of key from table (no condition), failing t on
+// an error.
+func (e *Env) Delete(t testing.TB, table string, key abi.Item) {
+	t.Helper()
+	k, err := ddbclient.ToAttributeMap(key)
+	if err != nil {
+		t.Fatalf("delete from %s: %v", table, err)
+	}
+	if _, err := e.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: &table, Key: k}); err != nil {
+		t.Fatalf("delete from %s: %v", table, err)
+	}
+}
+
 // Get reads the item of key from table, strongly consistent; nil when there
 // is none.
 func (e *Env) Get(t testing.TB, table string, key abi.Item) abi.Item {

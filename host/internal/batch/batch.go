@@ -25,6 +25,11 @@ type Processor struct {
 	// Paused, when set, reports the projections paused for a batch: their
 	// events are not applied but returned in their Result's Deferred.
 	Paused func(projection string) bool
+	// Obsolete, when set, is asked about each record that failed to decode
+	// (and is not skipped) with an image: true when the event table no
+	// longer holds that item as the record shows it. Such a record is not
+	// failed but moved to Result.Obsolete. Only failing records are asked.
+	Obsolete func(ctx context.Context, f decode.DecodeFailure) bool
 }
 
 // New returns a processor for the engines. sideEffects names streams whose
@@ -50,6 +55,10 @@ type Result struct {
 	Decoded     decode.Result           // what decoding made of them
 	Projections map[string]apply.Result // each projection's outcomes, by name
 	Unrouted    []route.Event           // events of streams named for side effects
+	// Obsolete are the records that failed to decode but whose item the
+	// event table no longer holds as they show it (Processor.Obsolete):
+	// passed over, in record order, not in Decoded.Failures.
+	Obsolete []decode.DecodeFailure
 	// Failed holds the positions of the records to report failed. Callers
 	// may add more and call Response again.
 	Failed []int
@@ -71,13 +80,19 @@ func (p *Processor) ProcessRaw(ctx context.Context, records []any) (*Result, err
 func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result, error) {
 	res := &Result{Records: n, Decoded: dec, Projections: make(map[string]apply.Result, len(p.engines)),
 		ids: make(map[int]string, len(dec.Events)+len(dec.Failures)+len(dec.Ignored))}
+	for _, f := range res.Decoded.Failures {
+		res.ids[f.Position] = f.Identifier
+	}
+	if len(dec.Failures) > 0 && p.Obsolete != nil {
+		res.Decoded.Failures, res.Obsolete = p.passOver(ctx, dec.Failures)
+		dec = res.Decoded
+	}
 	events := make([]route.Event, 0, len(dec.Events))
 	for _, ev := range dec.Events {
 		res.ids[ev.Position] = ev.Identifier
 		events = append(events, route.Event{Pos: ev.Position, Event: ev.Event})
 	}
 	for _, f := range dec.Failures {
-		res.ids[f.Position] = f.Identifier
 		if !f.Skipped {
 			res.Failed = append(res.Failed, f.Position)
 		}
@@ -124,6 +139,39 @@ func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result,
 		return res, err
 	}
 	return res, nil
+}
+
+// obsoleteChecks bounds the reads of the event table one batch makes at
+// once for its failed records.
+const obsoleteChecks = 8
+
+// passOver asks Obsolete about each failure that is reported and has an
+// image, a few at once, and splits the failures into those still failed
+// and the obsolete ones, each in record order.
+func (p *Processor) passOver(ctx context.Context, fs []decode.DecodeFailure) (failed, obsolete []decode.DecodeFailure) {
+	gone := make([]bool, len(fs))
+	sem := make(chan struct{}, obsoleteChecks)
+	var wg sync.WaitGroup
+	for i := range fs {
+		if fs[i].Skipped || fs[i].Image == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			gone[i] = p.Obsolete(ctx, fs[i])
+		}()
+	}
+	wg.Wait()
+	for i, f := range fs {
+		if gone[i] {
+			obsolete = append(obsolete, f)
+		} else {
+			failed = append(failed, f)
+		}
+	}
+	return failed, obsolete
 }
 
 // ErrStreamRecordIdentifierMissing is matched by the error of a batch with a

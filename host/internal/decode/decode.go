@@ -108,6 +108,10 @@ type DecodeFailure struct {
 	// Skipped is set under OnFailureSkip: the record is acknowledged, not
 	// reported in the batch response, but still listed to log or dead-letter.
 	Skipped bool
+	// Image is the record's image that failed to decode (nil when the
+	// record had none): what a caller compares with the event table's
+	// item at its key.
+	Image abi.Item
 }
 
 // Ignored is a record that is not an event (acknowledged, nothing to do).
@@ -203,11 +207,11 @@ func decodeAt(res *Result, pos int, raw any, rec *Record, opts Options) {
 	isRecord := rec != nil
 	id := identifier(raw, rec, opts)
 	ignore := func(r Reason) { res.Ignored = append(res.Ignored, Ignored{Position: pos, Identifier: id, Reason: r}) }
+	var image abi.Item
 	fail := func(err error) {
 		res.Failures = append(res.Failures, DecodeFailure{Position: pos, Identifier: id, Err: err,
-			Skipped: opts.OnDecodeFailure == OnFailureSkip})
+			Skipped: opts.OnDecodeFailure == OnFailureSkip, Image: image})
 	}
-	var image abi.Item
 	switch {
 	case isRecord && rec.IsTTLDeletion():
 		ignore(ReasonTTLDeletion)

@@ -42,9 +42,13 @@ func (l Layout) Item(e abi.Event) abi.Item {
 
 const unknownCodecHint = "register the codec on every host that reads this table (host.WithCompression(name, codec)), then let the record be redelivered; it is reported failed until then, not lost"
 
-const keyHint = "an event is stored under the key its layout derives from its stream id and version, as an append writes it; this item was written otherwise (a hand fix, a migration, another writer): put the event under that key, or correct its streamId or version, or remove the item; it is never folded, and until it is repaired a read of its partition's events stops at it"
+// passOverHint says what becomes of a change-feed record of an item that
+// does not decode once the item is repaired (host.Result.Obsolete).
+const passOverHint = "; a change-feed record of the item cannot change, but once the item is removed or corrected the record is passed over at its next attempt (until then it fails again, and a failure policy gives it up after its retries)"
 
-const decodeHint = "the stored item is not a valid event: repair or remove it (with onDecodeFailure \"skip\" the record is acknowledged but the next event of its row still reads it)"
+const keyHint = "an event is stored under the key its layout derives from its stream id and version, as an append writes it; this item was written otherwise (a hand fix, a migration, another writer): put the event under that key, or correct its streamId or version, or remove the item; it is never folded, and until it is repaired a read of its partition's events stops at it" + passOverHint
+
+const decodeHint = "the stored item is not a valid event: repair or remove it (with onDecodeFailure \"skip\" the record is acknowledged but the next event of its row still reads it)" + passOverHint
 
 // decodeEvent decodes an item already known (by its marker) to be an event
 // of stream s. With checkKey, an item whose key is not the one the layout

@@ -1,0 +1,109 @@
+package host_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/internal/syncbuf"
+)
+
+// TestES7_ProcessBatchPassesOverARecordWhoseItemWasRemovedOrCorrected: a
+// batch holds the INSERT record of a stray item (pk of g-1, streamId
+// someone-else) and then g-2's event. While the item is in the event
+// table, the record fails. Once the item is removed, or corrected (put
+// again with the streamId its key says), the same record is passed over:
+// listed in Result.Obsolete, not in DecodeFailures, not reported; a
+// warning names its key; g-2's event is folded either way. The corrected
+// event is folded with the next event of its stream instance.
+func TestES7_ProcessBatchPassesOverARecordWhoseItemWasRemovedOrCorrected(t *testing.T) {
+	for _, fix := range []string{"removed", "corrected"} {
+		t.Run(fix, func(t *testing.T) {
+			ctx := context.Background()
+			logs := &syncbuf.Buffer{}
+			h, env, events, rows := stockHost(t, "", host.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+			stray := strayItem(h, "g-1", "someone-else", 1, "3")
+			env.Put(t, events, stray)
+			evs, err := h.Append(ctx, "Warehouse", "g-2", 0, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("7")}})
+			require.NoError(t, err)
+			recs := lambdaFile(t, stray, h.EventItem(evs[0]))
+
+			res, err := h.ProcessBatch(ctx, recs)
+			require.NoError(t, err)
+			require.Len(t, res.DecodeFailures, 1, "the item is there as the record shows it")
+			assert.Empty(t, res.Obsolete)
+			resp, err := res.Response()
+			require.NoError(t, err)
+			assert.Equal(t, []host.ItemFailure{{ItemIdentifier: "100"}}, resp.BatchItemFailures)
+
+			key := abi.Item{"pk": stray["pk"], "sk": stray["sk"]}
+			if fix == "removed" {
+				env.Delete(t, events, key)
+			} else {
+				fixed := abi.CloneItem(stray)
+				fixed["streamId"] = abi.S("g-1")
+				env.Put(t, events, fixed)
+			}
+			res, err = h.ProcessBatch(ctx, recs)
+			require.NoError(t, err)
+			assert.Empty(t, res.DecodeFailures)
+			require.Len(t, res.Obsolete, 1)
+			assert.Equal(t, 0, res.Obsolete[0].Position)
+			assert.Equal(t, "100", res.Obsolete[0].Identifier)
+			assert.ErrorIs(t, res.Obsolete[0].Err, host.ErrEventItemKey, "the record's own error is kept")
+			resp, err = res.Response()
+			require.NoError(t, err)
+			assert.Empty(t, resp.BatchItemFailures, "passed over, not reported")
+			assert.Equal(t, "7", stockRow(t, env, rows, "g-2")["qty"].Str)
+			assert.Nil(t, stockRow(t, env, rows, "someone-else"), "the stray item is never folded")
+			out := logs.String()
+			assert.Contains(t, out, "level=WARN")
+			assert.Contains(t, out, "change-feed record passed over: the event table no longer holds its item as the record shows it (it was "+fix)
+			assert.Contains(t, out, stray["pk"].Str, "the warning names the key")
+			if fix == "corrected" {
+				// its MODIFY record is no event; the next event of g-1 reads it
+				next, err := h.Append(ctx, "Warehouse", "g-1", 1, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("4")}})
+				require.NoError(t, err)
+				res, err = h.ProcessBatch(ctx, lambdaFile(t, h.EventItem(next[0])))
+				require.NoError(t, err)
+				require.Empty(t, res.DecodeFailures)
+				row := stockRow(t, env, rows, "g-1")
+				require.NotNil(t, row)
+				assert.Equal(t, "7", row["qty"].Str, "the corrected event (3) is folded with the next (4)")
+			}
+		})
+	}
+}
+
+// TestES7_ARecordWhoseItemIsUnchangedStillFails: a stray item left in the
+// event table as its record shows it fails at every delivery (one read of
+// the table each time), and is not passed over; nor is an item removed
+// and put back the same.
+func TestES7_ARecordWhoseItemIsUnchangedStillFails(t *testing.T) {
+	ctx := context.Background()
+	h, env, events, _ := stockHost(t, "")
+	stray := strayItem(h, "g-1", "someone-else", 1, "3")
+	env.Put(t, events, stray)
+	recs := lambdaFile(t, stray)
+	for i := range 3 {
+		if i == 2 {
+			env.Delete(t, events, abi.Item{"pk": stray["pk"], "sk": stray["sk"]})
+			env.Put(t, events, stray)
+		}
+		res, err := h.ProcessBatch(ctx, recs)
+		require.NoError(t, err)
+		require.Len(t, res.DecodeFailures, 1, "delivery %d", i+1)
+		assert.ErrorIs(t, res.DecodeFailures[0].Err, host.ErrEventItemKey)
+		assert.Contains(t, res.DecodeFailures[0].Err.Error(), "remove the item", "what to do")
+		assert.Contains(t, res.DecodeFailures[0].Err.Error(), "once the item is removed or corrected the record is passed over at its next attempt", "and what then becomes of the record")
+		assert.Empty(t, res.Obsolete, "delivery %d", i+1)
+		resp, err := res.Response()
+		require.NoError(t, err)
+		assert.Equal(t, []host.ItemFailure{{ItemIdentifier: "100"}}, resp.BatchItemFailures, "delivery %d", i+1)
+	}
+}
