@@ -269,28 +269,37 @@ func (r *Reader) Run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var lastFull time.Time
+	var failures roundFailures
 	full := true
 	for roundErr == nil && r.fatalErr() == nil {
 		if full {
 			lastFull = time.Now()
 		}
 		roundErr = r.round(ctx, proc, rd, tr, full)
-		if roundErr != nil && ctx.Err() == nil && !errors.Is(roundErr, lease.ErrNoTable) {
-			r.log.Warn("lease round failed; retrying at the next", "err", why(roundErr))
+		failed := roundErr != nil && ctx.Err() == nil && !errors.Is(roundErr, lease.ErrNoTable)
+		if failed {
+			r.roundFailed(&failures, roundErr)
 			roundErr, full = nil, true
+		} else if roundErr == nil {
+			r.roundOK(&failures)
 		}
 		if roundErr != nil || r.fatalErr() != nil {
 			break
 		}
 		// the next round: a full one every third of the lease duration; a
 		// quick one as soon as a shard finished (its children's leases are
-		// created) or another worker's lease expires
+		// created) or another worker's lease expires. After a failed round,
+		// a whole round interval from now: the expiry the last good round
+		// saw may be past already, and the table unreachable
 		wait := time.Until(lastFull.Add(r.renewEvery()))
 		r.mu.Lock()
-		if next := r.nextExpiry; !next.IsZero() && time.Until(next) < wait {
+		if next := r.nextExpiry; !failed && !next.IsZero() && time.Until(next) < wait {
 			wait = time.Until(next) + time.Millisecond
 		}
 		r.mu.Unlock()
+		if failed {
+			wait = r.renewEvery()
+		}
 		timer.Reset(max(wait, 0))
 		select {
 		case <-ctx.Done():
