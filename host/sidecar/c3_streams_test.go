@@ -3,6 +3,7 @@ package sidecar_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +24,8 @@ import (
 // (a configuration copied with only the event table changed). Both fold
 // their rows, neither stops (another stream's shard is not read as
 // records lost), no worker ever holds a shard of the other stream (not
-// even the two named alike), every lease records its stream, and the
+// even the two named alike), a worker warns once that the table is shared,
+// every lease records its stream, and the
 // fleet view of each shows its own shards and counts the other's leases.
 func TestC3_TwoStreamsSharingALeaseTableLeaveEachOthersShardsAlone(t *testing.T) {
 	a := start(t, ddblocal.StreamOptions{}, host.SidecarConfig{})
@@ -60,6 +62,7 @@ func TestC3_TwoStreamsSharingALeaseTableLeaveEachOthersShardsAlone(t *testing.T)
 		stop   *runner
 	}
 	var runs []run
+	warned := &countingHandler{}
 	for _, w := range []struct {
 		e      *env
 		h      *host.Host
@@ -70,7 +73,11 @@ func TestC3_TwoStreamsSharingALeaseTableLeaveEachOthersShardsAlone(t *testing.T)
 		if w.e == b {
 			arn, own = arnB, shardsB
 		}
-		runs = append(runs, run{arn, own, o, runAsync(w.e.reader(t, w.h, w.worker, o))})
+		logs := quiet
+		if len(runs) == 0 {
+			logs = slog.New(warned)
+		}
+		runs = append(runs, run{arn, own, o, runAsync(w.e.readerLogging(t, w.h, w.worker, o, logs))})
 	}
 	a.waitRows(t, wantA, 30*time.Second)
 	b.waitRows(t, wantB, 30*time.Second)
@@ -106,6 +113,7 @@ func TestC3_TwoStreamsSharingALeaseTableLeaveEachOthersShardsAlone(t *testing.T)
 	for i, r := range runs {
 		assert.NoError(t, r.stop.stop(nil), "worker %d", i)
 	}
+	assert.Equal(t, 1, warned.count("the lease table holds leases of another stream"), "logged once by a worker")
 }
 
 // sibling is an env on the same server and lease table with its own
