@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -135,6 +136,7 @@ func printFleet(w io.Writer, f sidecar.Fleet) error {
 	if f.StreamErr != nil {
 		fmt.Fprintf(w, "the stream could not be listed (only the leases are shown): %v\n", f.StreamErr)
 	}
+	printOtherStreams(w, f)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nSHARD\tSTATE\tOWNER\tCHECKPOINT\tPARENT\tLAG\tLAST WRITE")
 	for _, s := range f.Shards {
@@ -236,6 +238,9 @@ type fleetJSON struct {
 	Problems        []string         `json:"problems"`
 	Projections     []projectionJSON `json:"projections"`
 	Verify          []verifyJSON     `json:"verify,omitempty"`
+	// OtherStreams counts the leases of other streams in the lease
+	// table, by stream ARN (another fleet shares it).
+	OtherStreams map[string]int `json:"otherStreamLeases,omitempty"`
 }
 
 // verifyJSON is a projection's last sampled verification pass.
@@ -282,7 +287,7 @@ type workerJSON struct {
 
 func fleetJSONOf(f sidecar.Fleet) fleetJSON {
 	out := fleetJSON{Stream: f.Stream, LeaseTable: f.LeaseTable, LeaseDurationMS: f.LeaseDuration.Milliseconds(), At: f.At.UTC(),
-		Shards: []shardJSON{}, Workers: []workerJSON{}, Problems: []string{}, Projections: projectionsJSONOf(f)}
+		Shards: []shardJSON{}, Workers: []workerJSON{}, Problems: []string{}, Projections: projectionsJSONOf(f), OtherStreams: f.OtherStreams}
 	if f.StreamErr != nil {
 		out.StreamError = f.StreamErr.Error()
 	}
@@ -321,4 +326,21 @@ func fleetJSONOf(f sidecar.Fleet) fleetJSON {
 			Orphan: v.Orphan, Ahead: v.Ahead, Errors: v.Errors, Unchecked: v.Unchecked})
 	}
 	return out
+}
+
+// printOtherStreams says how many leases of other streams the lease table
+// holds: another fleet shares it, and its shards are not shown.
+func printOtherStreams(w io.Writer, f sidecar.Fleet) {
+	if len(f.OtherStreams) == 0 {
+		return
+	}
+	arns := make([]string, 0, len(f.OtherStreams))
+	n := 0
+	for a, c := range f.OtherStreams {
+		arns = append(arns, fmt.Sprintf("%s (%d)", a, c))
+		n += c
+	}
+	slices.Sort(arns)
+	fmt.Fprintf(w, "the lease table also holds %d leases of other streams, not shown: %s; two fleets share one lease table: give each its own sidecar.leaseTable\n",
+		n, strings.Join(arns, ", "))
 }

@@ -148,13 +148,16 @@ func (r *Reader) watchOwnID(ctx context.Context, tr *lease.Tracker) error {
 	return nil
 }
 
-// listRetrying reads the leases, retrying a failed read with a growing
+// listRetrying reads the leases of the stream read, retrying a failed read with a growing
 // delay as a lease round would; a lease table that does not exist, or the
 // end of ctx, ends it.
 func (r *Reader) listRetrying(ctx context.Context) ([]lease.Lease, error) {
 	for attempt := 1; ; attempt++ {
 		all, err := r.leases.List(ctx)
-		if err == nil || errors.Is(err, lease.ErrNoTable) || ctx.Err() != nil {
+		if err == nil {
+			return r.own(all, r.streamArn()), nil
+		}
+		if errors.Is(err, lease.ErrNoTable) || ctx.Err() != nil {
 			return all, err
 		}
 		r.log.Warn("reading the lease table failed; retrying", "err", why(err), "attempt", attempt)

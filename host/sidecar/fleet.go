@@ -47,6 +47,10 @@ type Fleet struct {
 	// Verify is the last continuous verification pass of each projection
 	// (none without the sidecar section's "verify"), by projection.
 	Verify []FleetVerify
+	// OtherStreams counts, by stream ARN, the leases the lease table
+	// holds for other streams than Stream: another fleet shares the
+	// table. They are left out of Shards and Workers.
+	OtherStreams map[string]int
 }
 
 // FleetShard is one shard of the fleet view.
@@ -241,6 +245,9 @@ func readFleet(ctx context.Context, cfg *host.Config, lt *lease.Table, rd feed.S
 	}
 	f.Stream = arn
 	f.At = now()
+	if arn != "" {
+		all, f.OtherStreams = lease.Split(all, arn)
+	}
 	f.Shards, f.Workers = fleetOf(all, shards, f.StreamErr == nil, dur, f.At)
 	f.Projections = projectionsOf(cfg, ctl, f.At)
 	if o.Lag && srcErr == nil {

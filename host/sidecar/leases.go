@@ -99,12 +99,19 @@ func (r *Reader) round(ctx, proc context.Context, rd feed.Source, tr *lease.Trac
 			return err
 		}
 	}
-	all, ctl, err := r.leases.ListAll(ctx)
+	raw, ctl, err := r.leases.ListAll(ctx)
 	if err != nil {
 		return err
 	}
+	// only this stream's leases: another stream's in the same table are
+	// another fleet's, never taken, balanced, deleted or read as lost
+	all := r.own(raw, rd.StreamArn())
 	if full {
-		if all, err = r.createLeases(ctx, rd, shards, all); err != nil {
+		if err := r.sharedShards(raw, shards, rd.StreamArn()); err != nil {
+			r.setFatal(err)
+			return nil
+		}
+		if all, err = r.createLeases(ctx, rd, shards, raw); err != nil {
 			return err
 		}
 	}
@@ -200,8 +207,9 @@ func available(all []lease.Lease, listed, mine, ended map[string]bool, worker, i
 }
 
 // createLeases keeps the stream's listing for the quick rounds and
-// creates the leases of listed shards that have none; it returns the
-// leases, read again when it created any.
+// creates the leases of listed shards that have none (all is the whole
+// table); it returns the stream's own leases, read again when it created
+// any.
 func (r *Reader) createLeases(ctx context.Context, rd feed.Source, shards []feed.Shard, all []lease.Lease) ([]lease.Lease, error) {
 	have := map[string]bool{}
 	for _, l := range all {
@@ -222,10 +230,14 @@ func (r *Reader) createLeases(ctx context.Context, rd feed.Source, shards []feed
 	r.mu.Lock()
 	r.listed = listed
 	r.mu.Unlock()
-	if !created {
-		return all, nil
+	if created {
+		var err error
+		if all, err = r.leases.List(ctx); err != nil {
+			return nil, err
+		}
 	}
-	return r.leases.List(ctx)
+	own, _ := lease.Split(all, rd.StreamArn())
+	return own, nil
 }
 
 // nextExpiry is when the first lease held by another worker expires if its
@@ -275,6 +287,9 @@ func (r *Reader) noteWaiting(avail []lease.Lease, tr *lease.Tracker, now time.Ti
 // take takes a free or expired lease and starts reading its shard.
 func (r *Reader) take(ctx, proc context.Context, rd feed.Source, l lease.Lease) {
 	prev := l.Owner
+	if l.Stream == "" {
+		l.Stream = rd.StreamArn() // written before leases recorded their stream: record it
+	}
 	got, err := r.leases.Take(ctx, l, r.sc.WorkerID, r.instance)
 	if err != nil {
 		if !errors.Is(err, lease.ErrLost) {

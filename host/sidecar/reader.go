@@ -133,6 +133,7 @@ type Reader struct {
 	waiting    map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
 	pause      pauses            // the lease table's pauses and deferred instances (pause.go)
 	sweeper    atomic.Bool       // this worker sweeps the outboxes (it holds the lowest lease, as of the last lease round)
+	foreign    map[string]bool   // other streams whose leases the lease table was seen to hold (logged once each)
 }
 
 // New returns a reader of cfg's event-table stream that hands each batch
@@ -142,7 +143,7 @@ func New(ctx context.Context, h *host.Host, cfg *host.Config, opts Options) (*Re
 		return nil, errors.New(`configuration: no "sidecar" section: add one with at least "leaseTable", the DynamoDB table for the reader's leases`)
 	}
 	r := &Reader{h: h, cfg: cfg, sc: cfg.EffectiveSidecar(), opts: opts, held: map[string]*held{}, kick: make(chan struct{}, 1), dests: map[string]quarantine.Destination{},
-		waiting: map[string]string{}, listed: map[string]bool{}, instance: newInstance(time.Now()), ageClock: time.Now}
+		waiting: map[string]string{}, listed: map[string]bool{}, foreign: map[string]bool{}, instance: newInstance(time.Now()), ageClock: time.Now}
 	r.dupes.r = r
 	r.log, r.obs = opts.Logger, opts.Observer
 	if r.log == nil {
@@ -269,28 +270,37 @@ func (r *Reader) Run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var lastFull time.Time
+	var failures roundFailures
 	full := true
 	for roundErr == nil && r.fatalErr() == nil {
 		if full {
 			lastFull = time.Now()
 		}
 		roundErr = r.round(ctx, proc, rd, tr, full)
-		if roundErr != nil && ctx.Err() == nil && !errors.Is(roundErr, lease.ErrNoTable) {
-			r.log.Warn("lease round failed; retrying at the next", "err", why(roundErr))
+		failed := roundErr != nil && ctx.Err() == nil && !errors.Is(roundErr, lease.ErrNoTable)
+		if failed {
+			r.roundFailed(&failures, roundErr)
 			roundErr, full = nil, true
+		} else if roundErr == nil {
+			r.roundOK(&failures)
 		}
 		if roundErr != nil || r.fatalErr() != nil {
 			break
 		}
 		// the next round: a full one every third of the lease duration; a
 		// quick one as soon as a shard finished (its children's leases are
-		// created) or another worker's lease expires
+		// created) or another worker's lease expires. After a failed round,
+		// a whole round interval from now: the expiry the last good round
+		// saw may be past already, and the table unreachable
 		wait := time.Until(lastFull.Add(r.renewEvery()))
 		r.mu.Lock()
-		if next := r.nextExpiry; !next.IsZero() && time.Until(next) < wait {
+		if next := r.nextExpiry; !failed && !next.IsZero() && time.Until(next) < wait {
 			wait = time.Until(next) + time.Millisecond
 		}
 		r.mu.Unlock()
+		if failed {
+			wait = r.renewEvery()
+		}
 		timer.Reset(max(wait, 0))
 		select {
 		case <-ctx.Done():

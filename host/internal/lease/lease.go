@@ -193,15 +193,22 @@ type write struct {
 }
 
 // update writes the lease conditional on its counter (and owner),
-// incrementing the counter and setting the heartbeat.
+// incrementing the counter and setting the heartbeat, and l.Stream when
+// set: a lease written before leases recorded their stream gets it at its
+// next write.
 func (t *Table) update(ctx context.Context, l Lease, w write, apply func(*Lease)) (Lease, error) {
-	names := map[string]string{"#n": AttrCounter, "#h": AttrHeartbeat, "#o": AttrOwner, "#c": AttrCheckpoint, "#s": AttrStealBy, "#i": AttrInstance}
+	names := map[string]string{"#n": AttrCounter, "#h": AttrHeartbeat, "#o": AttrOwner, "#c": AttrCheckpoint, "#s": AttrStealBy, "#i": AttrInstance, "#a": AttrStream}
 	hb := t.now()
 	vals := map[string]types.AttributeValue{":old": n(l.Counter), ":one": n(1), ":hb": n(hb.UnixMilli())}
 	for k, v := range w.vals {
 		vals[k] = v
 	}
-	expr := "SET " + strings.Join(append([]string{"#n = #n + :one", "#h = :hb"}, w.set...), ", ")
+	set := append([]string{"#n = #n + :one", "#h = :hb"}, w.set...)
+	if l.Stream != "" {
+		set = append(set, "#a = :arn")
+		vals[":arn"] = s(l.Stream)
+	}
+	expr := "SET " + strings.Join(set, ", ")
 	if len(w.remove) > 0 {
 		expr += " REMOVE " + strings.Join(w.remove, ", ")
 	}
