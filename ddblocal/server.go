@@ -342,6 +342,13 @@ func Serve(ctx context.Context, opts Options) error {
 		return err
 	}
 	s.log.Info("ddblocal listening", "endpoint", s.Endpoint(), "data", opts.DataDir)
+	return s.ServeUntil(ctx)
+}
+
+// ServeUntil waits until ctx ends, then closes the server, or until serving
+// fails (the error, the server closed): what Serve does after Start, for a
+// caller that keeps the Server to change it meanwhile (SetFaults).
+func (s *Server) ServeUntil(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case err := <-s.serveErr:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/host/deliver"
+	"github.com/dynafold/dynafold/host/internal/outbox"
 )
 
 // WithOutboxSweep tells the host how often `host run` sweeps each
@@ -27,8 +28,9 @@ type OutboxSweep struct {
 	// many rows stopped at an effect whose delivery failed (it stays
 	// first in its row's outbox).
 	Delivered, Undelivered int
-	// Skipped says why the sweep did not run ("breaker open": the
-	// breaker's own drain delivers the effects once it closes).
+	// Skipped says why the sweep delivered nothing ("breaker open": the
+	// breaker's own drain delivers the effects once it closes); it still
+	// counted them (Pending, Rows, Claimed, Oldest).
 	Skipped string
 }
 
@@ -51,8 +53,9 @@ func (h *Host) OutboxSweepEvery(projection string) time.Duration {
 // a crash, a kill, a lost connection). Each row is drained in order as
 // DrainPending does; a row whose first effect is claimed is left to its
 // holder, and the next sweep after the claim ends takes it. While the
-// target's breaker is not closed the sweep does not run (Skipped): the
-// breaker's probe and drain deliver the effects. `host run` sweeps every
+// target's breaker is not closed the sweep delivers nothing (Skipped): it
+// only counts the pending effects (Pending, Rows, Claimed, Oldest), and
+// the breaker's probe and drain deliver them. `host run` sweeps every
 // projection this way every OutboxSweepEvery.
 func (h *Host) SweepOutbox(ctx context.Context, projection string) (OutboxSweep, error) {
 	out := OutboxSweep{Projection: projection}
@@ -60,11 +63,12 @@ func (h *Host) SweepOutbox(ctx context.Context, projection string) (OutboxSweep,
 	if err != nil {
 		return out, err
 	}
+	sweep := func(ctx context.Context) (outbox.SweepReport, error) { return po.drainer.Sweep(ctx, target) }
 	if b := h.breakers[projection]; b != nil && b.Stats().State != deliver.BreakerClosed {
 		out.Skipped = "breaker " + b.Stats().State.String()
-		return out, nil
+		sweep = po.drainer.Count
 	}
-	rep, err := po.drainer.Sweep(ctx, target)
+	rep, err := sweep(ctx)
 	out.Pending, out.Rows, out.Claimed, out.Oldest = rep.Pending, rep.Rows, rep.Claimed, rep.Oldest
 	for _, r := range rep.Reports {
 		out.Delivered += len(r.Delivered)

@@ -224,6 +224,8 @@ ships, run inside it). A module is valid only once its self test has passed
 memoryLimitPages, maxLoopIterations; --timeout still wins when given), and
 the module is also checked as a replacement for the projection's plugin:
 streams, compatibility, sha256 pins and the configured smoke-test fixture.
+The projection is --projection's; without it, the configuration's only
+one, else the one whose plugin has the module's name (describe's name).
 
 Flags:`
 
@@ -238,7 +240,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	cache := fs.String("cache", "", "compilation-cache directory to use")
 	timeout := fs.Duration("timeout", plugin.DefaultCallTimeout, "bound on each call into the module, its start function, _initialize and self test included (default: with --config, its plugins.callTimeout)")
 	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration, in its sandbox")
-	proj := fs.String("projection", "", "with --config: the projection (default: the only one)")
+	proj := fs.String("projection", "", "with --config: the projection (default: the only one, else the one whose plugin has the module's name)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -343,21 +345,9 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 	if err != nil {
 		return err
 	}
-	var pc *host.ProjectionConfig
-	for i := range cfg.Projections {
-		if cfg.Projections[i].Name == proj || (proj == "" && len(cfg.Projections) == 1) {
-			pc = &cfg.Projections[i]
-		}
-	}
-	if pc == nil {
-		return fmt.Errorf("%s: no projection %q", cfgPath, proj)
-	}
-	if strings.HasPrefix(pc.Plugin, "native:") {
-		return fmt.Errorf("projection %q runs native logic %q: nothing to compare with", pc.Name, pc.Plugin)
-	}
-	cur, _, err := transport.LoadFile(ctx, relTo(filepath.Dir(cfgPath), pc.Plugin), plugin.Config{PoolSize: 1})
+	pc, cur, err := replacedProjection(ctx, cfg, cfgPath, proj, p.Describe().Name)
 	if err != nil {
-		return fmt.Errorf("projection %q's current plugin: %w", pc.Name, err)
+		return err
 	}
 	defer cur.Close(ctx)
 	streams := map[string]bool{}
@@ -538,4 +528,71 @@ func printDecisions(w io.Writer, ds []swap.Decision) {
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// replacedProjection returns the projection of cfg whose plugin the module
+// named name would replace, with its current plugin loaded: proj when
+// given; else the only projection; else the one (not native) whose plugin
+// has the module's name. Otherwise the error asks for --projection and
+// lists the projections.
+func replacedProjection(ctx context.Context, cfg *host.Config, cfgPath, proj, name string) (*host.ProjectionConfig, transport.Plugin, error) {
+	load := func(pc *host.ProjectionConfig) (transport.Plugin, error) {
+		if strings.HasPrefix(pc.Plugin, "native:") {
+			return nil, fmt.Errorf("projection %q runs native logic %q: nothing to compare with", pc.Name, pc.Plugin)
+		}
+		cur, _, err := transport.LoadFile(ctx, relTo(filepath.Dir(cfgPath), pc.Plugin), plugin.Config{PoolSize: 1})
+		if err != nil {
+			return nil, fmt.Errorf("projection %q's current plugin: %w", pc.Name, err)
+		}
+		return cur, nil
+	}
+	var names []string
+	for i := range cfg.Projections {
+		names = append(names, fmt.Sprintf("%s (plugin %s)", cfg.Projections[i].Name, cfg.Projections[i].Plugin))
+	}
+	list := strings.Join(names, ", ")
+	if proj != "" || len(cfg.Projections) == 1 {
+		for i := range cfg.Projections {
+			if pc := &cfg.Projections[i]; pc.Name == proj || proj == "" {
+				cur, err := load(pc)
+				return pc, cur, err
+			}
+		}
+		return nil, nil, fmt.Errorf("%s has no projection %q; its projections: %s", cfgPath, proj, list)
+	}
+	var (
+		found *host.ProjectionConfig
+		fcur  transport.Plugin
+		same  []string
+	)
+	for i := range cfg.Projections {
+		pc := &cfg.Projections[i]
+		if strings.HasPrefix(pc.Plugin, "native:") {
+			continue
+		}
+		cur, err := load(pc)
+		if err != nil {
+			continue // not this one; --projection names it if meant
+		}
+		if cur.Describe().Name != name {
+			cur.Close(ctx)
+			continue
+		}
+		same = append(same, pc.Name)
+		if found == nil {
+			found, fcur = pc, cur
+		} else {
+			cur.Close(ctx)
+		}
+	}
+	switch {
+	case len(same) == 1:
+		return found, fcur, nil
+	case len(same) > 1:
+		fcur.Close(ctx)
+		return nil, nil, fmt.Errorf("%s has %d projections whose plugin is named %q (%s): pass --projection, one of: %s",
+			cfgPath, len(same), name, strings.Join(same, ", "), list)
+	}
+	return nil, nil, fmt.Errorf("%s has %d projections and none's plugin is named %q: pass --projection, one of: %s",
+		cfgPath, len(cfg.Projections), name, list)
 }

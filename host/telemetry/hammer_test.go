@@ -19,13 +19,17 @@ func TestX1_ObserverHammer(t *testing.T) {
 	m := telemetry.New(telemetry.Options{RecentFailures: 5})
 	m.ServePlugins(fakePlugins{})
 	const workers, rounds = 8, 200
+	var all []string // one worker holds every shard, read by goroutines of their own
+	for w := range workers {
+		all = append(all, fmt.Sprint("shard-", w))
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			shard := fmt.Sprint("shard-", w)
 			for i := range rounds {
 				m.ShardRead("s", shard, 1, time.Duration(i)*time.Millisecond)
-				m.LeasesHeld(fmt.Sprint("w", w%2), "s", []string{shard}, workers)
+				m.LeasesHeld("w1", "s", all, workers)
 				m.RecordGivenUp("p", "s", shard, host.Record{EventID: fmt.Sprint(w, "-", i)}, "x")
 				m.PluginCall("p", "evolve", time.Microsecond, nil)
 				m.BatchProcessed("s", shard, nil, time.Microsecond, assert.AnError)

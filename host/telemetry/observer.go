@@ -78,12 +78,23 @@ func (m *Metrics) BatchProcessed(stream, shard string, res *host.Result, took ti
 }
 
 // LeasesHeld implements sidecar.Observer: the leases this worker holds.
+// The stream's shards it no longer holds (lease lost, handed over,
+// released, shard finished) lose their per-shard series (lag, iterator
+// age) and their row on the status page: a shard another worker reads
+// would otherwise keep exporting a lag that climbs forever, and fire lag
+// alerts on a healthy fleet.
 func (m *Metrics) LeasesHeld(worker, stream string, held []string, total int) {
 	m.leasesHeld.WithLabelValues(worker, stream).Set(float64(len(held)))
 	m.shardsTotal.WithLabelValues(stream).Set(float64(total))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.leases[stream] = leaseState{worker: worker, held: slices.Clone(held), total: total}
+	for k := range m.shards {
+		if k.stream == stream && !slices.Contains(held, k.shard) {
+			delete(m.shards, k)
+			m.iteratorAge.DeleteLabelValues(k.stream, k.shard)
+		}
+	}
 }
 
 // Failure is a record given up, as the status page lists it.

@@ -50,7 +50,9 @@ func (o outboxMetrics) collectors() []prometheus.Collector {
 
 // OutboxSwept records a sweep of a projection's pending outbox effects
 // (host/sidecar's SweepObserver): how many were pending and how old the
-// oldest was, and how many the sweep delivered; err set when it failed.
+// oldest was, and how many the sweep delivered; err set when it failed. A
+// sweep skipped while the delivery breaker is open counted what is pending
+// all the same, and sets the gauges too.
 func (m *Metrics) OutboxSwept(s host.OutboxSweep, at time.Time, err error) {
 	o := m.outbox
 	switch {
@@ -58,10 +60,12 @@ func (m *Metrics) OutboxSwept(s host.OutboxSweep, at time.Time, err error) {
 		o.sweeps.WithLabelValues(s.Projection, "error").Inc()
 		return
 	case s.Skipped != "":
+		// the breaker is open: nothing delivered, but the effects that
+		// wait for it were counted
 		o.sweeps.WithLabelValues(s.Projection, "skipped").Inc()
-		return
+	default:
+		o.sweeps.WithLabelValues(s.Projection, "ok").Inc()
 	}
-	o.sweeps.WithLabelValues(s.Projection, "ok").Inc()
 	o.swept.WithLabelValues(s.Projection).Add(float64(s.Delivered))
 	o.pending.WithLabelValues(s.Projection).Set(float64(s.Pending))
 	age := 0.0

@@ -67,7 +67,7 @@ func (d *Drainer) Deliver(ctx context.Context, c apply.Committed, target deliver
 		if err == nil {
 			err = target.Deliver(ctx, fx)
 			if err != nil {
-				d.log().Warn("outbox effect not delivered; it stays at the head of its row's outbox: "+d.LaterHint(false), "row", keys.String(c.Key), "stream", fx.Stream, "streamId", fx.StreamID, "version", fx.Version, "index", fx.Index, "err", err)
+				d.notDelivered(ctx, c.Key, fx, err)
 				rep.Undelivered = &Undelivered{Effect: fx, Err: err}
 				err = nil
 			}

@@ -145,7 +145,7 @@ func (d *Drainer) drain(ctx context.Context, rep Report, target deliver.Target) 
 		}
 		if err := target.Deliver(ctx, fx); err != nil {
 			d.release(ctx, key, owner)
-			d.log().Warn("outbox effect not delivered; it stays at the head of its row's outbox: "+d.LaterHint(false), "row", keys.String(rowKey), "stream", fx.Stream, "streamId", fx.StreamID, "version", fx.Version, "index", fx.Index, "err", err)
+			d.notDelivered(ctx, rowKey, fx, err)
 			rep.Undelivered = &Undelivered{Effect: fx, Err: err}
 			return rep, nil
 		}

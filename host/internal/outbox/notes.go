@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/deliver"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/internal/keys"
 )
@@ -82,4 +84,19 @@ func (d *Drainer) noteBusy(ctx context.Context, rowKey, head abi.Item, now time.
 	}
 	d.log().Log(ctx, level, "the row's oldest outbox effect is claimed by another drainer: it is left to that drainer, and if that one stopped, `host run` sweeps it once the claim ends",
 		"row", keys.String(rowKey), "claimEnds", end.UTC().Format(time.RFC3339Nano), "sweepWithin", (end.Sub(now) + d.sweepInterval()).Round(time.Millisecond))
+}
+
+// notDelivered logs an effect whose delivery failed: a warning that the
+// sweep (or drain-pending) delivers it later; or, when the delivery
+// breaker refused it (deliver.ErrBreakerOpen), a debug line saying it
+// waits for the breaker to close: the breaker's own warning when it opened
+// covers them all, and while it is open the sweep does not deliver (a
+// warning per effect repeated thousands of times what was untrue).
+func (d *Drainer) notDelivered(ctx context.Context, rowKey abi.Item, fx deliver.Effect, err error) {
+	args := []any{"row", keys.String(rowKey), "stream", fx.Stream, "streamId", fx.StreamID, "version", fx.Version, "index", fx.Index, "err", err}
+	if errors.Is(err, deliver.ErrBreakerOpen) {
+		d.log().Log(ctx, slog.LevelDebug, "outbox effect not delivered: the delivery breaker is open; it stays at the head of its row's outbox and goes out once the breaker closes (a probe after its cooldown succeeds), or run `host drain-pending` then", args...)
+		return
+	}
+	d.log().Log(ctx, slog.LevelWarn, "outbox effect not delivered; it stays at the head of its row's outbox: "+d.LaterHint(false), args...)
 }

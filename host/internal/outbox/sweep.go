@@ -36,6 +36,20 @@ type SweepReport struct {
 // is claimed is left to its holder; once the claim ends the next sweep
 // takes it. It is what `host run` does every ClaimFor.
 func (d *Drainer) Sweep(ctx context.Context, target deliver.Target) (SweepReport, error) {
+	return d.sweepFound(ctx, target, true)
+}
+
+// Count is Sweep without delivering: what is pending (Pending, Rows,
+// Claimed, Oldest) through the same index queries, no Reports. It is what
+// `host run` does while the delivery breaker is open, so the pending
+// gauges keep counting the effects that wait for it.
+func (d *Drainer) Count(ctx context.Context) (SweepReport, error) {
+	return d.sweepFound(ctx, nil, false)
+}
+
+// sweepFound counts what the index lists and, when drain is set, drains
+// the rows no live drainer holds.
+func (d *Drainer) sweepFound(ctx context.Context, target deliver.Target, drain bool) (SweepReport, error) {
 	var (
 		mu  sync.Mutex
 		rep SweepReport
@@ -60,7 +74,7 @@ func (d *Drainer) Sweep(ctx context.Context, target deliver.Target) (SweepReport
 			rep.Claimed++
 			return false
 		}
-		return true
+		return drain
 	})
 	rep.Reports = reps
 	return rep, err
