@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -60,9 +61,13 @@ func (o *runOps) setWaiting(err error) {
 }
 
 // ready is /readyz: not ready while the start waits for the endpoint, then
-// as admin.ReadyAfterLeaseRound.
-func (o *runOps) ready(leases bool) func(context.Context) error {
-	after := admin.ReadyAfterLeaseRound(o.metrics, o.started.Load, leases)
+// as admin.ReadyWhileLeasing with 3 lease durations (leases 0: without
+// leases, as admin.ReadyAfterLeaseRound).
+func (o *runOps) ready(leases time.Duration) func(context.Context) error {
+	after := admin.ReadyAfterLeaseRound(o.metrics, o.started.Load, false)
+	if leases > 0 {
+		after = admin.ReadyWhileLeasing(o.metrics, o.started.Load, 3*leases)
+	}
 	return func(ctx context.Context) error {
 		o.mu.Lock()
 		w := o.waiting
@@ -87,7 +92,11 @@ func startOps(ctx context.Context, cfg *host.Config, addr string, log *slog.Logg
 		}
 		ac = &c
 	}
-	base := admin.Options{Metrics: o.metrics, Ready: o.ready(cfg.Sidecar != nil), Logger: log, Replayed: replayedIn(cfg)}
+	var leases time.Duration
+	if cfg.Sidecar != nil {
+		leases = time.Duration(cfg.EffectiveSidecar().LeaseDuration)
+	}
+	base := admin.Options{Metrics: o.metrics, Ready: o.ready(leases), Logger: log, Replayed: replayedIn(cfg)}
 	if cfg.Sidecar != nil {
 		base.Worker, base.Fleet = cfg.EffectiveSidecar().WorkerID, o.fleet
 		base.Pause = func(ctx context.Context, projection string, paused bool, by, reason string) error {

@@ -208,6 +208,25 @@ func ReadyAfterLeaseRound(m *telemetry.Metrics, started func() bool, leases bool
 	}
 }
 
+// ReadyWhileLeasing is ReadyAfterLeaseRound that also stops being ready
+// while no lease round has succeeded for longer than within (a reader that
+// cannot reach its lease table, DynamoDB being down or throttling it, does
+// no work; 3 lease durations is a fair bound): /readyz then answers 503
+// with how long it has been, and answers 200 again after the next round.
+// Liveness (/healthz) is not affected: restarting does not help.
+func ReadyWhileLeasing(m *telemetry.Metrics, started func() bool, within time.Duration) func(context.Context) error {
+	after := ReadyAfterLeaseRound(m, started, true)
+	return func(ctx context.Context) error {
+		if err := after(ctx); err != nil {
+			return err
+		}
+		if last := m.LastLeaseRound(); within > 0 && time.Since(last) > within {
+			return fmt.Errorf("%w: no lease round has succeeded for %s (is DynamoDB reachable, or throttling the lease table? the log says why)", ErrNotReady, time.Since(last).Round(time.Second))
+		}
+		return nil
+	}
+}
+
 // StartConfig starts the server the configuration's admin section
 // describes; it returns nil and no error when the section or its address
 // is absent (the server is off unless configured).

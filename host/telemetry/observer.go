@@ -20,6 +20,7 @@ type leaseState struct {
 	worker string
 	held   []string
 	total  int
+	at     time.Time // when the round that reported it ended
 }
 
 // ShardRead implements sidecar.Observer: the records read and the shard's
@@ -88,7 +89,7 @@ func (m *Metrics) LeasesHeld(worker, stream string, held []string, total int) {
 	m.shardsTotal.WithLabelValues(stream).Set(float64(total))
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.leases[stream] = leaseState{worker: worker, held: slices.Clone(held), total: total}
+	m.leases[stream] = leaseState{worker: worker, held: slices.Clone(held), total: total, at: time.Now()}
 	for k := range m.shards {
 		if k.stream == stream && !slices.Contains(held, k.shard) {
 			delete(m.shards, k)

@@ -161,6 +161,21 @@ func (m *Metrics) LeaseRoundDone() bool {
 	return len(m.leases) > 0
 }
 
+// LastLeaseRound returns when the latest lease round reported (LeasesHeld)
+// ended, of any stream; zero before the first. A reader whose rounds fail
+// (DynamoDB unreachable or throttled) reports none.
+func (m *Metrics) LastLeaseRound() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var last time.Time
+	for _, l := range m.leases {
+		if l.at.After(last) {
+			last = l.at
+		}
+	}
+	return last
+}
+
 // IsPaused reports whether the status lists the projection as paused.
 func (s Status) IsPaused(projection string) bool { return slices.Contains(s.Paused, projection) }
 
