@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -165,7 +166,7 @@ func printFleet(w io.Writer, f sidecar.Fleet) error {
 		return err
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) // its own columns, no padding after ALIVE
-	fmt.Fprintln(tw, "\nWORKER\tSHARDS\tLAST RENEWAL\tALIVE")
+	fmt.Fprintln(tw, "\nWORKER\tSHARDS\tLAST RENEWAL\tALIVE\tPLUGINS")
 	for _, wk := range f.Workers {
 		alive := "no"
 		switch {
@@ -179,13 +180,16 @@ func printFleet(w io.Writer, f sidecar.Fleet) error {
 		if len(wk.Asking) > 0 {
 			held += " (asking for " + strings.Join(wk.Asking, ",") + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", wk.ID, held, ago(f.At, wk.LastRenewal), alive)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", wk.ID, held, ago(f.At, wk.LastRenewal), alive, pluginsText(wk.Plugins))
 	}
 	if len(f.Workers) == 0 {
 		fmt.Fprintln(tw, "(none: no worker holds or asks for a lease)")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, line := range mixedVersions(f.Workers) {
+		fmt.Fprintln(w, line)
 	}
 	if err := printProjections(w, f); err != nil {
 		return err
@@ -343,4 +347,44 @@ func printOtherStreams(w io.Writer, f sidecar.Fleet) {
 	slices.Sort(arns)
 	fmt.Fprintf(w, "the lease table also holds %d leases of other streams, not shown: %s; two fleets share one lease table: give each its own sidecar.leaseTable\n",
 		n, strings.Join(arns, ", "))
+}
+
+// pluginsText is a worker's plugin versions as the WORKER table shows them:
+// "name@version" per projection, "-" when it published none.
+func pluginsText(ps map[string]string) string {
+	if len(ps) == 0 {
+		return "-"
+	}
+	var out []string
+	for _, p := range slices.Sorted(maps.Keys(ps)) {
+		out = append(out, ps[p])
+	}
+	return strings.Join(slices.Compact(out), ",")
+}
+
+// mixedVersions says, for each projection more than one plugin version
+// serves across the workers, which version each worker runs: a rolling
+// deploy under way, or a worker left behind.
+func mixedVersions(ws []sidecar.FleetWorker) []string {
+	by := map[string]map[string][]string{} // projection -> version -> workers
+	for _, w := range ws {
+		for p, v := range w.Plugins {
+			if by[p] == nil {
+				by[p] = map[string][]string{}
+			}
+			by[p][v] = append(by[p][v], w.ID)
+		}
+	}
+	var out []string
+	for _, p := range slices.Sorted(maps.Keys(by)) {
+		if len(by[p]) < 2 {
+			continue
+		}
+		var parts []string
+		for _, v := range slices.Sorted(maps.Keys(by[p])) {
+			parts = append(parts, fmt.Sprintf("%s (%s)", v, strings.Join(by[p][v], ", ")))
+		}
+		out = append(out, fmt.Sprintf("projection %s is served by %d plugin versions: %s: a rolling deploy under way, or a worker left behind", p, len(by[p]), strings.Join(parts, ", ")))
+	}
+	return out
 }

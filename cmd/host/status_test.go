@@ -178,10 +178,10 @@ func TestC6_StatusDoesNotCallAWorkerWithoutALeaseDead(t *testing.T) {
 	require.NoError(t, printFleet(&out, sidecar.Fleet{At: now, Workers: []sidecar.FleetWorker{
 		{ID: "w-new", Asking: []string{"shard-1"}},
 		{ID: "w-gone", Shards: []string{"shard-2"}, LastRenewal: now.Add(-time.Minute)},
-		{ID: "w-up", Shards: []string{"shard-3"}, LastRenewal: now, Alive: true},
+		{ID: "w-up", Shards: []string{"shard-3"}, LastRenewal: now, Alive: true, Plugins: map[string]string{"p": "p@1.0.0"}},
 	}}))
 	text := out.String()
 	assert.Regexp(t, `w-new\s+- \(asking for shard-1\)\s+-\s+unknown \(holds no lease\)`, text)
-	assert.Regexp(t, `w-gone\s+shard-2\s+\S+.*\s+no\n`, text)
-	assert.Regexp(t, `w-up\s+shard-3\s+\S+.*\s+yes\n`, text)
+	assert.Regexp(t, `w-gone\s+shard-2\s+\S+.*\s+no\s+-\n`, text)
+	assert.Regexp(t, `w-up\s+shard-3\s+\S+.*\s+yes\s+p@1.0.0\n`, text)
 }

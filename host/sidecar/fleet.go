@@ -3,6 +3,7 @@ package sidecar
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -85,6 +86,10 @@ type FleetWorker struct {
 	Asking      []string  // the shards it asked for
 	LastRenewal time.Time // the newest heartbeat of its leases; zero when it holds none
 	Alive       bool      // it renewed a lease within the lease duration
+	// Plugins are the plugin versions it last published ("name@version"
+	// by projection; nil when it published none): a fleet in a rolling
+	// deploy shows which worker runs which.
+	Plugins map[string]string
 }
 
 // FleetProblem is a readable shard that has had no live owner for longer
@@ -249,6 +254,7 @@ func readFleet(ctx context.Context, cfg *host.Config, lt *lease.Table, rd feed.S
 		all, f.OtherStreams = lease.Split(all, arn)
 	}
 	f.Shards, f.Workers = fleetOf(all, shards, f.StreamErr == nil, dur, f.At)
+	pluginsOf(f.Workers, ctl.Workers)
 	f.Projections = projectionsOf(cfg, ctl, f.At)
 	if o.Lag && srcErr == nil {
 		for i := range f.Shards {
@@ -426,4 +432,21 @@ func workersOf(all []lease.Lease, dur time.Duration, now time.Time) []FleetWorke
 	}
 	slices.SortFunc(out, func(a, b FleetWorker) int { return cmp.Compare(a.ID, b.ID) })
 	return out
+}
+
+// pluginsOf sets each worker's plugin versions from the status it
+// published last.
+func pluginsOf(ws []FleetWorker, published []lease.WorkerStatus) {
+	latest := map[string]lease.WorkerStatus{}
+	for _, p := range published {
+		if q, ok := latest[p.Worker]; !ok || p.At.After(q.At) {
+			latest[p.Worker] = p
+		}
+	}
+	for i := range ws {
+		var st workerStatus
+		if p, ok := latest[ws[i].ID]; ok && json.Unmarshal([]byte(p.Status), &st) == nil && len(st.Plugins) > 0 {
+			ws[i].Plugins = st.Plugins
+		}
+	}
 }

@@ -248,6 +248,10 @@ func (r *Reader) recordDeferred(ctx context.Context, res *host.Result) error {
 // status`.
 type workerStatus struct {
 	Freshness []host.FreshnessReport `json:"freshness,omitempty"`
+	// Plugins are the plugin versions serving each projection
+	// ("name@version" by projection): a rolling deploy shows which worker
+	// runs which.
+	Plugins map[string]string `json:"plugins,omitempty"`
 }
 
 // publish writes this worker's status (its last hour of freshness) on a
@@ -264,7 +268,13 @@ func (r *Reader) publish(ctx context.Context) {
 	if shard == "" {
 		return
 	}
-	b, err := json.Marshal(workerStatus{Freshness: r.opts.Status()})
+	st := workerStatus{Freshness: r.opts.Status(), Plugins: map[string]string{}}
+	for _, p := range r.h.Projections() {
+		if name, version, err := r.h.PluginVersion(p); err == nil {
+			st.Plugins[p] = name + "@" + version
+		}
+	}
+	b, err := json.Marshal(st)
 	if err == nil {
 		err = r.leases.PutWorkerStatus(ctx, shard, r.sc.WorkerID, string(b))
 	}
