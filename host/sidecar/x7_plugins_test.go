@@ -37,14 +37,7 @@ func TestX7_TheFleetViewShowsThePluginVersionEachWorkerServes(t *testing.T) {
 	m := telemetry.New(telemetry.Options{})
 	var stops []func(error) error
 	for w, v := range map[string]string{"w-a": "1.0.0", "w-b": "2.0.0"} {
-		h := e.host(t, versionedLedger{&testlogic.Ledger{}, v})
-		cfg := *e.cfg
-		side := *cfg.Sidecar
-		side.WorkerID = w
-		cfg.Sidecar = &side
-		r, err := sidecar.New(ctx, h, &cfg, sidecar.Options{Observer: m, Logger: quiet, DynamoDB: e.Client, Streams: e.streamsClient(t), Status: m.FreshnessReports})
-		require.NoError(t, err)
-		stops = append(stops, run(r))
+		stops = append(stops, e.publishingWorker(t, e.host(t, versionedLedger{&testlogic.Ledger{}, v}), w, m))
 	}
 	defer func() {
 		for _, stop := range stops {
@@ -67,4 +60,18 @@ func TestX7_TheFleetViewShowsThePluginVersionEachWorkerServes(t *testing.T) {
 		want := map[string]string{"w-a": "ledger@1.0.0", "w-b": "ledger@2.0.0"}
 		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprint(got)
 	})
+}
+
+// publishingWorker runs a reader named worker over h that reports to m and
+// publishes its status (freshness, plugin versions) in the lease table, as
+// host run does; it returns the reader's stop.
+func (e *env) publishingWorker(t *testing.T, h *host.Host, worker string, m *telemetry.Metrics) func(error) error {
+	t.Helper()
+	cfg := *e.cfg
+	side := *cfg.Sidecar
+	side.WorkerID = worker
+	cfg.Sidecar = &side
+	r, err := sidecar.New(context.Background(), h, &cfg, sidecar.Options{Observer: m, Logger: quiet, DynamoDB: e.Client, Streams: e.streamsClient(t), Status: m.FreshnessReports})
+	require.NoError(t, err)
+	return run(r)
 }

@@ -182,13 +182,7 @@ func TestX7_WorkersPublishTheirFreshnessForTheFleetView(t *testing.T) {
 	m := telemetry.New(telemetry.Options{Objectives: e.cfg.Objectives()})
 	var stops []func(error) error
 	for _, w := range []string{"w-a", "w-b"} {
-		cfg := *e.cfg
-		side := *cfg.Sidecar
-		side.WorkerID = w
-		cfg.Sidecar = &side
-		r, err := sidecar.New(ctx, h, &cfg, sidecar.Options{Observer: m, Logger: quiet, DynamoDB: e.Client, Streams: e.streamsClient(t), Status: m.FreshnessReports})
-		require.NoError(t, err)
-		stops = append(stops, run(r))
+		stops = append(stops, e.publishingWorker(t, h, w, m))
 	}
 	defer func() {
 		for _, stop := range stops {
