@@ -174,7 +174,8 @@ func runSidecar(ctx context.Context, cfg *host.Config, cfgPath string, ops *runO
 	if !quiet {
 		done := make(chan struct{})
 		defer close(done)
-		go progress(r, every, done)
+		lease := time.Duration(cfg.EffectiveSidecar().LeaseDuration)
+		go progress(r, every, done, func() string { return leaseNote(ops.metrics.LastLeaseRound(), 3*lease, time.Now()) })
 	}
 	ops.setStage("reading")
 	err = r.Run(ctx)
@@ -194,7 +195,9 @@ func runLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, nil))
 }
 
-func progress(r *sidecar.Reader, every time.Duration, done <-chan struct{}) {
+// progress prints a progress line every interval, with note's text (what
+// the line's numbers do not show) after it.
+func progress(r *sidecar.Reader, every time.Duration, done <-chan struct{}, note func() string) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	prev := r.Stats()
@@ -205,6 +208,9 @@ func progress(r *sidecar.Reader, every time.Duration, done <-chan struct{}) {
 		case <-t.C:
 			st := r.Stats()
 			printProgress(runErr, st, prev, every)
+			if n := note(); n != "" {
+				fmt.Fprintln(runErr, "host run: "+n)
+			}
 			prev = st
 		}
 	}
@@ -235,3 +241,14 @@ const (
 	backgroundRows  = 32
 	closeDeliveries = 10 * time.Second
 )
+
+// leaseNote says, for the progress line, that no lease round has
+// succeeded for longer than within (DynamoDB unreachable or throttling
+// the lease table): the line's lag is then as of the last read, not now.
+// "" before the first round and while rounds succeed.
+func leaseNote(last time.Time, within time.Duration, now time.Time) string {
+	if last.IsZero() || now.Sub(last) <= within {
+		return ""
+	}
+	return fmt.Sprintf("no lease round has succeeded for %s: the lag above is as of the last read (the log says why the rounds fail)", now.Sub(last).Round(time.Second))
+}

@@ -230,3 +230,14 @@ func TestC6_ProgressLineNamesTheStreamNotItsARN(t *testing.T) {
 		}
 	}
 }
+
+// While lease rounds fail, the progress line's lag is as of the last read:
+// a line below it says so (an operator's trial saw "lag 0s" through a
+// two-minute outage).
+func TestC6_ProgressSaysWhenNoLeaseRoundSucceeds(t *testing.T) {
+	now := time.Now()
+	assert.Empty(t, leaseNote(time.Time{}, 30*time.Second, now), "before the first round")
+	assert.Empty(t, leaseNote(now.Add(-10*time.Second), 30*time.Second, now))
+	assert.Equal(t, "no lease round has succeeded for 1m30s: the lag above is as of the last read (the log says why the rounds fail)",
+		leaseNote(now.Add(-90*time.Second), 30*time.Second, now))
+}
