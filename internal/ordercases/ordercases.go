@@ -47,6 +47,8 @@ func Existing() abi.Item {
 		"gsi1pk": abi.S("placed"), "gsi1sk": abi.S("o-1"),
 		"createdAt": abi.S("2026-01-01T00:00:00Z"), "__edd_e__": abi.S("OrderSummary"),
 		"tags": abi.SS("a", "b"), "nested": abi.M(abi.Item{"l": abi.L(abi.N("1"), abi.Null())}),
+		// what the engine adds to a row a hot swap's new version wrote
+		"writtenBy": abi.S("order-summary@1.1.0"), "writtenByBefore": abi.L(abi.S("order-summary@1.0.0")),
 	}
 }
 
