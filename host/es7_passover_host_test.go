@@ -16,13 +16,16 @@ import (
 // TestES7_ProcessBatchPassesOverARecordWhoseItemWasRemovedOrCorrected: a
 // batch holds the INSERT record of a stray item (pk of g-1, streamId
 // someone-else) and then g-2's event. While the item is in the event
-// table, the record fails. Once the item is removed, or corrected (put
-// again with the streamId its key says), the same record is passed over:
-// listed in Result.Obsolete, not in DecodeFailures, not reported; a
-// warning names its key; g-2's event is folded either way. The corrected
-// event is folded with the next event of its stream instance.
+// table, the record fails. Once the item is removed, the same record is
+// passed over: listed in Result.Obsolete, not in DecodeFailures, not
+// reported, with a warning naming its key. Once it is corrected (put
+// again with the streamId its key says), the item as it is now is folded
+// as the record's event at once (Result.Corrected), where its MODIFY
+// record would never fold it. Corrected into another stray item, the
+// record is passed over as a removed one is. g-2's event is folded every
+// time.
 func TestES7_ProcessBatchPassesOverARecordWhoseItemWasRemovedOrCorrected(t *testing.T) {
-	for _, fix := range []string{"removed", "corrected"} {
+	for _, fix := range []string{"removed", "corrected", "corrected-still-bad"} {
 		t.Run(fix, func(t *testing.T) {
 			ctx := context.Background()
 			logs := &syncbuf.Buffer{}
@@ -37,44 +40,65 @@ func TestES7_ProcessBatchPassesOverARecordWhoseItemWasRemovedOrCorrected(t *test
 			require.NoError(t, err)
 			require.Len(t, res.DecodeFailures, 1, "the item is there as the record shows it")
 			assert.Empty(t, res.Obsolete)
+			assert.Empty(t, res.Corrected)
 			resp, err := res.Response()
 			require.NoError(t, err)
 			assert.Equal(t, []host.ItemFailure{{ItemIdentifier: "100"}}, resp.BatchItemFailures)
 
 			key := abi.Item{"pk": stray["pk"], "sk": stray["sk"]}
-			if fix == "removed" {
+			switch fix {
+			case "removed":
 				env.Delete(t, events, key)
-			} else {
+			case "corrected":
 				fixed := abi.CloneItem(stray)
 				fixed["streamId"] = abi.S("g-1")
+				env.Put(t, events, fixed)
+			default:
+				fixed := abi.CloneItem(stray)
+				fixed["streamId"] = abi.S("someone-else-again")
 				env.Put(t, events, fixed)
 			}
 			res, err = h.ProcessBatch(ctx, recs)
 			require.NoError(t, err)
 			assert.Empty(t, res.DecodeFailures)
-			require.Len(t, res.Obsolete, 1)
-			assert.Equal(t, 0, res.Obsolete[0].Position)
-			assert.Equal(t, "100", res.Obsolete[0].Identifier)
-			assert.ErrorIs(t, res.Obsolete[0].Err, host.ErrEventItemKey, "the record's own error is kept")
 			resp, err = res.Response()
 			require.NoError(t, err)
-			assert.Empty(t, resp.BatchItemFailures, "passed over, not reported")
+			assert.Empty(t, resp.BatchItemFailures, "not reported failed")
 			assert.Equal(t, "7", stockRow(t, env, rows, "g-2")["qty"].Str)
 			assert.Nil(t, stockRow(t, env, rows, "someone-else"), "the stray item is never folded")
 			out := logs.String()
 			assert.Contains(t, out, "level=WARN")
-			assert.Contains(t, out, "change-feed record passed over: the event table no longer holds its item as the record shows it (it was "+fix)
 			assert.Contains(t, out, stray["pk"].Str, "the warning names the key")
 			if fix == "corrected" {
-				// its MODIFY record is no event; the next event of g-1 reads it
-				next, err := h.Append(ctx, "Warehouse", "g-1", 1, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("4")}})
-				require.NoError(t, err)
-				res, err = h.ProcessBatch(ctx, lambdaFile(t, h.EventItem(next[0])))
-				require.NoError(t, err)
-				require.Empty(t, res.DecodeFailures)
+				assert.Empty(t, res.Obsolete)
+				require.Len(t, res.Corrected, 1)
+				assert.Equal(t, 0, res.Corrected[0].Position)
+				assert.Equal(t, "100", res.Corrected[0].Identifier)
+				assert.ErrorIs(t, res.Corrected[0].Err, host.ErrEventItemKey, "the record's own error is kept")
+				require.Len(t, res.Events, 2)
+				assert.Equal(t, "g-1", res.Events[0].StreamID, "the event as the item is now, in the record's place")
+				assert.Equal(t, 0, res.Events[0].Position)
 				row := stockRow(t, env, rows, "g-1")
-				require.NotNil(t, row)
-				assert.Equal(t, "7", row["qty"].Str, "the corrected event (3) is folded with the next (4)")
+				require.NotNil(t, row, "the corrected event is folded at once")
+				assert.Equal(t, "3", row["qty"].Str)
+				assert.Contains(t, out, "change-feed record's event item was corrected since: the item as it is now is folded in its place")
+				// a redelivery of the record changes nothing more
+				res, err = h.ProcessBatch(ctx, recs)
+				require.NoError(t, err)
+				assert.Equal(t, "3", stockRow(t, env, rows, "g-1")["qty"].Str, "folded once")
+				return
+			}
+			assert.Empty(t, res.Corrected)
+			require.Len(t, res.Obsolete, 1)
+			assert.Equal(t, 0, res.Obsolete[0].Position)
+			assert.Equal(t, "100", res.Obsolete[0].Identifier)
+			assert.ErrorIs(t, res.Obsolete[0].Err, host.ErrEventItemKey, "the record's own error is kept")
+			assert.Nil(t, stockRow(t, env, rows, "g-1"))
+			if fix == "removed" {
+				assert.Contains(t, out, "change-feed record passed over: the event table no longer holds its item (it was removed since)")
+			} else {
+				assert.Contains(t, out, "change-feed record passed over: its item was corrected since, but the item as it is now does not decode either")
+				assert.Nil(t, stockRow(t, env, rows, "someone-else-again"))
 			}
 		})
 	}
@@ -100,7 +124,7 @@ func TestES7_ARecordWhoseItemIsUnchangedStillFails(t *testing.T) {
 		require.Len(t, res.DecodeFailures, 1, "delivery %d", i+1)
 		assert.ErrorIs(t, res.DecodeFailures[0].Err, host.ErrEventItemKey)
 		assert.Contains(t, res.DecodeFailures[0].Err.Error(), "remove the item", "what to do")
-		assert.Contains(t, res.DecodeFailures[0].Err.Error(), "once the item is removed or corrected the record is passed over at its next attempt", "and what then becomes of the record")
+		assert.Contains(t, res.DecodeFailures[0].Err.Error(), "at its next attempt it is passed over once the item is removed, and folded from the item as it is now once the item is corrected", "and what then becomes of the record")
 		assert.Empty(t, res.Obsolete, "delivery %d", i+1)
 		resp, err := res.Response()
 		require.NoError(t, err)

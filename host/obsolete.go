@@ -13,7 +13,9 @@ import (
 // removed, or corrected (a later REMOVE or MODIFY record follows in the
 // change feed). A change-feed record cannot change, so failing it again
 // would block its shard for nothing: it is passed over, acknowledged, not
-// reported failed.
+// reported failed. A record whose item was corrected into an event is not
+// passed over but folded as that event (Result.Corrected, of this type
+// too).
 type ObsoleteRecord struct {
 	Position   int
 	Identifier string
@@ -23,30 +25,43 @@ type ObsoleteRecord struct {
 
 // obsolete reads the event table's item at the key of a record that failed
 // to decode (strongly consistent) and reports whether it is gone or now
-// differs from the record's image, with a warning naming the key. A record
-// whose image has no key, or whose read fails, is not obsolete: it stays
-// failed.
-func (h *Host) obsolete(ctx context.Context, f decode.DecodeFailure) bool {
+// differs from the record's image, with the item as it is now (nil when
+// gone). A record whose image has no key, or whose read fails, is not
+// obsolete: it stays failed. A removed item's record, or one corrected
+// into an item that is still no event, is passed over with a warning
+// naming the key; a corrected event is folded as the record's (the
+// batch decodes it), with a warning saying so.
+func (h *Host) obsolete(ctx context.Context, f decode.DecodeFailure) (bool, abi.Item) {
 	l := h.es.Layout()
 	pk, sk := f.Image[l.PKName()], f.Image[l.SKName()]
 	if pk.IsZero() || sk.IsZero() {
-		return false
+		return false, nil
 	}
 	key := abi.Item{l.PKName(): pk, l.SKName(): sk}
 	cur, err := h.db.GetItem(ctx, h.es.Table(), key)
 	if err != nil {
 		h.log.Warn("could not read the event item of a record that failed to decode, to see whether it was since removed or corrected; the record stays failed",
 			"table", h.es.Table(), "key", keys.String(key), "identifier", f.Identifier, "err", err.Error())
-		return false
+		return false, nil
 	}
 	if cur != nil && abi.ItemsEqual(cur, f.Image) {
-		return false
+		return false, nil
 	}
-	now := "removed"
-	if cur != nil {
-		now = "corrected"
+	if cur == nil {
+		h.log.Warn("change-feed record passed over: the event table no longer holds its item (it was removed since), so the record is not failed again",
+			"table", h.es.Table(), "key", keys.String(key), "identifier", f.Identifier, "item", "removed", "decodeError", f.Err.Error())
+		return true, nil
 	}
-	h.log.Warn("change-feed record passed over: the event table no longer holds its item as the record shows it (it was "+now+" since), so the record is not failed again",
-		"table", h.es.Table(), "key", keys.String(key), "identifier", f.Identifier, "item", now, "decodeError", f.Err.Error())
-	return true
+	if _, ok, derr := h.dopts.Decoder.Decode(cur); derr != nil || !ok {
+		why := "it is no event of a configured stream"
+		if derr != nil {
+			why = derr.Error()
+		}
+		h.log.Warn("change-feed record passed over: its item was corrected since, but the item as it is now does not decode either ("+why+"); it is folded once it does, with the next event of its stream or `host catchup`",
+			"table", h.es.Table(), "key", keys.String(key), "identifier", f.Identifier, "item", "corrected", "decodeError", f.Err.Error())
+		return true, cur
+	}
+	h.log.Warn("change-feed record's event item was corrected since: the item as it is now is folded in its place",
+		"table", h.es.Table(), "key", keys.String(key), "identifier", f.Identifier, "item", "corrected", "decodeError", f.Err.Error())
+	return true, cur
 }

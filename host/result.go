@@ -56,6 +56,11 @@ type Result struct {
 	// corrected since): passed over, not reported failed, each logged with
 	// a warning. They are not in DecodeFailures.
 	Obsolete []ObsoleteRecord
+	// Corrected are the records whose image did not decode but whose item
+	// was corrected since into an event of a configured stream: the event
+	// as the item is now is folded as the record's (it is in Events), with
+	// a warning. They are not in DecodeFailures.
+	Corrected []ObsoleteRecord
 	// Projections holds each projection's outcome, by projection name.
 	Projections map[string]ProjectionResult
 	// Unrouted are the events of streams named for side effects only.
@@ -257,6 +262,9 @@ func resultOf(in *batch.Result) *Result {
 	}
 	for _, f := range in.Obsolete {
 		r.Obsolete = append(r.Obsolete, ObsoleteRecord{Position: f.Position, Identifier: f.Identifier, Err: f.Err})
+	}
+	for _, f := range in.Corrected {
+		r.Corrected = append(r.Corrected, ObsoleteRecord{Position: f.Position, Identifier: f.Identifier, Err: f.Err})
 	}
 	for _, ev := range in.Unrouted {
 		r.Unrouted = append(r.Unrouted, Event{Position: ev.Pos, Event: ev.Event})

@@ -83,6 +83,9 @@ func summarize(w io.Writer, res *host.Result) {
 	for _, o := range res.Obsolete {
 		fmt.Fprintf(w, "  record %d (%s) passed over: its item was removed or corrected in the event table since (it did not decode: %v)\n", o.Position, o.Identifier, o.Err)
 	}
+	for _, c := range res.Corrected {
+		fmt.Fprintf(w, "  record %d (%s) folded from its item as it is now: the item was corrected in the event table since (the record's image did not decode: %v)\n", c.Position, c.Identifier, c.Err)
+	}
 	names := make([]string, 0, len(res.Projections))
 	for n := range res.Projections {
 		names = append(names, n)

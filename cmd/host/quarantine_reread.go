@@ -37,6 +37,10 @@ func (p *rereader) ProcessBatch(ctx context.Context, records []host.Record) (*ho
 	res, err := p.h.ProcessBatch(ctx, records)
 	if err == nil {
 		failObsolete(res)
+		if len(records) == 1 && len(res.Corrected) == 1 && len(res.Failed()) == 0 {
+			// folded from the item as it is now (corrected since)
+			p.reread[recordID(records[0])] = true
+		}
 	}
 	if err != nil || len(records) != 1 || len(res.Failed()) == 0 || len(records[0].DynamoDB.Keys) == 0 || records[0].DynamoDB.NewImage == nil {
 		return res, err

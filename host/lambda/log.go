@@ -28,6 +28,7 @@ func invocationLogger(ctx context.Context, l *slog.Logger, source string) *slog.
 type stats struct {
 	Records, Events, Ignored, DecodeFailures         int
 	PassedOver                                       int // records whose item was removed or corrected since (host.Result.Obsolete)
+	Corrected                                        int // records whose item was corrected since into an event, folded as it is now (host.Result.Corrected)
 	Applied, AlreadyApplied, RowsWritten, RowsFailed int
 	Conflicts, BatchItemFailures                     int // Conflicts: lost races on row writes
 	DurationMs                                       float64
@@ -41,7 +42,7 @@ type stats struct {
 }
 
 func summarize(res *host.Result, bad []badRecord, resp events.DynamoDBEventResponse, took time.Duration, oldest time.Time) stats {
-	s := stats{Records: res.Records, Events: len(res.Events), Ignored: len(res.Ignored) - countReported(bad), PassedOver: len(res.Obsolete),
+	s := stats{Records: res.Records, Events: len(res.Events), Ignored: len(res.Ignored) - countReported(bad), PassedOver: len(res.Obsolete), Corrected: len(res.Corrected),
 		DecodeFailures: len(res.DecodeFailures) + countReported(bad), BatchItemFailures: len(resp.BatchItemFailures),
 		DurationMs: float64(took.Microseconds()) / 1000, OldestRecordAgeMs: -1}
 	if !oldest.IsZero() {
@@ -105,6 +106,9 @@ func logBatch(log *slog.Logger, res *host.Result, bad []badRecord, skipBad bool,
 	}
 	if s.PassedOver > 0 {
 		args = append(args, "passedOver", s.PassedOver)
+	}
+	if s.Corrected > 0 {
+		args = append(args, "correctedSince", s.Corrected)
 	}
 	if s.Enqueued+s.Delivered+s.Undelivered > 0 {
 		args = append(args, "effectsEnqueued", s.Enqueued, "effectsDelivered", s.Delivered, "effectsUndelivered", s.Undelivered)

@@ -21,12 +21,13 @@ import (
 )
 
 // decodeWatch is an Observer counting the batches with a record that
-// failed to decode, the records passed over as obsolete, and the records
-// given up.
+// failed to decode, the records passed over as obsolete, those folded
+// from their corrected item, and the records given up.
 type decodeWatch struct {
 	sidecar.NopObserver
 	mu                      sync.Mutex
 	failed, obsolete, given int
+	corrected               int
 }
 
 func (w *decodeWatch) BatchProcessed(_, _ string, res *host.Result, _ time.Duration, _ error) {
@@ -39,6 +40,7 @@ func (w *decodeWatch) BatchProcessed(_, _ string, res *host.Result, _ time.Durat
 		w.failed++
 	}
 	w.obsolete += len(res.Obsolete)
+	w.corrected += len(res.Corrected)
 }
 
 func (w *decodeWatch) RecordGivenUp(string, string, string, host.Record, string) {
@@ -121,18 +123,26 @@ func TestES7_ARecordWhoseItemWasRemovedIsPassedOver(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs, "change-feed record passed over"), "one warning")
 }
 
-// TestES7_ARecordWhoseItemWasCorrectedIsPassedOver: with no failure
+// TestES7_ARecordWhoseItemWasCorrectedIsFoldedAsItIsNow: with no failure
 // policy (a scaffold's configuration), the operator corrects the stray
 // item in place (its streamId now the one its key says): the record that
-// showed it as it was is passed over and the shard moves on.
-func TestES7_ARecordWhoseItemWasCorrectedIsPassedOver(t *testing.T) {
+// showed it as it was is folded from the item as it is now, at once (the
+// correction's MODIFY record would never fold it, and x has no later
+// event), and the shard moves on.
+func TestES7_ARecordWhoseItemWasCorrectedIsFoldedAsItIsNow(t *testing.T) {
+	var fixed *env
 	w, logs := passOver(t, host.SidecarConfig{}, func(e *env, stray abi.Item) {
-		fixed := abi.CloneItem(stray)
-		fixed["streamId"] = abi.S("x")
-		e.Put(t, e.cfg.EventStore.Table, fixed)
+		fixed = e
+		item := abi.CloneItem(stray)
+		item["streamId"] = abi.S("x")
+		e.Put(t, e.cfg.EventStore.Table, item)
 	})
 	_, obsolete, given := w.counts()
-	assert.Equal(t, 1, obsolete, "passed over once")
+	assert.Zero(t, obsolete, "not passed over")
+	w.mu.Lock()
+	assert.Equal(t, 1, w.corrected, "folded from the corrected item once")
+	w.mu.Unlock()
 	assert.Zero(t, given)
-	assert.Contains(t, logs, "it was corrected since")
+	assert.Contains(t, logs, "change-feed record's event item was corrected since")
+	assert.Equal(t, foldLog(1), fixed.rowLog(t, "x"), "x's row holds the corrected event")
 }

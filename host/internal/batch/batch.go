@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/decode"
 	"github.com/dynafold/dynafold/host/internal/route"
@@ -27,9 +28,12 @@ type Processor struct {
 	Paused func(projection string) bool
 	// Obsolete, when set, is asked about each record that failed to decode
 	// (and is not skipped) with an image: true when the event table no
-	// longer holds that item as the record shows it. Such a record is not
-	// failed but moved to Result.Obsolete. Only failing records are asked.
-	Obsolete func(ctx context.Context, f decode.DecodeFailure) bool
+	// longer holds that item as the record shows it, with the item as it
+	// is now (nil when removed). Such a record is not failed: when the
+	// item as it is now decodes to an event (corrected since), that event
+	// is the record's and is applied (Result.Corrected); otherwise the
+	// record moves to Result.Obsolete. Only failing records are asked.
+	Obsolete func(ctx context.Context, f decode.DecodeFailure) (obsolete bool, now abi.Item)
 }
 
 // New returns a processor for the engines. sideEffects names streams whose
@@ -59,6 +63,11 @@ type Result struct {
 	// event table no longer holds as they show it (Processor.Obsolete):
 	// passed over, in record order, not in Decoded.Failures.
 	Obsolete []decode.DecodeFailure
+	// Corrected are the records that failed to decode but whose item was
+	// corrected since into an event (Processor.Obsolete): that event is
+	// in Decoded.Events at the record's position, and applied as the
+	// record's. In record order, not in Decoded.Failures.
+	Corrected []decode.DecodeFailure
 	// Failed holds the positions of the records to report failed. Callers
 	// may add more and call Response again.
 	Failed []int
@@ -84,7 +93,11 @@ func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result,
 		res.ids[f.Position] = f.Identifier
 	}
 	if len(dec.Failures) > 0 && p.Obsolete != nil {
-		res.Decoded.Failures, res.Obsolete = p.passOver(ctx, dec.Failures)
+		var corrected []decode.Event
+		res.Decoded.Failures, res.Obsolete, res.Corrected, corrected = p.passOver(ctx, dec.Failures)
+		if len(corrected) > 0 {
+			res.Decoded.Events = mergeEvents(res.Decoded.Events, corrected)
+		}
 		dec = res.Decoded
 	}
 	events := make([]route.Event, 0, len(dec.Events))
@@ -146,10 +159,12 @@ func (p *Processor) run(ctx context.Context, n int, dec decode.Result) (*Result,
 const obsoleteChecks = 8
 
 // passOver asks Obsolete about each failure that is reported and has an
-// image, a few at once, and splits the failures into those still failed
-// and the obsolete ones, each in record order.
-func (p *Processor) passOver(ctx context.Context, fs []decode.DecodeFailure) (failed, obsolete []decode.DecodeFailure) {
+// image, a few at once, and splits the failures into those still failed,
+// the obsolete ones, and the corrected ones with their events, each in
+// record order.
+func (p *Processor) passOver(ctx context.Context, fs []decode.DecodeFailure) (failed, obsolete, corrected []decode.DecodeFailure, events []decode.Event) {
 	gone := make([]bool, len(fs))
+	now := make([]abi.Item, len(fs))
 	sem := make(chan struct{}, obsoleteChecks)
 	var wg sync.WaitGroup
 	for i := range fs {
@@ -160,18 +175,40 @@ func (p *Processor) passOver(ctx context.Context, fs []decode.DecodeFailure) (fa
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			gone[i] = p.Obsolete(ctx, fs[i])
+			gone[i], now[i] = p.Obsolete(ctx, fs[i])
 		}()
 	}
 	wg.Wait()
 	for i, f := range fs {
-		if gone[i] {
-			obsolete = append(obsolete, f)
-		} else {
+		switch {
+		case !gone[i]:
 			failed = append(failed, f)
+		case now[i] != nil && p.opts.Decoder != nil:
+			d, ok, err := p.opts.Decoder.Decode(now[i])
+			if err != nil || !ok {
+				obsolete = append(obsolete, f)
+				continue
+			}
+			corrected = append(corrected, f)
+			events = append(events, decode.Event{Position: f.Position, Identifier: f.Identifier, Stream: d.Stream, Event: d.Event, Created: f.Created})
+		default:
+			obsolete = append(obsolete, f)
 		}
 	}
-	return failed, obsolete
+	return failed, obsolete, corrected, events
+}
+
+// mergeEvents merges two lists of events in record order into one.
+func mergeEvents(a, b []decode.Event) []decode.Event {
+	out := make([]decode.Event, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].Position < b[0].Position {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // ErrStreamRecordIdentifierMissing is matched by the error of a batch with a

@@ -18,7 +18,10 @@ import (
 // TestES7_ObsoleteMovesOnlyTheFailuresItIsTrueFor: the Obsolete hook is
 // asked about each reported failure with an image (not a record without
 // one), and the records it answers true for leave Decoded.Failures and
-// the response for Result.Obsolete, both lists keeping record order.
+// the response: for Result.Obsolete when the item is gone or still no
+// event, for Result.Corrected when the item as it is now decodes, whose
+// event takes the record's place among Decoded.Events; every list keeps
+// record order.
 func TestES7_ObsoleteMovesOnlyTheFailuresItIsTrueFor(t *testing.T) {
 	l := eventstore.DefaultLayout("test", 1)
 	s := eventstore.Stream{Name: testlogic.Stream, Composite: []string{"acctId"}}
@@ -31,26 +34,45 @@ func TestES7_ObsoleteMovesOnlyTheFailuresItIsTrueFor(t *testing.T) {
 		it[l.PKName()] = l.Item(abi.Event{Stream: s.Name, StreamID: "x", Version: 1, Type: "Add"})[l.PKName()]
 		return it
 	}
+	good := func(id string) abi.Item {
+		return l.Item(abi.Event{Stream: s.Name, StreamID: id, Version: 1, Type: "Add", Data: abi.Item{}})
+	}
 	recs := []decode.Record{
 		{EventName: decode.EventInsert, DynamoDB: decode.StreamRecord{NewImage: bad("gone-1"), SequenceNumber: "1"}},
 		{EventName: decode.EventInsert, DynamoDB: decode.StreamRecord{NewImage: bad("kept"), SequenceNumber: "2"}},
 		{EventName: decode.EventInsert, DynamoDB: decode.StreamRecord{SequenceNumber: "3"}}, // no image
-		{EventName: decode.EventInsert, DynamoDB: decode.StreamRecord{NewImage: bad("gone-2"), SequenceNumber: "4"}},
+		{EventName: decode.EventInsert, DynamoDB: decode.StreamRecord{NewImage: bad("fixed"), SequenceNumber: "4"}},
+		{EventName: decode.EventInsert, DynamoDB: decode.StreamRecord{NewImage: good("y"), SequenceNumber: "5"}},
+		{EventName: decode.EventInsert, DynamoDB: decode.StreamRecord{NewImage: bad("still-bad"), SequenceNumber: "6"}},
 	}
 	var mu sync.Mutex
 	var asked []string
-	p.Obsolete = func(_ context.Context, f decode.DecodeFailure) bool {
+	p.Obsolete = func(_ context.Context, f decode.DecodeFailure) (bool, abi.Item) {
 		id := f.Image[eventstore.AttrStreamID].Str
 		mu.Lock()
 		asked = append(asked, id)
 		mu.Unlock()
-		return id != "kept"
+		switch id {
+		case "kept":
+			return false, nil
+		case "fixed": // corrected: the streamId its key says
+			return true, good("x")
+		case "still-bad": // corrected, but into another stray item
+			return true, bad("someone")
+		}
+		return true, nil
 	}
 	res, err := p.Process(context.Background(), recs)
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"gone-1", "kept", "gone-2"}, asked, "the record without an image is not asked about")
+	assert.ElementsMatch(t, []string{"gone-1", "kept", "fixed", "still-bad"}, asked, "the record without an image is not asked about")
 	require.Len(t, res.Obsolete, 2)
-	assert.Equal(t, []int{0, 3}, []int{res.Obsolete[0].Position, res.Obsolete[1].Position})
+	assert.Equal(t, []int{0, 5}, []int{res.Obsolete[0].Position, res.Obsolete[1].Position})
+	require.Len(t, res.Corrected, 1)
+	assert.Equal(t, 3, res.Corrected[0].Position)
+	require.Len(t, res.Decoded.Events, 2)
+	assert.Equal(t, []int{3, 4}, []int{res.Decoded.Events[0].Position, res.Decoded.Events[1].Position}, "the corrected event in record order")
+	assert.Equal(t, "x", res.Decoded.Events[0].Event.StreamID, "the event as the item is now")
+	assert.Equal(t, "4", res.Decoded.Events[0].Identifier)
 	require.Len(t, res.Decoded.Failures, 2)
 	assert.Equal(t, []int{1, 2}, []int{res.Decoded.Failures[0].Position, res.Decoded.Failures[1].Position})
 	resp, err := res.Response()

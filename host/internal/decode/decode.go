@@ -112,6 +112,9 @@ type DecodeFailure struct {
 	// record had none): what a caller compares with the event table's
 	// item at its key.
 	Image abi.Item
+	// Created is the record's ApproximateCreationDateTime (zero when the
+	// record has none, or is not of the standard shape).
+	Created time.Time
 }
 
 // Ignored is a record that is not an event (acknowledged, nothing to do).
@@ -209,8 +212,11 @@ func decodeAt(res *Result, pos int, raw any, rec *Record, opts Options) {
 	ignore := func(r Reason) { res.Ignored = append(res.Ignored, Ignored{Position: pos, Identifier: id, Reason: r}) }
 	var image abi.Item
 	fail := func(err error) {
-		res.Failures = append(res.Failures, DecodeFailure{Position: pos, Identifier: id, Err: err,
-			Skipped: opts.OnDecodeFailure == OnFailureSkip, Image: image})
+		f := DecodeFailure{Position: pos, Identifier: id, Err: err, Skipped: opts.OnDecodeFailure == OnFailureSkip, Image: image}
+		if isRecord {
+			f.Created = rec.DynamoDB.ApproximateCreationDateTime
+		}
+		res.Failures = append(res.Failures, f)
 	}
 	switch {
 	case isRecord && rec.IsTTLDeletion():

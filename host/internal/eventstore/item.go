@@ -43,8 +43,9 @@ func (l Layout) Item(e abi.Event) abi.Item {
 const unknownCodecHint = "register the codec on every host that reads this table (host.WithCompression(name, codec)), then let the record be redelivered; it is reported failed until then, not lost"
 
 // passOverHint says what becomes of a change-feed record of an item that
-// does not decode once the item is repaired (host.Result.Obsolete).
-const passOverHint = "; a change-feed record of the item cannot change, but once the item is removed or corrected the record is passed over at its next attempt (until then it fails again, and a failure policy gives it up after its retries)"
+// does not decode once the item is repaired (host.Result.Obsolete and
+// host.Result.Corrected).
+const passOverHint = "; a change-feed record of the item cannot change, but at its next attempt it is passed over once the item is removed, and folded from the item as it is now once the item is corrected (until then it fails again, and a failure policy gives it up after its retries)"
 
 const keyHint = "an event is stored under the key its layout derives from its stream id and version, as an append writes it; this item was written otherwise (a hand fix, a migration, another writer): put the event under that key, or correct its streamId or version, or remove the item; it is never folded, and until it is repaired a read of its partition's events stops at it" + passOverHint
 
