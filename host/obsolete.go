@@ -26,11 +26,12 @@ type ObsoleteRecord struct {
 // obsolete reads the event table's item at the key of a record that failed
 // to decode (strongly consistent) and reports whether it is gone or now
 // differs from the record's image, with the item as it is now (nil when
-// gone). A record whose image has no key, or whose read fails, is not
-// obsolete: it stays failed. A removed item's record, or one corrected
-// into an item that is still no event, is passed over with a warning
-// naming the key; a corrected event is folded as the record's (the
-// batch decodes it), with a warning saying so.
+// gone). A record whose image has no key, or whose read fails, or whose
+// item was changed into one that still does not decode, is not obsolete:
+// it stays failed (passing it over would skip its event). A removed
+// item's record is passed over with a warning naming the key; a corrected
+// event is folded as the record's (the batch decodes it), with a warning
+// saying so.
 func (h *Host) obsolete(ctx context.Context, f decode.DecodeFailure) (bool, abi.Item) {
 	l := h.es.Layout()
 	pk, sk := f.Image[l.PKName()], f.Image[l.SKName()]
@@ -53,13 +54,15 @@ func (h *Host) obsolete(ctx context.Context, f decode.DecodeFailure) (bool, abi.
 		return true, nil
 	}
 	if _, ok, derr := h.dopts.Decoder.Decode(cur); derr != nil || !ok {
+		// Passing it over would skip the event: the record fails until the
+		// item decodes, and is then folded from it.
 		why := "it is no event of a configured stream"
 		if derr != nil {
 			why = derr.Error()
 		}
-		h.log.Warn("change-feed record passed over: its item was corrected since, but the item as it is now does not decode either ("+why+"); it is folded once it does, with the next event of its stream or `host catchup`",
-			"table", h.es.Table(), "key", keys.String(key), "identifier", f.Identifier, "item", "corrected", "decodeError", f.Err.Error())
-		return true, cur
+		h.log.Warn("the event item of a failing change-feed record was changed since, but does not decode either; the record fails until the item decodes (then it is folded from the item as it is now) or is removed (then it is passed over)",
+			"table", h.es.Table(), "key", keys.String(key), "identifier", f.Identifier, "itemNow", why)
+		return false, nil
 	}
 	h.log.Warn("change-feed record's event item was corrected since: the item as it is now is folded in its place",
 		"table", h.es.Table(), "key", keys.String(key), "identifier", f.Identifier, "item", "corrected", "decodeError", f.Err.Error())
