@@ -10,12 +10,12 @@ import (
 
 // ObsoleteRecord is a record whose image is not a valid event, but whose
 // item the event table no longer holds as the record shows it: it was
-// removed, or corrected (a later REMOVE or MODIFY record follows in the
-// change feed). A change-feed record cannot change, so failing it again
-// would block its shard for nothing: it is passed over, acknowledged, not
-// reported failed. A record whose item was corrected into an event is not
-// passed over but folded as that event (Result.Corrected, of this type
-// too).
+// removed (a later REMOVE record follows in the change feed), or
+// corrected (a MODIFY). A change-feed record cannot change, so failing it
+// again would block its shard for nothing: a removed item's record is
+// passed over, acknowledged, not reported failed (Result.Obsolete); a
+// record whose item was corrected into an event is folded as that event
+// (Result.Corrected).
 type ObsoleteRecord struct {
 	Position   int
 	Identifier string

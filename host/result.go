@@ -52,8 +52,8 @@ type Result struct {
 	// DecodeFailures are the records whose image did not decode.
 	DecodeFailures []DecodeFailure
 	// Obsolete are the records whose image did not decode but whose item
-	// the event table no longer holds as they show it (removed or
-	// corrected since): passed over, not reported failed, each logged with
+	// the event table no longer holds (removed since): passed over, not
+	// reported failed, each logged with
 	// a warning. They are not in DecodeFailures.
 	Obsolete []ObsoleteRecord
 	// Corrected are the records whose image did not decode but whose item
