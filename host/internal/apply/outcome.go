@@ -189,8 +189,8 @@ type EventError struct {
 
 // Error implements error.
 func (e *EventError) Error() string {
-	return fmt.Sprintf("evolve failed on %s %s v%d (%s): %v; the row keeps its checkpoint below this event and every later delivery will fail the same way until the plugin accepts or skips it (terminal / skip) or the event is repaired",
-		e.Event.Stream, e.Event.StreamID, e.Event.Version, e.Event.Type, e.Err)
+	return fmt.Sprintf("evolve failed on %s %s v%d (%s): %v; the row keeps its checkpoint below this event and every later delivery will fail the same way until the plugin accepts or skips it (terminal / skip), or the event is repaired in the event table and the row caught up (`host catchup --id %s`: a change-feed record keeps the event as it was)",
+		e.Event.Stream, e.Event.StreamID, e.Event.Version, e.Event.Type, e.Err, e.Event.StreamID)
 }
 
 // Unwrap returns the domain error.
