@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/ddbjson"
 	"github.com/dynafold/dynafold/internal/keys"
 )
@@ -65,6 +67,11 @@ func runRow(ctx context.Context, args []string) error {
 			return err
 		}
 		if rows, err = h.RowsOf(ctx, *f.proj, ref); err != nil {
+			if errors.Is(err, host.ErrEventDecode) {
+				// --id finds the rows through the instance's events, and one
+				// of them does not decode: the row is still there by its key.
+				return fmt.Errorf("%w\n--id finds the rows through the stream instance's events, and one of them does not decode; give the row by its key instead: host row --row '{\"pk\": …, \"sk\": …}'", err)
+			}
 			return err
 		}
 		if len(rows) == 0 {

@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/abi"
 )
 
 // `host row` prints a row as the table holds it and applies nothing: an
@@ -38,4 +42,36 @@ func TestP11_RowPrintsARowAndChangesNothing(t *testing.T) {
 
 	err := runRow(ctx, []string{"--config", cfgPath})
 	assert.ErrorContains(t, err, "--row")
+}
+
+// `host row --id` finds rows through the stream instance's events; when one
+// of them does not decode, it fails naming the item, and says to give the
+// row by its key, which still prints it.
+func TestP11_RowByIdWithAnEventThatDoesNotDecodeSaysToUseTheKey(t *testing.T) {
+	ctx := context.Background()
+	cfgPath, env, _ := orderConfig(t)
+	captureStdout(t, func() {
+		require.NoError(t, runAppend(ctx, []string{"--config", cfgPath, "--stream", "Order", "--id", "o-6", "--type", "OrderPlaced", "--data", `{"customer":"bo"}`}))
+		require.NoError(t, runCatchUp(ctx, []string{"--config", cfgPath, "--id", "o-6"}))
+	})
+	raw, err := os.ReadFile(cfgPath)
+	require.NoError(t, err)
+	var cfg struct {
+		EventStore struct{ Table string } `json:"eventStore"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &cfg))
+	key := abi.Item{"pk": abi.S("$shop#v1#order#o-6"), "sk": abi.S("$shop#v1#order.event_1#0000000001")}
+	item := env.Get(t, cfg.EventStore.Table, key)
+	require.NotNil(t, item)
+	item["version"] = abi.S("1") // a hand edit: the version as a string
+	env.Put(t, cfg.EventStore.Table, item)
+
+	err = runRow(ctx, []string{"--config", cfgPath, "--id", "o-6"})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "does not decode")
+	assert.ErrorContains(t, err, "give the row by its key instead: host row --row")
+	out := captureStdout(t, func() {
+		require.NoError(t, runRow(ctx, []string{"--config", cfgPath, "--row", `{"pk": "OrderSummary#o-6", "sk": "OrderSummary"}`}))
+	})
+	assert.Contains(t, out, "row pk=OrderSummary#o-6,sk=OrderSummary:\n")
 }
