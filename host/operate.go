@@ -121,6 +121,13 @@ func (h *Host) Row(ctx context.Context, projection string, key abi.Item) (abi.It
 // operation name (GetItem, BatchGetItem, PutItem, Query, ...).
 func (h *Host) RequestCounts() map[string]int64 { return h.db.Counts() }
 
+// ThrottledRequests returns the DynamoDB request attempts the host's
+// client saw throttled so far (ProvisionedThroughputExceededException,
+// ThrottlingException, RequestLimitExceeded), by operation name. The
+// client retries them with backoff, so a batch that succeeded may have
+// been slowed by them: this is what says so.
+func (h *Host) ThrottledRequests() map[string]int64 { return h.db.Throttled() }
+
 // ResetRequestCounts sets every request count back to zero.
 func (h *Host) ResetRequestCounts() { h.db.ResetCounts() }
 

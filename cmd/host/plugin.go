@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -164,6 +165,9 @@ func runPluginPrecompile(ctx context.Context, args []string) error {
 		c := swap.Candidate{Wasm: wasm}
 		fmt.Fprintf(out, "%s sha256:%s compiled into %s in %s\n", f, c.SHA256(), *cache, time.Since(start).Round(time.Millisecond))
 	}
+	if err := readableByAll(*cache); err != nil {
+		return err
+	}
 	// wazero compiles to this machine's code: the cache serves hosts of the
 	// same OS and architecture (and wazero version) only.
 	fmt.Fprintf(out, "the cache serves %s/%s hosts; for another target, run a host binary built for it (e.g. GOARCH=arm64 for Graviton)\n", runtime.GOOS, runtime.GOARCH)
@@ -181,9 +185,36 @@ func precompileKeyNote(cache, keyFile string) string {
 	case os.Getenv(wasmcache.KeyEnv) != "":
 		return fmt.Sprintf("its compiled code is authenticated with $%s: give hosts the same value; they refuse code written with another", wasmcache.KeyEnv)
 	}
-	return fmt.Sprintf("its compiled code is authenticated with the key in %s, which ships with it and must be readable by the host's user "+
-		"(a Lambda function runs as another user than the one that built the zip: chmod 0444 it, or set $%s in the function's environment to its content and leave it out)",
+	return fmt.Sprintf("its compiled code is authenticated with the key in %s, which ships with it; the cache's files are made readable by every user, "+
+		"as a Lambda function runs as another user than the one that built the zip (or set $%s in the function's environment to the key's content and leave the file out)",
 		filepath.Join(cache, wasmcache.KeyFileName), wasmcache.KeyEnv)
+}
+
+// readableByAll makes every file under dir readable and every folder
+// searchable by every user (the cache writes its files 0600): a packaged
+// cache is read by a host running as another user than the one that
+// built it (a Lambda function, a container's nonroot user).
+func readableByAll(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		mode := fi.Mode().Perm() | 0o444
+		if d.IsDir() {
+			mode |= 0o111
+		}
+		if mode == fi.Mode().Perm() {
+			return nil
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			return fmt.Errorf("making the cache readable by the host's user: %w", err)
+		}
+		return nil
+	})
 }
 
 func relTo(dir, p string) string {

@@ -65,6 +65,19 @@ func TestW5_PrecompileFillsTheCacheAndAColdLoadUsesIt(t *testing.T) {
 		return nil
 	})
 	require.Positive(t, files, "the cache directory holds compiled code")
+	// A packaged cache is read by another user than the one that built it
+	// (a Lambda function, a container's nonroot user).
+	filepath.Walk(cache, func(p string, fi os.FileInfo, _ error) error {
+		if fi != nil {
+			want := os.FileMode(0o444)
+			if fi.IsDir() {
+				want = 0o555
+			}
+			assert.Equal(t, want, fi.Mode().Perm()&want, "%s is readable by every user", p)
+		}
+		return nil
+	})
+	assert.Contains(t, out, "the cache's files are made readable by every user")
 
 	// SPEC Y6: a cold load (a new runtime) from the precompiled cache.
 	wasm, err := os.ReadFile(v1Path(t))

@@ -13,8 +13,9 @@
 // cold start compiles the plugins (about a second for a Go plugin). The
 // function verifies the cache's compiled code against the manifests
 // precompile wrote, authenticated with the cache key: the key file
-// precompile leaves in the cache (dynafold-cache.key, which must be
-// readable by the function's user: chmod 0444 it before zipping), or
+// precompile leaves in the cache (dynafold-cache.key; precompile makes
+// the cache's files readable by every user, as the function's user is not
+// the one that built the zip), or
 // DYNAFOLD_CACHE_KEY in the function's environment, with the same value
 // precompile ran with. Code that does not verify is refused (logged) and
 // compiled in memory. The host is built once, at cold start, and reused by

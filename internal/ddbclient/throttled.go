@@ -40,6 +40,14 @@ func (e *ThrottledError) Error() string {
 // Unwrap returns the SDK's error.
 func (e *ThrottledError) Unwrap() error { return e.Err }
 
+// IsThrottle reports whether err is DynamoDB refusing one attempt for its
+// rate (ProvisionedThroughputExceededException, ThrottlingException,
+// RequestLimitExceeded): what the retryer retries with backoff.
+func IsThrottle(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && throttleCodes[api.ErrorCode()]
+}
+
 // Throttled returns err as a *ThrottledError when DynamoDB refused it for
 // its rate on every attempt, and false for any other error.
 func Throttled(err error) (*ThrottledError, bool) {

@@ -93,6 +93,9 @@ type Wire struct {
 	// Attempt, when set, is called before every attempt is sent (retries
 	// included) with the operation's name.
 	Attempt func(op string)
+	// Failed, when set, is called with the operation's name and the
+	// attempt's error after every attempt that failed (retried or not).
+	Failed func(op string, err error)
 }
 
 // NewWire returns a Wire sending what c would send, or false when c's
@@ -321,6 +324,9 @@ func (w *Wire) call(ctx context.Context, op string, body []byte, decode func(ans
 		_ = releaseAttempt(err)
 		if err == nil {
 			return nil
+		}
+		if w.Failed != nil {
+			w.Failed(op, err)
 		}
 		if !w.retryer.IsErrorRetryable(err) {
 			return w.opError(op, err)

@@ -48,6 +48,7 @@ func New(client *dynamodb.Client) *DB {
 	d := &DB{client: client, counter: c, opt: c.ClientOption()}
 	if w, ok := ddbclient.NewWire(context.Background(), client); ok {
 		w.Attempt = c.add
+		w.Failed = c.attempted
 		d.wire = w
 		d.tokens = client.Options().IdempotencyTokenProvider
 		if d.tokens == nil {
@@ -74,6 +75,11 @@ func (d *DB) Client() *dynamodb.Client { return d.client }
 // name (GetItem, BatchGetItem, PutItem, UpdateItem, DeleteItem,
 // TransactWriteItems, Query), retries and unprocessed-key rounds included.
 func (d *DB) Counts() map[string]int64 { return d.counter.Counts() }
+
+// Throttled returns the attempts DynamoDB refused for its rate so far, per
+// operation name: the retryer retried them with backoff, so they cost
+// time even when the request succeeded in the end.
+func (d *DB) Throttled() map[string]int64 { return d.counter.Throttled() }
 
 // ResetCounts sets every request count back to zero.
 func (d *DB) ResetCounts() { d.counter.Reset() }
