@@ -9,11 +9,18 @@ import (
 
 // OpsSource is what the metrics read about the downstream protection at
 // each scrape: the paused projections and the delivery breakers; *host.Host
-// is one.
+// is one. A source that is also a ThrottleSource (as *host.Host is) has
+// its client's throttled DynamoDB requests exported too.
 type OpsSource interface {
 	Projections() []string
 	IsPaused(projection string) bool
 	Breakers() []host.BreakerStatus
+}
+
+// ThrottleSource reports the DynamoDB request attempts its client saw
+// throttled so far, by operation name (host.Host.ThrottledRequests).
+type ThrottleSource interface {
+	ThrottledRequests() map[string]int64
 }
 
 // ServeOps makes the metrics and the status report src's paused
@@ -59,6 +66,9 @@ var (
 	inFlightDesc = prometheus.NewDesc(Namespace+"_delivery_in_flight",
 		"Deliveries to a projection's target in progress now (bounded by outbox.deliver.maxInFlight).",
 		[]string{"projection", "target"}, nil)
+	throttledDesc = prometheus.NewDesc(Namespace+"_dynamodb_throttled_requests_total",
+		"DynamoDB request attempts of the host's client refused for their rate (ProvisionedThroughputExceededException, ThrottlingException, RequestLimitExceeded), by operation; the client retries them with backoff, so they slow batches that succeed.",
+		[]string{"operation"}, nil)
 )
 
 // opsCollector reports the paused projections and the breakers at scrape
@@ -66,7 +76,7 @@ var (
 type opsCollector struct{ m *Metrics }
 
 func (c opsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{pausedDesc, breakerStateDesc, breakerTransitionsDesc, deliveriesRefusedDesc, deliveriesFailedDesc, inFlightDesc} {
+	for _, d := range []*prometheus.Desc{pausedDesc, breakerStateDesc, breakerTransitionsDesc, deliveriesRefusedDesc, deliveriesFailedDesc, inFlightDesc, throttledDesc} {
 		ch <- d
 	}
 }
@@ -100,5 +110,10 @@ func (c opsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(deliveriesRefusedDesc, prometheus.CounterValue, float64(b.Refused), b.Projection, b.Target)
 		ch <- prometheus.MustNewConstMetric(deliveriesFailedDesc, prometheus.CounterValue, float64(b.Failures), b.Projection, b.Target)
 		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(b.InFlight), b.Projection, b.Target)
+	}
+	if ts, ok := src.(ThrottleSource); ok {
+		for op, n := range ts.ThrottledRequests() {
+			ch <- prometheus.MustNewConstMetric(throttledDesc, prometheus.CounterValue, float64(n), op)
+		}
 	}
 }

@@ -78,3 +78,25 @@ func TestDynamo_TransactionConflictMatchesErrConflict(t *testing.T) {
 	assert.Equal(t, "TransactionConflict", tx.Reasons[0])
 	assert.NotErrorIs(t, err, store.ErrConditionFailed)
 }
+
+// TestX1_ThrottledAttemptsAreCountedEvenWhenTheRetrySucceeds: DynamoDB
+// throttles a PutItem twice and then takes it; the call succeeds, and the
+// two refused attempts are counted by operation (on the wire path and
+// through the SDK alike), where only the time spent showed them.
+func TestX1_ThrottledAttemptsAreCountedEvenWhenTheRetrySucceeds(t *testing.T) {
+	srv := dynamotest.Local(t, ddblocal.Options{})
+	client := dynamotest.ClientAt(t, srv.Endpoint())
+	for name, db := range map[string]*dynamo.DB{"wire": dynamo.New(client), "sdk": dynamo.NewSDK(client)} {
+		t.Run(name, func(t *testing.T) {
+			table := dynamotest.CreateTable(t, db.Client(), "throttled-"+name)
+			srv.SetFaults(ddblocal.FaultConfig{Script: []ddblocal.ScriptedFault{
+				{Op: "PutItem", Code: ddblocal.FaultThroughput}, {Op: "PutItem", Code: ddblocal.FaultThrottling},
+			}})
+			require.NoError(t, db.PutItem(context.Background(), store.Put{Table: table, Item: key("a", "b")}))
+			assert.Equal(t, map[string]int64{"PutItem": 2}, db.Throttled())
+			assert.Equal(t, int64(3), db.Counts()["PutItem"], "three attempts sent")
+			db.ResetCounts()
+			assert.Empty(t, db.Throttled())
+		})
+	}
+}
