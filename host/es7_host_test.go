@@ -50,13 +50,26 @@ func stockHost(t *testing.T, policy host.DecodeFailurePolicy, opts ...host.Optio
 	t.Helper()
 	env := testenv.Start(t)
 	events, rows := env.Table(t, "events", true), env.Table(t, "stock", false)
-	cfg := &host.Config{
-		OnDecodeFailure: policy,
+	cfg := stockConfig(events, rows, "version")
+	cfg.OnDecodeFailure = policy
+	return stockHostOn(t, env, cfg, opts...), env, events, rows
+}
+
+// stockConfig is the configuration of stockHost on its tables, with the
+// checkpoint field named field.
+func stockConfig(events, rows, field string) *host.Config {
+	return &host.Config{
 		EventStore: host.EventStoreConfig{Table: events, Schema: "inventory", SchemaVersion: 1,
 			Streams: []host.StreamConfig{{Name: "Warehouse", EventTypes: []string{"Stocked"}, Composite: []string{"warehouseId"}}}},
-		Projections: []host.ProjectionConfig{{Name: "stock", Plugin: "native:stock", Table: rows, Checkpoint: host.CheckpointConfig{Field: "version"},
+		Projections: []host.ProjectionConfig{{Name: "stock", Plugin: "native:stock", Table: rows, Checkpoint: host.CheckpointConfig{Field: field},
 			WrittenBy: "writtenBy"}},
 	}
+}
+
+// stockHostOn is a host of cfg with the stock projection, with opts after
+// its own.
+func stockHostOn(t *testing.T, env *testenv.Env, cfg *host.Config, opts ...host.Option) *host.Host {
+	t.Helper()
 	p, err := guest.New(stockProjection)
 	require.NoError(t, err)
 	opts = append([]host.Option{host.WithNative("stock", logic.Native(p, "stock")), host.WithClient(env.Client),
@@ -64,7 +77,7 @@ func stockHost(t *testing.T, policy host.DecodeFailurePolicy, opts ...host.Optio
 	h, err := host.New(context.Background(), cfg, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close(context.Background()) })
-	return h, env, events, rows
+	return h
 }
 
 // strayItem is the hand-written item: the partition key of

@@ -27,6 +27,11 @@ var (
 	// ErrNoRow is matched by CatchUp's error when no event of the stream
 	// instance addresses a row.
 	ErrNoRow = apply.ErrNoRow
+	// ErrCheckpointMissing is matched by the error of a row the host wrote
+	// (it carries the projection's writtenBy attribute) that holds none of
+	// the checkpoint attributes the configuration names: a typo in a
+	// checkpoint field's name would otherwise fold every event again.
+	ErrCheckpointMissing = apply.ErrCheckpointMissing
 	// ErrNoEvents is matched by the error of a catch-up or a rebuild of a
 	// stream instance that has no event at all (an id or a source that
 	// names nothing).

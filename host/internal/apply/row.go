@@ -199,6 +199,11 @@ func (e *Engine) plan(ctx context.Context, w *rowWork, row *rowState, present pr
 	if err := e.assign(runs, row, w.rebuild, pl); err != nil {
 		return nil, err
 	}
+	if !w.rebuild {
+		if err := e.checkHostRow(row); err != nil {
+			return nil, err
+		}
+	}
 	var fill []*run // the runs whose gaps to fill, all at once
 	for _, r := range runs {
 		if r.failed != nil {

@@ -1,8 +1,10 @@
 package apply
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/dynafold/dynafold/abi"
 )
@@ -65,6 +67,48 @@ func (e *Engine) readRow(item abi.Item) (*rowState, error) {
 		}
 	}
 	return s, nil
+}
+
+// ErrCheckpointMissing is matched by the error of a row the host wrote (it
+// carries the projection's writtenBy attribute) that holds none of the
+// checkpoint attributes the configuration names: not a legacy row, on
+// which every event applies, but a configuration whose checkpoint names
+// changed (a typo), under which every event would be folded again.
+var ErrCheckpointMissing = errors.New("the row holds none of its checkpoint attributes")
+
+// checkHostRow returns ErrCheckpointMissing, explained, when s is a row the
+// host wrote that holds none of the projection's checkpoint attributes.
+func (e *Engine) checkHostRow(s *rowState) error {
+	if s.item == nil || e.p.WrittenBy == "" {
+		return nil
+	}
+	by, ok := s.item[e.p.WrittenBy]
+	if !ok {
+		return nil // a legacy row, written by another system
+	}
+	var names []string
+	if m := e.p.Checkpoint.Map; m != "" {
+		if _, ok := s.item[m]; ok {
+			return nil
+		}
+		names = append(names, m)
+	}
+	for _, sc := range e.scal {
+		if _, ok := s.item[sc.Field]; ok {
+			return nil
+		}
+		names = append(names, sc.Field)
+	}
+	return fmt.Errorf("%w: %s wrote the row (its %q attribute), but it holds none of the checkpoint attributes the configuration names (%s); folding on it would apply every event again. Check the projection's checkpoint field names for a typo; if they were renamed on purpose, rebuild the rows (`host rebuild`), which writes them anew",
+		ErrCheckpointMissing, by.Str, e.p.WrittenBy, strings.Join(quoted(names), ", "))
+}
+
+func quoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // mapKey is an instance's entry in the checkpoint map.

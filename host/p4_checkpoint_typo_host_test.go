@@ -1,0 +1,62 @@
+package host_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
+)
+
+// TestP4_ARowTheHostWroteWithoutItsCheckpointIsNotFoldedAgain: a row the
+// host wrote (it carries writtenBy) read under a configuration whose
+// checkpoint field is misspelled ("verison") would look like a legacy row,
+// on which every event applies: the catch-up and the live fold refuse it,
+// naming the attribute and what to check, and the row is left as it is
+// (before, its quantity doubled). A legacy row (no writtenBy) still folds
+// every event, and a rebuild under the new name writes the row anew.
+func TestP4_ARowTheHostWroteWithoutItsCheckpointIsNotFoldedAgain(t *testing.T) {
+	ctx := context.Background()
+	h, env, events, rows := stockHost(t, "")
+	evs, err := h.Append(ctx, "Warehouse", "g-1", 0,
+		host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("2")}}, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("3")}})
+	require.NoError(t, err)
+	_, err = h.CatchUp(ctx, "stock", "g-1")
+	require.NoError(t, err)
+	before := stockRow(t, env, rows, "g-1")
+	require.Equal(t, "5", before["qty"].Str)
+
+	typo := stockHostOn(t, env, stockConfig(events, rows, "verison"))
+	o, err := typo.CatchUp(ctx, "stock", "g-1")
+	if err == nil {
+		err = o.Err
+	}
+	require.ErrorIs(t, err, host.ErrCheckpointMissing)
+	assert.ErrorContains(t, err, `holds none of the checkpoint attributes the configuration names ("verison")`)
+	assert.ErrorContains(t, err, "Check the projection's checkpoint field names for a typo")
+	res, err := typo.ProcessBatch(ctx, lambdaFile(t, h.EventItem(evs[1])))
+	require.NoError(t, err)
+	require.Len(t, res.Projections["stock"].Rows, 1)
+	assert.ErrorIs(t, res.Projections["stock"].Rows[0].Err, host.ErrCheckpointMissing, "the live fold too")
+	assert.Equal(t, before, stockRow(t, env, rows, "g-1"), "the row is left as it was")
+
+	// a legacy row, written by another system, folds every event
+	legacy := abi.Item{"pk": abi.S("Stock#g-2"), "sk": abi.S("S"), "qty": abi.N("0")}
+	env.Put(t, rows, legacy)
+	_, err = h.Append(ctx, "Warehouse", "g-2", 0, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("4")}})
+	require.NoError(t, err)
+	o, err = typo.CatchUp(ctx, "stock", "g-2")
+	require.NoError(t, err)
+	require.NoError(t, o.Err)
+	assert.Equal(t, "4", stockRow(t, env, rows, "g-2")["qty"].Str)
+
+	// renamed on purpose: the rebuild writes the row anew
+	_, err = typo.RebuildInstance(ctx, "stock", host.InstanceRef{Source: "Warehouse", StreamID: "g-1"})
+	require.NoError(t, err)
+	row := stockRow(t, env, rows, "g-1")
+	assert.Equal(t, "5", row["qty"].Str)
+	assert.Equal(t, "2", row["verison"].Str)
+}
