@@ -197,7 +197,9 @@ func Build(ctx context.Context, cfg *host.Config, hostOpts []host.Option, opts .
 	c := *cfg
 	c.Source = host.Source(source)
 	x := newHandler(nil, source, append([]Option{WithOnDecodeFailure(string(c.OnDecodeFailure))}, opts...))
-	h, err := host.New(ctx, &c, append([]host.Option{host.WithLogger(x.log)}, hostOpts...)...)
+	// No `host run` sweeps a function's outbox: its log lines name a
+	// scheduled `host drain-pending` for the effects left pending.
+	h, err := host.New(ctx, &c, append([]host.Option{host.WithLogger(x.log), host.WithPendingDelivery(host.PendingByScheduledDrain)}, hostOpts...)...)
 	if err != nil {
 		return nil, nil, err
 	}
