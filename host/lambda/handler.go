@@ -221,12 +221,8 @@ func checkSource(source string) (string, error) {
 func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
 	start := time.Now()
 	log := invocationLogger(ctx, x.log, x.source)
-	pctx := ctx
-	if deadline, ok := ctx.Deadline(); ok && x.margin > 0 {
-		var cancel context.CancelFunc
-		pctx, cancel = context.WithDeadline(ctx, deadline.Add(-x.margin))
-		defer cancel()
-	}
+	pctx, cancel := x.batchContext(ctx)
+	defer cancel()
 	// Between invocations: swap in what the plugin sources offer, then hold
 	// off every swap until this invocation has answered.
 	swapped, end := x.begin(pctx, log)
@@ -238,6 +234,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 	}
 	recs, bad := parseRecords(raws)
 	res, err := x.host.ProcessBatch(pctx, recs)
+	x.explainDeadline(pctx, res)
 	var out events.DynamoDBEventResponse
 	if err == nil {
 		for _, b := range bad {
