@@ -73,9 +73,10 @@ type options struct {
 	shape  *RecordShape
 	esOnly bool
 
-	deliver    deliver.Target // WithDeliver
-	sweepEvery time.Duration  // WithOutboxSweep
-	background int            // WithBackgroundDelivery: rows delivering at once (0: deliver inline)
+	deliver    deliver.Target  // WithDeliver
+	sweepEvery time.Duration   // WithOutboxSweep
+	pending    PendingDelivery // WithPendingDelivery
+	background int             // WithBackgroundDelivery: rows delivering at once (0: deliver inline)
 	// sourcesOf finds a row's stream instances, by projection (WithSourcesOf)
 	sourcesOf map[string]SourcesOf
 	calls     CallObserver

@@ -44,7 +44,7 @@ func (h *Host) setOutbox(ctx context.Context, pc ProjectionConfig, p *apply.Proj
 	p.Outbox = pc.Outbox.engineOutbox(pc.ReadModel.EntityType)
 	l, _ := p.OutboxLayout()
 	po := &projectionOutbox{drainer: &outbox.Drainer{DB: h.db, Layout: l, ClaimFor: pc.Outbox.claimFor(), Now: o.now, Logger: p.Logger,
-		SweepEvery: o.sweepEvery}}
+		SweepEvery: o.sweepEvery, Later: o.pending.later()}}
 	po.target = o.deliver
 	if po.target == nil && pc.Outbox.Deliver != nil {
 		t, err := pc.Outbox.Deliver.target(ctx, h.cfg.Region)

@@ -14,6 +14,38 @@ import (
 // so that its log lines say when an effect left pending goes out.
 func WithOutboxSweep(every time.Duration) Option { return func(o *options) { o.sweepEvery = every } }
 
+// PendingDelivery names what delivers, where the host runs, an effect a
+// failed delivery left pending at the head of its row's outbox: the words
+// of the host's log lines about it (WithPendingDelivery).
+type PendingDelivery int
+
+const (
+	// PendingBySweep: `host run`'s outbox sweep, or `host drain-pending`
+	// at once (the default).
+	PendingBySweep PendingDelivery = iota
+	// PendingByScheduledDrain: nothing sweeps (a Lambda function); `host
+	// drain-pending`, run on a schedule, delivers it.
+	PendingByScheduledDrain
+	// PendingByNextDrain: the host is a `host drain-pending` (or `host
+	// drain`) run; the effect waits for the next one.
+	PendingByNextDrain
+)
+
+// WithPendingDelivery tells the host what delivers the effects a failed
+// delivery leaves pending where it runs (the default is PendingBySweep),
+// so that its log lines say what happens to them.
+func WithPendingDelivery(by PendingDelivery) Option { return func(o *options) { o.pending = by } }
+
+func (p PendingDelivery) later() outbox.Later {
+	switch p {
+	case PendingByScheduledDrain:
+		return outbox.LaterScheduledDrain
+	case PendingByNextDrain:
+		return outbox.LaterNextDrain
+	}
+	return outbox.LaterSweep
+}
+
 // OutboxSweep is what one sweep of a projection's outbox found and did.
 type OutboxSweep struct {
 	Projection string

@@ -45,12 +45,12 @@ func newDrainFlags(name, about, example string) *drainFlags {
 
 // open builds the host and the target; the projection defaults to the only
 // one with an outbox.
-func (f *drainFlags) open(ctx context.Context) (*host.Host, dlv.Target, error) {
+func (f *drainFlags) open(ctx context.Context, opts ...host.Option) (*host.Host, dlv.Target, error) {
 	cfg, err := host.LoadConfig(*f.cfgPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := host.New(ctx, cfg)
+	h, err := host.New(ctx, cfg, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -85,7 +85,7 @@ func runDrain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	h, target, err := f.open(ctx)
+	h, target, err := f.open(ctx, host.WithPendingDelivery(host.PendingByNextDrain))
 	if err != nil {
 		return err
 	}
@@ -115,18 +115,30 @@ func runDrain(ctx context.Context, args []string) error {
 	return err
 }
 
+// The exit status of drain-pending: 0 when every pending effect it found
+// was delivered (or is being delivered by another drainer), 1 when any was
+// left undelivered, 2 when it could not run or finish (a flag, the
+// configuration, DynamoDB).
+const (
+	drainLeftUndelivered = 1
+	drainFailed          = 2
+)
+
 func runDrainPending(ctx context.Context, args []string) error {
-	f := newDrainFlags("drain-pending", "Finds every row with pending side effects through the outbox's index (outbox.index) and delivers each row's effects in order, to the configured target (outbox.deliver) or --webhook: for rows that get no more events after a crash or a failed delivery. A running `host run` sweeps these on its own every outbox.claimFor; this command delivers them now. Without --projection, every projection with an outbox.",
+	f := newDrainFlags("drain-pending", "Finds every row with pending side effects through the outbox's index (outbox.index) and delivers each row's effects in order, to the configured target (outbox.deliver) or --webhook: for rows that get no more events after a crash or a failed delivery. A running `host run` sweeps these on its own every outbox.claimFor; this command delivers them now, and where no `host run` runs (a Lambda function only) it is the sweep: run it on a schedule. Without --projection, every projection with an outbox.\n\nExit status: 0 when every pending effect found was delivered (or another drainer is delivering it), 1 when any was left undelivered (each stays first in its row's outbox for the next run; the last line says how many), 2 when it could not run or finish (flags, configuration, DynamoDB).",
 		`host drain-pending --config dynafold.json --projection shipments`)
 	if err := f.fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitCode{drainFailed, err}
 	}
 	if err := flagsOnly(f.fs, ""); err != nil {
-		return err
+		return &exitCode{drainFailed, err}
 	}
-	h, target, err := f.open(ctx)
+	h, target, err := f.open(ctx, host.WithPendingDelivery(host.PendingByNextDrain))
 	if err != nil {
-		return err
+		return &exitCode{drainFailed, err}
 	}
 	defer h.Close(ctx)
 	projs := h.OutboxProjections()
@@ -134,21 +146,42 @@ func runDrainPending(ctx context.Context, args []string) error {
 		projs = []string{*f.proj}
 	}
 	if len(projs) == 0 {
-		return fmt.Errorf("no projection has an outbox: configure a projection's outbox first")
+		return &exitCode{drainFailed, fmt.Errorf("no projection has an outbox: configure a projection's outbox first")}
 	}
 	var errs []error
+	left := 0 // effects left undelivered: at most one per row, its first
 	for _, p := range projs {
 		reps, err := h.DrainPending(ctx, p, target)
 		for _, rep := range reps {
 			if perr := printDrain(os.Stdout, rep); perr != nil {
-				return perr
+				return &exitCode{drainFailed, perr}
+			}
+			if rep.Undelivered != nil {
+				left++
 			}
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("projection %s: %w", p, err))
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		if left > 0 {
+			err = fmt.Errorf("%w\n%s", err, undeliveredText(left))
+		}
+		return &exitCode{drainFailed, err}
+	}
+	if left > 0 {
+		return &exitCode{drainLeftUndelivered, errors.New(undeliveredText(left))}
+	}
+	return nil
+}
+
+// undeliveredText says how many effects drain-pending left undelivered and
+// what happens to them.
+func undeliveredText(n int) string {
+	return fmt.Sprintf("%s left undelivered (see the \"undelivered\" lines for why): each stays first in its row's outbox, "+
+		"holding back that row's later effects, for the next `host drain-pending` run (or `host run`'s sweep) to deliver once the target takes it",
+		plural(n, "effect"))
 }
 
 // outboxProjection returns name, or the only projection with an outbox.

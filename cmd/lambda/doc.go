@@ -109,7 +109,11 @@
 //
 // The function stops folding 500 ms before its timeout
 // (handler.DefaultDeadlineMargin) and reports the rows still running, so a
-// slow batch is answered in part instead of timing out whole.
+// slow batch is answered in part instead of timing out whole. Each row it
+// stopped is logged as failed because the function's time ran out, its
+// records going back to the source, with the call it stopped in (often a
+// DynamoDB request's "context deadline exceeded"): raise the function's
+// timeout or lower BatchSize when that keeps happening.
 //
 // # Hot swap
 //

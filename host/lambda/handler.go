@@ -197,7 +197,9 @@ func Build(ctx context.Context, cfg *host.Config, hostOpts []host.Option, opts .
 	c := *cfg
 	c.Source = host.Source(source)
 	x := newHandler(nil, source, append([]Option{WithOnDecodeFailure(string(c.OnDecodeFailure))}, opts...))
-	h, err := host.New(ctx, &c, append([]host.Option{host.WithLogger(x.log)}, hostOpts...)...)
+	// No `host run` sweeps a function's outbox: its log lines name a
+	// scheduled `host drain-pending` for the effects left pending.
+	h, err := host.New(ctx, &c, append([]host.Option{host.WithLogger(x.log), host.WithPendingDelivery(host.PendingByScheduledDrain)}, hostOpts...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,12 +221,8 @@ func checkSource(source string) (string, error) {
 func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
 	start := time.Now()
 	log := invocationLogger(ctx, x.log, x.source)
-	pctx := ctx
-	if deadline, ok := ctx.Deadline(); ok && x.margin > 0 {
-		var cancel context.CancelFunc
-		pctx, cancel = context.WithDeadline(ctx, deadline.Add(-x.margin))
-		defer cancel()
-	}
+	pctx, cancel := x.batchContext(ctx)
+	defer cancel()
 	// Between invocations: swap in what the plugin sources offer, then hold
 	// off every swap until this invocation has answered.
 	swapped, end := x.begin(pctx, log)
@@ -236,6 +234,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 	}
 	recs, bad := parseRecords(raws)
 	res, err := x.host.ProcessBatch(pctx, recs)
+	x.explainDeadline(pctx, res)
 	var out events.DynamoDBEventResponse
 	if err == nil {
 		for _, b := range bad {

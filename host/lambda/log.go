@@ -30,7 +30,8 @@ type stats struct {
 	PassedOver                                       int // records whose item was removed or corrected since (host.Result.Obsolete)
 	Corrected                                        int // records whose item was corrected since into an event, folded as it is now (host.Result.Corrected)
 	Applied, AlreadyApplied, RowsWritten, RowsFailed int
-	Conflicts, BatchItemFailures                     int // Conflicts: lost races on row writes
+	Conflicts, BatchItemFailures                     int // Conflicts: rows failed on a lost race or a checkpoint conflict (host.Counts)
+	Retries                                          int // row write attempts beyond the first: lost conditional-write races (host.Counts)
 	DurationMs                                       float64
 	OldestRecordAgeMs                                int64 // -1: no record carries a creation time
 	// The check of the hot-swapped plugins' sources before the batch;
@@ -48,22 +49,19 @@ func summarize(res *host.Result, bad []badRecord, resp events.DynamoDBEventRespo
 	if !oldest.IsZero() {
 		s.OldestRecordAgeMs = time.Since(oldest).Milliseconds()
 	}
-	for _, pr := range res.Projections {
+	// The row counts are host.Result.Counts', as host run's Prometheus
+	// counters are: a conflict is a row that failed on a lost race or a
+	// checkpoint conflict, a retry a lost race (a new row's write that found
+	// the row there is neither).
+	for name, pr := range res.Projections {
+		c := res.Counts(name)
+		s.Applied, s.AlreadyApplied = s.Applied+c.Applied, s.AlreadyApplied+c.AlreadyApplied
+		s.RowsWritten, s.RowsFailed = s.RowsWritten+c.RowsWritten, s.RowsFailed+c.RowsFailed
+		s.Conflicts, s.Retries = s.Conflicts+c.Conflicts, s.Retries+c.Retries
 		for i := range pr.Rows {
-			row := &pr.Rows[i]
-			s.Conflicts += max(row.Attempts-1, 0)
-			if row.Failed() {
-				s.RowsFailed++
-				continue
+			if row := &pr.Rows[i]; !row.Failed() {
+				s.Enqueued, s.Delivered, s.Undelivered = s.Enqueued+row.Enqueued, s.Delivered+row.Delivered, s.Undelivered+row.Undelivered
 			}
-			s.Applied += len(row.Applied())
-			for _, in := range row.Instances {
-				s.AlreadyApplied += len(in.AlreadyApplied)
-			}
-			if row.Written {
-				s.RowsWritten++
-			}
-			s.Enqueued, s.Delivered, s.Undelivered = s.Enqueued+row.Enqueued, s.Delivered+row.Delivered, s.Undelivered+row.Undelivered
 		}
 	}
 	return s
@@ -103,6 +101,9 @@ func logBatch(log *slog.Logger, res *host.Result, bad []badRecord, skipBad bool,
 	if s.OldestRecordAgeMs >= 0 {
 		// The change feed's lag: how long the oldest record waited.
 		args = append(args, "oldestRecordAgeMs", s.OldestRecordAgeMs)
+	}
+	if s.Retries > 0 {
+		args = append(args, "retries", s.Retries)
 	}
 	if s.PassedOver > 0 {
 		args = append(args, "passedOver", s.PassedOver)

@@ -69,3 +69,46 @@ func TestO3_LambdaHandlerDeliversToTheConfiguredTarget(t *testing.T) {
 		t.Errorf("the batch log line lacks the effect counts: %s", logs.String())
 	}
 }
+
+// An effect the webhook does not take is left pending; no `host run`
+// sweeps a function's outbox, so the warning names a scheduled `host
+// drain-pending` as what delivers it, not `host run`'s sweep.
+func TestO3_LambdaUndeliveredEffectNamesAScheduledDrainPending(t *testing.T) {
+	down := httptest.NewServer(nil)
+	url := down.URL
+	down.Close() // nothing listens there
+	env := testenv.Start(t)
+	events, rows := env.Table(t, "events", true), env.Table(t, "summaries", false)
+	cfg := &host.Config{
+		EventStore: host.EventStoreConfig{Table: events, Schema: "shop", SchemaVersion: 1, Streams: []host.StreamConfig{
+			{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, Composite: []string{"orderId"}}}},
+		Projections: []host.ProjectionConfig{{Name: "summaries", Plugin: "native:order-summary", Table: rows,
+			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}, Revision: &host.RevisionConfig{Field: "rev"},
+			Outbox: &host.OutboxConfig{Deliver: &host.DeliverConfig{Webhook: &host.WebhookConfig{URL: url}}}}},
+	}
+	p, err := guest.New(ordersummary.Projection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	h, call, err := lambda.Build(context.Background(), cfg, []host.Option{host.WithClient(env.Client),
+		host.WithNative("order-summary", testlogic.WithEffects(logic.Native(p, "order-summary"), 1))},
+		lambda.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	ev := testenv.LambdaFixture(t, "stream_event.json")
+	env.SeedEvents(t, events, ev)
+
+	if resp, err := call(context.Background(), ev); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("invoke: %v, %v", resp, err)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "outbox effect not delivered") || !strings.Contains(out, "`host drain-pending` run on a schedule") {
+		t.Errorf("the warning does not name a scheduled `host drain-pending`:\n%s", out)
+	}
+	if strings.Contains(out, "`host run` sweeps it") {
+		t.Errorf("the warning names `host run`'s sweep, which a Lambda function does not have:\n%s", out)
+	}
+}

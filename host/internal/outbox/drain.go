@@ -49,6 +49,9 @@ type Drainer struct {
 	// SweepEvery is how often `host run` sweeps the projection's pending
 	// effects (0: ClaimFor, its default), for the words of log lines.
 	SweepEvery time.Duration
+	// Later names what delivers an effect left pending where the drainer
+	// runs, for the words of log lines (LaterHint).
+	Later Later
 }
 
 // Undelivered is an effect whose delivery failed: it stays at the head of

@@ -36,15 +36,55 @@ func (d *Drainer) sweepInterval() time.Duration {
 	return d.claimFor()
 }
 
-// LaterHint says when an effect left pending is delivered after all: by
-// `host run`'s sweep, once its claim (if any) ended, or by `host
-// drain-pending` at once. claimed: the effect may still carry a claim.
+// Later names what delivers an effect left pending where a drainer runs,
+// for the words of its log lines.
+type Later int
+
+const (
+	// LaterSweep: `host run`'s outbox sweep (the default).
+	LaterSweep Later = iota
+	// LaterScheduledDrain: nothing sweeps (a Lambda function); `host
+	// drain-pending`, run on a schedule, delivers it.
+	LaterScheduledDrain
+	// LaterNextDrain: the drainer is a `host drain-pending` (or `host
+	// drain`) run; the effect waits for the next one.
+	LaterNextDrain
+)
+
+// LaterHint says when an effect left pending is delivered after all, where
+// the drainer runs (Drainer.Later): by `host run`'s sweep, once its claim
+// (if any) ended, or by `host drain-pending` at once; in a Lambda function,
+// by a scheduled `host drain-pending`; in `host drain-pending`, by its next
+// run. claimed: the effect may still carry a claim.
 func (d *Drainer) LaterHint(claimed bool) string {
+	switch d.Later {
+	case LaterScheduledDrain:
+		after := ""
+		if claimed {
+			after = fmt.Sprintf(" once its claim ends (within %s)", d.claimFor())
+		}
+		return "no `host run` sweeps the outbox here, so the next `host drain-pending` run on a schedule delivers it" + after +
+			" (docs/OUTBOX.md: schedule one where no `host run` runs)"
+	case LaterNextDrain:
+		return "this run leaves it there, with the row's later effects behind it, for the next `host drain-pending` run (or `host run`'s sweep, where one runs)"
+	}
 	within := d.sweepInterval()
 	if claimed {
 		within += d.claimFor()
 	}
 	return fmt.Sprintf("`host run` sweeps it within %s, or run `host drain-pending` to deliver it now", within)
+}
+
+// afterClaimHint says what delivers an effect another drainer holds if
+// that drainer stopped, where the drainer runs (Drainer.Later).
+func (d *Drainer) afterClaimHint() string {
+	switch d.Later {
+	case LaterScheduledDrain:
+		return "if that one stopped, a scheduled `host drain-pending` delivers it once the claim ends"
+	case LaterNextDrain:
+		return "if that one stopped, a `host drain-pending` run after the claim ends delivers it"
+	}
+	return "if that one stopped, `host run` sweeps it once the claim ends"
 }
 
 // firstNote reports whether the claim id ending at until (Unix ms) is
@@ -82,7 +122,7 @@ func (d *Drainer) noteBusy(ctx context.Context, rowKey, head abi.Item, now time.
 	if end.Sub(now) < d.claimFor()/2 {
 		level = slog.LevelInfo
 	}
-	d.log().Log(ctx, level, "the row's oldest outbox effect is claimed by another drainer: it is left to that drainer, and if that one stopped, `host run` sweeps it once the claim ends",
+	d.log().Log(ctx, level, "the row's oldest outbox effect is claimed by another drainer: it is left to that drainer, and "+d.afterClaimHint(),
 		"row", keys.String(rowKey), "claimEnds", end.UTC().Format(time.RFC3339Nano), "sweepWithin", (end.Sub(now) + d.sweepInterval()).Round(time.Millisecond))
 }
 
