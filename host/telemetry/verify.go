@@ -24,10 +24,10 @@ type verifyMetrics struct {
 	drift      *prometheus.GaugeVec
 	unverified *prometheus.GaugeVec
 	rows       *prometheus.CounterVec
-	passes  *prometheus.CounterVec
-	pending *prometheus.GaugeVec
-	last    *prometheus.GaugeVec
-	passed  map[string]VerifyPass
+	passes     *prometheus.CounterVec
+	pending    *prometheus.GaugeVec
+	last       *prometheus.GaugeVec
+	passed     map[string]VerifyPass
 }
 
 func newVerifyMetrics() verifyMetrics {
