@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
@@ -83,4 +85,34 @@ func (h *Host) RecordEvent(r Record) (abi.Event, bool, error) {
 		return abi.Event{}, false, err
 	}
 	return d.Event, true, nil
+}
+
+// RecordKeyInRange reports whether a change-feed record's keys (else its
+// new image's key attributes) are those the event store composes for an
+// event of stream (of instance id, when id is not empty) with a version
+// from..to (to 0: to the head): how `host capture --from-stream` places a
+// record whose image does not decode as an event.
+func (h *Host) RecordKeyInRange(r Record, stream, id string, from, to uint64) bool {
+	st, err := h.stream(stream)
+	if err != nil {
+		return false
+	}
+	l := h.es.Layout()
+	item := r.DynamoDB.Keys
+	if item == nil {
+		item = r.DynamoDB.NewImage
+	}
+	pk, sk := item[l.PKName()], item[l.SKName()]
+	if pk.Kind != abi.KindS || sk.Kind != abi.KindS {
+		return false
+	}
+	if id != "" && pk.Str != l.PK(st.Name, id) || id == "" && !strings.HasPrefix(pk.Str, l.PK(st.Name, "")) {
+		return false
+	}
+	digits, ok := strings.CutPrefix(sk.Str, l.SKPrefix(st.Name))
+	if !ok {
+		return false
+	}
+	v, err := strconv.ParseUint(digits, 10, 64)
+	return err == nil && v >= from && (to == 0 || v <= to)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/lambda"
 	"github.com/dynafold/dynafold/internal/keys"
 )
 
@@ -19,12 +21,18 @@ func runApply(ctx context.Context, args []string) error {
 	cfgPath := fs.String("config", "dynafold.json", "configuration file")
 	recPath := fs.String("records", "-", "captured Lambda DynamoDB stream event or Kinesis event (JSON), or - for stdin")
 	asJSON := fs.Bool("json", false, "print only the partial batch response, as Lambda returns it")
-	setUsage(fs, `usage: host apply --config F [--records FILE|-] [--json]
+	source := fs.String("source", "", `who delivered the records, as the function's DYNAFOLD_SOURCE: "lambda" (an event source mapping's {"Records": [...]}, answered by sequence number) or "pipe" (an EventBridge Pipe's JSON array, answered by eventID); default: the configuration's "source", else lambda`)
+	setUsage(fs, `usage: host apply --config F [--records FILE|-] [--source lambda|pipe] [--json]
 
 Runs one captured Lambda event (a DynamoDB stream event, or a Kinesis event)
 through the projections, as the Lambda handler would, and prints what each
 row did and the partial batch response (--json: the response only). Capture
 one with `+"`host capture`"+`.
+
+The payload must be the shape its source delivers, as the function
+requires: {"Records": [...]} for --source lambda (failed records named by
+sequence number), a bare JSON array of records for --source pipe (named by
+eventID). One of the other shape is refused with the function's message.
 
 flags:
 `)
@@ -46,6 +54,22 @@ flags:
 	}
 	if err != nil {
 		return fmt.Errorf("reading records: %w", err)
+	}
+	if *source != "" {
+		if err := host.Source(*source).Check(); err != nil {
+			return fmt.Errorf("--source %q: use lambda (a Lambda event source mapping) or pipe (an EventBridge Pipe target)", *source)
+		}
+		cfg.Source = host.Source(*source)
+	}
+	if err := lambda.CheckPayload(raw, string(cfg.Source)); err != nil {
+		array := bytes.HasPrefix(bytes.TrimSpace(raw), []byte("["))
+		switch {
+		case array && cfg.Source != host.SourcePipe:
+			return fmt.Errorf("records: %w; here: host apply --source pipe", err)
+		case !array && cfg.Source == host.SourcePipe:
+			return fmt.Errorf("records: %w; here: host apply --source lambda", err)
+		}
+		return fmt.Errorf("records: %w", err)
 	}
 	records, err := host.ParseEvent(raw)
 	if err != nil {

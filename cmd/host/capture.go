@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -28,7 +29,10 @@ func runCapture(ctx context.Context, args []string) error {
 Writes a range of a stream from the event store as a Lambda DynamoDB stream
 event ({"Records": [...]}), the file host apply and host replay read.
 With --from-stream the records are read from the event table's DynamoDB
-stream instead, as it delivered them (only what the stream still holds).
+stream instead, as it delivered them (only what the stream still holds); a
+record whose item does not decode as an event is kept when its keys are
+those of an event of the range, and otherwise named in a warning on stderr
+(its sequence number), never left out silently.
 With --kinesis the same records are written as a Lambda Kinesis event: each
 one the change record the table would write to a Kinesis data stream
 (Kinesis Data Streams for DynamoDB), base64 in the Kinesis record's data,
@@ -82,7 +86,7 @@ flags:`)
 	defer h.Close(ctx)
 	var recs []host.Record
 	if *fromStream {
-		recs, err = captureStream(ctx, h, cfg, *stream, *id, *from, *to)
+		recs, err = captureStream(ctx, os.Stderr, h, cfg, *stream, *id, *from, *to)
 	} else {
 		recs, err = h.Capture(ctx, host.CaptureOptions{Stream: *stream, StreamID: *id, From: *from, To: *to})
 	}
@@ -119,8 +123,10 @@ flags:`)
 }
 
 // captureStream reads the event table's stream, every shard parents first,
-// and keeps the records of the stream's events in the range, as read.
-func captureStream(ctx context.Context, h *host.Host, cfg *host.Config, stream, id string, from, to uint64) ([]host.Record, error) {
+// and keeps the records of the stream's events in the range, as read; a
+// record whose item does not decode is kept when its keys are those of an
+// event of the range, else it is named on warn.
+func captureStream(ctx context.Context, warn io.Writer, h *host.Host, cfg *host.Config, stream, id string, from, to uint64) ([]host.Record, error) {
 	client, err := ddbclient.NewClient(ctx, cfg.Endpoint, cfg.Region)
 	if err != nil {
 		return nil, err
@@ -141,12 +147,28 @@ func captureStream(ctx context.Context, h *host.Host, cfg *host.Config, stream, 
 		return nil, err
 	}
 	var out []host.Record
+	var leftOut []string
 	for _, r := range all {
 		ev, ok, err := h.RecordEvent(r)
-		if err != nil || !ok || ev.Stream != stream || (id != "" && ev.StreamID != id) || ev.Version < from || (to != 0 && ev.Version > to) {
-			continue // not an event of the range (an undecodable one included)
+		if err != nil {
+			// the image does not decode: the record an operator captures
+			// to reproduce a stuck shard; its keys say whether it is of
+			// the range
+			if h.RecordKeyInRange(r, stream, id, from, to) {
+				out = append(out, r)
+			} else {
+				leftOut = append(leftOut, r.DynamoDB.SequenceNumber)
+			}
+			continue
+		}
+		if !ok || ev.Stream != stream || (id != "" && ev.StreamID != id) || ev.Version < from || (to != 0 && ev.Version > to) {
+			continue // not an event of the range
 		}
 		out = append(out, r)
+	}
+	if len(leftOut) > 0 {
+		fmt.Fprintf(warn, "warning: %s of the table's stream left out: their items do not decode as events and their keys name no event of the range asked for; sequence numbers %s (capture a wider range, or read them with aws dynamodbstreams get-records)\n",
+			plural(len(leftOut), "record"), strings.Join(leftOut, ", "))
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/lambda"
 	"github.com/dynafold/dynafold/host/plugin/extism/asbuild"
 	"github.com/dynafold/dynafold/internal/syncbuf"
 	"github.com/dynafold/dynafold/internal/testenv"
@@ -248,4 +249,71 @@ func TestH5_DemoWithAConfigurationSendsNoEffectsOut(t *testing.T) {
 	assert.Contains(t, out, "rows equal the in-order fold of their streams")
 	assert.Contains(t, out, "none sent to outbox.deliver")
 	assert.Zero(t, calls.Load(), "the webhook got demo effects")
+}
+
+// `host apply` answers a batch as the function under its source does: a
+// Pipe's bare array is refused under "lambda" (the configuration's
+// default) with the function's message, and under --source pipe it is
+// answered by eventID; an event source mapping's {"Records": [...]} is
+// refused under --source pipe.
+func TestH2_ApplyAnswersAPipeBatchAsThePipeFunctionDoes(t *testing.T) {
+	cfgPath, env, _ := orderConfig(t)
+	c, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err := host.New(context.Background(), c, host.WithEventStoreOnly())
+	require.NoError(t, err)
+	evs, err := h.Append(context.Background(), "Order", "o-1", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("ann")}})
+	require.NoError(t, err)
+	more, err := h.Append(context.Background(), "Order", "o-2", 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("bo")}})
+	require.NoError(t, err)
+	var recs []host.Record
+	for i, ev := range append(evs, more...) {
+		item := h.EventItem(ev)
+		if i == 1 {
+			item["version"] = abi.S("two") // an item that does not decode: the record fails
+			env.Put(t, c.EventStore.Table, item)
+		}
+		recs = append(recs, host.Record{EventID: fmt.Sprint("e", i), EventName: "INSERT",
+			DynamoDB: host.StreamRecord{NewImage: item, SequenceNumber: fmt.Sprintf("10%d", i)}})
+	}
+	dir := t.TempDir()
+	pipe, mapping := filepath.Join(dir, "pipe.json"), filepath.Join(dir, "event.json")
+	body, err := json.Marshal(recs)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(pipe, body, 0o644))
+	body, err = json.Marshal(map[string]any{"Records": recs})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(mapping, body, 0o644))
+
+	err = runApply(context.Background(), []string{"--config", cfgPath, "--records", pipe, "--json"})
+	require.Error(t, err)
+	want := lambda.CheckPayload(mustRead(t, pipe), lambda.SourceLambda)
+	require.Error(t, want)
+	assert.Contains(t, err.Error(), want.Error(), "the function's message")
+	assert.Contains(t, err.Error(), "host apply --source pipe")
+
+	out := captureStdout(t, func() {
+		require.NoError(t, runApply(context.Background(), []string{"--config", cfgPath, "--records", pipe, "--source", "pipe", "--json"}))
+	})
+	var resp struct {
+		BatchItemFailures []struct{ ItemIdentifier string } `json:"batchItemFailures"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &resp), out)
+	require.Len(t, resp.BatchItemFailures, 1)
+	assert.Equal(t, "e1", resp.BatchItemFailures[0].ItemIdentifier, "a Pipe reads eventIDs")
+
+	err = runApply(context.Background(), []string{"--config", cfgPath, "--records", mapping, "--source", "pipe"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), lambda.CheckPayload(mustRead(t, mapping), lambda.SourcePipe).Error())
+	assert.Contains(t, err.Error(), "host apply --source lambda")
+
+	err = runApply(context.Background(), []string{"--config", cfgPath, "--records", mapping, "--source", "kinesis"})
+	assert.ErrorContains(t, err, `--source "kinesis": use lambda`)
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
 }

@@ -43,7 +43,7 @@ type command struct {
 
 var commands = []command{
 	{"demo", "run the main job on the embedded default (ddblocal in-process) and check every row; --config F [--plugin F] --events F runs any plugin; --kinesis reads the feed through a Kinesis data stream as `host run` does", runDemo},
-	{"apply", "run one captured Lambda DynamoDB stream (or Kinesis) event through the projections; print what each row did and the batch response (--json: the response only)", runApply},
+	{"apply", "run one captured Lambda DynamoDB stream (or Kinesis) event, or a Pipe's array with --source pipe, through the projections; print what each row did and the batch response (--json: the response only)", runApply},
 	{"append", "append an event to a stream", runAppend},
 	{"ddblocal", "serve ddblocal, the project's DynamoDB-compatible server (DynamoDB and its Streams on your machine), until interrupted", runDDBLocal},
 	{"capture", "write a range of a stream from the event store as a Lambda event file for apply and replay (--kinesis: a Kinesis event)", runCapture},

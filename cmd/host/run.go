@@ -55,8 +55,9 @@ at / (the whole fleet, this worker marked) on that loopback address;
 With "sidecar.verify" (e.g. {"every": "10m", "sample": 0.01}), the fleet
 verifies a sample of each projection's rows every interval, as
 ` + "`host verify --sample`" + ` does: drift found is logged with each row's key,
-exported as dynafold_verify_drift_rows, and shown on the status page and
-by ` + "`host status`" + `.
+exported as dynafold_verify_drift_rows (rows that could not be checked as
+dynafold_verify_unverified_rows), and shown on the status page and by
+` + "`host status`" + `.
 
 With an outbox (index and delivery target configured), the fleet sweeps
 each projection's pending side effects every outbox.claimFor (or

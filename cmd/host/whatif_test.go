@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/wasmbuild"
 )
 
@@ -167,4 +168,59 @@ func TestY2_PromoteCommandPublishesTheShadowPlugin(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "orders.wasm"))
 	require.NoError(t, err)
 	assert.Equal(t, vip, got, "the live plugin file is the candidate now")
+}
+
+// `host capture --from-stream --id` keeps a record whose item does not
+// decode (the record a stuck shard fails on) when its keys are those of an
+// event of the range, and names the others it leaves out on stderr with
+// their sequence numbers, rather than leave either out silently.
+func TestH2_CaptureFromStreamKeepsTheRecordWhoseItemDoesNotDecode(t *testing.T) {
+	cfgPath, env, _ := orderConfig(t)
+	appendOrdersCmd(t, cfgPath)
+	c, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	events := c.EventStore.Table
+	for _, k := range []struct {
+		id      string
+		version int
+	}{{"o-1", 2}, {"o-2", 1}} {
+		key := abi.Item{"pk": abi.S("$shop#v1#order#" + k.id), "sk": abi.S(fmt.Sprintf("$shop#v1#order.event_1#%010d", k.version))}
+		item := env.Get(t, events, key)
+		require.NotNil(t, item, "%v", key)
+		item["version"] = abi.S("two") // the item no longer decodes as an event
+		env.Put(t, events, item)
+	}
+
+	var out string
+	errOut := captureStderr(t, func() {
+		out = captureStdout(t, func() {
+			require.NoError(t, runCapture(context.Background(), []string{"--config", cfgPath, "--stream", "Order", "--id", "o-1", "--from-stream"}))
+		})
+	})
+	var ev struct {
+		Records []struct {
+			EventName string `json:"eventName"`
+			DynamoDB  struct {
+				NewImage       map[string]map[string]any
+				SequenceNumber string
+			} `json:"dynamodb"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &ev), out)
+	require.Len(t, ev.Records, 3, "o-1's two events and the record of its item that does not decode")
+	assert.Equal(t, "MODIFY", ev.Records[2].EventName)
+	assert.Equal(t, map[string]any{"S": "two"}, ev.Records[2].DynamoDB.NewImage["version"])
+	assert.Contains(t, errOut, "warning: 1 record of the table's stream left out")
+	assert.Regexp(t, `sequence numbers \d+ `, errOut, "the record of o-2's item, named")
+	assert.NotContains(t, errOut, ev.Records[2].DynamoDB.SequenceNumber)
+
+	// The whole stream: both records that do not decode are of it.
+	errOut = captureStderr(t, func() {
+		out = captureStdout(t, func() {
+			require.NoError(t, runCapture(context.Background(), []string{"--config", cfgPath, "--stream", "Order", "--from-stream"}))
+		})
+	})
+	require.NoError(t, json.Unmarshal([]byte(out), &ev), out)
+	assert.Len(t, ev.Records, 5, "three events and two records of items that do not decode")
+	assert.NotContains(t, errOut, "left out")
 }

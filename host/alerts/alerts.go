@@ -16,8 +16,9 @@
 //
 // Beside them: the change feed's iterator age above the largest threshold
 // (every event then misses), records reported failed for 15 minutes,
-// records given up, a delivery breaker open for 10 minutes and a
-// projection paused for an hour.
+// records given up, a delivery breaker open for 10 minutes, a
+// projection paused for an hour, and a continuous verification pass that
+// found drift or rows it could not check in the last hour.
 package alerts
 
 import (

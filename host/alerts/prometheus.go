@@ -86,7 +86,7 @@ func Prometheus(objs []host.Objective, o Options) ([]byte, error) {
 		{Alert: "DynafoldRecordsGivenUp", Expr: `sum by (projection) (increase(dynafold_records_given_up_total[15m])) > 0`,
 			Labels: [][2]string{{"severity", "ticket"}},
 			Annotations: [][2]string{{"summary", "Records were given up to the on-failure destination"},
-				{"description", "{{ $value }} records of projection {{ $labels.projection }} were given up in 15 minutes; their rows lag until they are replayed (host quarantine replay)."}}},
+				{"description", "{{ $value }} records {{ if $labels.projection }}of projection {{ $labels.projection }}{{ else }}that failed before any projection (an event item that does not decode){{ end }} were given up in 15 minutes; their rows lag until they are replayed (host quarantine replay)."}}},
 		{Alert: "DynafoldDeliveryBreakerOpen", Expr: `max by (projection, target) (dynafold_delivery_breaker_state{state="open"}) == 1`, For: "10m",
 			Labels: [][2]string{{"severity", "ticket"}},
 			Annotations: [][2]string{{"summary", "A delivery target's breaker has been open for 10 minutes"},
@@ -95,6 +95,14 @@ func Prometheus(objs []host.Objective, o Options) ([]byte, error) {
 			Labels: [][2]string{{"severity", "ticket"}},
 			Annotations: [][2]string{{"summary", "A projection has been paused for an hour"},
 				{"description", "Projection {{ $labels.projection }} is paused (host pause): its rows fall behind until host resume."}}},
+		{Alert: "DynafoldVerifyDrift", Expr: `max by (projection) (max_over_time(dynafold_verify_drift_rows[1h])) > 0`,
+			Labels: [][2]string{{"severity", "ticket"}},
+			Annotations: [][2]string{{"summary", "Continuous verification found rows that do not match their events"},
+				{"description", "A sampled verification pass of projection {{ $labels.projection }} found {{ $value }} rows wrong in the last hour. Run host verify --projection {{ $labels.projection }} to see every row, and --repair to rebuild them."}}},
+		{Alert: "DynafoldVerifyUnverified", Expr: `max by (projection) (max_over_time(dynafold_verify_unverified_rows[1h])) > 0`,
+			Labels: [][2]string{{"severity", "ticket"}},
+			Annotations: [][2]string{{"summary", "Continuous verification could not check some rows"},
+				{"description", "A sampled verification pass of projection {{ $labels.projection }} could not check {{ $value }} rows in the last hour (the plugin fails one of their events, or a row is unreadable): they are not verified. Run host verify --projection {{ $labels.projection }} to see why."}}},
 	}}
 
 	var b bytes.Buffer

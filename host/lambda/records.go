@@ -193,3 +193,17 @@ func parseKinesisRecord(raw json.RawMessage) (host.Record, error) {
 	}
 	return r, err
 }
+
+// CheckPayload returns the error the handler of source (SourceLambda, or
+// "" for it, or SourcePipe) answers a payload with when the payload is not
+// the shape that source delivers (a *PayloadError matching
+// ErrPayloadShape), or nil; `host apply` refuses a captured payload with
+// it, as the function would.
+func CheckPayload(payload []byte, source string) error {
+	source, err := checkSource(source)
+	if err != nil {
+		return err
+	}
+	_, err = splitPayload(payload, source)
+	return err
+}

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -88,12 +89,17 @@ func (r *Reader) verifyPass(ctx context.Context, projection string, v host.Verif
 	if err := r.leases.PutVerifyResult(ctx, res); err != nil && ctx.Err() == nil {
 		r.log.Warn("verify: recording the pass failed", "projection", projection, "err", why(err))
 	}
+	if c.Drift() == 0 && c.Errors == 0 {
+		r.log.Info("verify: no drift in the sample", "projection", projection, "rows", c.Rows, "unverified", 0, "pending", c.Pending, "took", took.Round(time.Millisecond))
+		return
+	}
 	if c.Drift() == 0 {
-		r.log.Info("verify: no drift in the sample", "projection", projection, "rows", c.Rows, "pending", c.Pending, "took", took.Round(time.Millisecond))
+		r.log.Warn(fmt.Sprintf("verify: no drift in the sample, but %d of its rows could not be checked, so they are not verified; run `host verify --projection %s` to see why", c.Errors, projection),
+			"projection", projection, "rows", c.Rows, "unverified", c.Errors, "pending", c.Pending, "took", took.Round(time.Millisecond))
 		return
 	}
 	r.log.Warn("verify: drift found in the sample; run `host verify --projection "+projection+"` to see every row, and --repair to rebuild them",
-		"projection", projection, "rows", c.Rows, "differs", c.Differs, "missing", c.Missing, "orphan", c.Orphan, "ahead", c.Ahead)
+		"projection", projection, "rows", c.Rows, "differs", c.Differs, "missing", c.Missing, "orphan", c.Orphan, "ahead", c.Ahead, "unverified", c.Errors)
 	for i, f := range rep.Findings {
 		if i == 10 {
 			r.log.Warn("verify: more findings not logged", "projection", projection, "more", len(rep.Findings)-i)

@@ -2,9 +2,11 @@ package sidecar_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,5 +145,64 @@ func TestV1_RunSkipsTheVerifyPassOfAPausedProjection(t *testing.T) {
 	waitMetric(t, "a pass runs again once caught up, and finds no drift", func() bool {
 		return gauge(t, m, "dynafold_verify_rows_checked_total", map[string]string{"projection": projection}) >= 1 &&
 			gauge(t, m, "dynafold_verify_drift_rows", missing) == 0
+	})
+}
+
+// failsRow is the ledger with a switch: once set, its evolve fails every
+// call that folds an event of the stream instance row, as a plugin
+// swapped in that no longer accepts an event it once applied.
+type failsRow struct {
+	*testlogic.Ledger
+	row  string
+	fail atomic.Bool
+}
+
+func (l *failsRow) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, error) {
+	if l.fail.Load() {
+		for _, se := range req.Events {
+			if se.Event.StreamID == l.row {
+				return nil, errors.New("the plugin refuses this event now")
+			}
+		}
+	}
+	return l.Ledger.Evolve(ctx, req)
+}
+
+// A pass that could not check some rows (the plugin fails one of their
+// events: `host verify` exits 2, not verified) is no "ok" pass: it is
+// counted as result "unverified", the rows are exported as
+// dynafold_verify_unverified_rows, and the log line of a pass without
+// drift says how many rows it could not check.
+func TestV1_RunExportsTheRowsAPassCouldNotCheck(t *testing.T) {
+	e := start(t, ddblocal.StreamOptions{Shards: 1}, host.SidecarConfig{Verify: &host.VerifyConfig{Every: host.Duration(time.Second), Sample: 1}})
+	l := &failsRow{Ledger: &testlogic.Ledger{}, row: "v1"}
+	h := e.host(t, l)
+	m := telemetry.New(telemetry.Options{})
+	want := map[string]string{}
+	for i := range 3 {
+		appendAdds(t, h, fmt.Sprint("v", i), 0, 2)
+		want[fmt.Sprint("v", i)] = foldLog(2)
+	}
+	logs := &syncbuf.Buffer{}
+	stop := run(e.readerLogging(t, h, "w1", m, slog.New(slog.NewTextHandler(logs, nil))))
+	defer func() { _ = stop(nil) }()
+	e.waitRows(t, want, time.Minute)
+	l.fail.Store(true)
+
+	of := map[string]string{"projection": projection}
+	waitMetric(t, "a pass counts the row it could not check", func() bool {
+		return gauge(t, m, "dynafold_verify_unverified_rows", of) == 1
+	})
+	assert.Positive(t, gauge(t, m, "dynafold_verify_passes_total", map[string]string{"projection": projection, "result": "unverified"}))
+	assert.Zero(t, gauge(t, m, "dynafold_verify_drift_rows", map[string]string{"projection": projection, "kind": "differs"}))
+	waitMetric(t, "the log says how many rows were not checked", func() bool {
+		return strings.Contains(logs.String(), "verify: no drift in the sample, but 1 of its rows could not be checked") &&
+			strings.Contains(logs.String(), "unverified=1")
+	})
+
+	l.fail.Store(false)
+	waitMetric(t, "a pass that checks every row is ok again", func() bool {
+		return gauge(t, m, "dynafold_verify_unverified_rows", of) == 0 &&
+			gauge(t, m, "dynafold_verify_passes_total", map[string]string{"projection": projection, "result": "ok"}) > 0
 	})
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/template"
 
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/alerts"
@@ -57,6 +59,7 @@ func exported(t *testing.T, objs host.FreshnessConfig) (string, map[string]map[s
 	m.BatchProcessed("stream-arn", "shard-1", res, time.Millisecond, nil)
 	m.ShardRead("stream-arn", "shard-1", 1, time.Second)
 	m.RecordGivenUp("ledger", "stream-arn", "shard-1", recs[0], "a reason")
+	m.Verified("ledger", host.VerifyCounts{Rows: 3, Differs: 1, Errors: 1}, time.Now(), time.Millisecond, nil)
 	fams, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -164,8 +167,8 @@ func TestX7_PrometheusRulesParseAndReadOnlyExportedMetrics(t *testing.T) {
 			})
 		}
 	}
-	if want := 3*len(alerts.Windows) + 5; alertsSeen != want {
-		t.Errorf("%d alerts, want %d (the burn rates of 3 objectives and the 5 feed alerts)", alertsSeen, want)
+	if want := 3*len(alerts.Windows) + 7; alertsSeen != want {
+		t.Errorf("%d alerts, want %d (the burn rates of 3 objectives, the 5 feed alerts and the 2 of continuous verification)", alertsSeen, want)
 	}
 	if selectors == 0 {
 		t.Fatal("no selector inspected")
@@ -178,5 +181,53 @@ func TestX7_PrometheusRulesParseAndReadOnlyExportedMetrics(t *testing.T) {
 		if !found {
 			t.Errorf("the histogram exports no bucket at the threshold %s (it exports %v)", le, les)
 		}
+	}
+}
+
+// expandAnnotation expands an alert's annotation as Prometheus does when
+// the alert fires for a series of labels and value.
+func expandAnnotation(t *testing.T, text string, labels map[string]string, value float64) string {
+	t.Helper()
+	defs := "{{$labels := .Labels}}{{$externalLabels := .ExternalLabels}}{{$externalURL := .ExternalURL}}{{$value := .Value}}"
+	data := template.AlertTemplateData(labels, nil, "", promql.Sample{F: value})
+	out, err := template.NewTemplateExpander(context.Background(), defs+text, "alert", data, 0, nil, nil, nil).Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A record given up before any projection (an event item that does not
+// decode) is counted with projection="", which Prometheus drops from the
+// alert's labels: the DynafoldRecordsGivenUp description says so rather
+// than "records of projection  were given up", and names the projection
+// of the others.
+func TestX7_GivenUpAlertReadsRightWithoutAProjection(t *testing.T) {
+	cfg := host.Config{Projections: []host.ProjectionConfig{{Name: "ledger", Freshness: host.FreshnessConfig{"p95": host.Duration(30 * time.Second)}}}}
+	rules, err := alerts.Prometheus(cfg.Objectives(), alerts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, errs := rulefmt.Parse(rules, false, model.UTF8Validation, parser.NewParser(parser.Options{}), nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var description string
+	for _, g := range groups.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "DynafoldRecordsGivenUp" {
+				description = r.Annotations["description"]
+			}
+		}
+	}
+	if description == "" {
+		t.Fatal("no DynafoldRecordsGivenUp alert with a description")
+	}
+	none := expandAnnotation(t, description, map[string]string{}, 2)
+	if strings.Contains(none, "projection  ") || !strings.Contains(none, "2 records that failed before any projection") {
+		t.Errorf("without a projection the description reads %q", none)
+	}
+	if got := expandAnnotation(t, description, map[string]string{"projection": "ledger"}, 1); !strings.Contains(got, "1 records of projection ledger were given up") {
+		t.Errorf("with a projection the description reads %q", got)
 	}
 }
