@@ -233,6 +233,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 		return events.DynamoDBEventResponse{}, err
 	}
 	recs, bad := parseRecords(raws)
+	throttledBefore := throttled(x.host)
 	res, err := x.host.ProcessBatch(pctx, recs)
 	x.explainDeadline(pctx, res)
 	var out events.DynamoDBEventResponse
@@ -250,6 +251,7 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 	if res != nil {
 		s := summarize(res, bad, out, time.Since(start), oldest(recs))
 		s.HotSwap, s.PluginSwaps, s.PluginSwapFailures = swapped.checked, swapped.swaps, swapped.failures
+		s.Throttled = throttled(x.host) - throttledBefore
 		logBatch(log, res, bad, x.skipBad, s)
 		if x.metrics != nil {
 			if merr := x.metrics.write(x.source, s, opsOf(x.host, res, len(out.BatchItemFailures)), time.Now()); merr != nil {
@@ -265,6 +267,17 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 		return events.DynamoDBEventResponse{}, err
 	}
 	return out, nil
+}
+
+// throttled is the number of DynamoDB request attempts h's client saw
+// throttled so far (one invocation at a time: the difference around a
+// batch is that batch's).
+func throttled(h *host.Host) int64 {
+	var n int64
+	for _, c := range h.ThrottledRequests() {
+		n += c
+	}
+	return n
 }
 
 func toEvents(r host.Response) events.DynamoDBEventResponse {

@@ -30,8 +30,9 @@ type stats struct {
 	PassedOver                                       int // records whose item was removed or corrected since (host.Result.Obsolete)
 	Corrected                                        int // records whose item was corrected since into an event, folded as it is now (host.Result.Corrected)
 	Applied, AlreadyApplied, RowsWritten, RowsFailed int
-	Conflicts, BatchItemFailures                     int // Conflicts: rows failed on a lost race or a checkpoint conflict (host.Counts)
-	Retries                                          int // row write attempts beyond the first: lost conditional-write races (host.Counts)
+	Conflicts, BatchItemFailures                     int   // Conflicts: rows failed on a lost race or a checkpoint conflict (host.Counts)
+	Retries                                          int   // row write attempts beyond the first: lost conditional-write races (host.Counts)
+	Throttled                                        int64 // DynamoDB request attempts refused for their rate and retried by the client (host.ThrottledRequests)
 	DurationMs                                       float64
 	OldestRecordAgeMs                                int64 // -1: no record carries a creation time
 	// The check of the hot-swapped plugins' sources before the batch;
@@ -101,6 +102,9 @@ func logBatch(log *slog.Logger, res *host.Result, bad []badRecord, skipBad bool,
 	if s.OldestRecordAgeMs >= 0 {
 		// The change feed's lag: how long the oldest record waited.
 		args = append(args, "oldestRecordAgeMs", s.OldestRecordAgeMs)
+	}
+	if s.Throttled > 0 {
+		args = append(args, "throttledRequests", s.Throttled)
 	}
 	if s.Retries > 0 {
 		args = append(args, "retries", s.Retries)

@@ -17,6 +17,7 @@ var metricUnits = []struct{ name, unit string }{
 	{"Records", "Count"}, {"Events", "Count"}, {"DecodeFailures", "Count"},
 	{"Applied", "Count"}, {"AlreadyApplied", "Count"}, {"RowsWritten", "Count"}, {"RowsFailed", "Count"},
 	{"Conflicts", "Count"}, {"BatchItemFailures", "Count"}, {"Duration", "Milliseconds"}, {"IteratorAge", "Milliseconds"},
+	{"ThrottledRequests", "Count"},
 	{"PluginSwaps", "Count"}, {"PluginSwapFailures", "Count"},
 }
 
@@ -35,6 +36,7 @@ func (m *emf) write(source string, s stats, ops opsMetrics, now time.Time) error
 		"Source": source, "Records": s.Records, "Events": s.Events, "DecodeFailures": s.DecodeFailures,
 		"Applied": s.Applied, "AlreadyApplied": s.AlreadyApplied, "RowsWritten": s.RowsWritten, "RowsFailed": s.RowsFailed,
 		"Conflicts": s.Conflicts, "BatchItemFailures": s.BatchItemFailures, "Duration": s.DurationMs,
+		"ThrottledRequests": s.Throttled,
 	}
 	if s.OldestRecordAgeMs >= 0 {
 		doc["IteratorAge"] = s.OldestRecordAgeMs
