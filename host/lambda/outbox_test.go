@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/lambda"
 	"github.com/dynafold/dynafold/host/logic"
@@ -32,31 +34,9 @@ func TestO3_LambdaHandlerDeliversToTheConfiguredTarget(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	env := testenv.Start(t)
-	events, rows := env.Table(t, "events", true), env.Table(t, "summaries", false)
-	cfg := &host.Config{
-		EventStore: host.EventStoreConfig{Table: events, Schema: "shop", SchemaVersion: 1, Streams: []host.StreamConfig{
-			{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, Composite: []string{"orderId"}}}},
-		Projections: []host.ProjectionConfig{{Name: "summaries", Plugin: "native:order-summary", Table: rows,
-			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}, Revision: &host.RevisionConfig{Field: "rev"},
-			Outbox: &host.OutboxConfig{Deliver: &host.DeliverConfig{Webhook: &host.WebhookConfig{URL: srv.URL}}}}},
-	}
-	p, err := guest.New(ordersummary.Projection)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	h, call, err := lambda.Build(context.Background(), cfg, []host.Option{host.WithClient(env.Client),
-		host.WithNative("order-summary", testlogic.WithEffects(logic.Native(p, "order-summary"), 1))},
-		lambda.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close(context.Background()) })
-	ev := testenv.LambdaFixture(t, "stream_event.json")
-	env.SeedEvents(t, events, ev)
+	call, logs := outboxFunction(t, srv.URL)
 
-	resp, err := call(context.Background(), ev)
+	resp, err := call()
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("invoke: %v, %v", resp, err)
 	}
@@ -77,31 +57,9 @@ func TestO3_LambdaUndeliveredEffectNamesAScheduledDrainPending(t *testing.T) {
 	down := httptest.NewServer(nil)
 	url := down.URL
 	down.Close() // nothing listens there
-	env := testenv.Start(t)
-	events, rows := env.Table(t, "events", true), env.Table(t, "summaries", false)
-	cfg := &host.Config{
-		EventStore: host.EventStoreConfig{Table: events, Schema: "shop", SchemaVersion: 1, Streams: []host.StreamConfig{
-			{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, Composite: []string{"orderId"}}}},
-		Projections: []host.ProjectionConfig{{Name: "summaries", Plugin: "native:order-summary", Table: rows,
-			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}, Revision: &host.RevisionConfig{Field: "rev"},
-			Outbox: &host.OutboxConfig{Deliver: &host.DeliverConfig{Webhook: &host.WebhookConfig{URL: url}}}}},
-	}
-	p, err := guest.New(ordersummary.Projection)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	h, call, err := lambda.Build(context.Background(), cfg, []host.Option{host.WithClient(env.Client),
-		host.WithNative("order-summary", testlogic.WithEffects(logic.Native(p, "order-summary"), 1))},
-		lambda.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close(context.Background()) })
-	ev := testenv.LambdaFixture(t, "stream_event.json")
-	env.SeedEvents(t, events, ev)
+	call, logs := outboxFunction(t, url)
 
-	if resp, err := call(context.Background(), ev); err != nil || len(resp.BatchItemFailures) != 0 {
+	if resp, err := call(); err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("invoke: %v, %v", resp, err)
 	}
 	out := logs.String()
@@ -111,4 +69,36 @@ func TestO3_LambdaUndeliveredEffectNamesAScheduledDrainPending(t *testing.T) {
 	if strings.Contains(out, "`host run` sweeps it") {
 		t.Errorf("the warning names `host run`'s sweep, which a Lambda function does not have:\n%s", out)
 	}
+}
+
+// outboxFunction builds the Lambda function of the order-summary projection
+// with one effect per event and an outbox delivering to the webhook url,
+// seeds the stream_event fixture's events, and returns a call of the
+// function with that batch and the function's log.
+func outboxFunction(t *testing.T, url string) (call func() (events.DynamoDBEventResponse, error), logs *bytes.Buffer) {
+	t.Helper()
+	env := testenv.Start(t)
+	eventTable, rows := env.Table(t, "events", true), env.Table(t, "summaries", false)
+	cfg := &host.Config{
+		EventStore: host.EventStoreConfig{Table: eventTable, Schema: "shop", SchemaVersion: 1, Streams: []host.StreamConfig{
+			{Name: "Order", EventTypes: []string{"OrderPlaced", "ItemAdded", "OrderShipped"}, Composite: []string{"orderId"}}}},
+		Projections: []host.ProjectionConfig{{Name: "summaries", Plugin: "native:order-summary", Table: rows,
+			Checkpoint: host.CheckpointConfig{Field: ordersummary.Checkpoint}, Revision: &host.RevisionConfig{Field: "rev"},
+			Outbox: &host.OutboxConfig{Deliver: &host.DeliverConfig{Webhook: &host.WebhookConfig{URL: url}}}}},
+	}
+	p, err := guest.New(ordersummary.Projection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs = &bytes.Buffer{}
+	h, fn, err := lambda.Build(context.Background(), cfg, []host.Option{host.WithClient(env.Client),
+		host.WithNative("order-summary", testlogic.WithEffects(logic.Native(p, "order-summary"), 1))},
+		lambda.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	ev := testenv.LambdaFixture(t, "stream_event.json")
+	env.SeedEvents(t, eventTable, ev)
+	return func() (events.DynamoDBEventResponse, error) { return fn(context.Background(), ev) }, logs
 }

@@ -2,9 +2,7 @@ package lambda_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"log/slog"
-	"strings"
 	"testing"
 
 	"github.com/dynafold/dynafold/ddblocal"
@@ -27,16 +25,9 @@ func TestX1_AnInvocationCountsTheRequestsDynamoDBThrottled(t *testing.T) {
 	}
 	f.mustInvoke(t, ev)
 
-	var summaries []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err == nil && m["msg"] == "batch" {
-			summaries = append(summaries, m)
-		}
-	}
-	lines := strings.Split(strings.TrimSpace(metrics.String()), "\n")
-	if len(summaries) != 2 || len(lines) != 2 {
-		t.Fatalf("%d summaries and %d metric lines, want 2 of each", len(summaries), len(lines))
+	summaries, docs := invocationLines(t, &logs, &metrics)
+	if len(summaries) != 2 || len(docs) != 2 {
+		t.Fatalf("%d summaries and %d metric lines, want 2 of each", len(summaries), len(docs))
 	}
 	if got := summaries[0]["throttledRequests"]; got != 2.0 {
 		t.Errorf("summary throttledRequests = %v, want 2: %v", got, summaries[0])
@@ -45,12 +36,8 @@ func TestX1_AnInvocationCountsTheRequestsDynamoDBThrottled(t *testing.T) {
 		t.Errorf("the unthrottled invocation's summary names throttledRequests: %v", summaries[1])
 	}
 	for i, want := range []float64{2, 0} {
-		var doc map[string]any
-		if err := json.Unmarshal([]byte(lines[i]), &doc); err != nil {
-			t.Fatal(err)
-		}
-		if doc["ThrottledRequests"] != want {
-			t.Errorf("invocation %d: metric ThrottledRequests = %v, want %v", i+1, doc["ThrottledRequests"], want)
+		if docs[i]["ThrottledRequests"] != want {
+			t.Errorf("invocation %d: metric ThrottledRequests = %v, want %v", i+1, docs[i]["ThrottledRequests"], want)
 		}
 	}
 }

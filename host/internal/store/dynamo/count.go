@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"maps"
 	"sync"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -30,11 +31,7 @@ func NewCounter() *Counter {
 func (c *Counter) Counts() map[string]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int64, len(c.counts))
-	for k, v := range c.counts {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.counts)
 }
 
 // Throttled returns a copy of the counts of attempts DynamoDB refused for
@@ -43,11 +40,7 @@ func (c *Counter) Counts() map[string]int64 {
 func (c *Counter) Throttled() map[string]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int64, len(c.throttled))
-	for k, v := range c.throttled {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.throttled)
 }
 
 // Reset sets every count back to zero.
