@@ -148,7 +148,10 @@ func compact(t *testing.T, b json.RawMessage) string {
 // consumers lists, per IAM policy, every action it grants and where the
 // code calls it: a package path prefix of the module, or "event source
 // mapping" for the calls the Lambda service makes with the function's role,
-// or "pipe" for those an EventBridge Pipe makes with its execution role.
+// "pipe" for those an EventBridge Pipe makes with its execution role, or
+// "failure runbook" for those an operator makes with the AWS CLI (or `host
+// capture --from-stream`) to find the records of a batch in the mapping's
+// failure queue (operations.md).
 var consumers = map[string]map[string]string{
 	"lambda": {
 		"dynamodb:DescribeStream":   "event source mapping",
@@ -231,6 +234,11 @@ var consumers = map[string]map[string]string{
 		"dynamodb:Query":                               "host/internal/eventstore",
 		"dynamodb:Scan":                                "host",
 		"dynamodb:GetItem":                             "host/internal/apply",
+		"dynamodb:DescribeStream":                      "failure runbook",
+		"dynamodb:GetShardIterator":                    "failure runbook",
+		"dynamodb:GetRecords":                          "failure runbook",
+		"sqs:ReceiveMessage":                           "failure runbook",
+		"sqs:DeleteMessage":                            "failure runbook",
 		"s3:GetObject":                                 "host/swap",
 		"s3:GetObjectVersion":                          "host/swap",
 		"s3:ListBucketVersions":                        "host/swap",
@@ -299,9 +307,12 @@ func keysOf(m map[string]string) map[string]bool {
 	return out
 }
 
-// byService reports whether the calls listed as made "where" are made by
-// an AWS service with the consumer's role, not by dynafold's code.
-func byService(where string) bool { return where == "event source mapping" || where == "pipe" }
+// byService reports whether the calls listed as made "where" are made with
+// the consumer's role by an AWS service or the AWS CLI, not by dynafold's
+// deployed code.
+func byService(where string) bool {
+	return where == "event source mapping" || where == "pipe" || where == "failure runbook"
+}
 
 func esmOnly(action string) bool {
 	for _, c := range consumers {
