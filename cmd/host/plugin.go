@@ -337,7 +337,11 @@ func runPluginValidate(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s was refused: %w", files[0], serr)
 	}
 	if *cfgPath != "" {
-		return checkReplaces(ctx, p, wasm, *cfgPath, *proj, !*asJSON)
+		pc, err := checkReplaces(ctx, p, wasm, *cfgPath, *proj, !*asJSON)
+		if err != nil {
+			return err
+		}
+		checkSampledRows(ctx, files[0], *cfgPath, pc, *asJSON)
 	}
 	return nil
 }
@@ -369,16 +373,16 @@ func validateSandbox(fs *flag.FlagSet, cfgPath, cache string, timeout time.Durat
 // configuration binds to a projection: what the hot-swap pipeline checks —
 // the streams, compatibility with the plugin serving now, the projection's
 // sha256 pins, and its smoke test (the module's self_test, else the
-// configured fixture).
-func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath, proj string, say bool) error {
+// configured fixture). It returns the projection's name.
+func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath, proj string, say bool) (string, error) {
 	out := stdoutOf(ctx)
 	cfg, err := host.LoadConfig(cfgPath)
 	if err != nil {
-		return err
+		return "", err
 	}
 	pc, cur, err := replacedProjection(ctx, cfg, cfgPath, proj, p.Describe().Name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer cur.Close(ctx)
 	streams := map[string]bool{}
@@ -387,24 +391,24 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 	}
 	for _, s := range p.Describe().Sources {
 		if !streams[s.Stream] {
-			return fmt.Errorf("%s reads stream %q, which eventStore.streams does not define: %w", p.Name(), s.Stream, swap.ErrIncompatible)
+			return "", fmt.Errorf("%s reads stream %q, which eventStore.streams does not define: %w", p.Name(), s.Stream, swap.ErrIncompatible)
 		}
 	}
 	if err := swap.ExpectOf(cur.Describe()).Check(p.Describe()); err != nil {
-		return fmt.Errorf("%s cannot replace %s in projection %q: %v: %w", p.Name(), cur.Name(), pc.Name, err, swap.ErrIncompatible)
+		return "", fmt.Errorf("%s cannot replace %s in projection %q: %v: %w", p.Name(), cur.Name(), pc.Name, err, swap.ErrIncompatible)
 	}
 	if hs := pc.HotSwap; hs != nil {
 		if err := swap.CheckPin(p.SHA256(), hs.SHA256); err != nil {
-			return fmt.Errorf("%s cannot replace %s in projection %q: %w", p.Name(), cur.Name(), pc.Name, err)
+			return "", fmt.Errorf("%s cannot replace %s in projection %q: %w", p.Name(), cur.Name(), pc.Name, err)
 		}
 		if f := hs.Fixture; f != nil {
 			dir := filepath.Dir(cfgPath)
 			fx, err := swap.LoadFixture(relTo(dir, f.Events), relTo(dir, f.Rows))
 			if err != nil {
-				return fmt.Errorf("projection %q's smoke-test fixture: %w", pc.Name, err)
+				return "", fmt.Errorf("projection %q's smoke-test fixture: %w", pc.Name, err)
 			}
 			if err := swap.Smoke(ctx, p, wasm, fx); err != nil {
-				return fmt.Errorf("%s would be refused in projection %q: %w: %w", p.Name(), pc.Name, swap.ErrSmokeTest, err)
+				return "", fmt.Errorf("%s would be refused in projection %q: %w: %w", p.Name(), pc.Name, swap.ErrSmokeTest, err)
 			}
 			if say {
 				fmt.Fprintf(out, "  smoke test passed (%s)\n", fx.Name)
@@ -414,7 +418,7 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 	if say {
 		fmt.Fprintf(out, "  replaces %s in projection %q\n", cur.Name(), pc.Name)
 	}
-	return nil
+	return pc.Name, nil
 }
 
 const pluginTestUsage = `usage: host plugin test FILE --events EVENTS.json [--expect ROWS.json] [--decisions]
