@@ -258,6 +258,16 @@ streams, compatibility, sha256 pins and the configured smoke-test fixture.
 The projection is --projection's; without it, the configuration's only
 one, else the one whose plugin has the module's name (describe's name).
 
+With --config, up to 20 of the rows the projection's table holds are also
+re-derived from their events with the module (as host replay does; nothing
+is written) and compared with the stored rows: validate prints how many it
+derives differently and warns of each attribute the stored rows hold that
+none of the module's rows has — a renamed or dropped state field, which the
+module's next event on such a row folds without — naming the rebuild to run
+after the swap. A warning, not a refusal: the exit status stays 0. When the
+tables cannot be read it says so in one line. With --json these lines go to
+standard error.
+
 Flags:`
 
 func runPluginValidate(ctx context.Context, args []string) error {
