@@ -280,7 +280,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cache := fs.String("cache", "", "compilation-cache directory to use")
 	timeout := fs.Duration("timeout", plugin.DefaultCallTimeout, "bound on each call into the module, its start function, _initialize and self test included (default: with --config, its plugins.callTimeout)")
-	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration, in its sandbox")
+	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration, in its sandbox, and compare a sample of the rows its table holds with what the module derives")
 	proj := fs.String("projection", "", "with --config: the projection (default: the only one, else the one whose plugin has the module's name)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
