@@ -42,12 +42,39 @@ type WhatIfRow struct {
 // or "native:<name>", loaded for this call and closed when it returns; calls
 // must not overlap with Close. Rows come back sorted by key.
 func (h *Host) WhatIf(ctx context.Context, projection, plugin string, in WhatIfInput) ([]WhatIfRow, error) {
-	live, err := h.engine(projection)
-	if err != nil {
+	if _, err := h.engine(projection); err != nil {
 		return nil, err
 	}
 	if (in.Records == nil) == (in.StreamID == "") {
 		return nil, errors.New("what-if: give either records or a stream id")
+	}
+	return h.whatIf(ctx, projection, plugin, func(e *apply.Engine) ([]apply.Outcome, error) {
+		if in.StreamID != "" {
+			return e.Rebuild(ctx, in.StreamID)
+		}
+		proc, err := batch.New(h.dopts, []*apply.Engine{e}, nil)
+		if err != nil {
+			return nil, err
+		}
+		res, err := proc.Process(ctx, internalRecords(in.Records))
+		if err != nil {
+			return nil, err
+		}
+		pr := res.Projections[projection]
+		for _, kf := range pr.KeyFailures {
+			return nil, fmt.Errorf("the candidate's key failed on %s %s v%d: %v", kf.Event.Stream, kf.Event.StreamID, kf.Event.Version, kf.Err)
+		}
+		return pr.Rows, nil
+	})
+}
+
+// whatIf loads the candidate plugin over a store that writes nothing and
+// reads the projection's table as empty, folds through it what fold folds,
+// and returns each row beside the row the table holds now, sorted by key.
+func (h *Host) whatIf(ctx context.Context, projection, plugin string, fold func(e *apply.Engine) ([]apply.Outcome, error)) ([]WhatIfRow, error) {
+	live, err := h.engine(projection)
+	if err != nil {
+		return nil, err
 	}
 	var pc ProjectionConfig
 	for _, p := range h.cfg.Projections {
@@ -67,25 +94,9 @@ func (h *Host) WhatIf(ctx context.Context, projection, plugin string, in WhatIfI
 	if err != nil {
 		return nil, fmt.Errorf("candidate plugin %s: %w", plugin, err)
 	}
-	var rows []apply.Outcome
-	if in.StreamID != "" {
-		if rows, err = e.Rebuild(ctx, in.StreamID); err != nil {
-			return nil, err
-		}
-	} else {
-		proc, err := batch.New(h.dopts, []*apply.Engine{e}, nil)
-		if err != nil {
-			return nil, err
-		}
-		res, err := proc.Process(ctx, internalRecords(in.Records))
-		if err != nil {
-			return nil, err
-		}
-		pr := res.Projections[projection]
-		for _, kf := range pr.KeyFailures {
-			return nil, fmt.Errorf("the candidate's key failed on %s %s v%d: %v", kf.Event.Stream, kf.Event.StreamID, kf.Event.Version, kf.Err)
-		}
-		rows = pr.Rows
+	rows, err := fold(e)
+	if err != nil {
+		return nil, err
 	}
 	ignore := map[string]bool{}
 	for _, a := range pc.provenanceAttrs() {

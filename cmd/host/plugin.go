@@ -258,6 +258,16 @@ streams, compatibility, sha256 pins and the configured smoke-test fixture.
 The projection is --projection's; without it, the configuration's only
 one, else the one whose plugin has the module's name (describe's name).
 
+With --config, up to 20 of the rows the projection's table holds are also
+re-derived from their events with the module (as host replay does; nothing
+is written) and compared with the stored rows: validate prints how many it
+derives differently and warns of each attribute the stored rows hold that
+none of the module's rows has — a renamed or dropped state field, which the
+module's next event on such a row folds without — naming the rebuild to run
+after the swap. A warning, not a refusal: the exit status stays 0. When the
+tables cannot be read it says so in one line. With --json these lines go to
+standard error.
+
 Flags:`
 
 func runPluginValidate(ctx context.Context, args []string) error {
@@ -270,7 +280,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cache := fs.String("cache", "", "compilation-cache directory to use")
 	timeout := fs.Duration("timeout", plugin.DefaultCallTimeout, "bound on each call into the module, its start function, _initialize and self test included (default: with --config, its plugins.callTimeout)")
-	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration, in its sandbox")
+	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration, in its sandbox, and compare a sample of the rows its table holds with what the module derives")
 	proj := fs.String("projection", "", "with --config: the projection (default: the only one, else the one whose plugin has the module's name)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -337,7 +347,11 @@ func runPluginValidate(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s was refused: %w", files[0], serr)
 	}
 	if *cfgPath != "" {
-		return checkReplaces(ctx, p, wasm, *cfgPath, *proj, !*asJSON)
+		pc, err := checkReplaces(ctx, p, wasm, *cfgPath, *proj, !*asJSON)
+		if err != nil {
+			return err
+		}
+		checkSampledRows(ctx, files[0], *cfgPath, pc, *asJSON)
 	}
 	return nil
 }
@@ -369,16 +383,16 @@ func validateSandbox(fs *flag.FlagSet, cfgPath, cache string, timeout time.Durat
 // configuration binds to a projection: what the hot-swap pipeline checks —
 // the streams, compatibility with the plugin serving now, the projection's
 // sha256 pins, and its smoke test (the module's self_test, else the
-// configured fixture).
-func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath, proj string, say bool) error {
+// configured fixture). It returns the projection's name.
+func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath, proj string, say bool) (string, error) {
 	out := stdoutOf(ctx)
 	cfg, err := host.LoadConfig(cfgPath)
 	if err != nil {
-		return err
+		return "", err
 	}
 	pc, cur, err := replacedProjection(ctx, cfg, cfgPath, proj, p.Describe().Name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer cur.Close(ctx)
 	streams := map[string]bool{}
@@ -387,24 +401,24 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 	}
 	for _, s := range p.Describe().Sources {
 		if !streams[s.Stream] {
-			return fmt.Errorf("%s reads stream %q, which eventStore.streams does not define: %w", p.Name(), s.Stream, swap.ErrIncompatible)
+			return "", fmt.Errorf("%s reads stream %q, which eventStore.streams does not define: %w", p.Name(), s.Stream, swap.ErrIncompatible)
 		}
 	}
 	if err := swap.ExpectOf(cur.Describe()).Check(p.Describe()); err != nil {
-		return fmt.Errorf("%s cannot replace %s in projection %q: %v: %w", p.Name(), cur.Name(), pc.Name, err, swap.ErrIncompatible)
+		return "", fmt.Errorf("%s cannot replace %s in projection %q: %v: %w", p.Name(), cur.Name(), pc.Name, err, swap.ErrIncompatible)
 	}
 	if hs := pc.HotSwap; hs != nil {
 		if err := swap.CheckPin(p.SHA256(), hs.SHA256); err != nil {
-			return fmt.Errorf("%s cannot replace %s in projection %q: %w", p.Name(), cur.Name(), pc.Name, err)
+			return "", fmt.Errorf("%s cannot replace %s in projection %q: %w", p.Name(), cur.Name(), pc.Name, err)
 		}
 		if f := hs.Fixture; f != nil {
 			dir := filepath.Dir(cfgPath)
 			fx, err := swap.LoadFixture(relTo(dir, f.Events), relTo(dir, f.Rows))
 			if err != nil {
-				return fmt.Errorf("projection %q's smoke-test fixture: %w", pc.Name, err)
+				return "", fmt.Errorf("projection %q's smoke-test fixture: %w", pc.Name, err)
 			}
 			if err := swap.Smoke(ctx, p, wasm, fx); err != nil {
-				return fmt.Errorf("%s would be refused in projection %q: %w: %w", p.Name(), pc.Name, swap.ErrSmokeTest, err)
+				return "", fmt.Errorf("%s would be refused in projection %q: %w: %w", p.Name(), pc.Name, swap.ErrSmokeTest, err)
 			}
 			if say {
 				fmt.Fprintf(out, "  smoke test passed (%s)\n", fx.Name)
@@ -414,7 +428,7 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 	if say {
 		fmt.Fprintf(out, "  replaces %s in projection %q\n", cur.Name(), pc.Name)
 	}
-	return nil
+	return pc.Name, nil
 }
 
 const pluginTestUsage = `usage: host plugin test FILE --events EVENTS.json [--expect ROWS.json] [--decisions]

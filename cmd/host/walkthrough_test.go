@@ -164,6 +164,7 @@ func TestH2_READMEWalkthrough(t *testing.T) {
 	for _, want := range []string{
 		"ok  \texample.com/inventory", "selftest passed", "ok inventory@1.0.0: 5 events, 1 row as expected",
 		`replaces inventory@1.0.0 in projection "inventory"`,
+		"rows     1 sampled row re-derived from their events by the candidate: 0 differ from the table",
 		"1 stream instance rebuilt", "compiled into build/wasm-cache",
 		// 1.1.0 folds as 1.0.0 did: the rebuilt row is the same, but for
 		// its writtenBy
