@@ -78,3 +78,18 @@ func TestH3_ValidateSkipsTheRowCheckWhenTheTableCannotBeRead(t *testing.T) {
 	assert.Contains(t, out, `replaces order-summary@1.0.0 in projection "summaries"`)
 	assert.Equal(t, 1, strings.Count(out, "rows     not checked against the table's rows ("), out)
 }
+
+// TestH3_ValidateReadsNoTableInAWSUnlessAsked: a configuration naming no
+// endpoint (its tables are in AWS) is not read by validate, which stays
+// offline in a build, and says how to ask for the row check.
+func TestH3_ValidateReadsNoTableInAWSUnlessAsked(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", "")
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	cfgPath := filepath.Join(t.TempDir(), "dynafold.json")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{
+  "eventStore": {"table": "events", "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": "rows", "checkpoint": {"field": "version"}}]}`, v1Path(t))), 0o644))
+	out, err := runPluginCmd(t, "validate", v2Path(t), "--config", cfgPath)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "rows     not checked against the table's rows: the configuration names no endpoint (its tables are in AWS); add --check-rows to read them")
+}

@@ -282,6 +282,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 	timeout := fs.Duration("timeout", plugin.DefaultCallTimeout, "bound on each call into the module, its start function, _initialize and self test included (default: with --config, its plugins.callTimeout)")
 	cfgPath := fs.String("config", "", "also check that the module can replace a projection's plugin of this configuration, in its sandbox, and compare a sample of the rows its table holds with what the module derives")
 	proj := fs.String("projection", "", "with --config: the projection (default: the only one, else the one whose plugin has the module's name)")
+	checkRows := fs.Bool("check-rows", false, "with --config naming no endpoint (tables in AWS): read the tables to compare the sample of rows too; with an endpoint they are read without it")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -351,7 +352,7 @@ func runPluginValidate(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		checkSampledRows(ctx, files[0], *cfgPath, pc, *asJSON)
+		checkSampledRows(ctx, files[0], *cfgPath, pc, *asJSON, *checkRows)
 	}
 	return nil
 }
