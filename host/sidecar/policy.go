@@ -216,7 +216,7 @@ func (r *Reader) giveUp(ctx context.Context, stream, shard string, rec host.Reco
 		args := []any{"projection", projectionLabel(p), "shard", shard, "sequenceNumber", rec.DynamoDB.SequenceNumber,
 			"attempts", a.n, "firstSeen", a.first, "reason", f.reason, "sentToDestination", d != nil}
 		if f.behind {
-			args = append(args, "givenUpAtOnce", "a record was given up for the event it fails on; it fails the same way behind it until that event is repaired or the plugin accepts it, then replay both")
+			args = append(args, "givenUpAtOnce", "a record of this row was given up for the same failure (the event it fails on, the plugin's call, or the row's item over 400 KB); it fails the same way until that event is repaired or the plugin is fixed, then replay both")
 		}
 		r.log.Error("record given up", args...)
 		r.obs.RecordGivenUp(p, stream, shard, rec, f.reason)
