@@ -134,6 +134,7 @@ type Reader struct {
 	pause      pauses            // the lease table's pauses and deferred instances (pause.go)
 	sweeper    atomic.Bool       // this worker sweeps the outboxes (it holds the lowest lease, as of the last lease round)
 	foreign    map[string]bool   // other streams whose leases the lease table was seen to hold (logged once each)
+	noTables   map[string]bool   // tables found missing by a delivery, warned of once each until one gets past (policy.go)
 }
 
 // New returns a reader of cfg's event-table stream that hands each batch
@@ -143,7 +144,7 @@ func New(ctx context.Context, h *host.Host, cfg *host.Config, opts Options) (*Re
 		return nil, errors.New(`configuration: no "sidecar" section: add one with at least "leaseTable", the DynamoDB table for the reader's leases`)
 	}
 	r := &Reader{h: h, cfg: cfg, sc: cfg.EffectiveSidecar(), opts: opts, held: map[string]*held{}, kick: make(chan struct{}, 1), dests: map[string]quarantine.Destination{},
-		waiting: map[string]string{}, listed: map[string]bool{}, foreign: map[string]bool{}, instance: newInstance(time.Now()), ageClock: time.Now}
+		waiting: map[string]string{}, listed: map[string]bool{}, foreign: map[string]bool{}, noTables: map[string]bool{}, instance: newInstance(time.Now()), ageClock: time.Now}
 	r.dupes.r = r
 	r.log, r.obs = opts.Logger, opts.Observer
 	if r.log == nil {

@@ -16,6 +16,11 @@ import (
 // retryDelay is the wait before a failed record is delivered again.
 var retryDelay = backoff.Policy{Base: 50 * time.Millisecond, Max: 2 * time.Second}
 
+// noTableDelay is the wait before a record that failed on a table that
+// does not exist is delivered again: the table comes back when an
+// operator creates it, not in a few seconds.
+var noTableDelay = backoff.Policy{Base: 500 * time.Millisecond, Max: 30 * time.Second}
+
 // work reads one shard until read ends (graceful stop, lease lost) or the
 // shard is finished: each batch goes through the host; its checkpoint is
 // written while the next batch is processed (see checkpointer). proc is
@@ -94,7 +99,11 @@ func (r *Reader) work(read, proc context.Context, rd feed.Source, h *held) {
 				}
 				it.Rewind(b.Records[n].DynamoDB.SequenceNumber)
 				retries++
-				_ = retryDelay.Wait(read, retries)
+				if ds.noTable {
+					_ = noTableDelay.Wait(read, retries)
+				} else {
+					_ = retryDelay.Wait(read, retries)
+				}
 				continue
 			}
 			retries = 0
