@@ -76,7 +76,6 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 			break
 		}
 		i := start + f.pos
-		r.failures.Add(1)
 		rec := recs[i]
 		seq := rec.DynamoDB.SequenceNumber
 		if f.noTable {
@@ -287,6 +286,10 @@ func (r *Reader) process(ctx context.Context, stream, shard string, recs []host.
 		}
 	}
 	r.obs.BatchProcessed(stream, shard, res, time.Since(t0), err)
+	if res != nil {
+		// counted as the observer counts them (records_failed_total)
+		r.failures.Add(int64(len(res.Failed())))
+	}
 	var f failure
 	switch {
 	case err != nil:
