@@ -44,9 +44,13 @@ On SIGTERM or SIGINT, at any moment, the batch in flight is finished and
 checkpointed, the leases are released, and the command exits 0. Hot-swapped plugins are
 watched and swapped in while it runs.
 
-Unless --quiet, one progress line per interval goes to stderr: records per
-second, rows written, failures, records given up, shards held and how far
-behind the stream the reader is. Logs are text on a terminal, JSON lines
+Unless --quiet, one progress line per interval goes to stderr: records done
+per second (folded or given up; a record delivered again counts once),
+rows written, failures (records a batch reported failed, at each delivery,
+as the status page's Failures and dynafold_records_failed_total count
+them), records given up, shards held, the lag as ` + "`host status`" + ` shows it
+(the age of the oldest record not yet done, the worst shard's) and how many
+shards wait behind a failing record. Logs are text on a terminal, JSON lines
 otherwise. With --admin-addr (or "admin.addr" in the configuration) it
 serves Prometheus metrics at /metrics, /healthz, /readyz and a status page
 at / (the whole fleet, this worker marked) on that loopback address;
@@ -227,12 +231,16 @@ func printProgress(w io.Writer, st, prev sidecar.Stats, every time.Duration) {
 		stream = "kinesis " + stream[i+len(":stream/"):] // a Kinesis data stream's ARN: its name
 	}
 	if every == 0 {
-		fmt.Fprintf(w, "host run: stopped: %s, %s written, %s, %d given up\n", plural(int(st.Records), "record"), plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp)
+		fmt.Fprintf(w, "host run: stopped: %s done, %s written, %s, %d given up\n", plural(int(st.Records), "record"), plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp)
 		return
 	}
 	rate := float64(st.Records-prev.Records) / every.Seconds()
-	fmt.Fprintf(w, "host run: %.1f records/s; since start %s written, %s, %d given up; %s held, lag %s %s\n",
-		rate, plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp, plural(st.Shards, "shard"), stream, st.Behind.Round(time.Millisecond))
+	held := ""
+	if st.HeldBack > 0 {
+		held = fmt.Sprintf("; %s held back by a failing record (the log says why)", plural(st.HeldBack, "shard"))
+	}
+	fmt.Fprintf(w, "host run: %.1f records/s done; since start %s written, %s, %d given up; %s held, lag %s %s%s\n",
+		rate, plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp, plural(st.Shards, "shard"), stream, st.Behind.Round(time.Millisecond), held)
 }
 
 // backgroundRows is how many rows' effects host run delivers at once, off

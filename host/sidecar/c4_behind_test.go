@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -93,4 +94,34 @@ func (l *trapsOnFail) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.
 // timed out by chance was retried in full for the first record.
 func TestC4_RecordsBehindAPluginCallThatTrapsAreGivenUpAtOnce(t *testing.T) {
 	givenUpBehind(t, &trapsOnFail{}, "wasm error: unreachable")
+}
+
+// growsOnFail is the ledger whose row's item grows past DynamoDB's 400 KB
+// limit once it folds an event of type Fail (as a cart whose list of lines
+// grew too long), where the ledger's evolve fails that event.
+type growsOnFail struct{ testlogic.Ledger }
+
+func (l *growsOnFail) Evolve(ctx context.Context, req *abi.EvolveRequest) (*abi.EvolveResponse, error) {
+	big := false
+	in := *req
+	in.Events = slices.Clone(req.Events)
+	for i, se := range in.Events {
+		if se.Event.Type == "Fail" {
+			big = true
+			in.Events[i].Event.Type = "Same"
+		}
+	}
+	resp, err := l.Ledger.Evolve(ctx, &in)
+	if err == nil && big && resp.Item != nil {
+		resp.Item["lines"] = abi.S(strings.Repeat("x", 410*1024))
+	}
+	return resp, err
+}
+
+// The same for a row whose item grew past DynamoDB's 400 KB limit: the
+// same plugin version folding the row from the same checkpoint makes the
+// same item, so each later record of the row is given up at its first
+// failure rather than retried in full while the shard waits.
+func TestC4_RecordsOfARowGrownTooLargeAreGivenUpAtOnce(t *testing.T) {
+	givenUpBehind(t, &growsOnFail{}, "over DynamoDB's limit of 409600")
 }

@@ -215,6 +215,7 @@ func (r *Reader) observeCaughtUp(projection string, outs []host.Outcome, took ti
 	r.mu.Unlock()
 	r.obs.BatchProcessed(arn, "", res, took, nil)
 	r.countWritten(res)
+	r.failures.Add(int64(len(res.Failed())))
 }
 
 // recordDeferred records in the lease table the stream instances of the

@@ -1,7 +1,9 @@
 package sidecar
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/internal/store"
 	"github.com/dynafold/dynafold/host/quarantine"
 	"github.com/dynafold/dynafold/internal/keys"
 )
@@ -27,6 +30,10 @@ type attempt struct {
 type deliveries struct {
 	attempts map[string]*attempt
 	stuck    map[string]bool // eventCause of records given up
+	// noTable is set while the shard's lowest failed record fails on a
+	// table that does not exist (the last delivery's): it waits for the
+	// table with a longer backoff, its attempts not counted.
+	noTable bool
 }
 
 // failure is the lowest failed record of a delivery.
@@ -40,6 +47,12 @@ type failure struct {
 	// behind is set when the record is given up at once: it fails behind
 	// an event a record was given up for before.
 	behind bool
+	// noTable is set when some part of the failure is a request on a table
+	// that does not exist (a rows table, the event table or an outbox
+	// deleted): the operator's mistake, not the record's. tables names
+	// them ("" for a request that names none).
+	noTable bool
+	tables  []string
 }
 
 // deliver hands recs to the host under the failure policy. It returns n,
@@ -47,6 +60,13 @@ type failure struct {
 // destination), and whether recs[n] failed and must be delivered again.
 func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.Record, ds *deliveries) (int, bool) {
 	start := 0
+	waited := ds.noTable
+	ds.noTable = false
+	defer func() {
+		if waited && !ds.noTable {
+			r.tablesBack(shard)
+		}
+	}()
 	for start < len(recs) {
 		f, ok := r.process(ctx, stream, shard, recs[start:])
 		if ctx.Err() != nil {
@@ -56,9 +76,17 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 			break
 		}
 		i := start + f.pos
-		r.failures.Add(1)
 		rec := recs[i]
 		seq := rec.DynamoDB.SequenceNumber
+		if f.noTable {
+			// A table deleted (or not created yet) fails every record
+			// alike: the record is not to blame, so its attempts are not
+			// counted and it is never given up for it; the shard waits,
+			// retrying with a longer backoff, until the table is back.
+			ds.noTable = true
+			r.warnNoTable(ctx, shard, seq, f)
+			return i, true
+		}
 		a := ds.attempts[seq]
 		if a == nil {
 			a = &attempt{first: r.ageClock()}
@@ -216,7 +244,7 @@ func (r *Reader) giveUp(ctx context.Context, stream, shard string, rec host.Reco
 		args := []any{"projection", projectionLabel(p), "shard", shard, "sequenceNumber", rec.DynamoDB.SequenceNumber,
 			"attempts", a.n, "firstSeen", a.first, "reason", f.reason, "sentToDestination", d != nil}
 		if f.behind {
-			args = append(args, "givenUpAtOnce", "a record was given up for the event it fails on; it fails the same way behind it until that event is repaired or the plugin accepts it, then replay both")
+			args = append(args, "givenUpAtOnce", "a record of this row was given up for the same failure (the event it fails on, the plugin's call, or the row's item over 400 KB); it fails the same way until that event is repaired or the plugin is fixed, then replay both")
 		}
 		r.log.Error("record given up", args...)
 		r.obs.RecordGivenUp(p, stream, shard, rec, f.reason)
@@ -258,10 +286,15 @@ func (r *Reader) process(ctx context.Context, stream, shard string, recs []host.
 		}
 	}
 	r.obs.BatchProcessed(stream, shard, res, time.Since(t0), err)
+	if res != nil {
+		// counted as the observer counts them (records_failed_total)
+		r.failures.Add(int64(len(res.Failed())))
+	}
 	var f failure
 	switch {
 	case err != nil:
 		f = failure{pos: 0, projections: []string{""}, reason: err.Error()}
+		f.noteNoTable(err)
 	default:
 		r.countWritten(res)
 		failed := res.Failed()
@@ -309,6 +342,7 @@ func failureAt(res *host.Result, pos int) failure {
 	var reasons []string
 	allEvents := true
 	cause := func(projection string, err error) {
+		f.noteNoTable(err)
 		c, ok := eventCause(projection, err)
 		allEvents = allEvents && ok
 		f.causes = append(f.causes, c)
@@ -365,4 +399,58 @@ func sortedKeys(m map[string]host.ProjectionResult) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// noteNoTable notes err's table when err is a request on a table that
+// does not exist.
+func (f *failure) noteNoTable(err error) {
+	if !errors.Is(err, store.ErrNoTable) {
+		return
+	}
+	f.noTable = true
+	var nt *store.NoTableError
+	if errors.As(err, &nt) && !slices.Contains(f.tables, nt.Table) {
+		f.tables = append(f.tables, nt.Table)
+	}
+}
+
+// warnNoTable logs, once per table until it is back, that a table the
+// projections read or write does not exist and that the shard waits for it.
+func (r *Reader) warnNoTable(ctx context.Context, shard, seq string, f failure) {
+	r.mu.Lock()
+	var fresh []string
+	for _, t := range f.tables {
+		if !r.noTables[t] {
+			r.noTables[t] = true
+			fresh = append(fresh, t)
+		}
+	}
+	r.mu.Unlock()
+	if len(fresh) == 0 {
+		r.log.Debug("record failed on a table that does not exist; it is delivered again", "shard", shard, "sequenceNumber", seq, "reason", f.reason)
+		return
+	}
+	names := make([]string, len(fresh))
+	for i, t := range fresh {
+		names[i] = cmp.Or(t, "(named by none of the failed requests)")
+	}
+	r.log.Log(ctx, slog.LevelWarn, "a table the projections read or write does not exist: the shards wait for it, retrying every "+noTableDelay.Max.String()+
+		" at most, and no record is given up or counted against its retries for it; create it with `host tables create --config FILE` (or check the configuration's table names, endpoint and region)",
+		"tables", names, "shard", shard, "sequenceNumber", seq, "reason", f.reason)
+}
+
+// tablesBack logs that the records waiting for a missing table go through
+// again, once.
+func (r *Reader) tablesBack(shard string) {
+	r.mu.Lock()
+	var names []string
+	for t := range r.noTables {
+		names = append(names, t)
+	}
+	clear(r.noTables)
+	r.mu.Unlock()
+	if len(names) > 0 {
+		slices.Sort(names)
+		r.log.Info("the table that did not exist answers again; reading on", "tables", names, "shard", shard)
+	}
 }

@@ -87,13 +87,25 @@ type Options struct {
 
 // Stats are the reader's running totals, for progress lines.
 type Stats struct {
-	Records   int64         // records read and handed to the host
-	Written   int64         // rows written
-	Failures  int64         // records reported failed by a batch (each delivery)
-	GivenUp   int64         // records given up to the on-failure destination
-	Shards    int           // leases held now
-	Behind    time.Duration // the largest age of the last record read, over the shards held
-	StreamArn string        // the stream read
+	Records  int64 // records done: folded (or passed over), or given up; a record delivered again counts once
+	Written  int64 // rows written
+	Failures int64 // records reported failed by a batch, at each delivery (dynafold_records_failed_total counts the same)
+	GivenUp  int64 // records given up to the on-failure destination
+	Shards   int   // leases held now
+	// Behind is the lag, as `host status` tells it: the age of the oldest
+	// record not yet done (so not yet checkpointed), the largest over the
+	// shards held; 0 when none waits.
+	Behind time.Duration
+	// HeldBack is the number of shards held now whose oldest record not
+	// yet done failed and is delivered again: the shard waits behind it.
+	HeldBack  int
+	StreamArn string // the stream read
+}
+
+// readLag is what a shard's reader tells of its lag (Stats).
+type readLag struct {
+	oldest time.Time // when the oldest record not yet done was written; zero when none waits
+	held   bool      // that record failed and is delivered again
 }
 
 // Reader reads the event table's stream for a host.
@@ -129,11 +141,12 @@ type Reader struct {
 	written    atomic.Int64
 	failures   atomic.Int64
 	givenUp    atomic.Int64
-	behind     sync.Map          // shard -> time.Duration
+	lags       sync.Map          // shard -> readLag
 	waiting    map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
 	pause      pauses            // the lease table's pauses and deferred instances (pause.go)
 	sweeper    atomic.Bool       // this worker sweeps the outboxes (it holds the lowest lease, as of the last lease round)
 	foreign    map[string]bool   // other streams whose leases the lease table was seen to hold (logged once each)
+	noTables   map[string]bool   // tables found missing by a delivery, warned of once each until one gets past (policy.go)
 }
 
 // New returns a reader of cfg's event-table stream that hands each batch
@@ -143,7 +156,7 @@ func New(ctx context.Context, h *host.Host, cfg *host.Config, opts Options) (*Re
 		return nil, errors.New(`configuration: no "sidecar" section: add one with at least "leaseTable", the DynamoDB table for the reader's leases`)
 	}
 	r := &Reader{h: h, cfg: cfg, sc: cfg.EffectiveSidecar(), opts: opts, held: map[string]*held{}, kick: make(chan struct{}, 1), dests: map[string]quarantine.Destination{},
-		waiting: map[string]string{}, listed: map[string]bool{}, foreign: map[string]bool{}, instance: newInstance(time.Now()), ageClock: time.Now}
+		waiting: map[string]string{}, listed: map[string]bool{}, foreign: map[string]bool{}, noTables: map[string]bool{}, instance: newInstance(time.Now()), ageClock: time.Now}
 	r.dupes.r = r
 	r.log, r.obs = opts.Logger, opts.Observer
 	if r.log == nil {
@@ -211,8 +224,15 @@ func (r *Reader) Stats() Stats {
 	st := Stats{Shards: len(r.held), StreamArn: r.arn}
 	r.mu.Unlock()
 	st.Records, st.Written, st.Failures, st.GivenUp = r.records.Load(), r.written.Load(), r.failures.Load(), r.givenUp.Load()
-	r.behind.Range(func(_, v any) bool {
-		st.Behind = max(st.Behind, v.(time.Duration))
+	now := time.Now()
+	r.lags.Range(func(_, v any) bool {
+		l := v.(readLag)
+		if !l.oldest.IsZero() {
+			st.Behind = max(st.Behind, now.Sub(l.oldest))
+		}
+		if l.held {
+			st.HeldBack++
+		}
 		return true
 	})
 	return st

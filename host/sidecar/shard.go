@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/internal/feed"
 	"github.com/dynafold/dynafold/host/internal/lease"
 	"github.com/dynafold/dynafold/internal/backoff"
@@ -15,6 +16,11 @@ import (
 
 // retryDelay is the wait before a failed record is delivered again.
 var retryDelay = backoff.Policy{Base: 50 * time.Millisecond, Max: 2 * time.Second}
+
+// noTableDelay is the wait before a record that failed on a table that
+// does not exist is delivered again: the table comes back when an
+// operator creates it, not in a few seconds.
+var noTableDelay = backoff.Policy{Base: 500 * time.Millisecond, Max: 30 * time.Second}
 
 // work reads one shard until read ends (graceful stop, lease lost) or the
 // shard is finished: each batch goes through the host; its checkpoint is
@@ -27,7 +33,7 @@ func (r *Reader) work(read, proc context.Context, rd feed.Source, h *held) {
 	// abandoned: the run was cut short as by a crash; read inherits the
 	// run's cause at once, proc only once Run has seen it.
 	abandoned := func() bool { return proc.Err() != nil || errors.Is(context.Cause(read), ErrAbandoned) }
-	defer r.behind.Delete(shard)
+	defer r.lags.Delete(shard)
 	ckpt := l.Checkpoint
 	if ckpt == lease.TrimHorizon {
 		ckpt = ""
@@ -72,16 +78,30 @@ func (r *Reader) work(read, proc context.Context, rd feed.Source, h *held) {
 				behind = max(time.Since(t), 0)
 			}
 		}
-		r.behind.Store(shard, behind)
 		r.obs.ShardRead(rd.StreamArn(), shard, len(b.Records), behind)
+		if len(b.Records) == 0 {
+			r.lags.Store(shard, readLag{})
+		}
 		if len(b.Records) > 0 {
-			r.records.Add(int64(len(b.Records)))
+			// the lag is the age of the oldest record not yet done: this
+			// batch's first (it may be one that failed before)
+			held := false
+			if v, ok := r.lags.Load(shard); ok {
+				held = v.(readLag).held
+			}
+			r.lags.Store(shard, readLag{oldest: written(b.Records[0], behind), held: held})
 			if !b.Finished {
 				ahead = readNext(read, it) // the next batch is read while this one is processed
 			}
 			n, rewind := r.deliver(proc, rd.StreamArn(), shard, b.Records, ds)
+			r.records.Add(int64(n))
 			if abandoned() {
 				return // no checkpoint, no release
+			}
+			if rewind {
+				r.lags.Store(shard, readLag{oldest: written(b.Records[n], behind), held: true})
+			} else {
+				r.lags.Store(shard, readLag{})
 			}
 			if rewind {
 				ahead.wait() // its batch is dropped: reading goes back
@@ -94,7 +114,11 @@ func (r *Reader) work(read, proc context.Context, rd feed.Source, h *held) {
 				}
 				it.Rewind(b.Records[n].DynamoDB.SequenceNumber)
 				retries++
-				_ = retryDelay.Wait(read, retries)
+				if ds.noTable {
+					_ = noTableDelay.Wait(read, retries)
+				} else {
+					_ = retryDelay.Wait(read, retries)
+				}
 				continue
 			}
 			retries = 0
@@ -255,4 +279,13 @@ func (a *readAhead) wait() (feed.Batch, error) {
 	}
 	<-a.done
 	return a.b, a.err
+}
+
+// written is when rec was written to the stream; for a record that does
+// not say, now less behind (the shard's iterator age).
+func written(rec host.Record, behind time.Duration) time.Time {
+	if t := rec.DynamoDB.ApproximateCreationDateTime; !t.IsZero() {
+		return t
+	}
+	return time.Now().Add(-behind)
 }

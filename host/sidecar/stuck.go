@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/dynafold/dynafold/host/internal/apply"
+	"github.com/dynafold/dynafold/host/logic"
 	"github.com/dynafold/dynafold/host/plugin"
 )
 
@@ -12,13 +13,17 @@ import (
 // gave up more events than this forgets them all and learns again).
 const maxStuck = 10000
 
-// eventCause is the identity of a deterministic failure, one of two:
+// eventCause is the identity of a deterministic failure, one of three:
 //   - the plugin's evolve failed an event (terminal did not accept it):
 //     the projection, the event and the domain error's tag;
 //   - the plugin's call failed on its own (a trap, its timeout or loop
 //     budget, an out-of-memory, an answer the protocol does not allow):
 //     the projection, the plugin version, the events the call started
-//     from (right after the row's checkpoints) and the kind of failure.
+//     from (right after the row's checkpoints) and the kind of failure;
+//   - the row's item, as the plugin made it, is over DynamoDB's 400 KB
+//     limit: the projection, the plugin version and the row. A row that
+//     grew past it stays there for every later event folded on it by the
+//     same version.
 //
 // The same fold fails the same way, so every later record of that row
 // fails with it until the plugin or the event changes. ok is false for any
@@ -29,6 +34,15 @@ func eventCause(projection string, err error) (string, bool) {
 	if errors.As(err, &ee) && ee.Err != nil {
 		ev := ee.Event
 		return projection + "\x00" + ev.Stream + "\x00" + ev.StreamID + "\x00" + strconv.FormatUint(ev.Version, 10) + "\x00" + ee.Err.Tag, true
+	}
+	var oe *logic.OutputError
+	if errors.Is(err, apply.ErrItemTooLarge) && errors.As(err, &oe) {
+		row := oe.Stream + "\x00" + oe.StreamID
+		var re *apply.RowError
+		if errors.As(err, &re) {
+			row = re.Key
+		}
+		return projection + "\x00too large\x00" + oe.Plugin + "\x00" + row, true
 	}
 	var ce *apply.CallError
 	if !errors.As(err, &ce) || len(ce.Starts) == 0 {

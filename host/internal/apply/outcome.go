@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/host/logic"
 )
 
 // Input is one decoded event handed to ApplyBatch.
@@ -159,6 +160,24 @@ func (e *RowError) Error() string {
 
 // Unwrap returns the cause.
 func (e *RowError) Unwrap() error { return e.Cause }
+
+// ErrItemTooLarge is matched (errors.Is) by the error of a row whose item,
+// as the plugin made it, is over DynamoDB's 400 KB item limit (a
+// *logic.OutputError, which errors.As finds too). The same plugin version
+// folding the same row from the same checkpoint makes the same item, so
+// every later delivery of the row fails the same way until the plugin
+// changes.
+var ErrItemTooLarge = errors.New("the row's item is over DynamoDB's 400 KB limit")
+
+// itemTooLarge is an output error of an item too large: it matches
+// ErrItemTooLarge, and through it logic.ErrOutput.
+type itemTooLarge struct{ *logic.OutputError }
+
+// Unwrap returns the output error.
+func (e itemTooLarge) Unwrap() error { return e.OutputError }
+
+// Is matches ErrItemTooLarge.
+func (e itemTooLarge) Is(target error) bool { return target == ErrItemTooLarge }
 
 // CallError is the error of a row whose plugin call failed on its own:
 // it trapped, ran past its time or its loop budget, or answered what the

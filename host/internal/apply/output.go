@@ -42,7 +42,7 @@ func (e *Engine) checkOutput(w *rowWork, req *abi.EvolveRequest, resp *abi.Evolv
 
 // outputError is the *logic.OutputError of a problem in output made by the
 // fold of ev.
-func (e *Engine) outputError(f *folded, ev abi.Event, output string, p *itemcheck.Problem) error {
+func (e *Engine) outputError(f *folded, ev abi.Event, output string, p *itemcheck.Problem) *logic.OutputError {
 	by := f.by
 	if by == "" {
 		by = e.plugin

@@ -68,7 +68,7 @@ func (e *Engine) write(ctx context.Context, w *rowWork, row *rowState, runs []*r
 		}
 	}
 	if p := itemcheck.TooLarge(it); p != nil && !e.p.NoOutputCheck {
-		return nil, e.outputError(f, f.last, "to_item", p)
+		return nil, itemTooLarge{e.outputError(f, f.last, "to_item", p)}
 	}
 	err := e.put(ctx, w, runs, f, it, cond, revision)
 	return it, err

@@ -120,6 +120,17 @@ type Page struct {
 // exist (ResourceNotFoundException).
 var ErrNoTable = errors.New("no such table")
 
+// NoTableError is the error of a request on a table that does not exist:
+// it matches ErrNoTable and names the table ("" when the request named
+// several, as a transaction does).
+type NoTableError struct{ Table string }
+
+// Error implements error.
+func (e *NoTableError) Error() string { return ErrNoTable.Error() }
+
+// Is matches ErrNoTable.
+func (e *NoTableError) Is(target error) bool { return target == ErrNoTable }
+
 // ErrConditionFailed is matched (errors.Is) by a failed condition of a
 // PutItem, UpdateItem, DeleteItem, and by a transaction cancelled because one
 // of its conditions failed.

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -52,7 +53,7 @@ func mapError(op string, err error) error {
 	}
 	var rnf *types.ResourceNotFoundException
 	if errors.As(err, &rnf) {
-		return fmt.Errorf("dynamo %s: %w: the table does not exist at this endpoint and region (or is not active yet); create the configuration's tables with `host tables create --config FILE`, or check the table names, endpoint and region: %w", op, store.ErrNoTable, err)
+		return fmt.Errorf("dynamo %s: %w: the table does not exist at this endpoint and region (or is not active yet); create the configuration's tables with `host tables create --config FILE`, or check the table names, endpoint and region: %w", op, &store.NoTableError{Table: tableOf(op)}, err)
 	}
 	if ue, ok := ddbclient.Unreachable(err); ok {
 		return fmt.Errorf("dynamo %s: %w", op, ue)
@@ -62,4 +63,18 @@ func mapError(op string, err error) error {
 		return fmt.Errorf("dynamo %s: %w: %w", op, store.ErrThrottled, err)
 	}
 	return fmt.Errorf("dynamo %s: %w", op, err)
+}
+
+// tableOf is the table an operation's name ("GetItem on T", "DescribeTable
+// T") names; "" for one that names none (a transaction).
+func tableOf(op string) string {
+	if _, t, ok := strings.Cut(op, " on "); ok {
+		op = t
+	} else if _, t, ok := strings.Cut(op, " "); ok {
+		op = t
+	} else {
+		return ""
+	}
+	t, _, _ := strings.Cut(op, " ")
+	return t
 }
