@@ -15,8 +15,11 @@ import (
 // WrittenByReport is what RebuildWrittenBy found and did.
 type WrittenByReport struct {
 	Table     string // the projection's table
-	WrittenBy string // name@version whose rows were looked for
-	Rows      int    // rows of the table that version wrote
+	WrittenBy string // name@version whose rows were looked for; several are joined with ", "
+	// NotWrittenBy is the name@version of a WrittenBySelection's NotBy:
+	// the rows looked for were every row but that version's own.
+	NotWrittenBy string
+	Rows         int // rows of the table that version wrote (or, with NotWrittenBy, that another version did)
 	// Streams lists the stream instances that fed one of those rows,
 	// rebuilt (or to rebuild, on a dry run): the stream id, or
 	// "<source>#<streamId>" for a projection with several sources.
@@ -56,6 +59,30 @@ type WrittenByReport struct {
 // that name no instance (see EventItemsError) are left out and reported
 // in the error too.
 func (h *Host) RebuildWrittenBy(ctx context.Context, projection, version string, dryRun bool) (WrittenByReport, error) {
+	if version == "" {
+		return WrittenByReport{}, fmt.Errorf("no plugin version given: which version's rows to rebuild (e.g. 1.0.0)")
+	}
+	return h.RebuildWrittenBySelection(ctx, projection, WrittenBySelection{Versions: []string{version}}, dryRun)
+}
+
+// WrittenBySelection says which rows RebuildWrittenBySelection looks for.
+// A version is "1.0.0" (the plugin's name is added) or "name@1.0.0".
+type WrittenBySelection struct {
+	// Versions: the rows any of these versions wrote, or a later version
+	// folded on top of what one of them wrote.
+	Versions []string
+	// NotBy, instead of Versions: every row that version did not write
+	// alone, its writer another version or a version named among those
+	// before its writer. Given the version serving, it finds what every
+	// older version left, whichever they were. Rows that record no writer
+	// are left out (a backfill, or verify's repair, re-derives them).
+	NotBy string
+}
+
+// RebuildWrittenBySelection is RebuildWrittenBy for the rows of several
+// versions at once, or for every row but one version's own (see
+// WrittenBySelection).
+func (h *Host) RebuildWrittenBySelection(ctx context.Context, projection string, sel WrittenBySelection, dryRun bool) (WrittenByReport, error) {
 	e, err := h.engine(projection)
 	if err != nil {
 		return WrittenByReport{}, err
@@ -71,21 +98,51 @@ func (h *Host) RebuildWrittenBy(ctx context.Context, projection, version string,
 	if attr == "" {
 		return rep, fmt.Errorf("projection %q records no writtenBy attribute; set \"writtenBy\" in its configuration", projection)
 	}
-	if version == "" {
-		return rep, fmt.Errorf("no plugin version given: which version's rows to rebuild (e.g. 1.0.0)")
+	full := func(version string) string {
+		if !strings.Contains(version, "@") {
+			return p.Logic.Describe().Name + "@" + version
+		}
+		return version
 	}
-	if !strings.Contains(version, "@") {
-		version = p.Logic.Describe().Name + "@" + version
-	}
-	rep.WrittenBy = version
-	written := map[string]bool{}
-	// A row that version wrote, or that a later version folded on top of
-	// what it wrote (the versions before the writer: a hot swap's rows).
-	err = h.scan(ctx, store.Scan{
-		Table: p.Table, Filter: "#wb = :wb OR contains(#before, :wb)",
+	scan := store.Scan{
+		Table:  p.Table,
 		Names:  map[string]string{"#wb": attr, "#before": apply.WrittenByBefore(attr)},
-		Values: map[string]abi.Value{":wb": abi.S(version)},
-	}, func(it abi.Item) {
+		Values: map[string]abi.Value{},
+	}
+	switch {
+	case sel.NotBy != "" && len(sel.Versions) > 0:
+		return rep, fmt.Errorf("give the versions whose rows to rebuild, or the one version whose rows to keep, not both")
+	case sel.NotBy != "":
+		// A row another version wrote, or folded on before this one wrote
+		// it (the versions before the writer never include the writer).
+		rep.NotWrittenBy = full(sel.NotBy)
+		scan.Filter = "attribute_exists(#wb) AND (#wb <> :wb OR attribute_exists(#before))"
+		scan.Values[":wb"] = abi.S(rep.NotWrittenBy)
+	case len(sel.Versions) == 0:
+		return rep, fmt.Errorf("no plugin version given: which version's rows to rebuild (e.g. 1.0.0)")
+	default:
+		// A row that one of the versions wrote, or that a later version
+		// folded on top of what it wrote (the versions before the writer:
+		// a hot swap's rows).
+		var names, terms []string
+		for i, v := range sel.Versions {
+			if v == "" {
+				return rep, fmt.Errorf("an empty plugin version in the list: give each as 1.0.0 or name@1.0.0, separated by commas")
+			}
+			ph := fmt.Sprintf(":wb%d", i)
+			names = append(names, full(v))
+			terms = append(terms, "#wb = "+ph+" OR contains(#before, "+ph+")")
+			scan.Values[ph] = abi.S(full(v))
+		}
+		rep.WrittenBy = strings.Join(names, ", ")
+		scan.Filter = strings.Join(terms, " OR ")
+	}
+	version := rep.WrittenBy
+	if rep.NotWrittenBy != "" {
+		version = "another version than " + rep.NotWrittenBy
+	}
+	written := map[string]bool{}
+	err = h.scan(ctx, scan, func(it abi.Item) {
 		key := abi.Item{}
 		for _, a := range p.KeyAttrs {
 			key[a] = it[a]

@@ -184,3 +184,38 @@ func TestY3_RebuildWrittenByFindsRowsALaterVersionFoldedOnTopOf(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, v.Findings, "1.1.0 folds the row as stored: the versions' list is not drift")
 }
+
+// Every row but the serving version's own: a row the serving version
+// folded on top of what an older one wrote names that one among the
+// versions before it, and is found too; once rebuilt, nothing is left.
+func TestY3_RebuildNotWrittenByFindsRowsTheServingVersionFoldedOn(t *testing.T) {
+	ctx := context.Background()
+	v10, v11, env, rows := versionedLedgerHosts(t)
+	add := func(typ, n, row string) host.NewEvent {
+		return host.NewEvent{Type: typ, Data: abi.Item{"n": abi.N(n), "row": abi.S(row)}}
+	}
+	evs, err := v10.Append(ctx, testlogic.Stream, "a", 0, add("Add", "1", "a"), add("Skip", "5", "a"))
+	require.NoError(t, err)
+	_, err = v10.ApplyEvents(ctx, "ledger", evs...)
+	require.NoError(t, err)
+	evs, err = v11.Append(ctx, testlogic.Stream, "a", 2, add("Add", "2", "a"))
+	require.NoError(t, err)
+	_, err = v11.ApplyEvents(ctx, "ledger", evs...) // 1.1.0 folds on 1.0.0's total
+	require.NoError(t, err)
+	evs, err = v11.Append(ctx, testlogic.Stream, "b", 0, add("Add", "1", "b"))
+	require.NoError(t, err)
+	_, err = v11.ApplyEvents(ctx, "ledger", evs...)
+	require.NoError(t, err)
+	require.Equal(t, "ledger@1.1.0", env.Get(t, rows, testlogic.RowKey("a"))["writtenBy"].Str)
+
+	rep, err := v11.RebuildWrittenBySelection(ctx, "ledger", host.WrittenBySelection{NotBy: "1.1.0"}, false)
+
+	require.NoError(t, err)
+	assert.Equal(t, "ledger@1.1.0", rep.NotWrittenBy)
+	assert.Equal(t, 1, rep.Rows, "a; b is 1.1.0's alone")
+	assert.Equal(t, []string{"a"}, rep.Streams)
+	assert.Equal(t, "8", env.Get(t, rows, testlogic.RowKey("a"))["total"].Str, "re-derived by 1.1.0 alone")
+	rep, err = v11.RebuildWrittenBySelection(ctx, "ledger", host.WrittenBySelection{NotBy: "1.1.0"}, false)
+	require.NoError(t, err)
+	assert.Zero(t, rep.Rows)
+}

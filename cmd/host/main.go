@@ -4,7 +4,8 @@
 //	host demo                      the main job, on an in-process ddblocal
 //	host apply --config F --records F|-   run one captured batch, print the response
 //	host append --config F --stream S --id ID --type T [--data JSON]
-//	host catchup | rebuild --config F --id ID [--written-by V]
+//	host catchup | rebuild --config F --id ID
+//	host rebuild --config F (--written-by V[,V...] | --not-written-by V) [--dry-run]
 //	host rebuild --config F --row KEY [--instance SOURCE#ID ...]
 //	host catchup --config F --row KEY
 //	host filter-pattern --config F [--kinesis]

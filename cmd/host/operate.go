@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/internal/ddbjson"
@@ -196,22 +197,27 @@ func instanceHint(err error, ref host.InstanceRef) error {
 
 func runRebuild(ctx context.Context, args []string) error {
 	f := newProjectionFlags("rebuild")
-	by := f.fs.String("written-by", "", "rebuild instead every row written by this plugin version: NAME@VERSION, or VERSION of the projection's plugin")
-	dry := f.fs.Bool("dry-run", false, "with --written-by: list the rows and stream instances, rebuild nothing")
+	by := f.fs.String("written-by", "", "rebuild instead every row written by these plugin versions, separated by commas: NAME@VERSION, or VERSION of the projection's plugin (e.g. cart@1.0.0,cart@1.0.2)")
+	notBy := f.fs.String("not-written-by", "", "rebuild instead every row not written by this plugin version alone, e.g. the one serving: what every older version left, whichever they were")
+	dry := f.fs.Bool("dry-run", false, "with --written-by or --not-written-by: list the rows and stream instances, rebuild nothing")
 	row := f.fs.String("row", "", `rebuild instead this one row, given by its key as JSON, plain or DynamoDB JSON: '{"pk": "Shipment#sh-1", "sk": "S"}'`)
 	var instances multiFlag
 	f.fs.Var(&instances, "instance", "with --row: a stream instance to fold into the row, SOURCE#ID (repeat for each; default: the instances the row's checkpoints name)")
 	dropOthers := f.fs.Bool("drop-others", false, "with --row and --instance: rebuild the row from the instances named even though its checkpoints name others, which then lose their part and checkpoint (a row adopted by the wrong instance)")
 	f.fs.Usage = func() {
-		fmt.Fprintf(f.fs.Output(), "usage: host rebuild --config F [--projection P] (--id ID [--source S] | --row KEY [--instance SOURCE#ID ...] | --written-by V [--dry-run])\n\n"+
+		fmt.Fprintf(f.fs.Output(), "usage: host rebuild --config F [--projection P] (--id ID [--source S] | --row KEY [--instance SOURCE#ID ...] | --written-by V[,V...] [--dry-run] | --not-written-by V [--dry-run])\n\n"+
 			"--id rebuilds every row the stream instance feeds, each from every instance of the row (its checkpoints name them), so\n"+
 			"the row's other sources keep their part; --row rebuilds one row from every instance its checkpoints name, or from\n"+
-			"exactly the instances named with --instance (refused when the row names others, unless --drop-others).\n\n"+
+			"exactly the instances named with --instance (refused when the row names others, unless --drop-others).\n"+
+			"--written-by rebuilds, with the version serving, every row the versions listed wrote (or a later one folded on);\n"+
+			"after several swaps, --not-written-by with the serving version catches every older one at once.\n\n"+
 			"example: host rebuild --config dynafold.json --projection shipments --id w-1 --source weigh\n"+
-			"example: host rebuild --config dynafold.json --projection shipments --row '{\"pk\": \"Shipment#sh-1\", \"sk\": \"S\"}' --instance order#o-1 --instance weigh#w-1\n\n")
+			"example: host rebuild --config dynafold.json --projection shipments --row '{\"pk\": \"Shipment#sh-1\", \"sk\": \"S\"}' --instance order#o-1 --instance weigh#w-1\n"+
+			"example: host rebuild --config dynafold.json --written-by cart@1.0.0,cart@1.0.2 --dry-run\n"+
+			"example: host rebuild --config dynafold.json --not-written-by cart@2.0.0\n\n")
 		f.fs.PrintDefaults()
 	}
-	asJSON := f.fs.Bool("json", false, "with --id: print the rows' outcomes as JSON (rows in plain JSON); with --written-by: the report, each row with what its rebuild did, and the counts")
+	asJSON := f.fs.Bool("json", false, "with --id: print the rows' outcomes as JSON (rows in plain JSON); with --written-by or --not-written-by: the report, each row with what its rebuild did, and the counts")
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
@@ -227,16 +233,25 @@ func runRebuild(ctx context.Context, args []string) error {
 	if *f.source != "" && *f.id == "" {
 		return fmt.Errorf("--source needs --id: the stream instance's id")
 	}
-	if *by == "" && *f.id == "" {
-		return fmt.Errorf("--id (a stream instance) or --written-by (a plugin version) is required, or --row (one row)")
+	if *by != "" && *notBy != "" {
+		return fmt.Errorf("--written-by and --not-written-by: give one (the versions whose rows to rebuild, or the version whose rows to keep)")
+	}
+	if *by == "" && *notBy == "" && *f.id == "" {
+		return fmt.Errorf("--id (a stream instance), --written-by (plugin versions) or --not-written-by (a plugin version) is required, or --row (one row)")
 	}
 	h, err := f.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
-	if *by != "" {
-		return rebuildWrittenBy(ctx, h, *f.proj, *by, *dry, *asJSON)
+	if *by != "" || *notBy != "" {
+		sel := host.WrittenBySelection{NotBy: *notBy}
+		if *by != "" {
+			for _, v := range strings.Split(*by, ",") {
+				sel.Versions = append(sel.Versions, strings.TrimSpace(v))
+			}
+		}
+		return rebuildWrittenBy(ctx, h, *f.proj, sel, *dry, *asJSON)
 	}
 	ref, err := f.instance(h)
 	if err != nil {

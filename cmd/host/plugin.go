@@ -427,7 +427,7 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 		}
 	}
 	if say {
-		fmt.Fprintf(out, "  replaces %s in projection %q\n", cur.Name(), pc.Name)
+		fmt.Fprintln(out, replacesLine(ctx, cfg, pc, cur.Name()))
 	}
 	return pc.Name, nil
 }

@@ -12,13 +12,15 @@ import (
 	"github.com/dynafold/dynafold/internal/scaffold"
 )
 
-const pluginNewUsage = `usage: host plugin new NAME [--lang go|rust|c|assemblyscript] [--dir DIR] [--sdk DIR]
+const pluginNewUsage = `usage: host plugin new NAME [--lang go|rust|c|assemblyscript] [--dir DIR] [--sdk DIR] [--endpoint URL]
 
 Generates a plugin project that builds and passes its tests: a projection
 with test cases shipped in the module as its self test, a fixture for 'host
 plugin test', a Makefile, and a dynafold.json that runs it on a local
 ddblocal with 'host run' (its sidecar section) or 'host catchup', watching
-the module for hot swaps. The Go, Rust and C projects are on their guest
+the module for hot swaps. Its stream lists the plugin's event types, so
+'host append' refuses a misspelled one instead of storing an event the
+projection never folds; a new event type goes into both. The Go, Rust and C projects are on their guest
 SDK and run their cases natively too; the AssemblyScript one (Extism PDK)
 folds an Order stream into one row per order, and its 'make wasm' moves a
 build to the watched file only once the host validated it and folded the
@@ -60,6 +62,7 @@ func runPluginNew(ctx context.Context, args []string) error {
 	lang := fs.String("lang", scaffold.LangGo, "the plugin's language: go, rust, c or assemblyscript")
 	dir := fs.String("dir", "", "the project's directory (default: ./NAME); it must not exist or be empty")
 	sdk := fs.String("sdk", "", "a dynafold checkout whose SDK the Go, Rust or C project uses (default: the checkout around the current directory, if any)")
+	endpoint := fs.String("endpoint", scaffold.DefaultEndpoint, "the DynamoDB endpoint of the generated dynafold.json, e.g. http://127.0.0.1:8001 when port 8000 is taken (start ddblocal there with host ddblocal --addr 127.0.0.1:8001)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -75,7 +78,7 @@ func runPluginNew(ctx context.Context, args []string) error {
 	if *sdk == "" && *lang != scaffold.LangAssemblyScript {
 		*sdk = findCheckout()
 	}
-	files, err := scaffold.Generate(scaffold.Options{Name: name, Lang: *lang, Dir: *dir, SDK: *sdk})
+	files, err := scaffold.Generate(scaffold.Options{Name: name, Lang: *lang, Dir: *dir, SDK: *sdk, Endpoint: *endpoint})
 	if err != nil {
 		return err
 	}

@@ -290,7 +290,63 @@ func TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion(t *testing.T) {
 	assert.Equal(t, "OrderSummary#o-5", rep.Rows[0].Key["pk"])
 	// Without --written-by, rebuild needs a stream instance.
 	err = rebuild(octx, []string{"--config", cfgPath})
-	assert.ErrorContains(t, err, "--id (a stream instance) or --written-by (a plugin version) is required")
+	assert.ErrorContains(t, err, "--id (a stream instance), --written-by (plugin versions) or --not-written-by (a plugin version) is required")
+}
+
+// TestY3_RebuildTakesSeveralVersionsOrEveryRowButTheServingOnes: after
+// several swaps --written-by takes the old versions as one list, and
+// --not-written-by with the version serving finds every row an older
+// version left without naming them (it took one version, so a user had to
+// learn and list each in turn, and a forgotten one stayed stale).
+func TestY3_RebuildTakesSeveralVersionsOrEveryRowButTheServingOnes(t *testing.T) {
+	ctx := context.Background()
+	env := testenv.Start(t)
+	events, summaries := env.Table(t, "events", true), env.Table(t, "summaries", false)
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	cfgPath := filepath.Join(t.TempDir(), "dynafold.json")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `{"endpoint": %q,
+  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": %q, "checkpoint": {"field": "version"}, "writtenBy": "writtenBy"}]}`,
+		env.Server.Endpoint(), events, v2Path(t), summaries), 0o644))
+	// Rows as three older versions left them, and one of the serving
+	// version's.
+	c, err := host.LoadConfig(cfgPath)
+	require.NoError(t, err)
+	h, err := host.New(ctx, c)
+	require.NoError(t, err)
+	for id, by := range map[string]string{"o-1": "order-summary@1.0.0", "o-2": "order-summary@1.0.2", "o-3": "order-summary@1.1.0", "o-4": "order-summary@2.0.0"} {
+		_, err := h.Append(ctx, "Order", id, 0, host.NewEvent{Type: "OrderPlaced", Data: abi.Item{"customer": abi.S("c")}})
+		require.NoError(t, err)
+		env.Put(t, summaries, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary"), "version": abi.N("1"), "writtenBy": abi.S(by)})
+	}
+	h.Close(ctx)
+	var out bytes.Buffer
+	octx := withOutput(ctx, &out, os.Stderr)
+	rebuild := commandNamed(t, "rebuild")
+
+	require.NoError(t, rebuild(octx, []string{"--config", cfgPath, "--written-by", "1.0.0,order-summary@1.0.2", "--dry-run"}))
+	assert.Contains(t, out.String(), "2 rows of "+summaries+" written by order-summary@1.0.0, order-summary@1.0.2 (or folded on what one of them wrote)")
+	assert.Contains(t, out.String(), "would rebuild o-1\n")
+	assert.Contains(t, out.String(), "would rebuild o-2\n")
+	assert.NotContains(t, out.String(), "o-3")
+
+	out.Reset()
+	require.NoError(t, rebuild(octx, []string{"--config", cfgPath, "--not-written-by", "2.0.0"}))
+	assert.Contains(t, out.String(), "3 rows of "+summaries+" not written by order-summary@2.0.0 alone")
+	assert.Contains(t, out.String(), "3 stream instances rebuilt: 3 rows")
+	assert.NotContains(t, out.String(), "o-4", "the serving version's row")
+	for _, id := range []string{"o-1", "o-2", "o-3", "o-4"} {
+		assert.Equal(t, "order-summary@2.0.0", env.Get(t, summaries, abi.Item{"pk": abi.S("OrderSummary#" + id), "sk": abi.S("OrderSummary")})["writtenBy"].Str, id)
+	}
+	out.Reset()
+	require.NoError(t, rebuild(octx, []string{"--config", cfgPath, "--not-written-by", "2.0.0"}))
+	assert.Contains(t, out.String(), "0 rows of "+summaries+" not written by order-summary@2.0.0 alone")
+
+	err = rebuild(octx, []string{"--config", cfgPath, "--written-by", "1.0.0", "--not-written-by", "2.0.0"})
+	assert.ErrorContains(t, err, "give one")
+	err = rebuild(octx, []string{"--config", cfgPath, "--written-by", "1.0.0,"})
+	assert.ErrorContains(t, err, "an empty plugin version in the list")
 }
 
 func commandNamed(t *testing.T, name string) func(context.Context, []string) error {

@@ -84,16 +84,23 @@ flags:
 // instances feed is rebuilt by the current plugin from every instance that
 // feeds it. It prints each row and what the rebuild did to it, and the
 // counts (with asJSON, one JSON object).
-func rebuildWrittenBy(ctx context.Context, h *host.Host, proj, by string, dry, asJSON bool) error {
+func rebuildWrittenBy(ctx context.Context, h *host.Host, proj string, sel host.WrittenBySelection, dry, asJSON bool) error {
 	out := stdoutOf(ctx)
-	rep, err := h.RebuildWrittenBy(ctx, proj, by, dry)
+	rep, err := h.RebuildWrittenBySelection(ctx, proj, sel, dry)
 	if asJSON {
 		if jerr := writeWrittenBy(out, rep, dry); jerr != nil {
 			return jerr
 		}
 		return err
 	}
-	fmt.Fprintf(out, "%s of %s written by %s (or folded on what it wrote)\n", plural(rep.Rows, "row"), rep.Table, rep.WrittenBy)
+	switch {
+	case rep.NotWrittenBy != "":
+		fmt.Fprintf(out, "%s of %s not written by %s alone (another version wrote it, or folded on before %s did)\n", plural(rep.Rows, "row"), rep.Table, rep.NotWrittenBy, rep.NotWrittenBy)
+	case len(sel.Versions) > 1:
+		fmt.Fprintf(out, "%s of %s written by %s (or folded on what one of them wrote)\n", plural(rep.Rows, "row"), rep.Table, rep.WrittenBy)
+	default:
+		fmt.Fprintf(out, "%s of %s written by %s (or folded on what it wrote)\n", plural(rep.Rows, "row"), rep.Table, rep.WrittenBy)
+	}
 	for _, id := range rep.Streams {
 		if dry {
 			fmt.Fprintf(out, "would rebuild %s\n", id)
@@ -132,7 +139,7 @@ func writeWrittenBy(w io.Writer, rep host.WrittenByReport, dry bool) error {
 		rows[i] = row{outcomeOf(o, nil), rep.Changes[i]}
 	}
 	return writeJSON(w, map[string]any{
-		"table": rep.Table, "writtenBy": rep.WrittenBy, "rowsWrittenBy": rep.Rows, "streams": nonNil(rep.Streams),
+		"table": rep.Table, "writtenBy": rep.WrittenBy, "notWrittenBy": rep.NotWrittenBy, "rowsWrittenBy": rep.Rows, "streams": nonNil(rep.Streams),
 		"toRebuild": rep.ToRebuild, "dryRun": dry, "rows": rows,
 		"summary": map[string]int{"created": rep.Created, "changed": rep.Changed, "unchanged": rep.Unchanged, "removed": rep.Removed, "failed": rep.Failed},
 	})

@@ -53,8 +53,8 @@ func freePort(t *testing.T) int {
 // TestH2_READMEWalkthrough runs the README's walkthrough, command by
 // command as a user types them, in bash from a temporary directory: the
 // host binary goes to a temporary bin/ instead of the checkout's, and
-// ddblocal listens on a free port instead of 8000 (the generated
-// dynafold.json is pointed at it). When the commands are done, while
+// ddblocal listens on a free port instead of 8000 (host plugin new
+// --endpoint points the generated dynafold.json at it). When the commands are done, while
 // ddblocal and host run still run, the test reads the item's row through
 // the AWS SDK.
 func TestH2_READMEWalkthrough(t *testing.T) {
@@ -79,10 +79,10 @@ func TestH2_READMEWalkthrough(t *testing.T) {
 		if trimmed := strings.TrimSpace(l); trimmed != "" && !strings.HasPrefix(trimmed, "#") {
 			lines = append(lines, "echo '+ "+strings.ReplaceAll(trimmed, "'", `'\''`)+"'")
 		}
-		lines = append(lines, l)
-		if strings.TrimSpace(l) == "cd inventory" {
-			lines = append(lines, `sed "s/127.0.0.1:8000/`+addr+`/" dynafold.json > dynafold.json.new && mv dynafold.json.new dynafold.json`)
+		if strings.HasPrefix(l, "host plugin new ") {
+			l += " --endpoint http://" + addr // the generated dynafold.json's
 		}
+		lines = append(lines, l)
 	}
 	lines = append(lines, "echo WALKTHROUGH-DONE", fmt.Sprintf("while [ ! -f %s ]; do sleep 0.1; done", done))
 

@@ -232,7 +232,11 @@ func (x *handler) invoke(ctx context.Context, payload json.RawMessage) (events.D
 		log.Error("invocation failed", "err", err.Error())
 		return events.DynamoDBEventResponse{}, err
 	}
-	recs, bad := parseRecords(raws)
+	recs, bad, err := parseRecords(raws, x.source)
+	if err != nil {
+		log.Error("invocation failed", "err", err.Error())
+		return events.DynamoDBEventResponse{}, err
+	}
 	throttledBefore := throttled(x.host)
 	res, err := x.host.ProcessBatch(pctx, recs)
 	x.explainDeadline(pctx, res)

@@ -114,8 +114,11 @@ type badRecord struct {
 // that names an eventSource, and a record of the other kind is not
 // readable. A record that does not convert stands in the batch as a record
 // of no event name (the host ignores it, keeping its identifiers) and
-// comes back in bad.
-func parseRecords(raws []json.RawMessage) ([]host.Record, []badRecord) {
+// comes back in bad. A record that names an eventSource other than a
+// DynamoDB or Kinesis stream's (an SQS message: the function is wired to
+// another kind of source) fails the whole payload with a *PayloadError,
+// where it was passed over as a record of no event name.
+func parseRecords(raws []json.RawMessage, source string) ([]host.Record, []badRecord, error) {
 	kinesis := isKinesis(raws)
 	parse, kind := parseRecord, "DynamoDB stream record"
 	if kinesis {
@@ -129,6 +132,9 @@ func parseRecords(raws []json.RawMessage) ([]host.Record, []badRecord) {
 			recs[i] = rec
 			continue
 		}
+		if err := foreignRecord(i, raw, err, source); err != nil {
+			return nil, nil, err
+		}
 		var ids recordIDs
 		_ = json.Unmarshal(raw, &ids) // best effort: a record without them fails the call (B3)
 		seq := ids.sequenceNumber()
@@ -137,7 +143,28 @@ func parseRecords(raws []json.RawMessage) ([]host.Record, []badRecord) {
 		bad = append(bad, badRecord{pos: i, eventID: ids.EventID, seq: seq, report: report,
 			err: fmt.Errorf("record %d is not a readable %s: %w", i, kind, err)})
 	}
-	return recs, bad
+	return recs, bad, nil
+}
+
+// errOtherSource is the error of parseRecord for a record whose
+// eventSource is neither a DynamoDB stream's nor a Kinesis stream's.
+var errOtherSource = errors.New("the eventSource of another kind of source")
+
+// foreignRecord returns the payload error for record i when it names an
+// eventSource other than aws:dynamodb and aws:kinesis (err is what reading
+// it returned), else nil. A record with no eventSource (a hand-made test
+// event) is read as a DynamoDB stream record.
+func foreignRecord(i int, raw json.RawMessage, err error, source string) error {
+	if !errors.Is(err, errOtherSource) && !errors.Is(err, lambdaevents.ErrNotKinesis) {
+		return nil
+	}
+	es := decode.EventSource(raw)
+	if es == "" || es == lambdaevents.EventSourceDynamoDB || es == lambdaevents.EventSourceKinesis {
+		return nil
+	}
+	return payloadError("%w: record %d comes from %q, not from a DynamoDB stream (%q) or a Kinesis stream (%q): %s;"+
+		" is the function's event source another kind of source (a queue, say)? Nothing was applied: point it at the event table's stream",
+		ErrPayloadShape, i, es, lambdaevents.EventSourceDynamoDB, lambdaevents.EventSourceKinesis, expected(source))
 }
 
 // recordIDs are the identifiers of a record of either kind.
@@ -179,9 +206,13 @@ func parseRecord(raw json.RawMessage) (host.Record, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return host.Record{}, err
 	}
-	if r.EventSource == lambdaevents.EventSourceKinesis {
+	switch r.EventSource {
+	case lambdaevents.EventSourceKinesis:
 		return host.Record{}, fmt.Errorf("its eventSource is %q in an event of DynamoDB stream records (%q): "+
 			"one event source mapping delivers one kind of record", r.EventSource, lambdaevents.EventSourceDynamoDB)
+	case "", lambdaevents.EventSourceDynamoDB:
+	default:
+		return host.Record{}, fmt.Errorf("%w: %q", errOtherSource, r.EventSource)
 	}
 	return lambdaevents.FromRecord(r)
 }
@@ -204,6 +235,14 @@ func CheckPayload(payload []byte, source string) error {
 	if err != nil {
 		return err
 	}
-	_, err = splitPayload(payload, source)
-	return err
+	raws, err := splitPayload(payload, source)
+	if err != nil {
+		return err
+	}
+	for i, raw := range raws {
+		if err := foreignRecord(i, raw, errOtherSource, source); err != nil {
+			return err
+		}
+	}
+	return nil
 }

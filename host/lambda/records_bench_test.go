@@ -41,7 +41,11 @@ func BenchmarkParseRecords(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, bad := parseRecords(raws); len(bad) != 0 {
+		_, bad, err := parseRecords(raws, SourceLambda)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(bad) != 0 {
 			b.Fatal(bad[0].err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -46,7 +47,13 @@ type Options struct {
 	// project's Makefile take their SDK from it; "" leaves that to be set
 	// by hand.
 	SDK string
+	// Endpoint is the DynamoDB endpoint of the project's dynafold.json
+	// (its README's ddblocal listens there); "" is DefaultEndpoint.
+	Endpoint string
 }
+
+// DefaultEndpoint is where `host ddblocal` listens unless told otherwise.
+const DefaultEndpoint = "http://127.0.0.1:8000"
 
 // ErrExists: the target directory exists and is not empty.
 var ErrExists = errors.New("the directory exists and is not empty")
@@ -69,8 +76,11 @@ func Generate(o Options) ([]string, error) {
 	if entries, err := os.ReadDir(o.Dir); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("%s: %w: choose another --dir", o.Dir, ErrExists)
 	}
+	local, err := endpointLines(&o)
+	if err != nil {
+		return nil, err
+	}
 	var files map[string][]byte
-	var err error
 	switch o.Lang {
 	case "", LangGo:
 		files, err = goFiles(o)
@@ -86,6 +96,11 @@ func Generate(o Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, f := range []string{"dynafold.json", "README.md"} {
+		if b, ok := files[f]; ok {
+			files[f] = []byte(local.Replace(string(b)))
+		}
+	}
 	var written []string
 	for name, b := range files {
 		p := filepath.Join(o.Dir, filepath.FromSlash(name))
@@ -98,6 +113,30 @@ func Generate(o Options) ([]string, error) {
 		written = append(written, name)
 	}
 	return written, nil
+}
+
+// endpointLines checks o.Endpoint (setting the default) and returns what
+// puts it in the configuration and the README's ddblocal command.
+func endpointLines(o *Options) (*strings.Replacer, error) {
+	if o.Endpoint == "" {
+		o.Endpoint = DefaultEndpoint
+	}
+	u, err := url.Parse(o.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--endpoint %q: give the DynamoDB endpoint as a URL, e.g. http://127.0.0.1:8001", o.Endpoint)
+	}
+	quoted, err := json.Marshal(o.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	ddblocal := "host ddblocal &                                   # DynamoDB on 127.0.0.1:8000"
+	if o.Endpoint != DefaultEndpoint {
+		ddblocal = fmt.Sprintf("host ddblocal --addr %s &   # DynamoDB on %s, the endpoint of dynafold.json", u.Host, u.Host)
+		if u.Scheme != "http" || u.Port() == "" {
+			ddblocal = "# DynamoDB at " + o.Endpoint + " (the endpoint of dynafold.json) must be up"
+		}
+	}
+	return strings.NewReplacer("__ENDPOINT__", string(quoted), "__DDBLOCAL__", ddblocal), nil
 }
 
 // Package returns the Go package name of a plugin name.
