@@ -34,6 +34,8 @@ s=s.replace('''	Terminal: func(err error) bool { return guest.HasTag(err, "Below
 open(p,'w').write(s)
 c=json.load(open('dynafold.json'))
 c['endpoint']='http://127.0.0.1:%s'
+# an event type the plugin skips (the scaffold lists only those it folds)
+c['eventStore']['streams'][0].setdefault('eventTypes',[]).append('InventoryAudited')
 c['projections'][0]['revision']={'field':'revision'}
 c['projections'][0]['outbox']={'claimFor':'5s','index':'outbox-pending','deliver':{'webhook':{'url':'http://127.0.0.1:%s/fx'}}}
 c['sidecar']={'leaseTable':'inventory-leases','batchSize':50,'failure':{'maxRetries':2,'onFailure':{'file':'given-up.jsonl'}}}
