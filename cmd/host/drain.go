@@ -65,7 +65,18 @@ func (f *drainFlags) open(ctx context.Context, opts ...host.Option) (*host.Host,
 }
 
 func runDrain(ctx context.Context, args []string) error {
-	f := newDrainFlags("drain", "Delivers the pending side effects of one row of a projection with an outbox, strictly in order, to the configured target (outbox.deliver) or --webhook. It stops at the first effect that cannot be delivered; that effect stays first in the row's outbox.",
+	err := drainRow(ctx, args)
+	var ec *exitCode
+	if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &ec) {
+		return err
+	}
+	return &exitCode{drainFailed, err}
+}
+
+// drainRow is `host drain`; an error that is no *exitCode is one it could
+// not run or finish with.
+func drainRow(ctx context.Context, args []string) error {
+	f := newDrainFlags("drain", "Delivers the pending side effects of one row of a projection with an outbox, strictly in order, to the configured target (outbox.deliver) or --webhook. It stops at the first effect that cannot be delivered; that effect stays first in the row's outbox.\n\nExit status: 0 when the row's pending effects were delivered, 1 when one was left undelivered, 2 when it could not run or finish.",
 		`host drain --config dynafold.json --projection shipments --row 'pk=SHIP#s-1,sk=SUMMARY'`)
 	row := f.fs.String("row", "", `the row's key: "name=value,name=value" (string values) or a JSON object such as {"pk":"SHIP#s-1","sk":"SUMMARY"}`)
 	skip := f.fs.Int("skip", 0, "first remove this many of the row's pending effects without delivering them, each printed as {\"status\":\"skipped\",...} for you to keep: for an effect its consumer refuses for good, which holds back the row's later effects; then deliver the rest")
@@ -111,6 +122,10 @@ func runDrain(ctx context.Context, args []string) error {
 	rep, err := h.Drain(ctx, proj, key, target)
 	if perr := printDrain(os.Stdout, rep); perr != nil {
 		return perr
+	}
+	if err == nil && rep.Undelivered != nil {
+		// as drain-pending: a script sees the effect left
+		return &exitCode{drainLeftUndelivered, fmt.Errorf("the row's next effect was left undelivered (the \"undelivered\" line says why): it stays first in the row's outbox, holding back its later effects; run this again once the target takes it")}
 	}
 	return err
 }

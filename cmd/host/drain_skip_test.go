@@ -69,7 +69,13 @@ func TestO2_DrainSkipSetsAsideAnEffectTheConsumerRefusesForGood(t *testing.T) {
 	require.Empty(t, got, "everything waits behind the refused effect")
 	row := `{"pk": "Shipment#sh-1", "sk": "S"}`
 
-	out := captureStdout(t, func() { require.NoError(t, runDrain(ctx, []string{"--config", cfgPath, "--row", row})) })
+	out := captureStdout(t, func() {
+		err := runDrain(ctx, []string{"--config", cfgPath, "--row", row})
+		var ec *exitCode
+		require.ErrorAs(t, err, &ec, "an effect left undelivered is exit status 1, as in drain-pending")
+		assert.Equal(t, 1, ec.code)
+		assert.ErrorContains(t, err, "the row's next effect was left undelivered")
+	})
 	assert.Contains(t, out, `"status":"undelivered"`)
 	assert.Contains(t, out, "HTTP 400")
 	assert.Contains(t, out, "--skip 1")
