@@ -314,7 +314,10 @@ func (r *Reader) process(ctx context.Context, stream, shard string, recs []host.
 		f.pos += half
 		return f, true
 	}
-	return failure{}, false // both halves went through: the failure did not last
+	// both halves went through: the failure did not last (a throttled
+	// write, a lost race), but it was counted: say so, at most so often
+	r.passed.note(r.log, shard, f.reason)
+	return failure{}, false
 }
 
 func (r *Reader) bisects(projections []string) bool {

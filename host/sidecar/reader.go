@@ -140,6 +140,7 @@ type Reader struct {
 	records    atomic.Int64
 	written    atomic.Int64
 	failures   atomic.Int64
+	passed     passedAgain // failures that went through when delivered again
 	givenUp    atomic.Int64
 	lags       sync.Map          // shard -> readLag
 	waiting    map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
