@@ -60,3 +60,42 @@ func TestP4_ARowTheHostWroteWithoutItsCheckpointIsNotFoldedAgain(t *testing.T) {
 	assert.Equal(t, "5", row["qty"].Str)
 	assert.Equal(t, "2", row["verison"].Str)
 }
+
+// TestP4_ACheckpointFieldMisspelledIsCaughtWithoutWrittenBy: a projection
+// that records no writtenBy (the default) reads its rows under a
+// misspelled checkpoint field ("verison"); the row holds "version", a
+// whole number within two edits of it, so the fold refuses the row with a
+// "did you mean" and leaves it as it is. A name far from any of the row's
+// numbers (a row written without a checkpoint) still folds every event.
+func TestP4_ACheckpointFieldMisspelledIsCaughtWithoutWrittenBy(t *testing.T) {
+	ctx := context.Background()
+	h, env, events, rows := stockHost(t, "")
+	_, err := h.Append(ctx, "Warehouse", "g-1", 0,
+		host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("2")}}, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("3")}})
+	require.NoError(t, err)
+	_, err = h.CatchUp(ctx, "stock", "g-1")
+	require.NoError(t, err)
+	before := stockRow(t, env, rows, "g-1")
+
+	cfg := stockConfig(events, rows, "verison")
+	cfg.Projections[0].WrittenBy = ""
+	typo := stockHostOn(t, env, cfg)
+	o, err := typo.CatchUp(ctx, "stock", "g-1")
+	if err == nil {
+		err = o.Err
+	}
+	require.ErrorIs(t, err, host.ErrCheckpointMissing)
+	assert.ErrorContains(t, err, `the row has no checkpoint attribute "verison" but a number "version" (2): did you mean "version"?`)
+	assert.Equal(t, before, stockRow(t, env, rows, "g-1"), "the row is left as it was")
+
+	cfg = stockConfig(events, rows, "appliedUpTo")
+	cfg.Projections[0].WrittenBy = ""
+	legacy := stockHostOn(t, env, cfg)
+	env.Put(t, rows, abi.Item{"pk": abi.S("Stock#g-2"), "sk": abi.S("S"), "qty": abi.N("0")})
+	_, err = h.Append(ctx, "Warehouse", "g-2", 0, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("4")}})
+	require.NoError(t, err)
+	o, err = legacy.CatchUp(ctx, "stock", "g-2")
+	require.NoError(t, err)
+	require.NoError(t, o.Err)
+	assert.Equal(t, "4", stockRow(t, env, rows, "g-2")["qty"].Str)
+}

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dynafold/dynafold/internal/suggest"
 )
 
 // Duration is a time.Duration written in JSON as a Go duration string:
@@ -502,48 +504,10 @@ func unknownField(key string, fields map[string]reflect.StructField) (text, mean
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if s := suggest(key, names); s != "" {
+	if s := suggest.Nearest(key, names); s != "" {
 		return fmt.Sprintf("unknown field %q; did you mean %q? Field names are case-sensitive", key, s), s
 	}
 	return fmt.Sprintf("unknown field %q; the fields there are: %s", key, strings.Join(names, ", ")), ""
-}
-
-// suggest returns the name key was probably meant to be: the same name in
-// other case, else the nearest within two edits.
-func suggest(key string, names []string) string {
-	for _, n := range names {
-		if strings.EqualFold(n, key) {
-			return n
-		}
-	}
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := distance(strings.ToLower(key), strings.ToLower(n)); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// distance is the Levenshtein distance of a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // fieldsOf maps the JSON names of t's fields to the fields, as

@@ -3,10 +3,12 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/internal/suggest"
 )
 
 // rowState is a row as read: its item and the engine's fields in it. A
@@ -77,14 +79,18 @@ func (e *Engine) readRow(item abi.Item) (*rowState, error) {
 var ErrCheckpointMissing = errors.New("the row holds none of its checkpoint attributes")
 
 // checkHostRow returns ErrCheckpointMissing, explained, when s is a row the
-// host wrote that holds none of the projection's checkpoint attributes.
+// host wrote that holds none of the projection's checkpoint attributes, or
+// a row without its checkpoint field that holds a number under a name
+// within two edits of it (a typo of the field's name: "verison").
 func (e *Engine) checkHostRow(s *rowState) error {
-	if s.item == nil || e.p.WrittenBy == "" {
+	if s.item == nil {
 		return nil
 	}
 	by, ok := s.item[e.p.WrittenBy]
-	if !ok {
-		return nil // a legacy row, written by another system
+	if e.p.WrittenBy == "" || !ok {
+		// no writer recorded: a legacy row, written by another system, or
+		// one whose checkpoint field's name is misspelled
+		return e.checkNearMiss(s)
 	}
 	var names []string
 	if m := e.p.Checkpoint.Map; m != "" {
@@ -101,6 +107,46 @@ func (e *Engine) checkHostRow(s *rowState) error {
 	}
 	return fmt.Errorf("%w: %s wrote the row (its %q attribute), but it holds none of the checkpoint attributes the configuration names (%s); folding on it would apply every event again. Check the projection's checkpoint field names for a typo; if they were renamed on purpose, rebuild the rows (`host rebuild`), which writes them anew",
 		ErrCheckpointMissing, by.Str, e.p.WrittenBy, strings.Join(quoted(names), ", "))
+}
+
+// checkNearMiss returns ErrCheckpointMissing when a checkpoint field the
+// row lacks is nearly the name of a whole number the row holds (the same
+// in other case, one edit away, or two for a name of 7 letters or more):
+// the configuration's name is most likely a typo of the row's, and folding
+// on the row as one written without a checkpoint would apply every event
+// again.
+func (e *Engine) checkNearMiss(s *rowState) error {
+	names := make([]string, 0, len(s.item))
+	for n, v := range s.item {
+		if k, err := intField(v); err == nil && k >= 0 {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, sc := range e.scal {
+		if _, ok := s.item[sc.Field]; ok || len(sc.Field) < 4 {
+			continue
+		}
+		if near := nearMiss(sc.Field, names); near != "" {
+			return fmt.Errorf("%w: the row has no checkpoint attribute %q but a number %q (%s): did you mean %q? Folding on it as a row written without a checkpoint would apply every event again. Check the projection's checkpoint field name; if the row's attribute is another one on purpose, rebuild the rows (`host rebuild`), which writes them anew",
+				ErrCheckpointMissing, sc.Field, near, s.item[near].Str, near)
+		}
+	}
+	return nil
+}
+
+// nearMiss returns the name of names that field is most likely a typo of:
+// the same in other case, one edit away, or two for a field of 7 letters
+// or more ("" when none is).
+func nearMiss(field string, names []string) string {
+	near := suggest.Nearest(field, names)
+	if near == "" || near == field {
+		return ""
+	}
+	if d := suggest.Distance(strings.ToLower(field), strings.ToLower(near)); d > 1 && (d > 2 || len(field) < 7) {
+		return ""
+	}
+	return near
 }
 
 func quoted(ss []string) []string {
