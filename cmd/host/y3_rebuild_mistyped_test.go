@@ -7,12 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/abi"
+	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
+	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
@@ -73,4 +76,32 @@ func TestY3_RebuildWarnsOfAVersionNoRowNames(t *testing.T) {
 	err = rebuild(octx, []string{"--config", cfgPath, "--written-by", "order-summary@1.0.0,", "--dry-run"})
 	assert.ErrorContains(t, err, "an empty plugin version in the list")
 	assert.Empty(t, out.String())
+}
+
+// TestY3_RebuildNotWrittenByWarnsWhenTheWorkersServeAnotherVersion:
+// --not-written-by is given the version serving; with host run's workers
+// publishing what they serve, another version is warned of.
+func TestY3_RebuildNotWrittenByWarnsWhenTheWorkersServeAnotherVersion(t *testing.T) {
+	e := newSidecarEnv(t, ddblocal.StreamOptions{Shards: 1}, `"leaseDuration": "2s"`, "")
+	e.createTables(t)
+	run := e.startRun(t)
+	cfg, err := host.LoadConfig(e.cfgPath)
+	require.NoError(t, err)
+	deadline := time.Now().Add(60 * time.Second)
+	for published := false; !published; {
+		f, err := sidecar.ReadFleet(context.Background(), cfg, e.env.Client, nil, sidecar.FleetOptions{})
+		require.NoError(t, err)
+		for _, w := range f.Workers {
+			published = published || (w.Alive && w.Plugins["summaries"] != "")
+		}
+		require.True(t, published || time.Now().Before(deadline), "host run never published its plugin; log:\n%s", run.logs)
+		time.Sleep(50 * time.Millisecond)
+	}
+	var out, errOut bytes.Buffer
+	octx := withOutput(context.Background(), &out, &errOut)
+	rebuild := commandNamed(t, "rebuild")
+	require.NoError(t, rebuild(octx, []string{"--config", e.cfgPath, "--not-written-by", "1.0.0", "--dry-run"}))
+	assert.NotContains(t, errOut.String(), "the workers serve")
+	require.NoError(t, rebuild(octx, []string{"--config", e.cfgPath, "--not-written-by", "1.0", "--dry-run"}))
+	assert.Contains(t, errOut.String(), "WARNING the workers serve order-summary@1.0.0, not order-summary@1.0: --not-written-by is given the version serving")
 }
