@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/dynafold/dynafold/abi"
@@ -40,7 +42,19 @@ type WrittenByReport struct {
 	// outcome has the error). A key whose events make no row, before or
 	// after, is in none of them.
 	Created, Changed, Unchanged, Removed, Failed int
+	// Writers are the versions the table's rows name as their writer
+	// (sorted, at most MaxWritersNamed), and OtherWriters how many more
+	// there are: what to check a version given against when it matches no
+	// row (a mistyped 1.0 for 1.0.0).
+	Writers      []string
+	OtherWriters int
+	// NotByRows, with NotWrittenBy, counts the rows that version wrote:
+	// none means the version names no row, so that every row is rebuilt.
+	NotByRows int
 }
+
+// MaxWritersNamed bounds WrittenByReport.Writers.
+const MaxWritersNamed = 5
 
 // RebuildWrittenBy re-derives, with the plugin now serving, every row of
 // every stream instance that fed a row a given plugin version wrote (the
@@ -104,11 +118,22 @@ func (h *Host) RebuildWrittenBySelection(ctx context.Context, projection string,
 		}
 		return version
 	}
+	// One scan of the rows that name a writer, the selection made here:
+	// the writers it sees are what to check a version against that matches
+	// no row.
 	scan := store.Scan{
 		Table:  p.Table,
+		Filter: "attribute_exists(#wb)",
 		Names:  map[string]string{"#wb": attr, "#before": apply.WrittenByBefore(attr)},
-		Values: map[string]abi.Value{},
 	}
+	proj := []string{"#wb", "#before"}
+	for i, a := range p.KeyAttrs {
+		ph := fmt.Sprintf("#k%d", i)
+		scan.Names[ph] = a
+		proj = append(proj, ph)
+	}
+	scan.Projection = strings.Join(proj, ", ")
+	var match func(writer string, before []string, hasBefore bool) bool
 	switch {
 	case sel.NotBy != "" && len(sel.Versions) > 0:
 		return rep, fmt.Errorf("give the versions whose rows to rebuild, or the one version whose rows to keep, not both")
@@ -116,33 +141,49 @@ func (h *Host) RebuildWrittenBySelection(ctx context.Context, projection string,
 		// A row another version wrote, or folded on before this one wrote
 		// it (the versions before the writer never include the writer).
 		rep.NotWrittenBy = full(sel.NotBy)
-		scan.Filter = "attribute_exists(#wb) AND (#wb <> :wb OR attribute_exists(#before))"
-		scan.Values[":wb"] = abi.S(rep.NotWrittenBy)
+		match = func(writer string, _ []string, hasBefore bool) bool {
+			return writer != rep.NotWrittenBy || hasBefore
+		}
 	case len(sel.Versions) == 0:
 		return rep, fmt.Errorf("no plugin version given: which version's rows to rebuild (e.g. 1.0.0)")
 	default:
 		// A row that one of the versions wrote, or that a later version
 		// folded on top of what it wrote (the versions before the writer:
 		// a hot swap's rows).
-		var names, terms []string
-		for i, v := range sel.Versions {
+		var names []string
+		want := map[string]bool{}
+		for _, v := range sel.Versions {
 			if v == "" {
 				return rep, fmt.Errorf("an empty plugin version in the list: give each as 1.0.0 or name@1.0.0, separated by commas")
 			}
-			ph := fmt.Sprintf(":wb%d", i)
 			names = append(names, full(v))
-			terms = append(terms, "#wb = "+ph+" OR contains(#before, "+ph+")")
-			scan.Values[ph] = abi.S(full(v))
+			want[full(v)] = true
 		}
 		rep.WrittenBy = strings.Join(names, ", ")
-		scan.Filter = strings.Join(terms, " OR ")
+		match = func(writer string, before []string, _ bool) bool {
+			return want[writer] || slices.ContainsFunc(before, func(b string) bool { return want[b] })
+		}
 	}
 	version := rep.WrittenBy
 	if rep.NotWrittenBy != "" {
 		version = "another version than " + rep.NotWrittenBy
 	}
 	written := map[string]bool{}
+	writers := map[string]bool{}
 	err = h.scan(ctx, scan, func(it abi.Item) {
+		writer := it[attr].Str
+		writers[writer] = true
+		if rep.NotWrittenBy != "" && writer == rep.NotWrittenBy {
+			rep.NotByRows++
+		}
+		b, hasBefore := it[apply.WrittenByBefore(attr)]
+		var before []string
+		for _, v := range b.List {
+			before = append(before, v.Str)
+		}
+		if !match(writer, before, hasBefore) {
+			return
+		}
 		key := abi.Item{}
 		for _, a := range p.KeyAttrs {
 			key[a] = it[a]
@@ -151,6 +192,10 @@ func (h *Host) RebuildWrittenBySelection(ctx context.Context, projection string,
 	})
 	if err != nil {
 		return rep, fmt.Errorf("scanning %s for rows written by %s: %w", p.Table, version, err)
+	}
+	rep.Writers = slices.Sorted(maps.Keys(writers))
+	if n := len(rep.Writers); n > MaxWritersNamed {
+		rep.Writers, rep.OtherWriters = rep.Writers[:MaxWritersNamed], n-MaxWritersNamed
 	}
 	rep.Rows = len(written)
 	if len(written) == 0 {

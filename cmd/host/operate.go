@@ -210,7 +210,8 @@ func runRebuild(ctx context.Context, args []string) error {
 			"the row's other sources keep their part; --row rebuilds one row from every instance its checkpoints name, or from\n"+
 			"exactly the instances named with --instance (refused when the row names others, unless --drop-others).\n"+
 			"--written-by rebuilds, with the version serving, every row the versions listed wrote (or a later one folded on);\n"+
-			"after several swaps, --not-written-by with the serving version catches every older one at once.\n\n"+
+			"after several swaps, --not-written-by with the serving version catches every older one at once. A version no row\n"+
+			"names (mistyped: 1.0 for 1.0.0) is warned of on standard error, with the versions the rows name.\n\n"+
 			"example: host rebuild --config dynafold.json --projection shipments --id w-1 --source weigh\n"+
 			"example: host rebuild --config dynafold.json --projection shipments --row '{\"pk\": \"Shipment#sh-1\", \"sk\": \"S\"}' --instance order#o-1 --instance weigh#w-1\n"+
 			"example: host rebuild --config dynafold.json --written-by cart@1.0.0,cart@1.0.2 --dry-run\n"+
@@ -239,19 +240,29 @@ func runRebuild(ctx context.Context, args []string) error {
 	if *by == "" && *notBy == "" && *f.id == "" {
 		return fmt.Errorf("--id (a stream instance), --written-by (plugin versions) or --not-written-by (a plugin version) is required, or --row (one row)")
 	}
+	sel := host.WrittenBySelection{NotBy: strings.TrimSpace(*notBy)}
+	if *by != "" {
+		for _, v := range strings.Split(*by, ",") {
+			if v = strings.TrimSpace(v); v == "" {
+				return fmt.Errorf("--written-by %q: an empty plugin version in the list: give each as 1.0.0 or name@1.0.0, separated by commas", *by)
+			}
+			sel.Versions = append(sel.Versions, v)
+		}
+	}
+	if *notBy != "" && sel.NotBy == "" {
+		return fmt.Errorf("--not-written-by %q: give the plugin version whose rows to keep, as 1.0.0 or name@1.0.0", *notBy)
+	}
 	h, err := f.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
 	if *by != "" || *notBy != "" {
-		sel := host.WrittenBySelection{NotBy: *notBy}
-		if *by != "" {
-			for _, v := range strings.Split(*by, ",") {
-				sel.Versions = append(sel.Versions, strings.TrimSpace(v))
-			}
+		cfg, err := host.LoadConfig(*f.cfgPath)
+		if err != nil {
+			return err
 		}
-		return rebuildWrittenBy(ctx, h, *f.proj, sel, *dry, *asJSON)
+		return rebuildWrittenBy(ctx, h, cfg, *f.proj, sel, *dry, *asJSON)
 	}
 	ref, err := f.instance(h)
 	if err != nil {

@@ -427,7 +427,7 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 		}
 	}
 	if say {
-		fmt.Fprintln(out, replacesLine(ctx, cfg, pc, cur.Name()))
+		fmt.Fprintln(out, replacesLine(ctx, cfg, pc, cur))
 	}
 	return pc.Name, nil
 }
@@ -588,7 +588,7 @@ func replacedProjection(ctx context.Context, cfg *host.Config, cfgPath, proj, na
 		}
 		cur, _, err := transport.LoadFile(ctx, relTo(filepath.Dir(cfgPath), pc.Plugin), plugin.Config{PoolSize: 1})
 		if err != nil {
-			return nil, fmt.Errorf("projection %q's current plugin: %w", pc.Name, err)
+			return archivedCurrent(ctx, cfgPath, pc, err)
 		}
 		return cur, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/dynafold/dynafold/host"
@@ -84,9 +85,10 @@ flags:
 // instances feed is rebuilt by the current plugin from every instance that
 // feeds it. It prints each row and what the rebuild did to it, and the
 // counts (with asJSON, one JSON object).
-func rebuildWrittenBy(ctx context.Context, h *host.Host, proj string, sel host.WrittenBySelection, dry, asJSON bool) error {
+func rebuildWrittenBy(ctx context.Context, h *host.Host, cfg *host.Config, proj string, sel host.WrittenBySelection, dry, asJSON bool) error {
 	out := stdoutOf(ctx)
 	rep, err := h.RebuildWrittenBySelection(ctx, proj, sel, dry)
+	warnWrittenBy(ctx, cfg, proj, rep)
 	if asJSON {
 		if jerr := writeWrittenBy(out, rep, dry); jerr != nil {
 			return jerr
@@ -128,6 +130,36 @@ func rebuildWrittenBy(ctx context.Context, h *host.Host, proj string, sel host.W
 	return err
 }
 
+// warnWrittenBy warns on standard error of a version given to a rebuild by
+// plugin version that is likely mistyped (1.0 for 1.0.0): with
+// --written-by, one that no row names; with --not-written-by, one that no
+// row names as its writer (so every row is rebuilt), or that the workers,
+// publishing what they serve, do not serve. It names the versions the rows
+// do name.
+func warnWrittenBy(ctx context.Context, cfg *host.Config, proj string, rep host.WrittenByReport) {
+	w := stderrOf(ctx)
+	named := fmt.Sprintf("no row of %s names a writer (`host row --config F --id ID` prints a row with its writtenBy attribute)", rep.Table)
+	if len(rep.Writers) > 0 {
+		named = fmt.Sprintf("the rows of %s name %s", rep.Table, strings.Join(rep.Writers, ", "))
+		if rep.OtherWriters > 0 {
+			named += fmt.Sprintf(" and %d other versions", rep.OtherWriters)
+		}
+	}
+	switch {
+	case rep.WrittenBy != "" && rep.Rows == 0:
+		fmt.Fprintf(w, "host rebuild: WARNING no row was written by %s (nor folded on what it wrote): check the version given; %s\n", rep.WrittenBy, named)
+	case rep.NotWrittenBy != "" && rep.NotByRows == 0 && rep.Rows > 0:
+		fmt.Fprintf(w, "host rebuild: WARNING no row was written by %s, so every row that names a writer is rebuilt: check the version given (the one serving); %s\n", rep.NotWrittenBy, named)
+	}
+	if rep.NotWrittenBy == "" {
+		return
+	}
+	serving := servingVersions(ctx, cfg, proj)
+	if len(serving) > 0 && !slices.Contains(serving, rep.NotWrittenBy) {
+		fmt.Fprintf(w, "host rebuild: WARNING the workers serve %s, not %s: --not-written-by is given the version serving\n", strings.Join(serving, " and "), rep.NotWrittenBy)
+	}
+}
+
 // writeWrittenBy prints a rebuild by plugin version as one JSON object.
 func writeWrittenBy(w io.Writer, rep host.WrittenByReport, dry bool) error {
 	type row struct {
@@ -139,7 +171,7 @@ func writeWrittenBy(w io.Writer, rep host.WrittenByReport, dry bool) error {
 		rows[i] = row{outcomeOf(o, nil), rep.Changes[i]}
 	}
 	return writeJSON(w, map[string]any{
-		"table": rep.Table, "writtenBy": rep.WrittenBy, "notWrittenBy": rep.NotWrittenBy, "rowsWrittenBy": rep.Rows, "streams": nonNil(rep.Streams),
+		"table": rep.Table, "writtenBy": rep.WrittenBy, "notWrittenBy": rep.NotWrittenBy, "rowsWrittenBy": rep.Rows, "streams": nonNil(rep.Streams), "writers": nonNil(rep.Writers),
 		"toRebuild": rep.ToRebuild, "dryRun": dry, "rows": rows,
 		"summary": map[string]int{"created": rep.Created, "changed": rep.Changed, "unchanged": rep.Unchanged, "removed": rep.Removed, "failed": rep.Failed},
 	})

@@ -106,3 +106,15 @@ func archived(dir string) ([]string, error) {
 	sort.Sort(sort.Reverse(sort.StringSlice(names)))
 	return names, nil
 }
+
+// ArchivedModules lists the paths of the modules the archive dir holds,
+// newest acceptance first: the order in which a refused module at start
+// falls back on them (NewOrArchived). None for an empty dir or one that
+// does not exist yet.
+func ArchivedModules(dir string) ([]string, error) {
+	names, err := archived(dir)
+	for i, n := range names {
+		names[i] = filepath.Join(dir, n)
+	}
+	return names, err
+}
