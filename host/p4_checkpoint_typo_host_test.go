@@ -99,3 +99,32 @@ func TestP4_ACheckpointFieldMisspelledIsCaughtWithoutWrittenBy(t *testing.T) {
 	require.NoError(t, o.Err)
 	assert.Equal(t, "4", stockRow(t, env, rows, "g-2")["qty"].Str)
 }
+
+// TestP4_VerifyUnderAMisspelledCheckpointFieldChecksNothingAndRepairsNothing:
+// `host verify` under a configuration whose checkpoint field is misspelled
+// counts each row as not checked, with the "did you mean", where it called
+// every row drift and its repair rewrote them under the wrong name.
+func TestP4_VerifyUnderAMisspelledCheckpointFieldChecksNothingAndRepairsNothing(t *testing.T) {
+	ctx := context.Background()
+	h, env, events, rows := stockHost(t, "")
+	for _, id := range []string{"g-1", "g-2"} {
+		_, err := h.Append(ctx, "Warehouse", id, 0, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("2")}})
+		require.NoError(t, err)
+		_, err = h.CatchUp(ctx, "stock", id)
+		require.NoError(t, err)
+	}
+	before := stockRow(t, env, rows, "g-1")
+	cfg := stockConfig(events, rows, "verison")
+	cfg.Projections[0].WrittenBy = ""
+	typo := stockHostOn(t, env, cfg)
+	rep, err := typo.Verify(ctx, host.VerifyOptions{Repair: true})
+	require.NoError(t, err)
+	c := rep.Total()
+	assert.Equal(t, 0, c.Drift(), "no row called drift")
+	assert.Equal(t, 0, c.Repaired, "nothing repaired")
+	assert.Equal(t, 2, c.Errors, "both rows not checked")
+	require.NotEmpty(t, rep.Errors)
+	assert.ErrorIs(t, rep.Errors[0], host.ErrCheckpointMissing)
+	assert.ErrorContains(t, rep.Errors[0], `did you mean "version"?`)
+	assert.Equal(t, before, stockRow(t, env, rows, "g-1"), "the row is left as it was")
+}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -156,6 +157,13 @@ func (v *verifier) rowsNameInstances() bool {
 func (v *verifier) check(ctx context.Context, key, stored abi.Item, at time.Time, scanned bool) {
 	if stored != nil {
 		v.count(func(c *VerifyCounts) { c.Rows++ })
+		if err := v.e.CheckRow(stored); errors.Is(err, apply.ErrCheckpointMissing) {
+			// the configuration does not read the row as its own (a
+			// misspelled checkpoint field): not drift, which a repair
+			// would write under the wrong name
+			v.rowError(key, err)
+			return
+		}
 	}
 	res := v.checkOnce(ctx, key, stored, at, false)
 	if res.err == nil && res.finding != nil {

@@ -78,6 +78,20 @@ func (e *Engine) readRow(item abi.Item) (*rowState, error) {
 // changed (a typo), under which every event would be folded again.
 var ErrCheckpointMissing = errors.New("the row holds none of its checkpoint attributes")
 
+// CheckRow returns ErrCheckpointMissing, explained, when a stored row
+// (not a tombstone) cannot be read as this configuration's: one the host
+// wrote that holds none of its checkpoint attributes, or one whose
+// checkpoint field's name is a near miss of an attribute it holds. A
+// verification counts such a row as not checked rather than as drift,
+// whose repair would write it under the misspelled name.
+func (e *Engine) CheckRow(item abi.Item) error {
+	s, err := e.readRow(item)
+	if err != nil {
+		return err
+	}
+	return e.checkHostRow(s)
+}
+
 // checkHostRow returns ErrCheckpointMissing, explained, when s is a row the
 // host wrote that holds none of the projection's checkpoint attributes, or
 // a row without its checkpoint field that holds a number under a name
