@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host"
 	"github.com/dynafold/dynafold/host/plugin"
 	"github.com/dynafold/dynafold/host/plugin/extism/transport"
@@ -428,8 +429,40 @@ func checkReplaces(ctx context.Context, p transport.Plugin, wasm []byte, cfgPath
 	}
 	if say {
 		fmt.Fprintln(out, replacesLine(ctx, cfg, pc, cur))
+		for _, w := range unlistedEventTypes(cfg, p.Describe()) {
+			fmt.Fprintf(out, "  WARNING  %s\n", w)
+		}
 	}
 	return pc.Name, nil
+}
+
+// unlistedEventTypes warns of each event type the module folds that its
+// stream's eventStore.streams[].eventTypes leaves out (when it lists any):
+// `host append` refuses events of that type, so the module never sees one.
+func unlistedEventTypes(cfg *host.Config, d abi.Description) []string {
+	listed := map[string]map[string]bool{}
+	for _, s := range cfg.EventStore.Streams {
+		if len(s.EventTypes) == 0 {
+			continue
+		}
+		listed[s.Name] = map[string]bool{}
+		for _, t := range s.EventTypes {
+			listed[s.Name][t] = true
+		}
+	}
+	var out []string
+	for _, src := range d.Sources {
+		types, ok := listed[src.Stream]
+		if !ok {
+			continue
+		}
+		for _, t := range src.EventTypes {
+			if !types[t] {
+				out = append(out, fmt.Sprintf("the module folds event type %q, which stream %q's eventTypes in the configuration does not list: `host append` refuses events of that type; add it to eventStore.streams[].eventTypes", t, src.Stream))
+			}
+		}
+	}
+	return out
 }
 
 const pluginTestUsage = `usage: host plugin test FILE --events EVENTS.json [--expect ROWS.json] [--decisions]
