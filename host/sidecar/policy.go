@@ -53,6 +53,11 @@ type failure struct {
 	// them ("" for a request that names none).
 	noTable bool
 	tables  []string
+	// misread is set when some part of the failure is a row the
+	// configuration cannot read as its own (a misspelled checkpoint
+	// field, host.ErrCheckpointMissing): the configuration's mistake, not
+	// the record's, waited out as a missing table is.
+	misread bool
 }
 
 // deliver hands recs to the host under the failure policy. It returns n,
@@ -85,6 +90,14 @@ func (r *Reader) deliver(ctx context.Context, stream, shard string, recs []host.
 			// retrying with a longer backoff, until the table is back.
 			ds.noTable = true
 			r.warnNoTable(ctx, shard, seq, f)
+			return i, true
+		}
+		if f.misread {
+			// So does a configuration that cannot read its rows (a
+			// misspelled checkpoint field): the shard waits, its records
+			// kept, until the workers restart with the configuration fixed.
+			ds.noTable = true
+			r.warnMisread(ctx, shard, seq, f)
 			return i, true
 		}
 		a := ds.attempts[seq]
@@ -346,6 +359,7 @@ func failureAt(res *host.Result, pos int) failure {
 	allEvents := true
 	cause := func(projection string, err error) {
 		f.noteNoTable(err)
+		f.misread = f.misread || errors.Is(err, host.ErrCheckpointMissing)
 		c, ok := eventCause(projection, err)
 		allEvents = allEvents && ok
 		f.causes = append(f.causes, c)
@@ -440,6 +454,18 @@ func (r *Reader) warnNoTable(ctx context.Context, shard, seq string, f failure) 
 	r.log.Log(ctx, slog.LevelWarn, "a table the projections read or write does not exist: the shards wait for it, retrying every "+noTableDelay.Max.String()+
 		" at most, and no record is given up or counted against its retries for it; create it with `host tables create --config FILE` (or check the configuration's table names, endpoint and region)",
 		"tables", names, "shard", shard, "sequenceNumber", seq, "reason", f.reason)
+}
+
+// warnMisread logs once per reader that the configuration cannot read the
+// projection's rows as its own and that the shards wait.
+func (r *Reader) warnMisread(ctx context.Context, shard, seq string, f failure) {
+	if r.misreadWarned.Swap(true) {
+		r.log.Debug("record failed on a row the configuration cannot read; it is delivered again", "shard", shard, "sequenceNumber", seq, "reason", f.reason)
+		return
+	}
+	r.log.Log(ctx, slog.LevelError, "the configuration cannot read the projection's rows as its own (the reason says which attribute): the shards wait, retrying every "+noTableDelay.Max.String()+
+		" at most, and no record is given up or counted against its retries for it; fix the configuration, then restart the workers one at a time",
+		"shard", shard, "sequenceNumber", seq, "reason", f.reason)
 }
 
 // tablesBack logs that the records waiting for a missing table go through

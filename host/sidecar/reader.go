@@ -141,13 +141,16 @@ type Reader struct {
 	written    atomic.Int64
 	failures   atomic.Int64
 	passed     passedAgain // failures that went through when delivered again
-	givenUp    atomic.Int64
-	lags       sync.Map          // shard -> readLag
-	waiting    map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
-	pause      pauses            // the lease table's pauses and deferred instances (pause.go)
-	sweeper    atomic.Bool       // this worker sweeps the outboxes (it holds the lowest lease, as of the last lease round)
-	foreign    map[string]bool   // other streams whose leases the lease table was seen to hold (logged once each)
-	noTables   map[string]bool   // tables found missing by a delivery, warned of once each until one gets past (policy.go)
+	// misreadWarned is set once the reader warned that the configuration
+	// cannot read its rows (warnMisread)
+	misreadWarned atomic.Bool
+	givenUp       atomic.Int64
+	lags          sync.Map          // shard -> readLag
+	waiting       map[string]string // shard -> the other owner noteWaiting logged (lease rounds only)
+	pause         pauses            // the lease table's pauses and deferred instances (pause.go)
+	sweeper       atomic.Bool       // this worker sweeps the outboxes (it holds the lowest lease, as of the last lease round)
+	foreign       map[string]bool   // other streams whose leases the lease table was seen to hold (logged once each)
+	noTables      map[string]bool   // tables found missing by a delivery, warned of once each until one gets past (policy.go)
 }
 
 // New returns a reader of cfg's event-table stream that hands each batch
