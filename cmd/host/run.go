@@ -239,8 +239,13 @@ func printProgress(w io.Writer, st, prev sidecar.Stats, every time.Duration) {
 	if st.HeldBack > 0 {
 		held = fmt.Sprintf("; %s held back by a failing record (the log says why)", plural(st.HeldBack, "shard"))
 	}
+	lag := st.Behind.Round(time.Millisecond).String()
+	if st.Shards == 0 {
+		// no shard to measure: another worker's, or none taken yet
+		lag = "unknown here (no shard held: `host status` shows every shard's)"
+	}
 	fmt.Fprintf(w, "host run: %.1f records/s done; since start %s written, %s, %d given up; %s held, lag %s %s%s\n",
-		rate, plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp, plural(st.Shards, "shard"), stream, st.Behind.Round(time.Millisecond), held)
+		rate, plural(int(st.Written), "row"), plural(int(st.Failures), "failure"), st.GivenUp, plural(st.Shards, "shard"), stream, lag, held)
 }
 
 // backgroundRows is how many rows' effects host run delivers at once, off

@@ -256,4 +256,9 @@ func TestC6_ProgressLineSaysAShardIsHeldBackByAFailingRecord(t *testing.T) {
 	printProgress(&b, sidecar.Stats{StreamArn: arn, Records: 20, Shards: 4}, sidecar.Stats{Records: 10}, time.Second)
 	assert.NotContains(t, b.String(), "held back")
 	assert.Contains(t, b.String(), "10.0 records/s done")
+	// no shard held (another worker's, or the lease table throttled): the
+	// lag is not 0s but unknown here
+	b.Reset()
+	printProgress(&b, sidecar.Stats{StreamArn: arn, Records: 20}, sidecar.Stats{Records: 20}, time.Second)
+	assert.Contains(t, b.String(), "0 shards held, lag kinesis cart-feed unknown here (no shard held: `host status` shows every shard's)")
 }
