@@ -224,7 +224,7 @@ func TestC6_ProgressLineNamesTheStreamNotItsARN(t *testing.T) {
 		"arn:aws:kinesis:us-east-1:000000000000:stream/cart-changes":                          "lag kinesis cart-changes 0s",
 	} {
 		var b strings.Builder
-		printProgress(&b, sidecar.Stats{StreamArn: arn}, sidecar.Stats{}, time.Second)
+		printProgress(&b, sidecar.Stats{StreamArn: arn, Shards: 1}, sidecar.Stats{}, time.Second)
 		if !strings.Contains(b.String(), want) || strings.Contains(b.String(), "arn:") {
 			t.Errorf("%s: %q, want %q", arn, b.String(), want)
 		}
