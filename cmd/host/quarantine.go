@@ -276,11 +276,14 @@ func replayQuarantine(ctx context.Context, cfg *host.Config, t quarantine.Store,
 		return err
 	}
 	defer h.Close(ctx)
-	p := &rereader{h: h, client: client, table: cfg.EventStore.Table, reread: map[string]bool{}, unread: map[string]string{}}
+	p := &rereader{h: h, client: client, table: cfg.EventStore.Table, reread: map[string]bool{}, gone: map[string]bool{}, unread: map[string]string{}}
 	done, err := quarantine.Replay(ctx, p, t, entries)
 	failed := 0
 	for _, r := range done {
 		switch {
+		case r.OK && p.gone[recordID(r.Entry.Record)]:
+			fmt.Fprintf(quarantineOut, "%s: passed over, nothing to replay: its event item was removed from the event table since it was given up (as host run passes such a record over); %s\n", r.Entry.ID, removedText(t))
+			continue
 		case r.OK && p.reread[recordID(r.Entry.Record)]:
 			fmt.Fprintf(quarantineOut, "%s: replayed from the event table's item as it is now (repaired since it was given up); %s\n", r.Entry.ID, removedText(t))
 			continue

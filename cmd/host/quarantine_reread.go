@@ -25,6 +25,7 @@ type rereader struct {
 	client *dynamodb.Client
 	table  string
 	reread map[string]bool // record ids (sequence number, or event id) that succeeded from the item
+	gone   map[string]bool // record ids passed over: their item was removed from the event table since
 	// unread says, by record id, why a record that failed again could not
 	// be checked against the event table's item (a repair made since
 	// would not have been seen).
@@ -35,11 +36,12 @@ type rereader struct {
 // is run again from the event table's item when it was repaired since.
 func (p *rereader) ProcessBatch(ctx context.Context, records []host.Record) (*host.Result, error) {
 	res, err := p.h.ProcessBatch(ctx, records)
-	if err == nil {
-		failObsolete(res)
-		if len(records) == 1 && len(res.Corrected) == 1 && len(res.Failed()) == 0 {
-			// folded from the item as it is now (corrected since)
+	if err == nil && len(records) == 1 && len(res.Failed()) == 0 {
+		switch {
+		case len(res.Corrected) == 1: // folded from the item as it is now (corrected since)
 			p.reread[recordID(records[0])] = true
+		case len(res.Obsolete) == 1: // passed over, as host run does: the item was removed
+			p.gone[recordID(records[0])] = true
 		}
 	}
 	if err != nil || len(records) != 1 || len(res.Failed()) == 0 || len(records[0].DynamoDB.Keys) == 0 || records[0].DynamoDB.NewImage == nil {
@@ -74,18 +76,6 @@ func (p *rereader) ProcessBatch(ctx context.Context, records []host.Record) (*ho
 		p.reread[recordID(r)] = true
 	}
 	return res2, err
-}
-
-// failObsolete reports failed again the records ProcessBatch passed over
-// as obsolete (their item removed or changed in the event table since):
-// replay runs a given-up record as it was given up, then the item as it
-// is now (below), and keeps the entry of an item that is gone.
-func failObsolete(res *host.Result) {
-	for _, o := range res.Obsolete {
-		res.DecodeFailures = append(res.DecodeFailures, host.DecodeFailure{Position: o.Position, Identifier: o.Identifier, Err: o.Err})
-		res.Fail(o.Position)
-	}
-	res.Obsolete = nil
 }
 
 // recordID is a record's identifier: its sequence number, else its event
