@@ -119,7 +119,13 @@ func (f *projectionFlags) open(ctx context.Context) (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := host.New(ctx, cfg)
+	var opts []host.Option
+	if cfg.Sidecar == nil {
+		// no host run reads this configuration: an effect left pending
+		// waits for a host drain-pending (a Lambda function's outbox)
+		opts = append(opts, host.WithPendingDelivery(host.PendingByScheduledDrain))
+	}
+	h, err := host.New(ctx, cfg, opts...)
 	if err != nil {
 		return nil, err
 	}
