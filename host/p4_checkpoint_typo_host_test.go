@@ -30,10 +30,7 @@ func TestP4_ARowTheHostWroteWithoutItsCheckpointIsNotFoldedAgain(t *testing.T) {
 	require.Equal(t, "5", before["qty"].Str)
 
 	typo := stockHostOn(t, env, stockConfig(events, rows, "verison"))
-	o, err := typo.CatchUp(ctx, "stock", "g-1")
-	if err == nil {
-		err = o.Err
-	}
+	err = catchUpErr(typo, "g-1")
 	require.ErrorIs(t, err, host.ErrCheckpointMissing)
 	assert.ErrorContains(t, err, `holds none of the checkpoint attributes the configuration names ("verison")`)
 	assert.ErrorContains(t, err, "Check the projection's checkpoint field names for a typo")
@@ -48,9 +45,7 @@ func TestP4_ARowTheHostWroteWithoutItsCheckpointIsNotFoldedAgain(t *testing.T) {
 	env.Put(t, rows, legacy)
 	_, err = h.Append(ctx, "Warehouse", "g-2", 0, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("4")}})
 	require.NoError(t, err)
-	o, err = typo.CatchUp(ctx, "stock", "g-2")
-	require.NoError(t, err)
-	require.NoError(t, o.Err)
+	require.NoError(t, catchUpErr(typo, "g-2"))
 	assert.Equal(t, "4", stockRow(t, env, rows, "g-2")["qty"].Str)
 
 	// renamed on purpose: the rebuild writes the row anew
@@ -80,10 +75,7 @@ func TestP4_ACheckpointFieldMisspelledIsCaughtWithoutWrittenBy(t *testing.T) {
 	cfg := stockConfig(events, rows, "verison")
 	cfg.Projections[0].WrittenBy = ""
 	typo := stockHostOn(t, env, cfg)
-	o, err := typo.CatchUp(ctx, "stock", "g-1")
-	if err == nil {
-		err = o.Err
-	}
+	err = catchUpErr(typo, "g-1")
 	require.ErrorIs(t, err, host.ErrCheckpointMissing)
 	assert.ErrorContains(t, err, `the row has no checkpoint attribute "verison" but a number "version" (2): did you mean "version"?`)
 	assert.Equal(t, before, stockRow(t, env, rows, "g-1"), "the row is left as it was")
@@ -94,9 +86,7 @@ func TestP4_ACheckpointFieldMisspelledIsCaughtWithoutWrittenBy(t *testing.T) {
 	env.Put(t, rows, abi.Item{"pk": abi.S("Stock#g-2"), "sk": abi.S("S"), "qty": abi.N("0")})
 	_, err = h.Append(ctx, "Warehouse", "g-2", 0, host.NewEvent{Type: "Stocked", Data: abi.Item{"qty": abi.N("4")}})
 	require.NoError(t, err)
-	o, err = legacy.CatchUp(ctx, "stock", "g-2")
-	require.NoError(t, err)
-	require.NoError(t, o.Err)
+	require.NoError(t, catchUpErr(legacy, "g-2"))
 	assert.Equal(t, "4", stockRow(t, env, rows, "g-2")["qty"].Str)
 }
 
@@ -127,4 +117,14 @@ func TestP4_VerifyUnderAMisspelledCheckpointFieldChecksNothingAndRepairsNothing(
 	assert.ErrorIs(t, rep.Errors[0], host.ErrCheckpointMissing)
 	assert.ErrorContains(t, rep.Errors[0], `did you mean "version"?`)
 	assert.Equal(t, before, stockRow(t, env, rows, "g-1"), "the row is left as it was")
+}
+
+// catchUpErr is the error of h's catch-up of g's stock row, the call's or
+// the row's.
+func catchUpErr(h *host.Host, id string) error {
+	o, err := h.CatchUp(context.Background(), "stock", id)
+	if err == nil {
+		err = o.Err
+	}
+	return err
 }

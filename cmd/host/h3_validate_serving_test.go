@@ -34,6 +34,21 @@ func TestH3_ValidateConfigNamesTheVersionTheWorkersServe(t *testing.T) {
 	assert.Contains(t, validate(), "  replaces order-summary@1.0.0 in projection \"summaries\"\n")
 
 	run := e.startRun(t)
+	waitPublished(t, e, run)
+	assert.Contains(t, validate(), `  replaces order-summary@1.0.0 in projection "summaries" (the module at orders.wasm, which the workers serve)`)
+
+	// Another module in the file, which the running host does not take
+	// (this configuration does not watch it): 1.0.0 still serves.
+	b, err := os.ReadFile(v2Path(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "orders.wasm"), b, 0o644))
+	assert.Contains(t, validate(), `  replaces order-summary@2.0.0 in projection "summaries" (the module at orders.wasm; the workers serve order-summary@1.0.0)`)
+}
+
+// waitPublished waits until e's host run (run) has published the plugin it
+// serves for projection summaries in the lease table.
+func waitPublished(t *testing.T, e *sidecarEnv, run *inProcessRun) {
+	t.Helper()
 	cfg, err := host.LoadConfig(e.cfgPath)
 	require.NoError(t, err)
 	deadline := time.Now().Add(60 * time.Second)
@@ -46,12 +61,4 @@ func TestH3_ValidateConfigNamesTheVersionTheWorkersServe(t *testing.T) {
 		require.True(t, published || time.Now().Before(deadline), "host run never published its plugin; log:\n%s", run.logs)
 		time.Sleep(50 * time.Millisecond)
 	}
-	assert.Contains(t, validate(), `  replaces order-summary@1.0.0 in projection "summaries" (the module at orders.wasm, which the workers serve)`)
-
-	// Another module in the file, which the running host does not take
-	// (this configuration does not watch it): 1.0.0 still serves.
-	b, err := os.ReadFile(v2Path(t))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "orders.wasm"), b, 0o644))
-	assert.Contains(t, validate(), `  replaces order-summary@2.0.0 in projection "summaries" (the module at orders.wasm; the workers serve order-summary@1.0.0)`)
 }

@@ -300,15 +300,7 @@ func TestY3_RebuildWrittenByRebuildsTheRowsOfAnOldVersion(t *testing.T) {
 // learn and list each in turn, and a forgotten one stayed stale).
 func TestY3_RebuildTakesSeveralVersionsOrEveryRowButTheServingOnes(t *testing.T) {
 	ctx := context.Background()
-	env := testenv.Start(t)
-	events, summaries := env.Table(t, "events", true), env.Table(t, "summaries", false)
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
-	cfgPath := filepath.Join(t.TempDir(), "dynafold.json")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `{"endpoint": %q,
-  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
-  "projections": [{"name": "summaries", "plugin": %q, "table": %q, "checkpoint": {"field": "version"}, "writtenBy": "writtenBy"}]}`,
-		env.Server.Endpoint(), events, v2Path(t), summaries), 0o644))
+	cfgPath, env, summaries := writtenByOrders(t)
 	// Rows as three older versions left them, and one of the serving
 	// version's.
 	c, err := host.LoadConfig(cfgPath)

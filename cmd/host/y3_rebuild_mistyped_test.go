@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,7 +14,6 @@ import (
 	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/ddblocal"
 	"github.com/dynafold/dynafold/host"
-	"github.com/dynafold/dynafold/host/sidecar"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
@@ -27,15 +25,7 @@ import (
 // anything is printed.
 func TestY3_RebuildWarnsOfAVersionNoRowNames(t *testing.T) {
 	ctx := context.Background()
-	env := testenv.Start(t)
-	events, summaries := env.Table(t, "events", true), env.Table(t, "summaries", false)
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
-	cfgPath := filepath.Join(t.TempDir(), "dynafold.json")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `{"endpoint": %q,
-  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
-  "projections": [{"name": "summaries", "plugin": %q, "table": %q, "checkpoint": {"field": "version"}, "writtenBy": "writtenBy"}]}`,
-		env.Server.Endpoint(), events, v2Path(t), summaries), 0o644))
+	cfgPath, env, summaries := writtenByOrders(t)
 	c, err := host.LoadConfig(cfgPath)
 	require.NoError(t, err)
 	h, err := host.New(ctx, c)
@@ -85,18 +75,7 @@ func TestY3_RebuildNotWrittenByWarnsWhenTheWorkersServeAnotherVersion(t *testing
 	e := newSidecarEnv(t, ddblocal.StreamOptions{Shards: 1}, `"leaseDuration": "2s"`, "")
 	e.createTables(t)
 	run := e.startRun(t)
-	cfg, err := host.LoadConfig(e.cfgPath)
-	require.NoError(t, err)
-	deadline := time.Now().Add(60 * time.Second)
-	for published := false; !published; {
-		f, err := sidecar.ReadFleet(context.Background(), cfg, e.env.Client, nil, sidecar.FleetOptions{})
-		require.NoError(t, err)
-		for _, w := range f.Workers {
-			published = published || (w.Alive && w.Plugins["summaries"] != "")
-		}
-		require.True(t, published || time.Now().Before(deadline), "host run never published its plugin; log:\n%s", run.logs)
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitPublished(t, e, run)
 	var out, errOut bytes.Buffer
 	octx := withOutput(context.Background(), &out, &errOut)
 	rebuild := commandNamed(t, "rebuild")
@@ -104,4 +83,21 @@ func TestY3_RebuildNotWrittenByWarnsWhenTheWorkersServeAnotherVersion(t *testing
 	assert.NotContains(t, errOut.String(), "the workers serve")
 	require.NoError(t, rebuild(octx, []string{"--config", e.cfgPath, "--not-written-by", "1.0", "--dry-run"}))
 	assert.Contains(t, errOut.String(), "WARNING the workers serve order-summary@1.0.0, not order-summary@1.0: --not-written-by is given the version serving")
+}
+
+// writtenByOrders writes a configuration of the order summaries (plugin
+// 2.0.0) that records writtenBy, on a ddblocal of its own, and returns its
+// path, the ddblocal and the rows' table.
+func writtenByOrders(t *testing.T) (string, *testenv.Env, string) {
+	t.Helper()
+	env := testenv.Start(t)
+	events, summaries := env.Table(t, "events", true), env.Table(t, "summaries", false)
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	cfgPath := filepath.Join(t.TempDir(), "dynafold.json")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `{"endpoint": %q,
+  "eventStore": {"table": %q, "schema": "shop", "schemaVersion": 1, "streams": [{"name": "Order", "composite": ["orderId"]}]},
+  "projections": [{"name": "summaries", "plugin": %q, "table": %q, "checkpoint": {"field": "version"}, "writtenBy": "writtenBy"}]}`,
+		env.Server.Endpoint(), events, v2Path(t), summaries), 0o644))
+	return cfgPath, env, summaries
 }
