@@ -25,14 +25,14 @@ type ObsoleteRecord struct {
 
 // obsolete reads the event table's item at the key of a record that failed
 // to decode (strongly consistent) and reports whether it is gone or now
-// differs from the record's image, with the item as it is now (nil when
-// gone). A record whose image has no key, or whose read fails, or whose
+// differs from the record's image, with the event the item now holds when
+// it was corrected (nil when gone). A record whose image has no key, or whose read fails, or whose
 // item was changed into one that still does not decode, is not obsolete:
 // it stays failed (passing it over would skip its event). A removed
 // item's record is passed over with a warning naming the key; a corrected
 // event is folded as the record's (the batch decodes it), with a warning
 // saying so.
-func (h *Host) obsolete(ctx context.Context, f decode.DecodeFailure) (bool, abi.Item) {
+func (h *Host) obsolete(ctx context.Context, f decode.DecodeFailure) (bool, *decode.Event) {
 	l := h.es.Layout()
 	pk, sk := f.Image[l.PKName()], f.Image[l.SKName()]
 	if pk.IsZero() || sk.IsZero() {
@@ -53,7 +53,8 @@ func (h *Host) obsolete(ctx context.Context, f decode.DecodeFailure) (bool, abi.
 			"table", h.es.Table(), "key", keys.String(key), "identifier", f.Identifier, "item", "removed", "decodeError", f.Err.Error())
 		return true, nil
 	}
-	if _, ok, derr := h.dopts.Decoder.Decode(cur); derr != nil || !ok {
+	d, ok, derr := h.dopts.Decoder.Decode(cur)
+	if derr != nil || !ok {
 		// Passing it over would skip the event: the record fails until the
 		// item decodes, and is then folded from it.
 		why := "it is no event of a configured stream"
@@ -66,5 +67,5 @@ func (h *Host) obsolete(ctx context.Context, f decode.DecodeFailure) (bool, abi.
 	}
 	h.log.Warn("change-feed record's event item was corrected since: the item as it is now is folded in its place",
 		"table", h.es.Table(), "key", keys.String(key), "identifier", f.Identifier, "item", "corrected", "decodeError", f.Err.Error())
-	return true, cur
+	return true, &decode.Event{Position: f.Position, Identifier: f.Identifier, Stream: d.Stream, Event: d.Event, Created: f.Created}
 }

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/dynafold/dynafold/abi"
 	"github.com/dynafold/dynafold/host/internal/apply"
 	"github.com/dynafold/dynafold/host/internal/decode"
 	"github.com/dynafold/dynafold/host/internal/route"
@@ -28,12 +27,12 @@ type Processor struct {
 	Paused func(projection string) bool
 	// Obsolete, when set, is asked about each record that failed to decode
 	// (and is not skipped) with an image: true when the event table no
-	// longer holds that item as the record shows it, with the item as it
-	// is now (nil when removed). Such a record is not failed: when the
-	// item as it is now decodes to an event (corrected since), that event
-	// is the record's and is applied (Result.Corrected); otherwise the
-	// record moves to Result.Obsolete. Only failing records are asked.
-	Obsolete func(ctx context.Context, f decode.DecodeFailure) (obsolete bool, now abi.Item)
+	// longer holds that item as the record shows it. Such a record is not
+	// failed: when the item was corrected into an event (corrected, the
+	// event at the record's position), that event is the record's and is
+	// applied (Result.Corrected); otherwise the record moves to
+	// Result.Obsolete. Only failing records are asked.
+	Obsolete func(ctx context.Context, f decode.DecodeFailure) (obsolete bool, corrected *decode.Event)
 }
 
 // New returns a processor for the engines. sideEffects names streams whose
@@ -164,7 +163,7 @@ const obsoleteChecks = 8
 // record order.
 func (p *Processor) passOver(ctx context.Context, fs []decode.DecodeFailure) (failed, obsolete, corrected []decode.DecodeFailure, events []decode.Event) {
 	gone := make([]bool, len(fs))
-	now := make([]abi.Item, len(fs))
+	now := make([]*decode.Event, len(fs))
 	sem := make(chan struct{}, obsoleteChecks)
 	var wg sync.WaitGroup
 	for i := range fs {
@@ -183,14 +182,9 @@ func (p *Processor) passOver(ctx context.Context, fs []decode.DecodeFailure) (fa
 		switch {
 		case !gone[i]:
 			failed = append(failed, f)
-		case now[i] != nil && p.opts.Decoder != nil:
-			d, ok, err := p.opts.Decoder.Decode(now[i])
-			if err != nil || !ok {
-				obsolete = append(obsolete, f)
-				continue
-			}
+		case now[i] != nil:
 			corrected = append(corrected, f)
-			events = append(events, decode.Event{Position: f.Position, Identifier: f.Identifier, Stream: d.Stream, Event: d.Event, Created: f.Created})
+			events = append(events, *now[i])
 		default:
 			obsolete = append(obsolete, f)
 		}

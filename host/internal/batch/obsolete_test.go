@@ -45,9 +45,12 @@ func TestES7_ObsoleteMovesOnlyTheFailuresItIsTrueFor(t *testing.T) {
 		{EventName: decode.EventInsert, DynamoDB: decode.StreamRecord{NewImage: good("y"), SequenceNumber: "5"}},
 		{EventName: decode.EventInsert, DynamoDB: decode.StreamRecord{NewImage: bad("still-bad"), SequenceNumber: "6"}},
 	}
+	fixed, ok, err := dec.Decode(good("x"))
+	require.True(t, ok)
+	require.NoError(t, err)
 	var mu sync.Mutex
 	var asked []string
-	p.Obsolete = func(_ context.Context, f decode.DecodeFailure) (bool, abi.Item) {
+	p.Obsolete = func(_ context.Context, f decode.DecodeFailure) (bool, *decode.Event) {
 		id := f.Image[eventstore.AttrStreamID].Str
 		mu.Lock()
 		asked = append(asked, id)
@@ -56,9 +59,9 @@ func TestES7_ObsoleteMovesOnlyTheFailuresItIsTrueFor(t *testing.T) {
 		case "kept":
 			return false, nil
 		case "fixed": // corrected: the streamId its key says
-			return true, good("x")
-		case "still-bad": // corrected, but into another stray item
-			return true, bad("someone")
+			return true, &decode.Event{Position: f.Position, Identifier: f.Identifier, Stream: fixed.Stream, Event: fixed.Event}
+		case "still-bad": // passed over as the hook says
+			return true, nil
 		}
 		return true, nil
 	}
