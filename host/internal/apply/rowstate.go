@@ -73,9 +73,11 @@ func (e *Engine) readRow(item abi.Item) (*rowState, error) {
 
 // ErrCheckpointMissing is matched by the error of a row the host wrote (it
 // carries the projection's writtenBy attribute) that holds none of the
-// checkpoint attributes the configuration names: not a legacy row, on
-// which every event applies, but a configuration whose checkpoint names
-// changed (a typo), under which every event would be folded again.
+// checkpoint attributes the configuration names, or of a row that lacks a
+// checkpoint field but holds a whole number under a name one or two edits
+// from it: not a legacy row, on which every event applies, but a
+// configuration whose checkpoint names changed (a typo), under which
+// every event would be folded again.
 var ErrCheckpointMissing = errors.New("the row holds none of its checkpoint attributes")
 
 // CheckRow returns ErrCheckpointMissing, explained, when a stored row
@@ -130,16 +132,19 @@ func (e *Engine) checkHostRow(s *rowState) error {
 // on the row as one written without a checkpoint would apply every event
 // again.
 func (e *Engine) checkNearMiss(s *rowState) error {
-	names := make([]string, 0, len(s.item))
-	for n, v := range s.item {
-		if k, err := intField(v); err == nil && k >= 0 {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
+	var names []string // the row's whole numbers, read once a field is missing
 	for _, sc := range e.scal {
 		if _, ok := s.item[sc.Field]; ok || len(sc.Field) < 4 {
-			continue
+			continue // the common case on every fold: nothing more is read
+		}
+		if names == nil {
+			names = make([]string, 0, len(s.item))
+			for n, v := range s.item {
+				if k, err := intField(v); err == nil && k >= 0 {
+					names = append(names, n)
+				}
+			}
+			slices.Sort(names)
 		}
 		if near := nearMiss(sc.Field, names); near != "" {
 			return fmt.Errorf("%w: the row has no checkpoint attribute %q but a number %q (%s): did you mean %q? Folding on it as a row written without a checkpoint would apply every event again. Check the projection's checkpoint field name; if the row's attribute is another one on purpose, rebuild the rows (`host rebuild`), which writes them anew",
