@@ -49,12 +49,7 @@ func (h *Host) WhatIfSample(ctx context.Context, projection, plugin string, n in
 		return SampleReport{}, err
 	}
 	rep := SampleReport{Rows: rows}
-	var pc ProjectionConfig
-	for _, p := range h.cfg.Projections {
-		if p.Name == projection {
-			pc = p
-		}
-	}
+	pc := h.cfg.projection(projection)
 	ignore := map[string]bool{}
 	for _, a := range pc.provenanceAttrs() {
 		ignore[a] = true
