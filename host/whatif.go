@@ -76,12 +76,7 @@ func (h *Host) whatIf(ctx context.Context, projection, plugin string, fold func(
 	if err != nil {
 		return nil, err
 	}
-	var pc ProjectionConfig
-	for _, p := range h.cfg.Projections {
-		if p.Name == projection {
-			pc = p
-		}
-	}
+	pc := h.cfg.projection(projection)
 	pc.Plugin, pc.HotSwap, pc.Shadow = plugin, nil, nil
 	loaded := len(h.logics)
 	defer func() { // the candidate serves this call only
