@@ -114,18 +114,7 @@ func TestX4_TemplateSetsTheEventSourceMappingBaseline(t *testing.T) {
 	}
 
 	// The filter is what `host filter-pattern --config dynafold.json` prints.
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
-	cfg, err := host.LoadConfig("dynafold.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.New(context.Background(), cfg, host.WithEventStoreOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(context.Background())
+	h, _ := packagedHost(t)
 	fc, err := h.FilterCriteria()
 	if err != nil {
 		t.Fatal(err)
@@ -497,4 +486,24 @@ func TestX6_PlatformTypesStayOutOfTheMainModule(t *testing.T) {
 	if _, err := os.Stat("platforms/go.mod"); err != nil {
 		t.Errorf("the platform checks are a module of their own: %v", err)
 	}
+}
+
+// packagedHost is a host of the packaged configuration (dynafold.json) that
+// reads only its event store, for what the configuration derives (the
+// filters), and the configuration; the host is closed with the test.
+func packagedHost(t *testing.T) (*host.Host, *host.Config) {
+	t.Helper()
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	cfg, err := host.LoadConfig("dynafold.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(context.Background(), cfg, host.WithEventStoreOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	return h, cfg
 }

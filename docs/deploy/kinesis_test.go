@@ -1,13 +1,10 @@
 package deploy
 
 import (
-	"context"
 	"encoding/json"
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/dynafold/dynafold/host"
 )
 
 // kinesisTemplate is the part of template-kinesis.json these tests read
@@ -63,18 +60,7 @@ func TestK1_KinesisTemplateSetsTheSameMappingBaseline(t *testing.T) {
 		t.Errorf("Stream = %s, want %s", got, want)
 	}
 
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
-	cfg, err := host.LoadConfig("dynafold.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.New(context.Background(), cfg, host.WithEventStoreOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(context.Background())
+	h, cfg := packagedHost(t)
 	fc, err := h.KinesisFilterCriteria()
 	if err != nil {
 		t.Fatal(err)

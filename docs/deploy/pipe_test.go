@@ -1,14 +1,11 @@
 package deploy
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/dynafold/dynafold/host"
 )
 
 // pipeSection returns the "Through an EventBridge Pipe" section of the
@@ -170,18 +167,7 @@ func TestX4_PipeSectionAndPolicyAgree(t *testing.T) {
 		t.Errorf("the Pipe names no role or no source")
 	}
 
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
-	cfg, err := host.LoadConfig("dynafold.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.New(context.Background(), cfg, host.WithEventStoreOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(context.Background())
+	h, _ := packagedHost(t)
 	fc, err := h.FilterCriteria()
 	if err != nil {
 		t.Fatal(err)
